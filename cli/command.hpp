@@ -1,0 +1,24 @@
+#pragma once
+// A subcommand of the cplab executable: it adds its options to its CLI11 subcommand and returns
+// the function that runs it (exit status). Errors are thrown as cplab::Error; main() prints them
+// as one line and exits non-zero.
+#include <CLI/CLI.hpp>
+
+#include <functional>
+
+namespace cplab::cli {
+
+using Runner = std::function<int()>;
+
+struct Command {
+  CLI::App* sub;  // the subcommand it added
+  Runner run;
+};
+
+// Exit status of bad arguments and malformed inputs.
+inline constexpr int kUsageError = 2;
+
+// One function per subcommand file; main() lists them.
+Command add_layout_command(CLI::App& app);
+
+}  // namespace cplab::cli

@@ -1,0 +1,40 @@
+// cplab: context-parallel layout testbed. Thin wiring: each subcommand lives in its own file.
+#include <fmt/core.h>
+
+#include <cstdio>
+#include <exception>
+#include <vector>
+
+#include "cli/command.hpp"
+#include "reference/types/error.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"cplab: context-parallel token layouts, checked against a reference"};
+  app.require_subcommand(1);
+  app.set_help_all_flag("--help-all", "Show every subcommand's options");
+  const std::vector<cplab::cli::Command> commands = {
+      cplab::cli::add_layout_command(app),
+  };
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "cplab: %s\n", e.what());
+    return cplab::cli::kUsageError;
+  }
+  try {
+    for (const auto& command : commands) {
+      if (command.sub->parsed()) return command.run();
+    }
+  } catch (const cplab::Error& e) {
+    std::fprintf(stderr, "cplab: error: %s\n", e.what());
+    return cplab::cli::kUsageError;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "cplab: internal error: %s\n", e.what());
+    return 1;
+  }
+  return cplab::cli::kUsageError;
+}

@@ -1,0 +1,12 @@
+# One place for compiler flags every cplab target gets.
+add_library(cplab_warnings INTERFACE)
+target_compile_options(cplab_warnings INTERFACE
+  $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wno-sign-conversion>
+  $<$<AND:$<COMPILE_LANGUAGE:CXX>,$<BOOL:${CPLAB_WERROR}>>:-Werror>
+  $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra>
+  $<$<AND:$<COMPILE_LANGUAGE:CUDA>,$<BOOL:${CPLAB_WERROR}>>:-Werror=all-warnings>)
+if(CPLAB_SANITIZE)
+  target_compile_options(cplab_warnings INTERFACE
+    $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer>)
+  target_link_options(cplab_warnings INTERFACE -fsanitize=address,undefined)
+endif()

@@ -1,0 +1,31 @@
+#pragma once
+// The reference plan: for a batch and a LayoutSpec, every row's padded stream and index maps, built
+// by construction (list the chunks, concatenate). Production paths must not call this.
+#include "reference/types/batch.hpp"
+#include "reference/types/shard_plan.hpp"
+
+namespace cplab::reference {
+
+// What a layout's reference contributes (one entry per layout file in reference/layouts/).
+struct LayoutInfo {
+  const char* name;
+  // Builds one row's plan. `row` is the caller's row shape: S, and for packed rows the documents.
+  RowPlan (*plan_row)(const LayoutSpec& spec, std::int64_t caller_len,
+                      const std::vector<std::int64_t>* seq_lens,
+                      const std::vector<std::int64_t>* seq_lens_padded);
+  bool data_dependent;  // thd, magi: the partition depends on the documents
+};
+
+const std::vector<LayoutInfo>& layouts();             // every registered layout, in name order
+const LayoutInfo& layout_info(const std::string& name);  // throws listing the known names
+std::vector<std::string> layout_names();
+
+// Validates spec and batch (validate_spec, validate_batch, num_chunks divides B, packed rows: one
+// per microbatch) and plans every row.
+ShardPlan plan(const LayoutSpec& spec, const Batch& batch);
+// One row without a batch: a BSHD row of S tokens (seq_lens null) or a packed row of documents.
+RowPlan plan_row(const LayoutSpec& spec, std::int64_t caller_len,
+                 const std::vector<std::int64_t>* seq_lens = nullptr,
+                 const std::vector<std::int64_t>* seq_lens_padded = nullptr);
+
+}  // namespace cplab::reference

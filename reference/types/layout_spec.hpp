@@ -1,0 +1,28 @@
+#pragma once
+// What the caller asks for: which layout, on how many CP ranks, with which options.
+#include <cstdint>
+#include <string>
+
+namespace cplab {
+
+enum class PadPolicy : std::uint8_t {
+  spec,  // SPEC §2: ids ← pad token id, positions continue, labels IGNORE, masks off
+  zero,  // Automodel's head-tail path: ids and positions padded with 0 (labels/masks as spec)
+};
+
+struct LayoutSpec {
+  std::string layout = "identity";  // a name in the layout registry: identity, contiguous, head-tail, thd, magi
+  std::int64_t cp = 1;              // C, ranks in the CP group
+  std::int64_t pad_multiple = 2;    // m of contiguous: D = C·m
+  std::int64_t chunk_size = 512;    // K of magi: the stream is padded to a multiple of K·C
+  std::int64_t num_chunks = 1;      // pipeline microbatches along the batch axis
+  bool shard_primary = true;        // false: input_ids / inputs_embeds stay global (SPEC §4)
+  PadPolicy pad_policy = PadPolicy::spec;
+  std::int64_t pad_token_id = 0;
+};
+
+// Throws on C < 1, m < 1, K < 1, num_chunks < 1 and unknown layout names.
+void validate_spec(const LayoutSpec& spec);
+std::string spec_brief(const LayoutSpec& spec);  // "thd cp=4" plus the options that differ from defaults
+
+}  // namespace cplab

@@ -1,0 +1,40 @@
+#pragma once
+// What one rank records when it shards a microbatch (SPEC §5): enough to run every later verb
+// rank-locally. Index maps are its own; the verbs gather the others' when they need them.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "reference/types/tensor.hpp"
+
+namespace cplab {
+
+struct ShardLayout {
+  std::string layout;
+  std::int64_t cp = 1;
+  std::int64_t rank = 0;
+  std::int64_t padded_len = 0;     // L
+  std::int64_t original_len = -1;  // S of BSHD rows; -1 (absent) for packed streams
+  std::int64_t caller_len = 0;     // S of the caller's rows (THD rows: their [B,S] shape's S)
+  std::int64_t rows = 0;           // B of this microbatch
+  bool packed = false;
+
+  // Per row of the microbatch, in local order (ℓ entries each).
+  std::vector<std::vector<std::int64_t>> index;      // global slot of each local token
+  std::vector<std::vector<std::int64_t>> caller_pos;  // caller position of each local token; -1 = pad
+  std::vector<std::vector<std::int64_t>> positions;  // position ids (computed before partitioning)
+  std::vector<std::vector<std::int32_t>> doc_ids;    // 1-based document; 0 = row padding
+  std::vector<std::vector<std::uint8_t>> real;       // 1 = real token, 0 = pad slot
+  std::vector<std::vector<std::int64_t>> cu_seqlens;  // local cu_seqlens (thd), else empty
+  std::vector<std::int64_t> valid_tokens;            // real tokens held, per row
+
+  // Layout parameters the closed-form maps need, per row: thd's global cu_seqlens_padded; magi's
+  // chunk assignment (rank-major, each rank's chunks ascending) and chunk size.
+  std::vector<std::vector<std::int64_t>> cu_seqlens_padded;
+  std::vector<std::vector<std::int64_t>> magi_rank_chunks;
+  std::int64_t chunk_size = 0;
+
+  std::int64_t local_len() const { return cp > 0 ? padded_len / cp : 0; }
+};
+
+}  // namespace cplab

@@ -1,0 +1,12 @@
+#pragma once
+// Causal work per rank (SPEC §8): Σ over a rank's real queries of the real keys the mask lets it see.
+#include <vector>
+
+#include "reference/types/shard_plan.hpp"
+
+namespace cplab::reference {
+
+std::vector<std::int64_t> causal_work(const RowPlan& row);
+double imbalance(const std::vector<std::int64_t>& work);  // max / mean (1 when all zero)
+
+}  // namespace cplab::reference
