@@ -10,9 +10,11 @@ namespace cplab::reference {
 struct LayoutInfo {
   const char* name;
   // Builds one row's plan. `row` is the caller's row shape: S, and for packed rows the documents.
+  // pinned_len > 0 fixes L (every row of a batch shares one L; thd rows whose documents need
+  // different lengths are padded to the longest); a layout that cannot reach it throws.
   RowPlan (*plan_row)(const LayoutSpec& spec, std::int64_t caller_len,
                       const std::vector<std::int64_t>* seq_lens,
-                      const std::vector<std::int64_t>* seq_lens_padded);
+                      const std::vector<std::int64_t>* seq_lens_padded, std::int64_t pinned_len);
   bool data_dependent;  // thd, magi: the partition depends on the documents
 };
 
@@ -24,8 +26,13 @@ std::vector<std::string> layout_names();
 // per microbatch) and plans every row.
 ShardPlan plan(const LayoutSpec& spec, const Batch& batch);
 // One row without a batch: a BSHD row of S tokens (seq_lens null) or a packed row of documents.
+// seq_lens_padded null or empty: each document occupies its real length. pinned_len: see LayoutInfo.
 RowPlan plan_row(const LayoutSpec& spec, std::int64_t caller_len,
                  const std::vector<std::int64_t>* seq_lens = nullptr,
-                 const std::vector<std::int64_t>* seq_lens_padded = nullptr);
+                 const std::vector<std::int64_t>* seq_lens_padded = nullptr, std::int64_t pinned_len = 0);
+
+// Microbatch m of a plan (SPEC §4) as a plan of its own: its rows, num_chunks = 1. The loss of a
+// microbatch is normalised over that microbatch's tokens, so per-microbatch checks use this.
+ShardPlan microbatch_plan(const ShardPlan& plan, std::int64_t m);
 
 }  // namespace cplab::reference

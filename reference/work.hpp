@@ -6,6 +6,9 @@
 
 namespace cplab::reference {
 
+// For every slot g of the row (length L): how many real keys h <= g of g's document it sees, counted
+// key by key; 0 for pad slots (they attend nothing). Causal work and magi's chunk areas sum it.
+std::vector<std::int64_t> visible_keys(const RowPlan& row);
 std::vector<std::int64_t> causal_work(const RowPlan& row);
 double imbalance(const std::vector<std::int64_t>& work);  // max / mean (1 when all zero)
 

@@ -1,0 +1,127 @@
+#include "reference/layouts/row_stream.hpp"
+
+#include <fmt/ranges.h>
+
+#include "reference/types/error.hpp"
+
+namespace cplab::reference::row_stream {
+
+std::int64_t ceil_to(std::int64_t x, std::int64_t m) {
+  CPLAB_CHECK(x >= 0 && m >= 1, "ceil_to({}, {}): needs x >= 0 and m >= 1", x, m);
+  return x + ((m - x % m) % m);
+}
+
+CallerRow read_caller_row(std::int64_t caller_len, const std::vector<std::int64_t>* seq_lens,
+                          const std::vector<std::int64_t>* seq_lens_padded) {
+  CPLAB_CHECK(caller_len >= 0, "row length must be non-negative, got S={}", caller_len);
+  CallerRow row;
+  row.len = caller_len;
+  row.packed = seq_lens != nullptr;
+  if (!row.packed) {
+    CPLAB_CHECK(seq_lens_padded == nullptr || seq_lens_padded->empty(),
+                "seq_lens_padded given without seq_lens for a row of S={}", caller_len);
+    return row;
+  }
+  row.seq_lens = *seq_lens;
+  const bool has_padded = seq_lens_padded != nullptr && !seq_lens_padded->empty();
+  row.seq_lens_padded = has_padded ? *seq_lens_padded : *seq_lens;
+  CPLAB_CHECK(row.seq_lens_padded.size() == row.seq_lens.size(),
+              "packed row: {} seq_lens_padded for {} documents", row.seq_lens_padded.size(),
+              row.seq_lens.size());
+  std::int64_t offset = 0;
+  for (std::size_t i = 0; i < row.seq_lens.size(); ++i) {
+    CPLAB_CHECK(row.seq_lens[i] >= 0, "packed row: document {} has negative length {}", i, row.seq_lens[i]);
+    CPLAB_CHECK(row.seq_lens_padded[i] >= row.seq_lens[i],
+                "packed row: document {} occupies {} slots, less than its {} tokens", i,
+                row.seq_lens_padded[i], row.seq_lens[i]);
+    row.starts.push_back(offset);
+    offset += row.seq_lens_padded[i];
+  }
+  CPLAB_CHECK(offset <= caller_len, "packed row: documents {} occupy {} slots, more than the row length S={}",
+              fmt::format("{}", row.seq_lens_padded), offset, caller_len);
+  return row;
+}
+
+std::int64_t resolve_padded_len(const char* layout, std::int64_t natural, std::int64_t pinned) {
+  CPLAB_CHECK(pinned >= 0, "pinned row length must be non-negative, got {}", pinned);
+  if (pinned == 0) return natural;
+  CPLAB_CHECK(pinned == natural, "{} pads this row to L={}, but the batch pins every row to L={}", layout,
+              natural, pinned);
+  return pinned;
+}
+
+RowPlan end_padded_stream(const CallerRow& caller, std::int64_t cp, std::int64_t padded_len) {
+  CPLAB_CHECK(padded_len >= caller.len, "padded length L={} is shorter than the row S={}", padded_len,
+              caller.len);
+  RowPlan row;
+  row.cp = cp;
+  row.caller_len = caller.len;
+  row.original_len = caller.packed ? -1 : caller.len;
+  row.padded_len = padded_len;
+  row.packed = caller.packed;
+  const auto n = static_cast<std::size_t>(padded_len);
+  row.caller_pos.assign(n, -1);
+  row.positions.assign(n, 0);
+  row.doc_ids.assign(n, 0);
+  row.real.assign(n, 0);
+  for (std::int64_t g = 0; g < caller.len; ++g) row.caller_pos[g] = g;
+
+  if (!caller.packed) {
+    for (std::int64_t g = 0; g < padded_len; ++g) {
+      row.positions[g] = g;
+      row.doc_ids[g] = g < caller.len ? 1 : 0;
+      row.real[g] = g < caller.len ? 1 : 0;
+    }
+    return row;
+  }
+  // Slots a document occupies get its id; the rest stays row padding (id 0) and is filled below.
+  std::vector<std::uint8_t> in_document(n, 0);
+  row.cu_seqlens_padded.push_back(0);
+  for (std::int64_t i = 0; i < caller.documents(); ++i) {
+    const std::int64_t start = caller.starts[i];
+    for (std::int64_t j = 0; j < caller.seq_lens_padded[i]; ++j) {
+      row.positions[start + j] = j;
+      row.doc_ids[start + j] = static_cast<std::int32_t>(i + 1);
+      row.real[start + j] = j < caller.seq_lens[i] ? 1 : 0;
+      in_document[start + j] = 1;
+    }
+    row.cu_seqlens_padded.push_back(start + caller.seq_lens_padded[i]);
+  }
+  for (std::size_t g = 0; g < n; ++g) {
+    if (!in_document[g]) row.positions[g] = g == 0 ? 0 : row.positions[g - 1] + 1;
+  }
+  return row;
+}
+
+void assign_ranges(RowPlan& row, const std::vector<std::vector<SlotRange>>& ranges) {
+  CPLAB_CHECK(static_cast<std::int64_t>(ranges.size()) == row.cp, "{} rank range lists for cp={}", ranges.size(),
+              row.cp);
+  CPLAB_CHECK(row.padded_len % row.cp == 0, "padded length L={} does not divide over cp={} ranks", row.padded_len,
+              row.cp);
+  std::vector<std::uint8_t> taken(static_cast<std::size_t>(row.padded_len), 0);
+  row.index.assign(ranges.size(), {});
+  row.valid_tokens.assign(ranges.size(), 0);
+  for (std::size_t r = 0; r < ranges.size(); ++r) {
+    for (const SlotRange& range : ranges[r]) {
+      for (std::int64_t g = range.begin; g < range.end; ++g) {
+        CPLAB_CHECK(g >= 0 && g < row.padded_len && !taken[g], "rank {} given slot {} of L={} {}", r, g,
+                    row.padded_len, g >= 0 && g < row.padded_len ? "twice" : "(out of range)");
+        taken[g] = 1;
+        row.index[r].push_back(g);
+        row.valid_tokens[r] += row.real[g];
+      }
+    }
+    CPLAB_CHECK(static_cast<std::int64_t>(row.index[r].size()) == row.local_len(),
+                "rank {} holds {} slots; every rank must hold L/C = {}/{} = {}", r, row.index[r].size(),
+                row.padded_len, row.cp, row.local_len());
+  }
+}
+
+RowPlan identity_plan(const CallerRow& caller, std::int64_t pinned) {
+  const std::int64_t len = resolve_padded_len("the identity layout (and every layout at C = 1)", caller.len, pinned);
+  RowPlan row = end_padded_stream(caller, 1, len);
+  assign_ranges(row, {{SlotRange{0, len}}});
+  return row;
+}
+
+}  // namespace cplab::reference::row_stream

@@ -1,0 +1,68 @@
+#include "reference/plan.hpp"
+
+#include <algorithm>
+
+#include "reference/types/error.hpp"
+
+namespace cplab::reference {
+
+RowPlan plan_row(const LayoutSpec& spec, std::int64_t caller_len, const std::vector<std::int64_t>* seq_lens,
+                 const std::vector<std::int64_t>* seq_lens_padded, std::int64_t pinned_len) {
+  validate_spec(spec);
+  return layout_info(spec.layout).plan_row(spec, caller_len, seq_lens, seq_lens_padded, pinned_len);
+}
+
+namespace {
+
+std::vector<RowPlan> plan_packed_rows(const LayoutSpec& spec, const Batch& batch, std::int64_t seq_len,
+                                      std::int64_t pinned_len) {
+  std::vector<RowPlan> rows;
+  for (std::size_t b = 0; b < batch.seq_lens.size(); ++b) {
+    const bool has_padded = !batch.seq_lens_padded.empty() && !batch.seq_lens_padded[b].empty();
+    rows.push_back(plan_row(spec, seq_len, &batch.seq_lens[b], has_padded ? &batch.seq_lens_padded[b] : nullptr,
+                            pinned_len));
+  }
+  return rows;
+}
+
+}  // namespace
+
+ShardPlan plan(const LayoutSpec& spec, const Batch& batch) {
+  validate_spec(spec);
+  validate_batch(batch);
+  const std::int64_t rows = batch.rows();
+  const std::int64_t seq_len = batch.seq_len();
+  ShardPlan out{.spec = spec, .rows = {}};
+  if (!batch.packed()) {
+    CPLAB_CHECK(rows % spec.num_chunks == 0,
+                "a batch of B={} rows does not split into num_chunks={} equal microbatches (rows are never dropped)",
+                rows, spec.num_chunks);
+    // Every BSHD row has the same shape, hence the same layout.
+    if (rows > 0) out.rows.assign(static_cast<std::size_t>(rows), plan_row(spec, seq_len));
+    return out;
+  }
+  CPLAB_CHECK(rows == spec.num_chunks,
+              "packed batches hold exactly one packed row per microbatch: B={} rows for num_chunks={}", rows,
+              spec.num_chunks);
+  out.rows = plan_packed_rows(spec, batch, seq_len, 0);
+  // Token tensors are rectangular [B, L, ...]: rows whose documents need different lengths (thd's
+  // per-document padding) are planned again at the longest, the extra added as row padding.
+  std::int64_t longest = 0;
+  for (const RowPlan& row : out.rows) longest = std::max(longest, row.padded_len);
+  const bool ragged = std::any_of(out.rows.begin(), out.rows.end(),
+                                  [&](const RowPlan& row) { return row.padded_len != longest; });
+  if (ragged) out.rows = plan_packed_rows(spec, batch, seq_len, longest);
+  return out;
+}
+
+ShardPlan microbatch_plan(const ShardPlan& plan, std::int64_t m) {
+  CPLAB_CHECK(m >= 0 && m < plan.spec.num_chunks, "microbatch {} out of range: the plan has num_chunks={}", m,
+              plan.spec.num_chunks);
+  const std::int64_t per = plan.rows_per_microbatch();
+  ShardPlan out{.spec = plan.spec, .rows = {}};
+  out.spec.num_chunks = 1;
+  out.rows.assign(plan.rows.begin() + m * per, plan.rows.begin() + (m + 1) * per);
+  return out;
+}
+
+}  // namespace cplab::reference
