@@ -1,0 +1,105 @@
+#pragma once
+// `sim`: the rank-local algorithms of SPEC §4-§7 on the host. Each call runs on one rank with its
+// Comm; what it knows of the others comes through collectives or from the batch metadata every
+// rank has. Stateless: one object serves all ranks of a World at once.
+//
+// The algorithm is decomposed into protected virtual steps (below, and the partition steps of
+// PartitionRules). A variant under test, e.g. a deliberately broken mutant, overrides exactly the
+// step it changes; everything else stays the standard algorithm.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/implementation.hpp"
+#include "sim/partition.hpp"
+#include "sim/row_map.hpp"
+
+namespace cplab::sim {
+
+// The target of one local token in the shifted loss (SPEC §6).
+struct Target {
+  bool exists = false;    // g+1 < L and, in packed rows, g+1 is in the same document
+  std::int64_t label = 0;  // labels[g+1] when it exists (may be IGNORE)
+};
+
+// One local token as the loss sees it.
+struct LossToken {
+  bool valid = false;
+  Target target;
+  bool contributes = false;
+};
+
+class SimImplementation : public Implementation, protected PartitionRules {
+ public:
+  std::string name() const override { return "sim"; }
+
+  std::vector<RankShard> shard(Comm& comm, const LayoutSpec& spec, const Batch& batch) override;
+  Tensor shard_primary_later(Comm& comm, const ShardLayout& layout, const Batch& micro_batch) override;
+  Tensor shard_token_tensor(Comm& comm, const ShardLayout& layout, const Tensor& value,
+                            std::int64_t seq_dim, std::optional<double> fill) override;
+  Tensor gather_token_tensor(Comm& comm, const ShardLayout& layout, const Tensor& local,
+                             std::int64_t seq_dim, bool trim) override;
+  Tensor gather_token_tensor_backward(Comm& comm, const ShardLayout& layout, const Tensor& grad_gathered,
+                                      std::int64_t seq_dim, bool trim) override;
+  Tensor gather_tokens(Comm& comm, const Tensor& local) override;
+  Tensor gather_tokens_backward(Comm& comm, const Tensor& grad_gathered) override;
+  LossOutput shifted_cp_loss(Comm& comm, const ShardLayout& layout, const Tensor& logits,
+                             const Tensor& labels, const Tensor& valid) override;
+  AttentionOutput attention(Comm& comm, const ShardLayout& layout, const Tensor& q, const Tensor& k,
+                            const Tensor& v, const Tensor& grad_out) override;
+
+ protected:
+  // ---- Partition steps, inherited from PartitionRules (partition.hpp):
+  //   thd_document_slots     slots of a thd document: ceil_to(n, 2C)
+  //   head_tail_local_index  chunk r then chunk 2C-1-r
+  //   thd_local_index        rank-major: per document, the rank's two chunks of it
+  //   thd_local_cu_seqlens   cu_seqlens_padded / C
+  //   magi_chunk_precedes    area descending, equal areas higher chunk index first
+  //   local_positions        the stream's positions (computed before partitioning), selected
+
+  // ---- shard
+  // The value of a slot the layout added, for keys padded with a constant (PadRule::constant) or
+  // with the pad token (PadRule::pad_token): SPEC §2 per key and pad policy.
+  virtual double pad_value(const std::string& key, const TokenField& field, const LayoutSpec& spec) const;
+
+  // ---- gather_token_tensor
+  // Puts the all-gathered shards (rank order along the seq dim, C·ℓ tokens per row) at their
+  // global slots: gathered_slots[b][j] is the slot of the j-th gathered token of row b.
+  virtual Tensor reorder_to_global(const Tensor& rank_ordered, std::int64_t seq_dim,
+                                   const std::vector<std::vector<std::int64_t>>& gathered_slots) const;
+  // Backward: blocks [C, ...] holds, for every rank p, this rank's gradient at p's tokens; the
+  // result is the block of this rank summed over all ranks (reduce-scatter).
+  virtual Tensor reduce_token_gradient(Comm& comm, const Tensor& blocks) const;
+
+  // ---- gather_tokens backward: grad [C·ℓ, ...] → this rank's slice summed over ranks.
+  virtual Tensor reduce_gathered_gradient(Comm& comm, const Tensor& grad_gathered) const;
+
+  // ---- shifted_cp_loss
+  // Each local token's target: labels[g+1] fetched from its owner (neighbour exchange of just the
+  // labels that live on other ranks, with their document ids), none at the stream's end or across
+  // a document boundary. Result [row][k].
+  virtual std::vector<std::vector<Target>> resolve_targets(Comm& comm, const ShardLayout& layout,
+                                                           const Tensor& labels) const;
+  // Who holds slot g (the target slot g+1 of a local token), from the closed-form map. Both ends
+  // of the exchange use it, the sender to know what to send, the receiver what to expect.
+  virtual index_math::Slot target_owner(const RowMap& map, std::int64_t slot) const;
+  // Whether a token of document `doc` may not take the label of a slot of `target_doc`.
+  virtual bool crosses_document(const ShardLayout& layout, std::int32_t doc, std::int32_t target_doc) const;
+  // valid, a target, and the target is not IGNORE.
+  virtual bool token_contributes(const LossToken& token) const;
+  // This rank's contributing tokens.
+  virtual std::int64_t count_contributing(const std::vector<std::vector<LossToken>>& tokens) const;
+  // N: the local counts summed over the group (ranks hold disjoint tokens).
+  virtual std::int64_t total_contributing(Comm& comm, std::int64_t local) const;
+  // loss_r = scale · Σ CE and ∂loss_r/∂z = scale · (softmax - onehot): scale = C / N, 0 when N = 0.
+  virtual double loss_scale(std::int64_t local, std::int64_t total, std::int64_t cp) const;
+
+  // Gathered metadata of every rank's tokens, per row in rank order: global slot, caller position.
+  struct GatheredSlots {
+    std::vector<std::vector<std::int64_t>> slot;
+    std::vector<std::vector<std::int64_t>> caller_pos;
+  };
+  GatheredSlots gather_slots(Comm& comm, const ShardLayout& layout) const;
+};
+
+}  // namespace cplab::sim
