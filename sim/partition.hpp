@@ -26,8 +26,8 @@ struct MicrobatchRows {
   bool packed = false;
   std::vector<std::int64_t> seq_lens;         // packed: real tokens of each document
   std::vector<std::int64_t> seq_lens_padded;  // packed: slots each occupies in the caller row (empty: seq_lens)
-  // > 0: the L every row of the batch shares. Token tensors are rectangular, so thd rows whose
-  // documents need different lengths are all padded to the longest (extra on the last document).
+  // > 0: a fixed L, as a caller with a fixed row length asks (thd puts the extra on the last
+  // document; the other layouts accept only their own L). 0: the layout's own length.
   std::int64_t pinned_len = 0;
 };
 
@@ -38,6 +38,9 @@ struct RowStream {
   std::int64_t caller_len = 0;  // S
   std::int64_t padded_len = 0;  // L
   bool packed = false;
+  // thd (C > 1) re-lays every document at its own padded length, so only real tokens come from the
+  // caller row; the other layouts keep the caller row as it is and append padding at its end.
+  bool relaid = false;
   // Packed rows: document i occupies stream slots [doc_bounds[i], doc_bounds[i+1]) and its first
   // doc_real[i] slots are real tokens, caller_start[i] is where the caller row holds them.
   std::vector<std::int64_t> doc_bounds;
@@ -87,10 +90,9 @@ class PartitionRules {
 // The standard rules of SPEC §3.
 const PartitionRules& standard_rules();
 
-// Splits a batch's metadata into its microbatches (SPEC §4), with the pinned length when packed
-// rows need different lengths. Checks num_chunks against B and one packed row per microbatch.
-std::vector<MicrobatchRows> microbatch_rows(const LayoutSpec& spec, const Batch& batch,
-                                            const PartitionRules& rules = standard_rules());
+// Splits a batch's metadata into its microbatches (SPEC §4): B/num_chunks BSHD rows each, or one
+// packed row each (partitioned on its own, so thd rows may differ in L). Checks num_chunks.
+std::vector<MicrobatchRows> microbatch_rows(const LayoutSpec& spec, const Batch& batch);
 
 // The stream of one row of the microbatch (row < rows; packed microbatches have one row).
 RowStream row_stream(const LayoutSpec& spec, const MicrobatchRows& rows,

@@ -23,6 +23,7 @@ class RowMap {
   RowMap(const RowMap& other);
   RowMap& operator=(const RowMap&) = delete;
 
+  const std::string& layout() const { return layout_; }
   std::int64_t cp() const { return cp_; }
   std::int64_t padded_len() const { return padded_len_; }
   std::int64_t local_len() const { return padded_len_ / cp_; }
@@ -34,6 +35,7 @@ class RowMap {
   void bind();  // points the maps at this object's arrays
 
   Kind kind_ = Kind::contiguous;
+  std::string layout_;
   std::int64_t cp_;
   std::int64_t padded_len_;
   std::vector<std::int64_t> doc_bounds_;

@@ -110,7 +110,7 @@ bool contribute(detail::ThreadGroup& group, int rank, const std::string& call, C
   const Fault* fault = group.fault_for(rank, call);
   if (fault == nullptr) return true;
   if (fault->kind == Fault::Kind::drop) return false;
-  group.apply(*fault, part);
+  group.apply(rank, *fault, part);
   return true;
 }
 

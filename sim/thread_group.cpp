@@ -59,7 +59,7 @@ const Fault* ThreadGroup::fault_for(int rank, const std::string& call) {
   return nullptr;
 }
 
-void ThreadGroup::apply(const Fault& fault, Contribution& part) {
+void ThreadGroup::apply(int rank, const Fault& fault, Contribution& part) {
   switch (fault.kind) {
     case Fault::Kind::corrupt:
       (fault.corrupt ? fault.corrupt : increment_each)(part.data.data(), part.count, part.dtype);
@@ -76,7 +76,9 @@ void ThreadGroup::apply(const Fault& fault, Contribution& part) {
     case Fault::Kind::delay: {
       // A late contribution, not a race fix: the wait ends early if the group fails meanwhile.
       std::unique_lock lock(mutex_);
+      ranks_[rank].doing = fmt::format("delayed {} ms by a fault before {}", fault.delay.count(), fault.call);
       changed_.wait_for(lock, fault.delay, [&] { return first_failure_ != nullptr; });
+      ranks_[rank].doing = "running";
       break;
     }
     case Fault::Kind::drop:

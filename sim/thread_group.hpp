@@ -35,7 +35,7 @@ class ThreadGroup {
   // The fault planned for this call of `call` on `rank` (calls are counted per rank and name), or
   // null. Applying it: corrupt and reorder alter `part`, delay waits; drop is up to the caller.
   const Fault* fault_for(int rank, const std::string& call);
-  void apply(const Fault& fault, Contribution& part);
+  void apply(int rank, const Fault& fault, Contribution& part);
   std::int64_t faults_fired() const;
 
   // Deposits `mine` as this rank's part of its next collective, waits for every rank's part, then

@@ -1,0 +1,135 @@
+#pragma once
+// Shared helpers of the sim tests: layouts × C parameters, batches whose values say where they
+// came from, the batch shapes every layout is tried on, and an error matcher.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "reference/plan.hpp"
+#include "reference/types/batch.hpp"
+#include "reference/types/error.hpp"
+
+namespace cplab::simtest {
+
+using Ints = std::vector<std::int64_t>;
+
+inline const std::vector<std::int64_t>& cp_sizes() {
+  static const std::vector<std::int64_t> sizes = {1, 2, 3, 4, 8};
+  return sizes;
+}
+
+// (layout, C) for every registered layout and every C of cp_sizes(); names like "head_tail_cp4".
+using LayoutCp = std::tuple<std::string, std::int64_t>;
+inline std::vector<LayoutCp> every_layout_and_cp() {
+  std::vector<LayoutCp> params;
+  for (const std::string& layout : reference::layout_names()) {
+    for (std::int64_t cp : cp_sizes()) params.emplace_back(layout, cp);
+  }
+  return params;
+}
+inline std::string layout_cp_name(const ::testing::TestParamInfo<LayoutCp>& info) {
+  std::string name = std::get<0>(info.param) + "_cp" + std::to_string(std::get<1>(info.param));
+  for (char& c : name) {
+    if (c == '-') c = '_';
+  }
+  return name;
+}
+
+// Self-locating values: row b, caller position s, feature e.
+inline double token_value(std::int64_t b, std::int64_t s, std::int64_t e = 0) {
+  return 1000.0 * static_cast<double>(b) + static_cast<double>(s) + 0.25 * static_cast<double>(e);
+}
+
+inline Tensor located(DType dtype, Shape shape) {
+  Tensor t(dtype, shape);
+  const std::int64_t rows = shape[0], seq = shape[1];
+  const std::int64_t inner = t.numel() / std::max<std::int64_t>(rows * seq, 1);
+  for (std::int64_t b = 0; b < rows; ++b) {
+    for (std::int64_t s = 0; s < seq; ++s) {
+      for (std::int64_t e = 0; e < inner; ++e) t.set((b * seq + s) * inner + e, token_value(b, s, e));
+    }
+  }
+  return t;
+}
+
+// Labels in [0, vocab) from (row, position), with IGNORE at every 7th position.
+inline Tensor labels_for(std::int64_t rows, std::int64_t seq, std::int64_t vocab) {
+  Tensor t(DType::i64, {rows, seq});
+  for (std::int64_t b = 0; b < rows; ++b) {
+    for (std::int64_t s = 0; s < seq; ++s) {
+      t.set(b * seq + s, s % 7 == 5 ? static_cast<double>(kIgnoreIndex) : static_cast<double>((3 * s + b) % vocab));
+    }
+  }
+  return t;
+}
+
+inline Batch bshd_batch(std::int64_t rows, std::int64_t seq, std::int64_t vocab = 11) {
+  Batch batch;
+  batch.add(keys::input_ids, located(DType::i64, {rows, seq}));
+  batch.add(keys::labels, labels_for(rows, seq, vocab));
+  Tensor mask(DType::u8, {rows, seq});
+  for (std::int64_t i = 0; i < mask.numel(); ++i) mask.set(i, i % 5 == 3 ? 0 : 1);
+  batch.add(keys::loss_mask, mask);
+  return batch;
+}
+
+inline Batch packed_batch(const std::vector<Ints>& seq_lens, std::int64_t seq,
+                          const std::vector<Ints>& seq_lens_padded = {}) {
+  Batch batch = bshd_batch(static_cast<std::int64_t>(seq_lens.size()), seq);
+  batch.seq_lens = seq_lens;
+  batch.seq_lens_padded = seq_lens_padded;
+  return batch;
+}
+
+// A batch with the spec options it is meant for.
+struct BatchCase {
+  std::string name;
+  Batch batch;
+  std::int64_t num_chunks = 1;
+};
+
+// The batch shapes every layout is tried on: lengths that do not divide, several rows and
+// microbatches, zero-length documents, caller padding inside and after documents, ragged rows.
+inline std::vector<BatchCase> batch_cases() {
+  return {
+      {"bshd_B2_S13", bshd_batch(2, 13), 1},
+      {"bshd_B4_S16_mb2", bshd_batch(4, 16), 2},
+      {"bshd_B1_S5", bshd_batch(1, 5), 1},
+      {"packed_5_3_8", packed_batch({{5, 3, 8}}, 16), 1},
+      {"packed_4_12", packed_batch({{4, 12}}, 16), 1},
+      {"packed_zeros_and_row_padding", packed_batch({{0, 7, 1, 0, 9}}, 21), 1},
+      {"packed_caller_padded", packed_batch({{5, 3, 8}}, 24, {{6, 3, 10}}), 1},
+      {"packed_two_rows_ragged", packed_batch({{5, 3}, {9, 1, 2}}, 14), 2},
+  };
+}
+
+inline LayoutSpec spec_for(const std::string& layout, std::int64_t cp, std::int64_t num_chunks = 1) {
+  LayoutSpec spec;
+  spec.layout = layout;
+  spec.cp = cp;
+  spec.chunk_size = 3;
+  spec.num_chunks = num_chunks;
+  return spec;
+}
+
+// The cplab::Error message f throws ("" when it throws none).
+inline std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+template <typename T> std::vector<T> select(const std::vector<T>& values, const Ints& index) {
+  std::vector<T> out;
+  for (std::int64_t g : index) out.push_back(values[static_cast<std::size_t>(g)]);
+  return out;
+}
+
+}  // namespace cplab::simtest
