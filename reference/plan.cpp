@@ -1,7 +1,5 @@
 #include "reference/plan.hpp"
 
-#include <algorithm>
-
 #include "reference/types/error.hpp"
 
 namespace cplab::reference {
@@ -14,13 +12,11 @@ RowPlan plan_row(const LayoutSpec& spec, std::int64_t caller_len, const std::vec
 
 namespace {
 
-std::vector<RowPlan> plan_packed_rows(const LayoutSpec& spec, const Batch& batch, std::int64_t seq_len,
-                                      std::int64_t pinned_len) {
+std::vector<RowPlan> plan_packed_rows(const LayoutSpec& spec, const Batch& batch, std::int64_t seq_len) {
   std::vector<RowPlan> rows;
   for (std::size_t b = 0; b < batch.seq_lens.size(); ++b) {
     const bool has_padded = !batch.seq_lens_padded.empty() && !batch.seq_lens_padded[b].empty();
-    rows.push_back(plan_row(spec, seq_len, &batch.seq_lens[b], has_padded ? &batch.seq_lens_padded[b] : nullptr,
-                            pinned_len));
+    rows.push_back(plan_row(spec, seq_len, &batch.seq_lens[b], has_padded ? &batch.seq_lens_padded[b] : nullptr));
   }
   return rows;
 }
@@ -44,14 +40,9 @@ ShardPlan plan(const LayoutSpec& spec, const Batch& batch) {
   CPLAB_CHECK(rows == spec.num_chunks,
               "packed batches hold exactly one packed row per microbatch: B={} rows for num_chunks={}", rows,
               spec.num_chunks);
-  out.rows = plan_packed_rows(spec, batch, seq_len, 0);
-  // Token tensors are rectangular [B, L, ...]: rows whose documents need different lengths (thd's
-  // per-document padding) are planned again at the longest, the extra added as row padding.
-  std::int64_t longest = 0;
-  for (const RowPlan& row : out.rows) longest = std::max(longest, row.padded_len);
-  const bool ragged = std::any_of(out.rows.begin(), out.rows.end(),
-                                  [&](const RowPlan& row) { return row.padded_len != longest; });
-  if (ragged) out.rows = plan_packed_rows(spec, batch, seq_len, longest);
+  // Each packed row is partitioned on its own (SPEC §4): thd rows may end up with different L,
+  // which the verbs accept one microbatch at a time (microbatch_plan).
+  out.rows = plan_packed_rows(spec, batch, seq_len);
   return out;
 }
 

@@ -45,7 +45,7 @@ CallerRow read_caller_row(std::int64_t caller_len, const std::vector<std::int64_
 std::int64_t resolve_padded_len(const char* layout, std::int64_t natural, std::int64_t pinned) {
   CPLAB_CHECK(pinned >= 0, "pinned row length must be non-negative, got {}", pinned);
   if (pinned == 0) return natural;
-  CPLAB_CHECK(pinned == natural, "{} pads this row to L={}, but the batch pins every row to L={}", layout,
+  CPLAB_CHECK(pinned == natural, "{} pads this row to L={}, but the row length is pinned to L={}", layout,
               natural, pinned);
   return pinned;
 }

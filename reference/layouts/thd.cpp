@@ -5,7 +5,7 @@
 //    whatever the caller's seq_lens_padded were; a zero-length document gets P_i = 0 and still uses
 //    up its id. Real tokens keep a caller_pos pointing at their caller slot, so tokens move when the
 //    caller's padding differs; pad slots are filled by the pad rules (caller_pos = -1).
-//  - L = max(ΣP_i, ceil_to(S, 2C)) (or the batch's pinned length); whatever exceeds ΣP_i is row
+//  - L = max(ΣP_i, ceil_to(S, 2C)) (or a length the caller pins); whatever exceeds ΣP_i is row
 //    padding, added to the last document ("row padding is added to the last document"), so every
 //    slot belongs to a document and positions run on through it.
 //  - rank r's stream is, document by document, [s_i + r·c_i, +c_i) ‖ [s_i + (2C-1-r)·c_i, +c_i)

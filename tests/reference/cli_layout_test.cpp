@@ -1,0 +1,151 @@
+// `cplab layout` end to end: the JSON of SPEC §9's examples 1-6, and bad arguments exit 2 with one
+// line on stderr.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "support.hpp"
+
+namespace cplab::testing {
+namespace {
+
+struct CliRun {
+  int status = -1;
+  std::string out;
+  std::string err;
+};
+
+CliRun run_cplab(const std::string& args) {
+#ifndef CPLAB_BINARY
+  ADD_FAILURE() << "built without the cplab executable";
+  return {};
+#else
+  // ctest runs tests in parallel processes: one stderr file per process.
+  const std::string err_path = ::testing::TempDir() + "cplab_layout_test." + std::to_string(getpid()) + ".stderr";
+  const std::string command = std::string(CPLAB_BINARY) + " " + args + " 2>" + err_path;
+  CliRun run;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) {
+    ADD_FAILURE() << "cannot run " << command;
+    return run;
+  }
+  char buffer[4096];
+  std::size_t n;
+  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) run.out.append(buffer, n);
+  const int raw = pclose(pipe);
+  run.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  std::ifstream err(err_path);
+  std::stringstream text;
+  text << err.rdbuf();
+  run.err = text.str();
+  std::remove(err_path.c_str());
+  return run;
+#endif
+}
+
+nlohmann::json layout_json(const std::string& args) {
+  const CliRun run = run_cplab("layout --json " + args);
+  EXPECT_EQ(run.status, 0) << args << ": " << run.err;
+  return nlohmann::json::parse(run.out);
+}
+
+std::vector<Ints> indices(const nlohmann::json& out) {
+  std::vector<Ints> all;
+  for (const auto& rank : out["ranks"]) all.push_back(rank["indices"].get<Ints>());
+  return all;
+}
+
+TEST(CliLayout, Example1HeadTail) {
+  const auto out = layout_json("--layout head-tail --cp 4 --seq-len 16");
+  EXPECT_EQ(out["layout"], "head-tail");
+  EXPECT_EQ(out["cp"], 4);
+  EXPECT_EQ(out["padded_seq_len"], 16);
+  EXPECT_EQ(out["original_seq_len"], 16);
+  EXPECT_EQ(out["imbalance"], 1.0);
+  EXPECT_EQ(indices(out), (std::vector<Ints>{{0, 1, 14, 15}, {2, 3, 12, 13}, {4, 5, 10, 11}, {6, 7, 8, 9}}));
+  for (const auto& rank : out["ranks"]) {
+    EXPECT_EQ(rank["causal_work"], 34);
+    EXPECT_EQ(rank["valid_tokens"], 4);
+    EXPECT_FALSE(rank.contains("doc_ids"));
+    EXPECT_FALSE(rank.contains("cu_seqlens"));
+  }
+}
+
+TEST(CliLayout, Example2Contiguous) {
+  const auto out = layout_json("--layout contiguous --cp 2 --seq-len 6 --pad-multiple 2");
+  EXPECT_EQ(out["padded_seq_len"], 8);
+  EXPECT_EQ(out["original_seq_len"], 6);
+  EXPECT_EQ(indices(out), (std::vector<Ints>{{0, 1, 2, 3}, {4, 5, 6, 7}}));
+  EXPECT_EQ(out["ranks"][1]["positions"], (Ints{4, 5, 6, 7}));
+  EXPECT_EQ(out["ranks"][1]["valid_tokens"], 2);
+}
+
+TEST(CliLayout, Example3Thd) {
+  const auto out = layout_json("--layout thd --cp 2 --doc-lens 5,3,8");
+  EXPECT_EQ(out["padded_seq_len"], 20);
+  EXPECT_TRUE(out["original_seq_len"].is_null());
+  EXPECT_EQ(indices(out), (std::vector<Ints>{{0, 1, 6, 7, 8, 11, 12, 13, 18, 19}, {2, 3, 4, 5, 9, 10, 14, 15, 16, 17}}));
+  EXPECT_EQ(out["ranks"][0]["positions"], (Ints{0, 1, 6, 7, 0, 3, 0, 1, 6, 7}));
+  EXPECT_EQ(out["ranks"][1]["positions"], (Ints{2, 3, 4, 5, 1, 2, 2, 3, 4, 5}));
+  EXPECT_EQ(out["ranks"][0]["doc_ids"], (Ints{1, 1, 1, 1, 2, 2, 3, 3, 3, 3}));
+  EXPECT_EQ(out["ranks"][1]["cu_seqlens"], (Ints{0, 4, 6, 10}));
+}
+
+TEST(CliLayout, Example4Thd) {
+  const auto out = layout_json("--layout thd --cp 2 --doc-lens 4,12");
+  EXPECT_EQ(indices(out), (std::vector<Ints>{{0, 3, 4, 5, 6, 13, 14, 15}, {1, 2, 7, 8, 9, 10, 11, 12}}));
+  EXPECT_EQ(out["ranks"][0]["causal_work"], 44);
+  EXPECT_EQ(out["ranks"][1]["causal_work"], 44);
+}
+
+TEST(CliLayout, Example5And6Magi) {
+  auto out = layout_json("--layout magi --cp 4 --chunk-size 4 --seq-len 32");
+  EXPECT_EQ(indices(out)[0], (Ints{0, 1, 2, 3, 28, 29, 30, 31}));
+  for (const auto& rank : out["ranks"]) EXPECT_EQ(rank["causal_work"], 132);
+  out = layout_json("--layout magi --cp 4 --chunk-size 4 --doc-lens 8,24");
+  EXPECT_EQ(indices(out), (std::vector<Ints>{{0, 1, 2, 3, 28, 29, 30, 31},
+                                             {8, 9, 10, 11, 24, 25, 26, 27},
+                                             {4, 5, 6, 7, 20, 21, 22, 23},
+                                             {12, 13, 14, 15, 16, 17, 18, 19}}));
+  Ints loads;
+  for (const auto& rank : out["ranks"]) loads.push_back(rank["causal_work"].get<std::int64_t>());
+  EXPECT_EQ(loads, (Ints{100, 84, 84, 68}));
+  EXPECT_NEAR(out["imbalance"].get<double>(), 100.0 / 84.0, 1e-12);
+}
+
+TEST(CliLayout, TableNamesEveryRank) {
+  const CliRun run = run_cplab("layout --layout thd --cp 2 --doc-lens 5,3,8");
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_NE(run.out.find("[0, 1, 6, 7, 8, 11, 12, 13, 18, 19]"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("cu_seqlens [0, 4, 6, 10]"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("padded length 20"), std::string::npos) << run.out;
+}
+
+TEST(CliLayout, BadArgumentsExit2WithOneLine) {
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"--layout head-tail --cp 0 --seq-len 8", "cp=0"},
+      {"--layout head-tail --cp 2", "neither"},
+      {"--layout head-tail --cp 2 --seq-len 8 --doc-lens 4,4", "both"},
+      {"--layout zigzag --cp 2 --seq-len 8", "known layouts"},
+      {"--layout head-tail --cp 2 --seq-len=-4", "-4"},
+      {"--layout thd --cp 2 --doc-lens 4,-2", "negative length -2"},
+      {"--layout thd --cp 2 --doc-lens 4,x,2", "'x' is not an integer"},
+      {"--layout thd --cp 2 --doc-lens 4,,2", "is not an integer"},
+      {"--layout head-tail --cp two --seq-len 8", "--cp"},
+  };
+  for (const auto& [args, part] : cases) {
+    const CliRun run = run_cplab("layout " + args);
+    EXPECT_EQ(run.status, 2) << args;
+    EXPECT_TRUE(run.out.empty()) << args << ": " << run.out;
+    EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << args << ": " << run.err;
+    EXPECT_NE(run.err.find(part), std::string::npos) << args << ": " << run.err;
+  }
+}
+
+}  // namespace
+}  // namespace cplab::testing

@@ -1,0 +1,100 @@
+// Every invalid spec, batch and plan request is a cplab::Error whose message names the values.
+#include "support.hpp"
+
+namespace cplab::testing {
+namespace {
+
+using reference::plan;
+using reference::plan_row;
+
+TEST(SpecErrors, NameTheBadValue) {
+  LayoutSpec spec = make_spec("head-tail", 0);
+  EXPECT_ERROR(validate_spec(spec), "cp=0");
+  spec = make_spec("contiguous", 2);
+  spec.pad_multiple = 0;
+  EXPECT_ERROR(validate_spec(spec), "pad_multiple=0");
+  spec = make_spec("magi", 2);
+  spec.chunk_size = -3;
+  EXPECT_ERROR(validate_spec(spec), "chunk_size=-3");
+  spec = make_spec("thd", 2);
+  spec.num_chunks = 0;
+  EXPECT_ERROR(validate_spec(spec), "num_chunks=0");
+  EXPECT_ERROR(validate_spec(make_spec("zigzag", 2)), "unknown layout 'zigzag'", "contiguous", "head-tail",
+               "identity", "magi", "thd");
+  EXPECT_ERROR(reference::layout_info("stripe"), "unknown layout 'stripe'", "thd");
+  EXPECT_ERROR(plan_row(make_spec("identity", 2), 8), "identity", "cp=2");
+}
+
+TEST(SpecErrors, BriefNamesTheOptionsThatDiffer) {
+  LayoutSpec spec = make_spec("thd", 4);
+  spec.chunk_size = 512;
+  EXPECT_EQ(spec_brief(spec), "thd cp=4");
+  spec.num_chunks = 2;
+  spec.shard_primary = false;
+  spec.pad_policy = PadPolicy::zero;
+  EXPECT_EQ(spec_brief(spec), "thd cp=4 num_chunks=2 shard_primary=false pad_policy=zero");
+}
+
+TEST(BatchErrors, PrimaryKey) {
+  Batch batch;
+  batch.add(keys::labels, located(DType::i64, 1, 4));
+  EXPECT_ERROR(validate_batch(batch), "exactly one primary", "neither");
+  batch.add(keys::input_ids, located(DType::i64, 1, 4));
+  batch.add(keys::inputs_embeds, located(DType::f32, 1, 4, 3));
+  EXPECT_ERROR(validate_batch(batch), "exactly one primary", "both");
+  EXPECT_ERROR(Batch{}.rows(), "no token-aligned key");
+  EXPECT_ERROR(bshd_batch(1, 4).at("pixel_values"), "'pixel_values'", "input_ids", "labels");
+}
+
+TEST(BatchErrors, ShapesMustAgree) {
+  Batch batch = bshd_batch(2, 6);
+  batch.add(keys::position_ids, located(DType::i64, 2, 5));
+  EXPECT_ERROR(validate_batch(batch), "'position_ids'", "5 tokens", "S=6");
+  batch = bshd_batch(2, 6);
+  batch.add("token_type_ids", located(DType::i64, 3, 6));
+  EXPECT_ERROR(validate_batch(batch), "'token_type_ids'", "3 rows", "B=2");
+  batch = bshd_batch(2, 6);
+  batch.tokens["extra"] = TokenField{.value = located(DType::i64, 2, 6), .seq_dim = 2};
+  EXPECT_ERROR(validate_batch(batch), "'extra'", "seq dim 2");
+}
+
+TEST(BatchErrors, PackedMetadata) {
+  EXPECT_ERROR(validate_batch(packed_batch({{4, 4}}, 6)), "occupy 8 slots", "S=6");
+  EXPECT_ERROR(validate_batch(packed_batch({{4, -1}}, 6)), "negative length -1");
+  EXPECT_ERROR(validate_batch(packed_batch({{4, 2}}, 8, {{3, 5}})), "occupies 3 slots", "its 4 tokens");
+  EXPECT_ERROR(validate_batch(packed_batch({{4, 2}}, 8, {{4}})), "1 seq_lens_padded for 2 documents");
+  Batch batch = packed_batch({{4}, {4}}, 8);
+  batch.seq_lens.pop_back();
+  EXPECT_ERROR(validate_batch(batch), "seq_lens has 1 rows", "B=2");
+}
+
+TEST(PlanErrors, MicrobatchesNeverDropRows) {
+  LayoutSpec spec = make_spec("head-tail", 2);
+  spec.num_chunks = 2;
+  EXPECT_ERROR(plan(spec, bshd_batch(5, 8)), "B=5", "num_chunks=2");
+  spec.num_chunks = 3;
+  EXPECT_ERROR(plan(spec, packed_batch({{4}, {8}}, 8)), "one packed row per microbatch", "B=2", "num_chunks=3");
+}
+
+TEST(PlanErrors, ThdNeedsDocuments) {
+  EXPECT_ERROR(plan_row(make_spec("thd", 2), 8), "thd", "BSHD row of S=8");
+  const Ints none;
+  EXPECT_ERROR(plan_row(make_spec("thd", 2), 8, &none), "no documents", "S=8");
+}
+
+TEST(PlanErrors, PinnedLengthsThatCannotWork) {
+  const Ints docs{5, 3, 8};
+  EXPECT_ERROR(plan_row(make_spec("thd", 2), 16, &docs, nullptr, 22), "L=22", "multiple of 2C=4");
+  EXPECT_ERROR(plan_row(make_spec("thd", 2), 16, &docs, nullptr, 16), "needs L=20", "pinned row length 16");
+  EXPECT_ERROR(plan_row(make_spec("contiguous", 2), 6, nullptr, nullptr, 12), "L=8", "L=12");
+  EXPECT_ERROR(plan_row(make_spec("magi", 1), 6, nullptr, nullptr, 8), "L=6", "L=8");
+}
+
+TEST(PlanErrors, RowArguments) {
+  EXPECT_ERROR(plan_row(make_spec("head-tail", 2), -1), "S=-1");
+  const Ints docs{3, 4};
+  EXPECT_ERROR(plan_row(make_spec("magi", 2), 5, &docs), "occupy 7 slots", "S=5");
+}
+
+}  // namespace
+}  // namespace cplab::testing

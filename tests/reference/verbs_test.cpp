@@ -1,0 +1,156 @@
+// The sharder's verbs (SPEC §4-§5): microbatches, shard_primary = false, token tensors sharded
+// exactly like the batch, gather∘shard = identity, and the gather's backward.
+#include "reference/verbs.hpp"
+#include "support.hpp"
+
+namespace cplab::testing {
+namespace {
+
+using reference::microbatch_plan;
+using reference::shard_batch;
+using reference::shard_token_tensor;
+
+// What local token k of row b on rank r must hold for a located key: the caller token, or `pad`.
+double expected_local(const RowPlan& row, std::int64_t caller_row, std::int64_t r, std::int64_t k, double pad) {
+  const std::int64_t caller = row.caller_pos[row.index[r][k]];
+  return caller >= 0 ? token_value(caller_row, caller) : pad;
+}
+
+TEST(Microbatches, EachIsShardedAlike) {
+  LayoutSpec spec = make_spec("head-tail", 3);
+  spec.num_chunks = 2;
+  spec.pad_token_id = -1;
+  const Batch batch = bshd_batch(4, 10);
+  const ShardPlan plan = reference::plan(spec, batch);
+  ASSERT_EQ(plan.rows[0].padded_len, 12);
+  const auto sharded = shard_batch(plan, batch);
+  ASSERT_EQ(sharded.size(), 2u);
+  for (std::int64_t m = 0; m < 2; ++m) {
+    ASSERT_EQ(sharded[m].size(), 3u);
+    for (std::int64_t r = 0; r < 3; ++r) {
+      const Tensor ids = sharded[m][r].at(keys::input_ids);
+      ASSERT_EQ(ids.shape(), (Shape{2, 4}));
+      for (std::int64_t b = 0; b < 2; ++b) {
+        for (std::int64_t k = 0; k < 4; ++k) {
+          EXPECT_EQ(ids.get(b * 4 + k), expected_local(plan.rows[m * 2 + b], m * 2 + b, r, k, -1.0))
+              << "m=" << m << " r=" << r << " b=" << b << " k=" << k;
+        }
+      }
+    }
+  }
+}
+
+TEST(Microbatches, PackedRowsArePartitionedOnTheirOwn) {
+  LayoutSpec spec = make_spec("thd", 2);
+  spec.num_chunks = 2;
+  spec.pad_token_id = -1;
+  const Batch batch = packed_batch({{5, 3, 8}, {9, 9}}, 20);
+  const ShardPlan plan = reference::plan(spec, batch);
+  EXPECT_EQ(plan.rows[0].padded_len, 20);
+  EXPECT_EQ(plan.rows[1].padded_len, 24);
+  EXPECT_EQ(plan.rows[1].local_cu_seqlens[0], (Ints{0, 6, 12}));
+  const auto sharded = shard_batch(plan, batch);
+  for (std::int64_t m = 0; m < 2; ++m) {
+    for (std::int64_t r = 0; r < 2; ++r) {
+      const Tensor ids = sharded[m][r].at(keys::input_ids);
+      const std::int64_t local = plan.rows[m].padded_len / 2;
+      ASSERT_EQ(ids.shape(), (Shape{1, local}));
+      for (std::int64_t k = 0; k < local; ++k) EXPECT_EQ(ids.get(k), expected_local(plan.rows[m], m, r, k, -1.0));
+    }
+  }
+  EXPECT_ERROR(reference::pad_to_global(plan, batch.tokens.at(keys::labels)), "L=24", "L=20", "microbatch_plan");
+}
+
+TEST(ShardPrimary, LaterShardingGivesWhatShardingNowGives) {
+  for (const char* layout : {"contiguous", "head-tail", "thd", "magi"}) {
+    SCOPED_TRACE(layout);
+    LayoutSpec spec = make_spec(layout, 3);
+    spec.num_chunks = 2;
+    spec.pad_token_id = 5;
+    const Batch batch = packed_batch({{5, 3}, {4, 1, 2}}, 11, {{6, 3}, {4, 1, 2}});
+    const auto now = shard_batch(reference::plan(spec, batch), batch);
+    spec.shard_primary = false;
+    const ShardPlan plan = reference::plan(spec, batch);
+    const auto later = shard_batch(plan, batch);
+    for (std::int64_t m = 0; m < 2; ++m) {
+      const ShardPlan part = microbatch_plan(plan, m);
+      for (std::int64_t r = 0; r < 3; ++r) {
+        const Tensor& kept = later[m][r].at(keys::input_ids);
+        ASSERT_EQ(kept.shape(), (Shape{1, 11})) << "the primary stays global, in caller coordinates";
+        EXPECT_EQ(kept.get(3), token_value(m, 3));
+        EXPECT_EQ(shard_token_tensor(part, kept, 1, 5.0, r), now[m][r].at(keys::input_ids));
+        EXPECT_EQ(later[m][r].at(keys::labels), now[m][r].at(keys::labels));
+      }
+    }
+  }
+}
+
+TEST(ShardTokenTensor, ShardsExactlyLikeTheBatch) {
+  for (const char* layout : {"contiguous", "head-tail", "magi"}) {
+    SCOPED_TRACE(layout);
+    const Batch batch = bshd_batch(2, 13);
+    const ShardPlan plan = reference::plan(make_spec(layout, 2), batch);
+    const auto sharded = shard_batch(plan, batch);
+    const Tensor& labels = batch.at(keys::labels);
+    const Tensor global = reference::pad_to_global(plan, batch.tokens.at(keys::labels));
+    for (std::int64_t r = 0; r < 2; ++r) {
+      EXPECT_EQ(shard_token_tensor(plan, labels, 1, -100.0, r), sharded[0][r].at(keys::labels));
+      EXPECT_EQ(shard_token_tensor(plan, global, 1, std::nullopt, r), sharded[0][r].at(keys::labels));
+    }
+  }
+}
+
+TEST(ShardTokenTensor, ThdRowsNeedNoFill) {
+  const Batch batch = packed_batch({{5, 3}}, 10, {{6, 4}});
+  const ShardPlan plan = reference::plan(make_spec("thd", 2), batch);
+  const auto sharded = shard_batch(plan, batch);
+  for (std::int64_t r = 0; r < 2; ++r) {
+    EXPECT_EQ(shard_token_tensor(plan, batch.at(keys::labels), 1, -100.0, r), sharded[0][r].at(keys::labels));
+    const Tensor ids = shard_token_tensor(plan, batch.at(keys::input_ids), 1, std::nullopt, r);
+    for (std::int64_t k = 0; k < ids.numel(); ++k) EXPECT_EQ(ids.get(k), expected_local(plan.rows[0], 0, r, k, 0.0));
+  }
+}
+
+TEST(ShardTokenTensor, AnyDtypeTrailingDimsAndSeqDim) {
+  const Batch batch = bshd_batch(2, 6);
+  const ShardPlan plan = reference::plan(make_spec("head-tail", 2), batch);  // L = 8
+  // Small integers: exact in every dtype, u8 included.
+  auto small = [](std::int64_t b, std::int64_t s, std::int64_t e) { return static_cast<double>(10 * b + s + e); };
+  for (DType dtype : {DType::f32, DType::bf16, DType::f16, DType::i32, DType::u8, DType::i64}) {
+    Tensor value(dtype, {2, 6, 5});
+    for (std::int64_t b = 0; b < 2; ++b) {
+      for (std::int64_t s = 0; s < 6; ++s) {
+        for (std::int64_t e = 0; e < 5; ++e) value.set((b * 6 + s) * 5 + e, small(b, s, e));
+      }
+    }
+    const Tensor local = shard_token_tensor(plan, value, 1, 3.0, 1);
+    ASSERT_EQ(local.shape(), (Shape{2, 4, 5}));
+    ASSERT_EQ(local.dtype(), dtype);
+    for (std::int64_t k = 0; k < 4; ++k) {
+      const std::int64_t caller = plan.rows[1].caller_pos[plan.rows[1].index[1][k]];
+      for (std::int64_t e = 0; e < 5; ++e) {
+        EXPECT_EQ(local.get((1 * 4 + k) * 5 + e), caller >= 0 ? small(1, caller, e) : 3.0)
+            << dtype_name(dtype) << " k=" << k << " e=" << e;
+      }
+    }
+  }
+  Tensor planes(DType::i64, {3, 2, 6});  // seq on dim 2
+  for (std::int64_t i = 0; i < planes.numel(); ++i) planes.set(i, static_cast<double>(i));
+  const Tensor local = shard_token_tensor(plan, planes, 2, -1.0, 0);
+  ASSERT_EQ(local.shape(), (Shape{3, 2, 4}));
+  EXPECT_EQ(local.get((2 * 2 + 1) * 4 + 0), static_cast<double>((2 * 2 + 1) * 6 + 0));
+  EXPECT_EQ(local.get((2 * 2 + 1) * 4 + 3), -1.0);  // index [0, 1, 6, 7]: slot 7 is padding
+}
+
+TEST(ShardTokenTensor, RefusesOtherLengths) {
+  const Batch batch = bshd_batch(2, 6);
+  const ShardPlan plan = reference::plan(make_spec("contiguous", 2), batch);  // L = 8
+  EXPECT_ERROR(shard_token_tensor(plan, located(DType::f32, 2, 7), 1, 0.0, 0), "7 tokens", "L=8", "S=6");
+  EXPECT_ERROR(shard_token_tensor(plan, located(DType::f32, 2, 6), 1, std::nullopt, 0), "S=6", "L=8",
+               "explicit fill");
+  EXPECT_ERROR(shard_token_tensor(plan, located(DType::f32, 3, 8), 1, std::nullopt, 0), "3 rows", "B=2");
+  EXPECT_ERROR(shard_token_tensor(plan, located(DType::f32, 2, 8), 1, std::nullopt, 2), "rank 2", "cp=2");
+}
+
+}  // namespace
+}  // namespace cplab::testing
