@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "reference/types/layout_spec.hpp"
 #include "reference/types/tensor.hpp"
 
 namespace cplab {
@@ -33,6 +34,11 @@ struct ShardLayout {
   std::vector<std::vector<std::int64_t>> cu_seqlens_padded;
   std::vector<std::vector<std::int64_t>> magi_rank_chunks;
   std::int64_t chunk_size = 0;
+
+  // How the shard filled the slots it added, so that sharding the primary later (SPEC §4) pads the
+  // same way without the LayoutSpec.
+  PadPolicy pad_policy = PadPolicy::spec;
+  std::int64_t pad_token_id = 0;
 
   std::int64_t local_len() const { return cp > 0 ? padded_len / cp : 0; }
 };
