@@ -1,0 +1,240 @@
+#include "properties/case.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <charconv>
+#include <functional>
+#include <map>
+#include <numeric>
+#include <set>
+
+#include "reference/types/error.hpp"
+
+namespace cplab::properties {
+
+namespace {
+
+constexpr std::string_view kPolicyNames[] = {"spec", "zero"};
+constexpr std::string_view kPrimaryNames[] = {"ids", "embeds"};
+constexpr std::string_view kPositionNames[] = {"none", "per_row", "shared", "mrope"};
+
+std::int64_t row_occupancy(const std::vector<Document>& row) {
+  return std::accumulate(row.begin(), row.end(), std::int64_t{0},
+                         [](std::int64_t sum, const Document& d) { return sum + d.real + d.extra; });
+}
+
+std::string print_docs(const std::vector<std::vector<Document>>& docs) {
+  if (docs.empty()) return "-";
+  std::vector<std::string> rows;
+  for (const auto& row : docs) {
+    std::vector<std::string> items;
+    for (const Document& d : row) {
+      items.push_back(d.extra ? fmt::format("{}+{}", d.real, d.extra) : fmt::format("{}", d.real));
+    }
+    rows.push_back(fmt::format("{}", fmt::join(items, ",")));
+  }
+  return fmt::format("{}", fmt::join(rows, "/"));
+}
+
+std::vector<std::string_view> split(std::string_view text, char sep) {
+  std::vector<std::string_view> parts;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t end = text.find(sep, start);
+    parts.push_back(text.substr(start, end == std::string_view::npos ? end : end - start));
+    if (end == std::string_view::npos) return parts;
+    start = end + 1;
+  }
+}
+
+template <typename T> T parse_number(std::string_view key, std::string_view text) {
+  T value{};
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  CPLAB_CHECK(error == std::errc() && end == text.data() + text.size() && !text.empty(),
+              "case key '{}': '{}' is not a number", key, text);
+  return value;
+}
+
+template <typename Enum, std::size_t N>
+Enum parse_name(std::string_view key, std::string_view text, const std::string_view (&names)[N]) {
+  for (std::size_t i = 0; i < N; ++i) {
+    if (names[i] == text) return static_cast<Enum>(i);
+  }
+  CPLAB_FAIL("case key '{}': '{}' is not one of {}", key, text, fmt::join(names, ", "));
+}
+
+std::vector<std::vector<Document>> parse_docs(std::string_view text) {
+  std::vector<std::vector<Document>> docs;
+  if (text == "-") return docs;
+  for (std::string_view row_text : split(text, '/')) {
+    std::vector<Document> row;
+    for (std::string_view item : split(row_text, ',')) {
+      const std::size_t plus = item.find('+');
+      Document d;
+      d.real = parse_number<std::int64_t>("docs", item.substr(0, plus));
+      if (plus != std::string_view::npos) {
+        d.extra = parse_number<std::int64_t>("docs", item.substr(plus + 1));
+        // "5+0" would print back as "5": refuse it so that parse and print stay exact inverses.
+        CPLAB_CHECK(d.extra > 0, "case key 'docs': '{}' has no padding after '+'", item);
+      }
+      row.push_back(d);
+    }
+    docs.push_back(std::move(row));
+  }
+  return docs;
+}
+
+std::vector<std::string_view> present_keys(const Case& c) {
+  std::vector<std::string_view> keys;
+  if (c.loss_mask) keys.push_back("loss_mask");
+  if (c.padding_mask) keys.push_back("padding_mask");
+  if (c.extra_key) keys.push_back("extra");
+  return keys;
+}
+
+void parse_keys(std::string_view text, Case& c) {
+  c.loss_mask = c.padding_mask = c.extra_key = false;
+  if (text == "-") return;
+  for (std::string_view key : split(text, ',')) {
+    if (key == "loss_mask") c.loss_mask = true;
+    else if (key == "padding_mask") c.padding_mask = true;
+    else if (key == "extra") c.extra_key = true;
+    else CPLAB_FAIL("case key 'keys': '{}' is not one of loss_mask, padding_mask, extra", key);
+  }
+}
+
+}  // namespace
+
+std::string_view primary_name(Primary p) { return kPrimaryNames[static_cast<int>(p)]; }
+std::string_view position_kind_name(PositionKind k) { return kPositionNames[static_cast<int>(k)]; }
+
+bool Case::operator==(const Case& o) const {
+  const auto spec_tuple = [](const LayoutSpec& s) {
+    return std::tie(s.layout, s.cp, s.pad_multiple, s.chunk_size, s.num_chunks, s.shard_primary,
+                    s.pad_policy, s.pad_token_id);
+  };
+  return spec_tuple(spec) == spec_tuple(o.spec) && rows == o.rows && seq_len == o.seq_len &&
+         docs == o.docs && vocab == o.vocab && primary == o.primary && dim == o.dim &&
+         dtype == o.dtype && positions == o.positions && loss_mask == o.loss_mask &&
+         padding_mask == o.padding_mask && extra_key == o.extra_key &&
+         ignore_permille == o.ignore_permille && invalid_permille == o.invalid_permille &&
+         pad_content_permille == o.pad_content_permille && seed == o.seed;
+}
+
+void validate_case(const Case& c) {
+  const LayoutSpec& s = c.spec;
+  CPLAB_CHECK(!s.layout.empty(), "case has no layout name");
+  CPLAB_CHECK(s.cp >= 1, "case: cp must be >= 1, got {}", s.cp);
+  CPLAB_CHECK(s.pad_multiple >= 1 && s.chunk_size >= 1, "case: m and K must be >= 1, got m={} K={}",
+              s.pad_multiple, s.chunk_size);
+  CPLAB_CHECK(s.num_chunks >= 1, "case: mb must be >= 1, got {}", s.num_chunks);
+  CPLAB_CHECK(c.rows >= 1 && c.rows % s.num_chunks == 0, "case: rows={} must be a positive multiple of mb={}",
+              c.rows, s.num_chunks);
+  CPLAB_CHECK(c.seq_len >= 1, "case: S must be >= 1, got {}", c.seq_len);
+  CPLAB_CHECK(c.vocab >= 2, "case: vocab must be >= 2, got {}", c.vocab);
+  CPLAB_CHECK(s.pad_token_id >= 0 && s.pad_token_id < c.vocab, "case: pad_id={} is not in [0, vocab={})",
+              s.pad_token_id, c.vocab);
+  CPLAB_CHECK(c.dim >= 1, "case: dim must be >= 1, got {}", c.dim);
+  for (int permille : {c.ignore_permille, c.invalid_permille, c.pad_content_permille}) {
+    CPLAB_CHECK(permille >= 0 && permille <= 1000, "case: a permille is out of [0, 1000]: {}", permille);
+  }
+  if (c.packed()) {
+    CPLAB_CHECK(static_cast<std::int64_t>(c.docs.size()) == c.rows && c.rows == s.num_chunks,
+                "case: packed rows need one row per microbatch: {} doc rows, rows={}, mb={}", c.docs.size(),
+                c.rows, s.num_chunks);
+    CPLAB_CHECK(c.positions != PositionKind::shared, "case: a shared [1,S] position row is BSHD only");
+    for (std::size_t b = 0; b < c.docs.size(); ++b) {
+      CPLAB_CHECK(!c.docs[b].empty(), "case: packed row {} has no document", b);
+      for (const Document& d : c.docs[b]) {
+        CPLAB_CHECK(d.real >= 0 && d.extra >= 0, "case: packed row {} has a negative length", b);
+      }
+      CPLAB_CHECK(row_occupancy(c.docs[b]) <= c.seq_len, "case: packed row {} needs {} slots, more than S={}",
+                  b, row_occupancy(c.docs[b]), c.seq_len);
+    }
+  }
+}
+
+std::string print_case(const Case& c) {
+  const LayoutSpec& s = c.spec;
+  const auto keys = present_keys(c);
+  return fmt::format(
+      "{} cp={} m={} K={} mb={} rows={} S={} docs={} vocab={} pad_id={} policy={} shard_primary={} "
+      "primary={} dim={} dtype={} pos={} keys={} ignore={} invalid={} pad_content={} seed={}",
+      s.layout, s.cp, s.pad_multiple, s.chunk_size, s.num_chunks, c.rows, c.seq_len, print_docs(c.docs),
+      c.vocab, s.pad_token_id, kPolicyNames[static_cast<int>(s.pad_policy)], s.shard_primary ? 1 : 0,
+      primary_name(c.primary), c.dim, dtype_name(c.dtype), position_kind_name(c.positions),
+      keys.empty() ? std::string("-") : fmt::format("{}", fmt::join(keys, ",")), c.ignore_permille,
+      c.invalid_permille, c.pad_content_permille, c.seed);
+}
+
+Case parse_case(std::string_view text) {
+  std::vector<std::string_view> words;
+  for (std::string_view word : split(text, ' ')) {
+    if (!word.empty()) words.push_back(word);
+  }
+  CPLAB_CHECK(!words.empty(), "empty case: expected '<layout> cp=C key=value ...'");
+  Case c;
+  c.spec.layout = std::string(words[0]);
+  CPLAB_CHECK(words[0].find('=') == std::string_view::npos, "case must start with a layout name, got '{}'",
+              words[0]);
+  using Setter = std::function<void(std::string_view)>;
+  const auto num = [](std::string_view key, auto& field) {
+    return Setter([key, &field](std::string_view v) {
+      field = parse_number<std::remove_reference_t<decltype(field)>>(key, v);
+    });
+  };
+  bool rows_given = false, seq_len_given = false;
+  const std::map<std::string_view, Setter> setters = {
+      {"cp", num("cp", c.spec.cp)},
+      {"m", num("m", c.spec.pad_multiple)},
+      {"K", num("K", c.spec.chunk_size)},
+      {"mb", num("mb", c.spec.num_chunks)},
+      {"rows", [&](std::string_view v) { c.rows = parse_number<std::int64_t>("rows", v); rows_given = true; }},
+      {"S", [&](std::string_view v) { c.seq_len = parse_number<std::int64_t>("S", v); seq_len_given = true; }},
+      {"docs", [&](std::string_view v) { c.docs = parse_docs(v); }},
+      {"vocab", num("vocab", c.vocab)},
+      {"pad_id", num("pad_id", c.spec.pad_token_id)},
+      {"policy", [&](std::string_view v) { c.spec.pad_policy = parse_name<PadPolicy>("policy", v, kPolicyNames); }},
+      {"shard_primary", [&](std::string_view v) {
+         const int flag = parse_number<int>("shard_primary", v);
+         CPLAB_CHECK(flag == 0 || flag == 1, "case key 'shard_primary': '{}' is not 0 or 1", v);
+         c.spec.shard_primary = flag == 1;
+       }},
+      {"primary", [&](std::string_view v) { c.primary = parse_name<Primary>("primary", v, kPrimaryNames); }},
+      {"dim", num("dim", c.dim)},
+      {"dtype", [&](std::string_view v) { c.dtype = parse_dtype(v); }},
+      {"pos", [&](std::string_view v) { c.positions = parse_name<PositionKind>("pos", v, kPositionNames); }},
+      {"keys", [&](std::string_view v) { parse_keys(v, c); }},
+      {"ignore", num("ignore", c.ignore_permille)},
+      {"invalid", num("invalid", c.invalid_permille)},
+      {"pad_content", num("pad_content", c.pad_content_permille)},
+      {"seed", num("seed", c.seed)},
+  };
+  std::set<std::string_view> seen;
+  for (std::size_t i = 1; i < words.size(); ++i) {
+    const std::size_t eq = words[i].find('=');
+    CPLAB_CHECK(eq != std::string_view::npos, "case word '{}' is not key=value", words[i]);
+    const std::string_view key = words[i].substr(0, eq);
+    const auto it = setters.find(key);
+    CPLAB_CHECK(it != setters.end(), "unknown case key '{}'", key);
+    CPLAB_CHECK(seen.insert(key).second, "case key '{}' given twice", key);
+    it->second(words[i].substr(eq + 1));
+  }
+  // Packed rows follow from docs= when left out: one row per document row, S the longest row.
+  if (c.packed() && !rows_given) c.rows = static_cast<std::int64_t>(c.docs.size());
+  if (c.packed() && !seq_len_given) {
+    c.seq_len = 1;
+    for (const auto& row : c.docs) c.seq_len = std::max(c.seq_len, row_occupancy(row));
+  }
+  validate_case(c);
+  return c;
+}
+
+std::string case_headline(const Case& c) {
+  return fmt::format("{} cp={} dtype={} {}", c.spec.layout, c.spec.cp, dtype_name(c.dtype),
+                     c.packed() ? fmt::format("docs={}", print_docs(c.docs))
+                                : fmt::format("rows={} S={}", c.rows, c.seq_len));
+}
+
+}  // namespace cplab::properties

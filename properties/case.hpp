@@ -1,0 +1,76 @@
+#pragma once
+// One generated test case: everything a property needs to rebuild its batch and tensors, and
+// nothing else. Tensor values are never stored: they are a pure function of (seed, global token,
+// feature) (case_data.hpp), so a case prints as one short line that `cplab replay '<case>'` parses
+// back exactly:
+//
+//   thd cp=3 m=2 K=4 mb=2 rows=2 S=20 docs=5,3+1,8/12 vocab=37 pad_id=7 policy=spec
+//   shard_primary=1 primary=ids dim=3 dtype=bf16 pos=none keys=loss_mask ignore=100 invalid=50
+//   pad_content=100 seed=1234                                               (one line in practice)
+//
+// `docs=` lists each packed row's documents ('/' between rows); `5+3` is a document of 5 real
+// tokens followed by 3 slots of the caller's own padding (seq_lens_padded = 8). `docs=-` is BSHD.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "reference/types/dtype.hpp"
+#include "reference/types/layout_spec.hpp"
+
+namespace cplab::properties {
+
+enum class Primary : std::uint8_t { ids, embeds };
+
+// How the caller supplies position_ids (SPEC §1): not at all (the sharder computes them), one row
+// per batch row [B,S], one shared row [1,S] (BSHD only), or mRoPE planes [3,B,S].
+enum class PositionKind : std::uint8_t { none, per_row, shared, mrope };
+
+struct Document {
+  std::int64_t real = 0;   // seq_lens entry
+  std::int64_t extra = 0;  // the caller's own padding after it: seq_lens_padded = real + extra
+  bool operator==(const Document&) const = default;
+};
+
+struct Case {
+  LayoutSpec spec;
+  std::int64_t rows = 1;     // B (packed: one row per microbatch)
+  std::int64_t seq_len = 1;  // S, the caller's row length (packed: >= every row's documents)
+  std::vector<std::vector<Document>> docs;  // empty: BSHD rows
+  std::int64_t vocab = 2;
+  Primary primary = Primary::ids;
+  std::int64_t dim = 1;      // feature dim of inputs_embeds and of the token tensor under test
+  DType dtype = DType::f32;  // dtype of the token tensor under test
+  PositionKind positions = PositionKind::none;
+  bool loss_mask = false;     // a loss_mask key (same holes as valid)
+  bool padding_mask = false;  // a padding_mask key (true on the caller's padding slots)
+  bool extra_key = false;     // an extra token-aligned key with a declared pad value
+  int ignore_permille = 0;    // labels that are IGNORE (holes)
+  int invalid_permille = 0;   // valid-mask holes
+  int pad_content_permille = 0;  // content ids equal to the pad id
+  std::uint64_t seed = 0;
+
+  bool packed() const { return !docs.empty(); }
+  std::int64_t rows_per_microbatch() const { return rows / spec.num_chunks; }
+  bool operator==(const Case& other) const;
+};
+
+// Throws cplab::Error naming the first field out of its domain (what parse_case accepts and what
+// make_batch can build): cp >= 1, rows divisible by num_chunks, packed rows == num_chunks, the
+// documents fit in S, pad_id < vocab, permilles in [0, 1000], ...
+void validate_case(const Case& c);
+
+// The one-line form above. print_case(parse_case(s)) == s for every printed s, and
+// parse_case(print_case(c)) == c for every valid c.
+std::string print_case(const Case& c);
+// Parses a printed case. Keys may come in any order and may be left out (their defaults; packed
+// rows and S then follow from docs=); an unknown or repeated key is an error naming it.
+Case parse_case(std::string_view text);
+
+// "thd cp=3 dtype=bf16 docs=5,3+1,8/12": what a failure message leads with.
+std::string case_headline(const Case& c);
+
+std::string_view primary_name(Primary p);
+std::string_view position_kind_name(PositionKind k);
+
+}  // namespace cplab::properties

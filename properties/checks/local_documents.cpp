@@ -1,0 +1,111 @@
+// Property 4: local cu_seqlens describe exactly the local documents (thd), and every rank's count
+// of valid (real) tokens is what it holds: per document, SPEC §3's formula
+//   clamp(n_i - r·c_i, 0, c_i) + clamp(n_i - (2C-1-r)·c_i, 0, c_i).
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
+#include "properties/checks/checks.hpp"
+
+namespace cplab::properties {
+
+namespace {
+
+std::int64_t clamp_to_chunk(std::int64_t x, std::int64_t chunk) { return std::clamp<std::int64_t>(x, 0, chunk); }
+
+// thd: the local cu_seqlens against cu_seqlens_padded / C, the document ids inside each local
+// document, and each document's valid count against the formula.
+std::string thd_documents_mismatch(const Case& c, const RowPlan& row, const ShardLayout& layout, std::size_t b,
+                                   std::int64_t r, const std::string& at) {
+  const std::vector<std::int64_t>& cu = layout.cu_seqlens[b];
+  std::vector<std::int64_t> want;
+  for (std::int64_t boundary : row.cu_seqlens_padded) want.push_back(boundary / c.spec.cp);
+  const std::string bad = vector_mismatch(at + ": local cu_seqlens (cu_seqlens_padded / C)", want, cu);
+  if (!bad.empty()) return bad;
+  for (std::size_t i = 0; i + 1 < cu.size(); ++i) {
+    std::int64_t valid = 0;
+    for (std::int64_t k = cu[i]; k < cu[i + 1]; ++k) {
+      const auto doc = layout.doc_ids[b][static_cast<std::size_t>(k)];
+      if (doc != static_cast<std::int32_t>(i + 1)) {
+        return fmt::format("{}: local token {} lies in local document {} ([{}, {}) of cu_seqlens) but has document id {}",
+                           at, k, i + 1, cu[i], cu[i + 1], doc);
+      }
+      valid += layout.real[b][static_cast<std::size_t>(k)];
+    }
+    const std::int64_t padded = row.cu_seqlens_padded[i + 1] - row.cu_seqlens_padded[i];
+    const std::int64_t chunk = padded / (2 * c.spec.cp);
+    // Real tokens of document i: counted in the reference row (row padding added to the last
+    // document is not real).
+    std::int64_t n = 0;
+    for (std::int64_t g = row.cu_seqlens_padded[i]; g < row.cu_seqlens_padded[i + 1]; ++g) n += row.real[static_cast<std::size_t>(g)];
+    // At C = 1 thd is the identity (the caller's documents as they are): the one rank holds all.
+    const std::int64_t formula = c.spec.cp == 1 ? n
+                                                : clamp_to_chunk(n - r * chunk, chunk) +
+                                                      clamp_to_chunk(n - (2 * c.spec.cp - 1 - r) * chunk, chunk);
+    if (valid != formula) {
+      return fmt::format("{}: local document {} (n={}, chunk {}) holds {} real tokens; SPEC §3 says {}", at, i + 1, n,
+                         chunk, valid, formula);
+    }
+  }
+  return {};
+}
+
+std::string check_local_documents(const Case& c, Implementation& impl, CheckNotes& notes) {
+  const Subject subject(c);
+  const auto shards = shard_on_ranks(impl, c.spec, subject.batch);
+  const LayoutEntry& entry = layout_entry(c.spec.layout);
+  notes.tags.push_back(fmt::format("{} {}", c.spec.layout, cp_class(c.spec.cp)));
+  for (std::int64_t m = 0; m < c.spec.num_chunks; ++m) {
+    const ShardPlan& plan = subject.microbatches[static_cast<std::size_t>(m)];
+    for (std::size_t b = 0; b < plan.rows.size(); ++b) {
+      const RowPlan& row = plan.rows[b];
+      std::int64_t total_valid = 0;
+      for (std::int64_t r = 0; r < c.spec.cp; ++r) {
+        const ShardLayout& layout = shard_of(shards, r, m).layout;
+        const std::string at = fmt::format("rank {}, microbatch {}, row {}", r, m, b);
+        CPLAB_CHECK(b < layout.valid_tokens.size() && b < layout.real.size() && b < layout.cu_seqlens.size(),
+                    "{}: the recorded layout has fewer rows than the microbatch", at);
+        std::int64_t held = 0;
+        for (std::uint8_t real : layout.real[b]) held += real;
+        if (layout.valid_tokens[b] != held || held != row.valid_tokens[static_cast<std::size_t>(r)]) {
+          return failure_prefix(c) + fmt::format("{}: valid_tokens says {}, the rank holds {} real tokens, the reference {}",
+                                                 at, layout.valid_tokens[b], held, row.valid_tokens[static_cast<std::size_t>(r)]);
+        }
+        total_valid += held;
+        const bool has_local_docs = entry.local_documents && row.packed;
+        if (has_local_docs) {
+          const std::string bad = thd_documents_mismatch(c, row, layout, b, r, at);
+          if (!bad.empty()) return failure_prefix(c) + bad;
+        } else if (!layout.cu_seqlens[b].empty()) {
+          const std::string bad = vector_mismatch(at + ": local cu_seqlens of a layout without local documents",
+                                                  row.local_cu_seqlens.empty() ? std::vector<std::int64_t>{}
+                                                                               : row.local_cu_seqlens[static_cast<std::size_t>(r)],
+                                                  layout.cu_seqlens[b]);
+          if (!bad.empty()) return failure_prefix(c) + bad;
+        }
+      }
+      // Every real token of the caller's row is held by exactly one rank.
+      std::int64_t caller_real_tokens = 0;
+      const std::int64_t global_row = m * c.rows_per_microbatch() + static_cast<std::int64_t>(b);
+      for (std::int64_t t = 0; t < c.seq_len; ++t) caller_real_tokens += caller_real(c, global_row, t) ? 1 : 0;
+      if (total_valid != caller_real_tokens) {
+        return failure_prefix(c) + fmt::format("microbatch {} row {}: the ranks hold {} real tokens, the caller's row has {}",
+                                               m, b, total_valid, caller_real_tokens);
+      }
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+extern const PropertyInfo local_documents_property;
+const PropertyInfo local_documents_property{
+    .name = "local_documents_match_cu_seqlens",
+    .invariant = "local cu_seqlens = cu_seqlens_padded / C and bound exactly the local documents (thd); every "
+                 "rank's valid count is what it holds (SPEC §3's formula per document) and they sum to the row's",
+    .check = check_local_documents,
+};
+
+}  // namespace cplab::properties

@@ -1,0 +1,139 @@
+// Property 2: shard then gather is the identity, for the batch's keys and for any token-aligned
+// tensor, in caller coordinates: the padded length L, the original length S with a fill, THD rows.
+#include <fmt/format.h>
+
+#include "properties/checks/checks.hpp"
+
+namespace cplab::properties {
+
+namespace {
+
+// A fill value every dtype holds and content rarely equals, so "padded with 0" shows.
+double fill_for(DType t) { return t == DType::b8 || t == DType::u8 ? 1.0 : -3.0; }
+
+// One form of input: the tensor a caller passes, the fill (if any) and whether gather trims.
+struct Form {
+  std::string name;
+  Tensor value;
+  std::int64_t seq_dim;
+  std::optional<double> fill;
+  bool trim;
+};
+
+std::vector<Form> forms_of(const Case& c, const ShardPlan& plan, std::int64_t first_row) {
+  const RowPlan& row = plan.rows.front();
+  const auto rows = static_cast<std::int64_t>(plan.rows.size());
+  std::vector<Form> forms;
+  forms.push_back({"padded length L", token_tensor(c, first_row, rows, row.padded_len), 1, std::nullopt, false});
+  if (row.packed) {
+    forms.push_back({"THD rows", token_tensor(c, first_row, rows, row.caller_len), 1, std::nullopt, true});
+  } else if (row.caller_len != row.padded_len) {
+    forms.push_back({"original length S with fill", token_tensor(c, first_row, rows, row.caller_len), 1,
+                     fill_for(c.dtype), true});
+  }
+  // The same with a leading dim before the rows (as mRoPE's [3,B,S]): the seq dim is then 2.
+  Tensor outer = token_tensor(c, first_row, rows, row.padded_len);
+  Shape shape = outer.shape();
+  shape.insert(shape.begin(), 1);
+  forms.push_back({"padded length L, seq dim 2", outer.reshaped(shape), 2, std::nullopt, false});
+  return forms;
+}
+
+// Caller slots that hold a real token: where gather(trim) must give back exactly the input (thd
+// does not carry the caller's own document padding, which comes back as the reference says).
+std::string identity_mismatch(const Case& c, const Form& form, const Tensor& gathered, const ShardPlan& plan,
+                              std::int64_t m) {
+  if (!form.trim) {
+    TokenFrame frame{.what = fmt::format("microbatch {}: gather of the {} input is not the input", m, form.name),
+                     .seq_dim = form.seq_dim, .plan = &plan, .locate_len = form.value.size(form.seq_dim)};
+    return tensor_mismatch(c, frame, form.value, gathered);
+  }
+  if (gathered.shape() != form.value.shape()) {
+    return fmt::format("microbatch {}: gather(trim) of the {} input {} gives {}", m, form.name,
+                       tensor_brief(form.value), tensor_brief(gathered));
+  }
+  Tensor expected = gathered;
+  const TokenDims dims = token_dims(form.value.shape(), form.seq_dim);
+  for (std::int64_t b = 0; b < dims.rows; ++b) {
+    const RowPlan& row = plan.rows[static_cast<std::size_t>(b)];
+    for (std::int64_t g = 0; g < row.padded_len; ++g) {
+      const std::int64_t t = row.caller_pos[static_cast<std::size_t>(g)];
+      if (t < 0 || !row.real[static_cast<std::size_t>(g)]) continue;
+      for (std::int64_t o = 0; o < dims.outer; ++o) {
+        for (std::int64_t e = 0; e < dims.inner; ++e) {
+          const std::int64_t flat = dims.flat(o, b, t, e);
+          expected.set(flat, form.value.get(flat));
+        }
+      }
+    }
+  }
+  TokenFrame frame{.what = fmt::format("microbatch {}: gather(trim) of the {} input does not give back its tokens", m,
+                                       form.name),
+                   .seq_dim = form.seq_dim, .caller = true, .locate_len = form.value.size(form.seq_dim)};
+  return tensor_mismatch(c, frame, expected, gathered);
+}
+
+std::string check_shard_gather(const Case& c, Implementation& impl, CheckNotes& notes) {
+  const Subject subject(c);
+  const auto shards = shard_on_ranks(impl, c.spec, subject.batch);
+  notes.tags.push_back(fmt::format("{} {} {}", c.spec.layout, dtype_name(c.dtype), c.packed() ? "packed" : "bshd"));
+  for (std::int64_t m = 0; m < c.spec.num_chunks; ++m) {
+    const ShardPlan& plan = subject.microbatches[static_cast<std::size_t>(m)];
+    const std::int64_t first_row = m * c.rows_per_microbatch();
+    // The batch's own keys: gather(trim) of each sharded key is the caller's key back.
+    const Batch caller = subject.microbatch_batch(m);
+    for (const auto& [name, field] : caller.tokens) {
+      if (name == caller.primary() && !c.spec.shard_primary) continue;
+      if (field.value.size(field.seq_dim - 1) != static_cast<std::int64_t>(plan.rows.size())) continue;  // shared row
+      const auto gathered = on_ranks(c.spec.cp, [&](Comm& comm, std::int64_t r) {
+        const RankShard& mine = shard_of(shards, r, m);
+        return impl.gather_token_tensor(comm, mine.layout, mine.local.at(name), field.seq_dim, true);
+      });
+      const Form form{name, field.value, field.seq_dim, std::nullopt, true};
+      for (std::int64_t r = 0; r < c.spec.cp; ++r) {
+        const std::string bad = identity_mismatch(c, form, gathered[static_cast<std::size_t>(r)], plan, m);
+        if (!bad.empty()) return failure_prefix(c) + fmt::format("key '{}' gathered on rank {}: ", name, r) + bad;
+      }
+    }
+    // Any token tensor, in each form a caller may pass it.
+    for (const Form& form : forms_of(c, plan, first_row)) {
+      const auto locals = on_ranks(c.spec.cp, [&](Comm& comm, std::int64_t r) {
+        return impl.shard_token_tensor(comm, shard_of(shards, r, m).layout, form.value, form.seq_dim, form.fill);
+      });
+      for (std::int64_t r = 0; r < c.spec.cp; ++r) {
+        const Tensor expected = reference::shard_token_tensor(plan, form.value, form.seq_dim, form.fill, r);
+        TokenFrame frame{.what = fmt::format("shard_token_tensor ({}) on rank {}, microbatch {}", form.name, r, m),
+                         .seq_dim = form.seq_dim, .plan = &plan, .locate_len = form.value.size(form.seq_dim)};
+        for (const RowPlan& row : plan.rows) frame.slots.push_back(row.index[static_cast<std::size_t>(r)]);
+        const std::string bad = tensor_mismatch(c, frame, expected, locals[static_cast<std::size_t>(r)]);
+        if (!bad.empty()) return failure_prefix(c) + bad;
+      }
+      const auto gathered = on_ranks(c.spec.cp, [&](Comm& comm, std::int64_t r) {
+        return impl.gather_token_tensor(comm, shard_of(shards, r, m).layout, locals[static_cast<std::size_t>(r)],
+                                        form.seq_dim, form.trim);
+      });
+      for (std::int64_t r = 0; r < c.spec.cp; ++r) {
+        const std::string bad = identity_mismatch(c, form, gathered[static_cast<std::size_t>(r)], plan, m);
+        if (!bad.empty()) return failure_prefix(c) + fmt::format("on rank {}: ", r) + bad;
+        const Tensor expected = reference::gather_token_tensor(plan, locals, form.seq_dim, form.trim);
+        TokenFrame frame{.what = fmt::format("gather_token_tensor ({}) on rank {}, microbatch {}", form.name, r, m),
+                         .seq_dim = form.seq_dim, .plan = &plan, .caller = form.trim};
+        const std::string off_reference = tensor_mismatch(c, frame, expected, gathered[static_cast<std::size_t>(r)]);
+        if (!off_reference.empty()) return failure_prefix(c) + off_reference;
+      }
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+extern const PropertyInfo shard_gather_property;
+const PropertyInfo shard_gather_property{
+    .name = "shard_then_gather_is_identity",
+    .invariant = "gather_token_tensor(trim) of every sharded key and of any token tensor (padded length, original "
+                 "length with fill, THD rows, seq dim 2) gives back the caller's tokens",
+    .check = check_shard_gather,
+};
+
+}  // namespace cplab::properties

@@ -1,0 +1,49 @@
+#pragma once
+// RapidCheck generators of cases (STYLE 12): constructive (draw C, then the row kind and count,
+// then the documents and their lengths, then the vocabulary the size budget leaves), bounded (a
+// case runs in milliseconds), shrinking toward small cases (fewer documents, shorter lengths,
+// smaller C, fewer rows, no holes) and printable in one line (case.hpp).
+#include <rapidcheck.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "properties/case.hpp"
+#include "properties/layout_table.hpp"
+
+namespace cplab::properties {
+
+struct GenOptions {
+  std::vector<std::int64_t> cp;       // C values to draw from; empty: 1..64 weighted to small
+  std::int64_t max_tokens = 768;      // bound on a row's padded length L
+  std::int64_t logits_budget = 1 << 16;  // bound on B·L·V (the loss property's logits)
+};
+
+// C in 1..64: mostly small, more non-powers of two than powers, now and then large.
+rc::Gen<std::int64_t> gen_cp(const std::vector<std::int64_t>& allowed);
+// BSHD row length S: just below, at or just above a multiple of C, 2C or the layout's unit D.
+rc::Gen<std::int64_t> gen_bshd_len(const LayoutEntry& entry, const LayoutSpec& spec, std::int64_t max_tokens);
+// One packed row's documents, from one of several shapes: many tiny ones, one huge one, zeros and
+// ones, lengths at multiples of 2C ± 1, or mixed; sometimes with the caller's own padding.
+rc::Gen<std::vector<Document>> gen_packed_row(const LayoutEntry& entry, const LayoutSpec& spec,
+                                              std::int64_t max_tokens);
+
+// A whole case for one layout.
+rc::Gen<Case> gen_case(const LayoutEntry& entry, const GenOptions& options);
+
+// An upper bound of the padded length L the layout gives a row of the case (for the budgets).
+std::int64_t estimated_padded_len(const LayoutEntry& entry, const Case& c);
+
+// Smaller cases than c, each still valid: fewer documents or rows, shorter lengths, smaller C, no
+// holes, simpler keys. gen_case tries them after RapidCheck's own shrinks.
+std::vector<Case> domain_shrinks(const Case& c);
+
+// The coverage tags of a case (RC_TAG): layout, C class, row kind.
+std::string cp_class(std::int64_t cp);  // "cp=1", "cp=pow2", "cp=odd", "cp=even"
+
+}  // namespace cplab::properties
+
+namespace cplab::properties {
+// RapidCheck prints counterexamples through this (found by argument-dependent lookup).
+void showValue(const Case& c, std::ostream& os);
+}  // namespace cplab::properties

@@ -1,0 +1,68 @@
+#include "properties/harness.hpp"
+
+#include <chrono>
+
+#include "properties/case_data.hpp"
+#include "reference/plan.hpp"
+#include "sim/thread_comm.hpp"
+
+namespace cplab::properties {
+
+void run_ranks(std::int64_t cp, const std::function<void(Comm&, std::int64_t)>& fn) {
+  sim::WorldOptions options;
+  options.timeout = std::chrono::milliseconds(kCollectiveTimeoutMs);
+  sim::World world(static_cast<int>(cp), options);
+  world.run([&](sim::RankContext& ctx) { fn(ctx.comm, ctx.rank); });
+}
+
+Subject::Subject(const Case& the_case) : c(the_case), batch(make_batch(the_case)) {
+  plan = reference::plan(c.spec, batch);
+  for (std::int64_t m = 0; m < c.spec.num_chunks; ++m) microbatches.push_back(reference::microbatch_plan(plan, m));
+}
+
+Batch Subject::microbatch_batch(std::int64_t m) const {
+  return make_batch_rows(c, m * rows_per_microbatch(), rows_per_microbatch());
+}
+
+std::vector<std::vector<RankShard>> shard_on_ranks(Implementation& impl, const LayoutSpec& spec, const Batch& batch) {
+  return on_ranks(spec.cp, [&](Comm& comm, std::int64_t) { return impl.shard(comm, spec, batch); });
+}
+
+ShardLayout reference_layout(const ShardPlan& microbatch, std::int64_t rank) {
+  const RowPlan& first = microbatch.rows.front();
+  ShardLayout out;
+  out.layout = microbatch.spec.layout;
+  out.cp = first.cp;
+  out.rank = rank;
+  out.padded_len = first.padded_len;
+  out.original_len = first.original_len;
+  out.caller_len = first.caller_len;
+  out.rows = static_cast<std::int64_t>(microbatch.rows.size());
+  out.packed = first.packed;
+  out.chunk_size = microbatch.spec.layout == "magi" && first.cp > 1 ? microbatch.spec.chunk_size : 0;
+  for (const RowPlan& row : microbatch.rows) {
+    const std::vector<std::int64_t>& index = row.index[static_cast<std::size_t>(rank)];
+    out.index.push_back(index);
+    auto& caller_pos = out.caller_pos.emplace_back();
+    auto& positions = out.positions.emplace_back();
+    auto& doc_ids = out.doc_ids.emplace_back();
+    auto& real = out.real.emplace_back();
+    for (std::int64_t g : index) {
+      caller_pos.push_back(row.caller_pos[static_cast<std::size_t>(g)]);
+      positions.push_back(row.positions[static_cast<std::size_t>(g)]);
+      doc_ids.push_back(row.doc_ids[static_cast<std::size_t>(g)]);
+      real.push_back(row.real[static_cast<std::size_t>(g)]);
+    }
+    out.cu_seqlens.push_back(row.local_cu_seqlens.empty() ? std::vector<std::int64_t>{}
+                                                          : row.local_cu_seqlens[static_cast<std::size_t>(rank)]);
+    out.valid_tokens.push_back(row.valid_tokens[static_cast<std::size_t>(rank)]);
+    out.cu_seqlens_padded.push_back(row.cu_seqlens_padded);
+    auto& chunks = out.magi_rank_chunks.emplace_back();
+    for (const auto& rank_chunks : row.magi_chunks) chunks.insert(chunks.end(), rank_chunks.begin(), rank_chunks.end());
+  }
+  return out;
+}
+
+std::string failure_prefix(const Case& c) { return case_headline(c) + ": "; }
+
+}  // namespace cplab::properties

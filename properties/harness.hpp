@@ -1,0 +1,54 @@
+#pragma once
+// What every property does around its comparison: build the case's batch and the reference plan,
+// run the implementation under test on C ThreadComm ranks, and hand the reference's view of one
+// rank (its ShardLayout) to the verbs that take one.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "properties/case.hpp"
+#include "reference/types/batch.hpp"
+#include "reference/types/shard_plan.hpp"
+#include "sim/implementation.hpp"
+
+namespace cplab::properties {
+
+// A collective that never completes is a failure of the case, not a hang of the sweep.
+inline constexpr std::int64_t kCollectiveTimeoutMs = 20000;
+
+// Runs fn(comm, rank) on C ranks of a fresh World; the first failure on any rank is rethrown (its
+// message says which rank).
+void run_ranks(std::int64_t cp, const std::function<void(Comm&, std::int64_t)>& fn);
+
+// The same, returning each rank's result, by rank.
+template <typename Fn>
+auto on_ranks(std::int64_t cp, Fn&& fn) -> std::vector<decltype(fn(std::declval<Comm&>(), std::int64_t{}))> {
+  std::vector<decltype(fn(std::declval<Comm&>(), std::int64_t{}))> results(static_cast<std::size_t>(cp));
+  run_ranks(cp, [&](Comm& comm, std::int64_t rank) { results[static_cast<std::size_t>(rank)] = fn(comm, rank); });
+  return results;
+}
+
+// The case's batch and the reference's plan of it (SPEC §3-§4), built once per case.
+struct Subject {
+  explicit Subject(const Case& c);
+  const Case& c;
+  Batch batch;
+  ShardPlan plan;
+  std::vector<ShardPlan> microbatches;  // reference::microbatch_plan(plan, m)
+  std::int64_t rows_per_microbatch() const { return c.rows_per_microbatch(); }
+  // Rows [m·per, (m+1)·per) of the batch, as a batch of their own.
+  Batch microbatch_batch(std::int64_t m) const;
+};
+
+// impl.shard on every rank: result[r][m].
+std::vector<std::vector<RankShard>> shard_on_ranks(Implementation& impl, const LayoutSpec& spec, const Batch& batch);
+
+// The ShardLayout the reference says rank r records for a microbatch plan: what the verbs of the
+// loss, attention and backward properties get, so that they test those verbs and not the partition.
+ShardLayout reference_layout(const ShardPlan& microbatch, std::int64_t rank);
+
+// "thd cp=3 dtype=f32 docs=5,3/8: " — what every failure message starts with.
+std::string failure_prefix(const Case& c);
+
+}  // namespace cplab::properties

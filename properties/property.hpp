@@ -1,0 +1,35 @@
+#pragma once
+// A property: an invariant every implementation of every layout must keep, checked on one case by
+// running the implementation on C ranks and comparing with the reference. Each lives in its own
+// file under properties/checks/ and is one line of the property table.
+#include <string>
+#include <vector>
+
+#include "properties/case.hpp"
+#include "properties/layout_table.hpp"
+#include "sim/implementation.hpp"
+
+namespace cplab::properties {
+
+// What a check reports besides pass/fail: coverage tags (RC_TAG in a sweep) and, for a verbose
+// replay, notes on what it saw (per-rank work, losses, ...).
+struct CheckNotes {
+  std::vector<std::string> tags;
+  std::vector<std::string> notes;
+};
+
+struct PropertyInfo {
+  std::string name;       // the invariant, as a name: shard_then_gather_is_identity
+  std::string invariant;  // one sentence
+  // Checks one case: "" when it holds, else what failed (one line, led by the case's headline).
+  // Errors the implementation throws propagate: they are failures of the case too.
+  std::string (*check)(const Case& c, Implementation& impl, CheckNotes& notes) = nullptr;
+};
+
+// Properties 1-9 of the suite, in the order a sweep and the mutant hunt run them (cheap and
+// fundamental first).
+const std::vector<PropertyInfo>& property_table();
+const PropertyInfo& find_property(const std::string& name);  // throws listing the known names
+std::vector<std::string> property_names();
+
+}  // namespace cplab::properties

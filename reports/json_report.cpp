@@ -1,0 +1,141 @@
+// report.json: writer and reader (the reader exists for merging sharded sweeps).
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <sstream>
+
+#include "reference/types/error.hpp"
+#include "reports/sweep_report.hpp"
+
+namespace cplab::reports {
+
+using nlohmann::json;
+using properties::JobResult;
+using properties::SweepReport;
+
+namespace {
+
+json or_null(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
+
+json result_json(const JobResult& r) {
+  return {{"job", r.job},
+          {"property", r.property},
+          {"layout", r.layout},
+          {"impl", r.impl},
+          {"status", properties::job_status_name(r.status)},
+          {"cases", r.cases},
+          {"passed", r.passed},
+          {"failed", r.failed},
+          {"shrinks", r.shrinks},
+          {"seed", r.seed},
+          {"seconds", r.seconds},
+          {"counterexample", or_null(r.counterexample)},
+          {"message", or_null(r.message)},
+          {"replay", or_null(r.replay)},
+          {"coverage", r.coverage}};
+}
+
+// Reads key from j as T, naming the key (and its place) when it is missing or of the wrong type.
+template <typename T> T field(const json& j, const char* key, const std::string& where) {
+  CPLAB_CHECK(j.is_object() && j.contains(key), "sweep report: {} has no '{}'", where, key);
+  try {
+    return j.at(key).get<T>();
+  } catch (const json::exception& e) {
+    CPLAB_FAIL("sweep report: {} field '{}': {}", where, key, e.what());
+  }
+}
+
+std::string nullable(const json& j, const char* key, const std::string& where) {
+  CPLAB_CHECK(j.contains(key), "sweep report: {} has no '{}'", where, key);
+  return j.at(key).is_null() ? std::string() : field<std::string>(j, key, where);
+}
+
+JobResult result_from(const json& j, std::size_t i) {
+  const std::string where = "results[" + std::to_string(i) + "]";
+  JobResult r;
+  r.job = field<std::int64_t>(j, "job", where);
+  r.property = field<std::string>(j, "property", where);
+  r.layout = field<std::string>(j, "layout", where);
+  r.impl = field<std::string>(j, "impl", where);
+  r.status = properties::parse_job_status(field<std::string>(j, "status", where));
+  r.cases = field<std::int64_t>(j, "cases", where);
+  r.passed = field<std::int64_t>(j, "passed", where);
+  r.failed = field<std::int64_t>(j, "failed", where);
+  r.shrinks = field<std::int64_t>(j, "shrinks", where);
+  r.seed = field<std::uint64_t>(j, "seed", where);
+  r.seconds = field<double>(j, "seconds", where);
+  r.counterexample = nullable(j, "counterexample", where);
+  r.message = nullable(j, "message", where);
+  r.replay = nullable(j, "replay", where);
+  r.coverage = field<std::map<std::string, std::int64_t>>(j, "coverage", where);
+  return r;
+}
+
+}  // namespace
+
+std::string to_json(const SweepReport& report) {
+  json shards = json::array();
+  for (const auto& s : report.shards) shards.push_back({{"index", s.index}, {"count", s.count}});
+  json results = json::array();
+  for (const JobResult& r : report.results) results.push_back(result_json(r));
+  const json doc = {
+      {"schema", kSweepSchema},
+      {"seed", report.seed},
+      {"cases_per_job", report.cases_per_job},
+      {"shards", shards},
+      {"selection",
+       {{"layouts", report.layouts}, {"cp", report.cps}, {"impls", report.impls}, {"properties", report.properties}}},
+      {"time_budget_seconds", report.time_budget_seconds},
+      {"seconds", report.seconds},
+      {"cases", report.total_cases()},
+      {"cases_per_second", report.cases_per_second()},
+      {"totals",
+       {{"jobs", report.results.size()},
+        {"passed", report.count(properties::JobStatus::passed)},
+        {"failed", report.count(properties::JobStatus::failed)},
+        {"skipped", report.count(properties::JobStatus::skipped)}}},
+      {"results", results},
+  };
+  return doc.dump(2) + "\n";
+}
+
+SweepReport from_json(const std::string& text) {
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::exception& e) {
+    CPLAB_FAIL("sweep report is not JSON: {}", e.what());
+  }
+  const std::string schema = field<std::string>(doc, "schema", "the report");
+  CPLAB_CHECK(schema == kSweepSchema, "sweep report has schema '{}'; this cplab reads '{}'", schema, kSweepSchema);
+  SweepReport report;
+  report.seed = field<std::uint64_t>(doc, "seed", "the report");
+  report.cases_per_job = field<std::int64_t>(doc, "cases_per_job", "the report");
+  for (const json& s : field<json>(doc, "shards", "the report")) {
+    report.shards.push_back({field<std::int64_t>(s, "index", "a shard"), field<std::int64_t>(s, "count", "a shard")});
+  }
+  const json selection = field<json>(doc, "selection", "the report");
+  report.layouts = field<std::vector<std::string>>(selection, "layouts", "selection");
+  report.cps = field<std::vector<std::string>>(selection, "cp", "selection");
+  report.impls = field<std::vector<std::string>>(selection, "impls", "selection");
+  report.properties = field<std::vector<std::string>>(selection, "properties", "selection");
+  report.time_budget_seconds = field<double>(doc, "time_budget_seconds", "the report");
+  report.seconds = field<double>(doc, "seconds", "the report");
+  const json results = field<json>(doc, "results", "the report");
+  for (std::size_t i = 0; i < results.size(); ++i) report.results.push_back(result_from(results[i], i));
+  return report;
+}
+
+SweepReport read_json_file(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  CPLAB_CHECK(in.good(), "cannot read sweep report {}", path.string());
+  std::ostringstream text;
+  text << in.rdbuf();
+  try {
+    return from_json(text.str());
+  } catch (const Error& e) {
+    CPLAB_FAIL("{}: {}", path.string(), e.what());
+  }
+}
+
+}  // namespace cplab::reports

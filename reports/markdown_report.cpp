@@ -1,0 +1,85 @@
+// summary.md: the sweep at a glance (a property × layout grid per implementation), then every
+// failure with its shrunk counterexample and the command that replays it.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <map>
+
+#include "reports/sweep_report.hpp"
+
+namespace cplab::reports {
+
+namespace {
+
+using properties::JobResult;
+using properties::JobStatus;
+
+std::string cell(const JobResult& r) {
+  switch (r.status) {
+    case JobStatus::passed: return fmt::format("ok {}", r.cases);
+    case JobStatus::failed: return fmt::format("**FAIL** after {}", r.cases);
+    case JobStatus::skipped: return "skip";
+  }
+  return "?";
+}
+
+std::string selection(const std::vector<std::string>& names) {
+  return names.empty() ? std::string("all") : fmt::format("{}", fmt::join(names, ","));
+}
+
+template <typename T> void add_unique(std::vector<T>& list, const T& value) {
+  if (std::find(list.begin(), list.end(), value) == list.end()) list.push_back(value);
+}
+
+}  // namespace
+
+std::string to_markdown(const properties::SweepReport& report) {
+  std::string md = "# cplab sweep\n\n";
+  std::vector<std::string> shards;
+  for (const auto& s : report.shards) shards.push_back(fmt::format("{}/{}", s.index, s.count));
+  md += fmt::format(
+      "seed {} · {} cases per job · shard {} · layouts {} · cp {} · impls {}\n\n"
+      "**{}**: {} jobs, {} passed, {} failed, {} skipped; {} cases in {:.1f} s ({:.0f} cases/s)\n\n",
+      report.seed, report.cases_per_job, fmt::join(shards, ","), selection(report.layouts), selection(report.cps),
+      selection(report.impls), report.ok() ? "green" : "RED", report.results.size(), report.count(JobStatus::passed),
+      report.count(JobStatus::failed), report.count(JobStatus::skipped), report.total_cases(), report.seconds,
+      report.cases_per_second());
+
+  std::vector<std::string> impls, layouts, props;
+  for (const JobResult& r : report.results) {
+    add_unique(impls, r.impl);
+    add_unique(layouts, r.layout);
+    add_unique(props, r.property);
+  }
+  std::map<std::tuple<std::string, std::string, std::string>, const JobResult*> grid;
+  for (const JobResult& r : report.results) grid[{r.impl, r.property, r.layout}] = &r;
+  for (const std::string& impl : impls) {
+    md += fmt::format("## {}\n\n| property | {} |\n|---|{}\n", impl, fmt::join(layouts, " | "),
+                      std::string(layouts.size() * 4, '-') + "|");
+    for (const std::string& prop : props) {
+      md += "| " + prop + " |";
+      for (const std::string& layout : layouts) {
+        const auto it = grid.find({impl, prop, layout});
+        md += " " + (it == grid.end() ? std::string("—") : cell(*it->second)) + " |";
+      }
+      md += "\n";
+    }
+    md += "\n";
+  }
+
+  std::string failures, skips;
+  for (const JobResult& r : report.results) {
+    if (r.status == JobStatus::failed) {
+      failures += fmt::format("### {} · {} · {}\n\nafter {} cases, {} shrink steps\n\n```\n{}\n```\n\nreplay:\n\n```sh\n{}\n```\n\n",
+                              r.property, r.layout, r.impl, r.cases, r.shrinks, r.message, r.replay);
+    } else if (r.status == JobStatus::skipped) {
+      skips += fmt::format("- {} · {} · {}: {}\n", r.property, r.layout, r.impl, r.message);
+    }
+  }
+  if (!failures.empty()) md += "## Failures\n\n" + failures;
+  if (!skips.empty()) md += "## Skipped\n\n" + skips + "\n";
+  return md;
+}
+
+}  // namespace cplab::reports

@@ -1,0 +1,28 @@
+#pragma once
+// Writers (and the one reader) of sweep reports: report.json (schema in reports/README.md, the
+// contract other tools read), junit.xml for CI dashboards, summary.md for people.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "properties/results.hpp"
+
+namespace cplab::reports {
+
+inline constexpr const char* kSweepSchema = "cplab-sweep-report/1";
+
+std::string to_json(const properties::SweepReport& report);   // pretty-printed, ends in a newline
+properties::SweepReport from_json(const std::string& text);  // throws cplab::Error naming the bad field
+std::string to_junit(const properties::SweepReport& report);
+std::string to_markdown(const properties::SweepReport& report);
+
+// Merges the reports of one sweep's shards (same seed, cases per job, selection and shard count;
+// no shard twice): results in job order, seconds summed. Throws naming the mismatch.
+properties::SweepReport merge(const std::vector<properties::SweepReport>& shards);
+
+// Writes report.json, junit.xml and summary.md into dir (created when missing); returns their paths.
+std::vector<std::filesystem::path> write_all(const properties::SweepReport& report,
+                                             const std::filesystem::path& dir);
+properties::SweepReport read_json_file(const std::filesystem::path& path);
+
+}  // namespace cplab::reports
