@@ -118,6 +118,8 @@ ShardLayout partition_rank(const LayoutSpec& spec, std::int64_t rank, const Micr
   out.caller_len = rows.caller_len;
   out.rows = rows.rows;
   out.packed = rows.packed;
+  out.pad_policy = spec.pad_policy;
+  out.pad_token_id = spec.pad_token_id;
   std::vector<std::int64_t> caller_pos, positions = rules.local_positions(slots, index);
   std::vector<std::int32_t> doc_ids;
   std::vector<std::uint8_t> real;

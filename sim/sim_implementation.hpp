@@ -59,8 +59,13 @@ class SimImplementation : public Implementation, protected PartitionRules {
 
   // ---- shard
   // The value of a slot the layout added, for keys padded with a constant (PadRule::constant) or
-  // with the pad token (PadRule::pad_token): SPEC §2 per key and pad policy.
-  virtual double pad_value(const std::string& key, const TokenField& field, const LayoutSpec& spec) const;
+  // with the pad token (PadRule::pad_token): SPEC §2 per key and the layout's pad policy.
+  virtual double pad_value(const std::string& key, const TokenField& field, const ShardLayout& layout) const;
+
+  // One key of one microbatch on this rank: caller tokens by caller position, added slots by the
+  // key's pad rule; `stream` (the microbatch's stream) is needed only for continued positions.
+  Tensor shard_field(const std::string& key, const TokenField& field, const ShardLayout& layout,
+                     const StreamSlots* stream) const;
 
   // ---- gather_token_tensor
   // Puts the all-gathered shards (rank order along the seq dim, C·ℓ tokens per row) at their

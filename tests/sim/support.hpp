@@ -85,6 +85,32 @@ inline Batch packed_batch(const std::vector<Ints>& seq_lens, std::int64_t seq,
   return batch;
 }
 
+// Every key kind at once: embeddings as the primary, mRoPE position ids [3,B,S] (continued), a
+// padding mask, an extra key with its own pad value, and a pass-through image.
+inline Batch rich_bshd_batch(std::int64_t rows, std::int64_t seq) {
+  Batch batch;
+  batch.add(keys::inputs_embeds, located(DType::f32, {rows, seq, 3}));
+  batch.add(keys::labels, labels_for(rows, seq, 11));
+  Tensor mrope(DType::i64, {3, rows, seq});
+  for (std::int64_t i = 0; i < mrope.numel(); ++i) mrope.set(i, static_cast<double>(i % seq + 10 * (i / (rows * seq))));
+  batch.add(keys::position_ids, mrope);
+  batch.add(keys::padding_mask, Tensor(DType::b8, {rows, seq}));
+  TokenField extra = default_token_field("token_type", located(DType::i32, {rows, seq}));
+  extra.pad_value = 7;
+  batch.tokens["token_type"] = extra;
+  batch.passthrough["image"] = located(DType::f32, {3, 2, 2});
+  return batch;
+}
+
+// A packed row with caller-given positions shared by every row ([1,S]).
+inline Batch packed_shared_positions_batch() {
+  Batch batch = packed_batch({{6, 2, 5}}, 15);
+  Tensor positions(DType::i64, {1, 15});
+  for (std::int64_t s = 0; s < 15; ++s) positions.set(s, static_cast<double>(100 + s));
+  batch.add(keys::position_ids, positions);
+  return batch;
+}
+
 // A batch with the spec options it is meant for.
 struct BatchCase {
   std::string name;
@@ -104,6 +130,8 @@ inline std::vector<BatchCase> batch_cases() {
       {"packed_zeros_and_row_padding", packed_batch({{0, 7, 1, 0, 9}}, 21), 1},
       {"packed_caller_padded", packed_batch({{5, 3, 8}}, 24, {{6, 3, 10}}), 1},
       {"packed_two_rows_ragged", packed_batch({{5, 3}, {9, 1, 2}}, 14), 2},
+      {"rich_bshd_B2_S13", rich_bshd_batch(2, 13), 1},
+      {"packed_shared_positions", packed_shared_positions_batch(), 1},
   };
 }
 

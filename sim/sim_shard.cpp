@@ -1,0 +1,163 @@
+// shard, shard_primary_later and shard_token_tensor (SPEC §2, §4, §5): each rank cuts its own
+// tokens out of the batch every rank was given, by its recorded caller positions, and fills the
+// slots the layout added per key.
+#include <fmt/format.h>
+
+#include "reference/types/error.hpp"
+#include "sim/sim_implementation.hpp"
+#include "sim/token_moves.hpp"
+
+namespace cplab::sim {
+namespace {
+
+// For continued position ids: the nearest earlier slot holding a caller token, per stream slot
+// (-1: none), so a slot the layout added continues it as last+1, last+2, ...
+std::vector<std::int64_t> last_caller_slot(const StreamSlots& slots) {
+  std::vector<std::int64_t> last(slots.caller_pos.size(), -1);
+  std::int64_t seen = -1;
+  for (std::size_t g = 0; g < last.size(); ++g) {
+    last[g] = seen;
+    if (slots.caller_pos[g] >= 0) seen = static_cast<std::int64_t>(g);
+  }
+  return last;
+}
+
+Batch rows_of(const Batch& batch, std::int64_t begin, std::int64_t end) {
+  Batch part;
+  part.passthrough = batch.passthrough;
+  const std::int64_t rows = batch.rows();
+  for (const auto& [name, field] : batch.tokens) {
+    TokenField sliced = field;
+    if (field.value.size(field.seq_dim - 1) == rows) sliced.value = slice_rows(field.value, field.seq_dim, begin, end);
+    part.tokens[name] = std::move(sliced);
+  }
+  return part;
+}
+
+void check_recorded(const ShardLayout& layout, const char* verb) {
+  CPLAB_CHECK(layout.rows > 0 && static_cast<std::int64_t>(layout.index.size()) == layout.rows,
+              "{}: no recorded layout ({} rows, {} index maps); shard a batch first", verb, layout.rows,
+              layout.index.size());
+}
+
+}  // namespace
+
+double SimImplementation::pad_value(const std::string& /*key*/, const TokenField& field, const ShardLayout& layout) const {
+  if (field.rule == PadRule::pad_token) {
+    return layout.pad_policy == PadPolicy::zero ? 0.0 : static_cast<double>(layout.pad_token_id);
+  }
+  return field.pad_value;
+}
+
+// One key of one microbatch: caller tokens by caller position, added slots by the key's pad rule.
+// `stream` (for continued positions) is the stream of the microbatch's rows, null when unknown.
+Tensor SimImplementation::shard_field(const std::string& key, const TokenField& field, const ShardLayout& layout,
+                                      const StreamSlots* stream) const {
+  Tensor local = take_tokens(field.value, field.seq_dim, layout.caller_pos, layout.local_len());
+  const TokenAxes axes = token_axes(local, field.seq_dim, "shard");
+  const TokenAxes src = token_axes(field.value, field.seq_dim, "shard");
+  const bool continued = field.rule == PadRule::continue_positions && layout.pad_policy != PadPolicy::zero;
+  CPLAB_CHECK(!continued || stream != nullptr, "shard: key '{}' continues positions, which needs the stream", key);
+  const std::vector<std::int64_t> last = continued ? last_caller_slot(*stream) : std::vector<std::int64_t>{};
+  const double constant = field.rule == PadRule::continue_positions ? 0.0 : pad_value(key, field, layout);
+  for (std::int64_t b = 0; b < axes.rows; ++b) {
+    for (std::int64_t k = 0; k < axes.seq; ++k) {
+      if (layout.caller_pos[b][k] >= 0) continue;
+      const std::int64_t g = layout.index[b][k];
+      const std::int64_t from = continued ? last[g] : -1;
+      for (std::int64_t o = 0; o < axes.outer; ++o) {
+        for (std::int64_t e = 0; e < axes.inner; ++e) {
+          double value = constant;
+          if (continued) {
+            const std::int64_t src_row = src.rows == 1 ? 0 : b;
+            value = from < 0 ? static_cast<double>(g)
+                             : field.value.get(src.token(o, src_row, stream->caller_pos[from]) * src.inner + e) +
+                                   static_cast<double>(g - from);
+          }
+          local.set(axes.token(o, b, k) * axes.inner + e, value);
+        }
+      }
+    }
+  }
+  return local;
+}
+
+std::vector<RankShard> SimImplementation::shard(Comm& comm, const LayoutSpec& spec, const Batch& batch) {
+  CPLAB_CHECK(comm.size() == spec.cp, "shard: the comm has {} ranks, the spec ({}) cp={}", comm.size(), spec.layout,
+              spec.cp);
+  const std::vector<MicrobatchRows> micro = microbatch_rows(spec, batch);
+  const std::string primary = batch.primary();
+  const std::int64_t per = batch.rows() / spec.num_chunks;
+  std::vector<RankShard> out;
+  for (std::int64_t m = 0; m < spec.num_chunks; ++m) {
+    RankShard shard{.local = {}, .layout = partition_rank(spec, comm.rank(), micro[m], *this)};
+    const StreamSlots slots = stream_slots(row_stream(spec, micro[m], *this));
+    const Batch rows = rows_of(batch, m * per, (m + 1) * per);
+    for (const auto& [name, field] : rows.tokens) {
+      TokenField local = field;
+      // With shard_primary = false the primary stays global, in caller coordinates (SPEC §4).
+      if (name != primary || spec.shard_primary) local.value = shard_field(name, field, shard.layout, &slots);
+      shard.local.tokens[name] = std::move(local);
+    }
+    if (!rows.has(keys::position_ids)) {
+      Tensor positions(DType::i64, {shard.layout.rows, shard.layout.local_len()});
+      auto values = positions.data<std::int64_t>();
+      const bool zero_policy = spec.pad_policy == PadPolicy::zero;
+      for (std::int64_t b = 0; b < shard.layout.rows; ++b) {
+        for (std::int64_t k = 0; k < shard.layout.local_len(); ++k) {
+          const bool added = shard.layout.caller_pos[b][k] < 0;
+          values[b * shard.layout.local_len() + k] = zero_policy && added ? 0 : shard.layout.positions[b][k];
+        }
+      }
+      shard.local.add(keys::position_ids, std::move(positions));
+    }
+    shard.local.passthrough = rows.passthrough;
+    out.push_back(std::move(shard));
+  }
+  return out;
+}
+
+Tensor SimImplementation::shard_primary_later(Comm& /*comm*/, const ShardLayout& layout, const Batch& micro_batch) {
+  check_recorded(layout, "shard_primary_later");
+  const std::string primary = micro_batch.primary();
+  const TokenField& field = micro_batch.tokens.at(primary);
+  const TokenAxes axes = token_axes(field.value, field.seq_dim, "shard_primary_later");
+  CPLAB_CHECK(axes.rows == layout.rows && axes.seq == layout.caller_len,
+              "shard_primary_later: {} {} has {} rows of {} tokens; the microbatch was B={} rows of S={}", primary,
+              tensor_brief(field.value), axes.rows, axes.seq, layout.rows, layout.caller_len);
+  return shard_field(primary, field, layout, nullptr);
+}
+
+Tensor SimImplementation::shard_token_tensor(Comm& /*comm*/, const ShardLayout& layout, const Tensor& value,
+                                             std::int64_t seq_dim, std::optional<double> fill) {
+  check_recorded(layout, "shard_token_tensor");
+  const TokenAxes axes = token_axes(value, seq_dim, "shard_token_tensor");
+  CPLAB_CHECK(axes.rows == layout.rows, "shard_token_tensor: {} has {} rows on dim {}; the layout has B={}",
+              tensor_brief(value), axes.rows, seq_dim - 1, layout.rows);
+  // Packed rows of the caller's length are the caller's THD rows, even when L happens to be S.
+  const bool caller_rows = axes.seq == layout.caller_len && (layout.packed || axes.seq != layout.padded_len);
+  if (!caller_rows) {
+    CPLAB_CHECK(axes.seq == layout.padded_len,
+                "shard_token_tensor: {} has {} tokens on seq dim {}: neither the padded length L={} nor the caller "
+                "length S={}",
+                tensor_brief(value), axes.seq, seq_dim, layout.padded_len, layout.caller_len);
+    return take_tokens(value, seq_dim, layout.index, layout.local_len());
+  }
+  CPLAB_CHECK(layout.packed || fill.has_value(),
+              "shard_token_tensor: {} has the caller length S={} on seq dim {}; padding it to L={} needs an explicit fill",
+              tensor_brief(value), axes.seq, seq_dim, layout.padded_len);
+  const double padding = fill.value_or(0.0);  // packed caller rows without a fill: 0
+  Tensor local = take_tokens(value, seq_dim, layout.caller_pos, layout.local_len());
+  const TokenAxes out = token_axes(local, seq_dim, "shard_token_tensor");
+  for (std::int64_t b = 0; b < out.rows; ++b) {
+    for (std::int64_t k = 0; k < out.seq; ++k) {
+      if (layout.caller_pos[b][k] >= 0) continue;
+      for (std::int64_t o = 0; o < out.outer; ++o) {
+        for (std::int64_t e = 0; e < out.inner; ++e) local.set(out.token(o, b, k) * out.inner + e, padding);
+      }
+    }
+  }
+  return local;
+}
+
+}  // namespace cplab::sim
