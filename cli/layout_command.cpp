@@ -32,12 +32,14 @@ std::vector<std::int64_t> parse_doc_lens(const std::string& text) {
   std::size_t start = 0;
   while (true) {
     const std::size_t comma = text.find(',', start);
-    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const std::string item =
+        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     std::int64_t value = 0;
     const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
     CPLAB_CHECK(!item.empty() && ec == std::errc() && end == item.data() + item.size(),
                 "--doc-lens '{}': '{}' is not an integer (expected a list like 5,3,8)", text, item);
-    CPLAB_CHECK(value >= 0, "--doc-lens '{}': document {} has negative length {}", text, lens.size(), value);
+    CPLAB_CHECK(value >= 0, "--doc-lens '{}': document {} has negative length {}", text,
+                lens.size(), value);
     lens.push_back(value);
     if (comma == std::string::npos) break;
     start = comma + 1;
@@ -45,7 +47,8 @@ std::vector<std::int64_t> parse_doc_lens(const std::string& text) {
   return lens;
 }
 
-std::vector<std::int64_t> local(const RowPlan& row, const std::vector<std::int64_t>& global, std::size_t rank) {
+std::vector<std::int64_t> local(const RowPlan& row, const std::vector<std::int64_t>& global,
+                                std::size_t rank) {
   std::vector<std::int64_t> out;
   for (std::int64_t g : row.index[rank]) out.push_back(global[g]);
   return out;
@@ -62,7 +65,8 @@ void print_json(const LayoutSpec& spec, const RowPlan& row, const std::vector<st
   out["layout"] = spec.layout;
   out["cp"] = spec.cp;
   out["padded_seq_len"] = row.padded_len;
-  out["original_seq_len"] = row.packed ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(row.original_len);
+  out["original_seq_len"] =
+      row.packed ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(row.original_len);
   out["imbalance"] = reference::imbalance(work);
   out["ranks"] = nlohmann::ordered_json::array();
   for (std::size_t r = 0; r < row.index.size(); ++r) {
@@ -79,15 +83,19 @@ void print_json(const LayoutSpec& spec, const RowPlan& row, const std::vector<st
   fmt::print("{}\n", out.dump());
 }
 
-void print_table(const LayoutSpec& spec, const RowPlan& row, const std::vector<std::int64_t>& work) {
-  const std::string original = row.packed ? "packed row" : fmt::format("original length {}", row.original_len);
-  fmt::print("{}: padded length {} ({}), {} tokens per rank, imbalance {:.3f} (max/mean causal work)\n",
-             spec_brief(spec), row.padded_len, original, row.local_len(), reference::imbalance(work));
+void print_table(const LayoutSpec& spec, const RowPlan& row,
+                 const std::vector<std::int64_t>& work) {
+  const std::string original =
+      row.packed ? "packed row" : fmt::format("original length {}", row.original_len);
+  fmt::print(
+      "{}: padded length {} ({}), {} tokens per rank, imbalance {:.3f} (max/mean causal work)\n",
+      spec_brief(spec), row.padded_len, original, row.local_len(), reference::imbalance(work));
   if (row.packed) fmt::print("cu_seqlens_padded {}\n", row.cu_seqlens_padded);
   fmt::print("{:>4}  {:>6}  {:>8}\n", "rank", "valid", "work");
   const std::string indent(24, ' ');  // under the indices column
   for (std::size_t r = 0; r < row.index.size(); ++r) {
-    fmt::print("{:>4}  {:>6}  {:>8}  indices    {}\n", r, row.valid_tokens[r], work[r], row.index[r]);
+    fmt::print("{:>4}  {:>6}  {:>8}  indices    {}\n", r, row.valid_tokens[r], work[r],
+               row.index[r]);
     fmt::print("{}positions  {}\n", indent, local(row, row.positions, r));
     if (row.packed) fmt::print("{}doc ids    {}\n", indent, local_doc_ids(row, r));
     if (spec.layout == "thd") fmt::print("{}cu_seqlens {}\n", indent, row.local_cu_seqlens[r]);
@@ -98,8 +106,10 @@ void print_table(const LayoutSpec& spec, const RowPlan& row, const std::vector<s
 int run_layout(const LayoutOptions& options) {
   const bool has_seq_len = options.seq_len_option->count() > 0;
   const bool has_doc_lens = options.doc_lens_option->count() > 0;
-  CPLAB_CHECK(has_seq_len != has_doc_lens, "give exactly one of --seq-len S (a BSHD row) and --doc-lens 5,3,8 (a "
-              "packed row); got {}", has_seq_len ? "both" : "neither");
+  CPLAB_CHECK(has_seq_len != has_doc_lens,
+              "give exactly one of --seq-len S (a BSHD row) and --doc-lens 5,3,8 (a "
+              "packed row); got {}",
+              has_seq_len ? "both" : "neither");
   validate_spec(options.spec);
   RowPlan row;
   if (has_seq_len) {
@@ -125,17 +135,21 @@ int run_layout(const LayoutOptions& options) {
 
 Command add_layout_command(CLI::App& app) {
   auto options = std::make_shared<LayoutOptions>();
-  CLI::App* sub = app.add_subcommand("layout", "Show which rank holds which token of one row under a CP layout");
+  CLI::App* sub = app.add_subcommand(
+      "layout", "Show which rank holds which token of one row under a CP layout");
   sub->add_option("--layout", options->spec.layout,
                   fmt::format("Layout: {}", fmt::join(reference::layout_names(), ", ")))
       ->required();
   sub->add_option("--cp", options->spec.cp, "CP size C (ranks in the group)")->required();
-  options->seq_len_option = sub->add_option("--seq-len", options->seq_len, "Length S of one BSHD row");
-  options->doc_lens_option =
-      sub->add_option("--doc-lens", options->doc_lens, "One packed row: document lengths back to back, e.g. 5,3,8");
-  sub->add_option("--pad-multiple", options->spec.pad_multiple, "contiguous: pad multiple m (D = C·m)")
+  options->seq_len_option =
+      sub->add_option("--seq-len", options->seq_len, "Length S of one BSHD row");
+  options->doc_lens_option = sub->add_option(
+      "--doc-lens", options->doc_lens, "One packed row: document lengths back to back, e.g. 5,3,8");
+  sub->add_option("--pad-multiple", options->spec.pad_multiple,
+                  "contiguous: pad multiple m (D = C·m)")
       ->capture_default_str();
-  sub->add_option("--chunk-size", options->spec.chunk_size, "magi: chunk size K")->capture_default_str();
+  sub->add_option("--chunk-size", options->spec.chunk_size, "magi: chunk size K")
+      ->capture_default_str();
   sub->add_flag("--json", options->json, "Print one JSON object instead of the table");
   return {sub, [options] { return run_layout(*options); }};
 }

@@ -3,7 +3,6 @@
 #include "reference/attention.hpp"
 
 #include <Eigen/Core>
-
 #include <algorithm>
 #include <cmath>
 
@@ -40,17 +39,17 @@ Eigen::Matrix<bool, Eigen::Dynamic, Eigen::Dynamic> document_causal_mask(const R
 
 }  // namespace
 
-AttentionReference attention(const ShardPlan& plan, const Tensor& q, const Tensor& k, const Tensor& v,
-                             const Tensor& grad_out) {
+AttentionReference attention(const ShardPlan& plan, const Tensor& q, const Tensor& k,
+                             const Tensor& v, const Tensor& grad_out) {
   const PlanLengths lengths = plan_lengths(plan);
   const char* names[] = {"q", "k", "v", "grad_out"};
   const Tensor* inputs[] = {&q, &k, &v, &grad_out};
   for (int i = 0; i < 4; ++i) {
     const Tensor& t = *inputs[i];
-    CPLAB_CHECK(t.dtype() == DType::f32 && t.dim() == 3 && t.size(0) == lengths.rows && t.size(1) == lengths.padded &&
-                    t.shape() == q.shape(),
-                "attention: {} is {}; every input must be f32 [B, L, D] = [{}, {}, D] with one D", names[i],
-                tensor_brief(t), lengths.rows, lengths.padded);
+    CPLAB_CHECK(t.dtype() == DType::f32 && t.dim() == 3 && t.size(0) == lengths.rows &&
+                    t.size(1) == lengths.padded && t.shape() == q.shape(),
+                "attention: {} is {}; every input must be f32 [B, L, D] = [{}, {}, D] with one D",
+                names[i], tensor_brief(t), lengths.rows, lengths.padded);
   }
   const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(2)));
   AttentionReference out{.out = Tensor(DType::f32, q.shape()),

@@ -3,7 +3,6 @@
 #include "reference/loss.hpp"
 
 #include <Eigen/Core>
-
 #include <cmath>
 
 #include "reference/plan_lengths.hpp"
@@ -13,21 +12,23 @@
 namespace cplab::reference {
 namespace {
 
-void check_loss_inputs(const PlanLengths& lengths, const Tensor& logits, const Tensor& labels, const Tensor& valid,
-                       std::int64_t seq, const char* seq_name) {
+void check_loss_inputs(const PlanLengths& lengths, const Tensor& logits, const Tensor& labels,
+                       const Tensor& valid, std::int64_t seq, const char* seq_name) {
   CPLAB_CHECK(logits.dim() == 3 && logits.size(0) == lengths.rows && logits.size(1) == seq,
-              "logits {} must be [B, {}, V] = [{}, {}, V]", tensor_brief(logits), seq_name, lengths.rows, seq);
-  CPLAB_CHECK(logits.dtype() == DType::f32 || logits.dtype() == DType::bf16 || logits.dtype() == DType::f16,
-              "logits {} must be f32, bf16 or f16", tensor_brief(logits));
+              "logits {} must be [B, {}, V] = [{}, {}, V]", tensor_brief(logits), seq_name,
+              lengths.rows, seq);
+  CPLAB_CHECK(
+      logits.dtype() == DType::f32 || logits.dtype() == DType::bf16 || logits.dtype() == DType::f16,
+      "logits {} must be f32, bf16 or f16", tensor_brief(logits));
   const Shape rows_by_seq{lengths.rows, seq};
-  CPLAB_CHECK(labels.shape() == rows_by_seq, "labels {} must be [B, {}] = {}", tensor_brief(labels), seq_name,
-              shape_str(rows_by_seq));
-  CPLAB_CHECK(valid.shape() == rows_by_seq, "valid {} must be [B, {}] = {}", tensor_brief(valid), seq_name,
-              shape_str(rows_by_seq));
+  CPLAB_CHECK(labels.shape() == rows_by_seq, "labels {} must be [B, {}] = {}", tensor_brief(labels),
+              seq_name, shape_str(rows_by_seq));
+  CPLAB_CHECK(valid.shape() == rows_by_seq, "valid {} must be [B, {}] = {}", tensor_brief(valid),
+              seq_name, shape_str(rows_by_seq));
 }
 
-// The target of slot g (SPEC §6): labels[g+1] when g+1 is in the stream and, in a packed row, in the
-// same document (row padding belongs to none); -1 when there is none.
+// The target of slot g (SPEC §6): labels[g+1] when g+1 is in the stream and, in a packed row, in
+// the same document (row padding belongs to none); -1 when there is none.
 std::int64_t target_of(const RowPlan& row, const Tensor& labels, std::int64_t b, std::int64_t g) {
   const std::int64_t next = g + 1;
   if (next >= row.padded_len) return -1;
@@ -37,7 +38,8 @@ std::int64_t target_of(const RowPlan& row, const Tensor& labels, std::int64_t b,
 
 }  // namespace
 
-LossReference shifted_loss(const ShardPlan& plan, const Tensor& logits, const Tensor& labels, const Tensor& valid) {
+LossReference shifted_loss(const ShardPlan& plan, const Tensor& logits, const Tensor& labels,
+                           const Tensor& valid) {
   const PlanLengths lengths = plan_lengths(plan);
   check_loss_inputs(lengths, logits, labels, valid, lengths.padded, "L");
   const Tensor logits_f32 = logits.to(DType::f32);
@@ -46,17 +48,22 @@ LossReference shifted_loss(const ShardPlan& plan, const Tensor& logits, const Te
   const auto z_all = logits_f32.data<float>();
 
   LossReference out;
-  out.target.assign(static_cast<std::size_t>(lengths.rows), std::vector<std::int64_t>(static_cast<std::size_t>(len)));
-  out.contributes.assign(static_cast<std::size_t>(lengths.rows), std::vector<std::uint8_t>(static_cast<std::size_t>(len)));
-  out.token_ce.assign(static_cast<std::size_t>(lengths.rows), std::vector<double>(static_cast<std::size_t>(len)));
+  out.target.assign(static_cast<std::size_t>(lengths.rows),
+                    std::vector<std::int64_t>(static_cast<std::size_t>(len)));
+  out.contributes.assign(static_cast<std::size_t>(lengths.rows),
+                         std::vector<std::uint8_t>(static_cast<std::size_t>(len)));
+  out.token_ce.assign(static_cast<std::size_t>(lengths.rows),
+                      std::vector<double>(static_cast<std::size_t>(len)));
   for (std::int64_t b = 0; b < lengths.rows; ++b) {
     for (std::int64_t g = 0; g < len; ++g) {
       const std::int64_t target = target_of(plan.rows[b], labels, b, g);
       out.target[b][g] = target;
-      const bool contributes = valid.get(b * len + g) != 0.0 && target != -1 && target != kIgnoreIndex;
+      const bool contributes =
+          valid.get(b * len + g) != 0.0 && target != -1 && target != kIgnoreIndex;
       if (!contributes) continue;
-      CPLAB_CHECK(target >= 0 && target < vocab, "row {} slot {}: target label {} outside the vocabulary [0, {})", b, g,
-                  target, vocab);
+      CPLAB_CHECK(target >= 0 && target < vocab,
+                  "row {} slot {}: target label {} outside the vocabulary [0, {})", b, g, target,
+                  vocab);
       out.contributes[b][g] = 1;
       ++out.contributing_total;
     }
@@ -71,7 +78,8 @@ LossReference shifted_loss(const ShardPlan& plan, const Tensor& logits, const Te
       if (!out.contributes[b][g]) continue;
       const std::int64_t at = (b * len + g) * vocab;
       const Eigen::VectorXd z =
-          Eigen::Map<const Eigen::VectorXf>(z_all.data() + at, static_cast<Eigen::Index>(vocab)).cast<double>();
+          Eigen::Map<const Eigen::VectorXf>(z_all.data() + at, static_cast<Eigen::Index>(vocab))
+              .cast<double>();
       const double top = z.maxCoeff();
       const double logsumexp = top + std::log((z.array() - top).exp().sum());
       const std::int64_t y = out.target[b][g];
@@ -80,7 +88,8 @@ LossReference shifted_loss(const ShardPlan& plan, const Tensor& logits, const Te
       // ∂(global mean)/∂z = (softmax(z) - onehot(y)) / N.
       Eigen::VectorXd d = (z.array() - logsumexp).exp();
       d(y) -= 1.0;
-      Eigen::Map<Eigen::VectorXf>(grad.data() + at, static_cast<Eigen::Index>(vocab)) = (d / count).cast<float>();
+      Eigen::Map<Eigen::VectorXf>(grad.data() + at, static_cast<Eigen::Index>(vocab)) =
+          (d / count).cast<float>();
     }
   }
   out.global_mean = out.contributing_total > 0 ? total / count : 0.0;
@@ -97,7 +106,8 @@ LossReference shifted_loss(const ShardPlan& plan, const Tensor& logits, const Te
       }
     }
     // FSDP averages over the CP group, so each rank carries C times its share of the global mean.
-    out.rank_loss[r] = out.contributing_total > 0 ? rank_total * static_cast<double>(lengths.cp) / count : 0.0;
+    out.rank_loss[r] =
+        out.contributing_total > 0 ? rank_total * static_cast<double>(lengths.cp) / count : 0.0;
   }
   return out;
 }
@@ -107,9 +117,12 @@ LossReference shifted_loss_caller(const ShardPlan& plan, const Tensor& logits, c
   const PlanLengths lengths = plan_lengths(plan);
   check_loss_inputs(lengths, logits, labels, valid, lengths.caller, "S");
   auto padded = [&](const Tensor& value, double pad_value) {
-    return pad_to_global(plan, TokenField{.value = value, .seq_dim = 1, .rule = PadRule::constant, .pad_value = pad_value});
+    return pad_to_global(
+        plan, TokenField{
+                  .value = value, .seq_dim = 1, .rule = PadRule::constant, .pad_value = pad_value});
   };
-  return shifted_loss(plan, padded(logits, 0.0), padded(labels, static_cast<double>(kIgnoreIndex)), padded(valid, 0.0));
+  return shifted_loss(plan, padded(logits, 0.0), padded(labels, static_cast<double>(kIgnoreIndex)),
+                      padded(valid, 0.0));
 }
 
 }  // namespace cplab::reference

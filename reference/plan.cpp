@@ -4,7 +4,8 @@
 
 namespace cplab::reference {
 
-RowPlan plan_row(const LayoutSpec& spec, std::int64_t caller_len, const std::vector<std::int64_t>* seq_lens,
+RowPlan plan_row(const LayoutSpec& spec, std::int64_t caller_len,
+                 const std::vector<std::int64_t>* seq_lens,
                  const std::vector<std::int64_t>* seq_lens_padded, std::int64_t pinned_len) {
   validate_spec(spec);
   return layout_info(spec.layout).plan_row(spec, caller_len, seq_lens, seq_lens_padded, pinned_len);
@@ -12,11 +13,13 @@ RowPlan plan_row(const LayoutSpec& spec, std::int64_t caller_len, const std::vec
 
 namespace {
 
-std::vector<RowPlan> plan_packed_rows(const LayoutSpec& spec, const Batch& batch, std::int64_t seq_len) {
+std::vector<RowPlan> plan_packed_rows(const LayoutSpec& spec, const Batch& batch,
+                                      std::int64_t seq_len) {
   std::vector<RowPlan> rows;
   for (std::size_t b = 0; b < batch.seq_lens.size(); ++b) {
     const bool has_padded = !batch.seq_lens_padded.empty() && !batch.seq_lens_padded[b].empty();
-    rows.push_back(plan_row(spec, seq_len, &batch.seq_lens[b], has_padded ? &batch.seq_lens_padded[b] : nullptr));
+    rows.push_back(plan_row(spec, seq_len, &batch.seq_lens[b],
+                            has_padded ? &batch.seq_lens_padded[b] : nullptr));
   }
   return rows;
 }
@@ -31,15 +34,17 @@ ShardPlan plan(const LayoutSpec& spec, const Batch& batch) {
   ShardPlan out{.spec = spec, .rows = {}};
   if (!batch.packed()) {
     CPLAB_CHECK(rows % spec.num_chunks == 0,
-                "a batch of B={} rows does not split into num_chunks={} equal microbatches (rows are never dropped)",
+                "a batch of B={} rows does not split into num_chunks={} equal microbatches (rows "
+                "are never dropped)",
                 rows, spec.num_chunks);
     // Every BSHD row has the same shape, hence the same layout.
     if (rows > 0) out.rows.assign(static_cast<std::size_t>(rows), plan_row(spec, seq_len));
     return out;
   }
-  CPLAB_CHECK(rows == spec.num_chunks,
-              "packed batches hold exactly one packed row per microbatch: B={} rows for num_chunks={}", rows,
-              spec.num_chunks);
+  CPLAB_CHECK(
+      rows == spec.num_chunks,
+      "packed batches hold exactly one packed row per microbatch: B={} rows for num_chunks={}",
+      rows, spec.num_chunks);
   // Each packed row is partitioned on its own (SPEC §4): thd rows may end up with different L,
   // which the verbs accept one microbatch at a time (microbatch_plan).
   out.rows = plan_packed_rows(spec, batch, seq_len);
@@ -47,8 +52,8 @@ ShardPlan plan(const LayoutSpec& spec, const Batch& batch) {
 }
 
 ShardPlan microbatch_plan(const ShardPlan& plan, std::int64_t m) {
-  CPLAB_CHECK(m >= 0 && m < plan.spec.num_chunks, "microbatch {} out of range: the plan has num_chunks={}", m,
-              plan.spec.num_chunks);
+  CPLAB_CHECK(m >= 0 && m < plan.spec.num_chunks,
+              "microbatch {} out of range: the plan has num_chunks={}", m, plan.spec.num_chunks);
   const std::int64_t per = plan.rows_per_microbatch();
   ShardPlan out{.spec = plan.spec, .rows = {}};
   out.spec.num_chunks = 1;

@@ -18,7 +18,7 @@ struct LayoutInfo {
   bool data_dependent;  // thd, magi: the partition depends on the documents
 };
 
-const std::vector<LayoutInfo>& layouts();             // every registered layout, in name order
+const std::vector<LayoutInfo>& layouts();                // every registered layout, in name order
 const LayoutInfo& layout_info(const std::string& name);  // throws listing the known names
 std::vector<std::string> layout_names();
 
@@ -27,10 +27,12 @@ std::vector<std::string> layout_names();
 // (thd rows may differ in L: the verbs then take one microbatch at a time, see microbatch_plan).
 ShardPlan plan(const LayoutSpec& spec, const Batch& batch);
 // One row without a batch: a BSHD row of S tokens (seq_lens null) or a packed row of documents.
-// seq_lens_padded null or empty: each document occupies its real length. pinned_len: see LayoutInfo.
+// seq_lens_padded null or empty: each document occupies its real length. pinned_len as in
+// LayoutInfo::plan_row.
 RowPlan plan_row(const LayoutSpec& spec, std::int64_t caller_len,
                  const std::vector<std::int64_t>* seq_lens = nullptr,
-                 const std::vector<std::int64_t>* seq_lens_padded = nullptr, std::int64_t pinned_len = 0);
+                 const std::vector<std::int64_t>* seq_lens_padded = nullptr,
+                 std::int64_t pinned_len = 0);
 
 // Microbatch m of a plan (SPEC §4) as a plan of its own: its rows, num_chunks = 1. The loss of a
 // microbatch is normalised over that microbatch's tokens, so per-microbatch checks use this.

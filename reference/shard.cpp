@@ -1,5 +1,5 @@
-// The sharder's verbs of SPEC §4-§5 on the global view: shard a batch per microbatch and rank, shard
-// or gather any token tensor, and the gather's backward.
+// The sharder's verbs of SPEC §4-§5 on the global view: shard a batch per microbatch and rank,
+// shard or gather any token tensor, and the gather's backward.
 #include "reference/plan.hpp"
 #include "reference/plan_lengths.hpp"
 #include "reference/token_axes.hpp"
@@ -31,13 +31,15 @@ Batch batch_rows(const Batch& batch, std::int64_t begin, std::int64_t end) {
   const std::int64_t rows = batch.rows();
   for (const auto& [name, field] : batch.tokens) {
     TokenField sliced = field;
-    if (field.value.size(field.seq_dim - 1) == rows) sliced.value = tokens::slice_rows(field.value, field.seq_dim, begin, end);
+    if (field.value.size(field.seq_dim - 1) == rows)
+      sliced.value = tokens::slice_rows(field.value, field.seq_dim, begin, end);
     part.tokens[name] = std::move(sliced);
   }
   if (batch.packed()) {
     part.seq_lens.assign(batch.seq_lens.begin() + begin, batch.seq_lens.begin() + end);
     if (!batch.seq_lens_padded.empty()) {
-      part.seq_lens_padded.assign(batch.seq_lens_padded.begin() + begin, batch.seq_lens_padded.begin() + end);
+      part.seq_lens_padded.assign(batch.seq_lens_padded.begin() + begin,
+                                  batch.seq_lens_padded.begin() + end);
     }
   }
   return part;
@@ -76,26 +78,28 @@ std::vector<Batch> shard_microbatch(const ShardPlan& plan, const Batch& batch) {
 std::vector<std::vector<Batch>> shard_batch(const ShardPlan& plan, const Batch& batch) {
   validate_batch(batch);
   CPLAB_CHECK(batch.rows() == static_cast<std::int64_t>(plan.rows.size()),
-              "shard_batch: the batch has B={} rows, the plan ({}) {}", batch.rows(), spec_brief(plan.spec),
-              plan.rows.size());
+              "shard_batch: the batch has B={} rows, the plan ({}) {}", batch.rows(),
+              spec_brief(plan.spec), plan.rows.size());
   // Microbatch by microbatch: packed rows are each partitioned on their own and may differ in L.
   const std::int64_t per = plan.rows_per_microbatch();
   std::vector<std::vector<Batch>> sharded;
   for (std::int64_t m = 0; m < plan.spec.num_chunks; ++m) {
     const ShardPlan part = microbatch_plan(plan, m);
     const Batch rows = batch_rows(batch, m * per, (m + 1) * per);
-    CPLAB_CHECK(rows.seq_len() == plan_lengths(part).caller, "shard_batch: the batch has S={}, the plan S={}",
-                rows.seq_len(), plan_lengths(part).caller);
+    CPLAB_CHECK(rows.seq_len() == plan_lengths(part).caller,
+                "shard_batch: the batch has S={}, the plan S={}", rows.seq_len(),
+                plan_lengths(part).caller);
     sharded.push_back(shard_microbatch(part, rows));
   }
   return sharded;
 }
 
-Tensor shard_token_tensor(const ShardPlan& plan, const Tensor& value, std::int64_t seq_dim, std::optional<double> fill,
-                          std::int64_t rank) {
+Tensor shard_token_tensor(const ShardPlan& plan, const Tensor& value, std::int64_t seq_dim,
+                          std::optional<double> fill, std::int64_t rank) {
   const PlanLengths lengths = plan_lengths(plan);
   const tokens::TokenAxes axes = tokens::token_axes(value, seq_dim, "shard_token_tensor:");
-  CPLAB_CHECK(axes.rows == lengths.rows, "shard_token_tensor: {} has {} rows on dim {}; the plan has B={}",
+  CPLAB_CHECK(axes.rows == lengths.rows,
+              "shard_token_tensor: {} has {} rows on dim {}; the plan has B={}",
               tensor_brief(value), axes.rows, seq_dim - 1, lengths.rows);
   // Packed rows of the caller's length are always the caller's THD rows (documents at their caller
   // offsets), even when L happens to equal S: thd may move their tokens.
@@ -103,33 +107,42 @@ Tensor shard_token_tensor(const ShardPlan& plan, const Tensor& value, std::int64
   const bool caller_rows = axes.seq == lengths.caller && (packed || axes.seq != lengths.padded);
   if (!caller_rows) {
     CPLAB_CHECK(axes.seq == lengths.padded,
-                "shard_token_tensor: {} has {} tokens on seq dim {}: neither the padded length L={} nor the caller "
+                "shard_token_tensor: {} has {} tokens on seq dim {}: neither the padded length "
+                "L={} nor the caller "
                 "length S={}",
                 tensor_brief(value), axes.seq, seq_dim, lengths.padded, lengths.caller);
     return select_rank(plan, value, seq_dim, rank);
   }
   CPLAB_CHECK(packed || fill.has_value(),
-              "shard_token_tensor: {} has the caller length S={} on seq dim {}; padding it to L={} needs an "
+              "shard_token_tensor: {} has the caller length S={} on seq dim {}; padding it to L={} "
+              "needs an "
               "explicit fill",
               tensor_brief(value), axes.seq, seq_dim, lengths.padded);
-  const TokenField field{.value = value, .seq_dim = seq_dim, .rule = PadRule::constant, .pad_value = fill.value_or(0.0)};
+  const TokenField field{.value = value,
+                         .seq_dim = seq_dim,
+                         .rule = PadRule::constant,
+                         .pad_value = fill.value_or(0.0)};
   return select_rank(plan, pad_to_global(plan, field), seq_dim, rank);
 }
 
-Tensor gather_token_tensor(const ShardPlan& plan, const std::vector<Tensor>& locals, std::int64_t seq_dim, bool trim) {
+Tensor gather_token_tensor(const ShardPlan& plan, const std::vector<Tensor>& locals,
+                           std::int64_t seq_dim, bool trim) {
   Tensor global = place_ranks(plan, locals, seq_dim);
   return trim ? trim_to_caller(plan, global, seq_dim) : global;
 }
 
-Tensor gather_token_tensor_backward(const ShardPlan& plan, const Tensor& grad_gathered, std::int64_t seq_dim,
-                                    bool trim, std::int64_t rank) {
+Tensor gather_token_tensor_backward(const ShardPlan& plan, const Tensor& grad_gathered,
+                                    std::int64_t seq_dim, bool trim, std::int64_t rank) {
   const PlanLengths lengths = plan_lengths(plan);
-  const tokens::TokenAxes axes = tokens::token_axes(grad_gathered, seq_dim, "gather_token_tensor_backward:");
+  const tokens::TokenAxes axes =
+      tokens::token_axes(grad_gathered, seq_dim, "gather_token_tensor_backward:");
   const std::int64_t expected = trim ? lengths.caller : lengths.padded;
   CPLAB_CHECK(axes.seq == expected && axes.rows == lengths.rows,
-              "gather_token_tensor_backward: gradient {} has {} rows and {} tokens on seq dim {}; the gathered "
+              "gather_token_tensor_backward: gradient {} has {} rows and {} tokens on seq dim {}; "
+              "the gathered "
               "tensor had B={} rows of {}={}",
-              tensor_brief(grad_gathered), axes.rows, axes.seq, seq_dim, lengths.rows, trim ? "S" : "L", expected);
+              tensor_brief(grad_gathered), axes.rows, axes.seq, seq_dim, lengths.rows,
+              trim ? "S" : "L", expected);
   Tensor global = grad_gathered;
   if (trim) {
     // Slots the trim dropped (padding) got no gradient.

@@ -31,12 +31,12 @@ Shape with_rows_and_seq(const Tensor& t, std::int64_t seq_dim, std::int64_t rows
 
 // out[o, b, k] = in[o, src_b, maps[b][k]] for k < out_len, with src_b = b (or 0 when `in` has one
 // shared row); maps[b][k] = -1 leaves the token zero. One map per output row.
-Tensor take_tokens(const Tensor& in, std::int64_t seq_dim, const std::vector<std::vector<std::int64_t>>& maps,
-                   std::int64_t out_len);
+Tensor take_tokens(const Tensor& in, std::int64_t seq_dim,
+                   const std::vector<std::vector<std::int64_t>>& maps, std::int64_t out_len);
 
 // out[o, b, maps[b][k]] = in[o, b, k] into an existing tensor with the same outer/inner dims.
-void put_tokens(const Tensor& in, std::int64_t seq_dim, const std::vector<std::vector<std::int64_t>>& maps,
-                Tensor& out);
+void put_tokens(const Tensor& in, std::int64_t seq_dim,
+                const std::vector<std::vector<std::int64_t>>& maps, Tensor& out);
 
 // Rows [begin, end) of the row dim (seq_dim - 1).
 Tensor slice_rows(const Tensor& t, std::int64_t seq_dim, std::int64_t begin, std::int64_t end);

@@ -14,11 +14,13 @@ PlanLengths plan_lengths(const ShardPlan& plan) {
                       .cp = plan.rows[0].cp};
   for (std::size_t b = 1; b < plan.rows.size(); ++b) {
     const RowPlan& row = plan.rows[b];
-    CPLAB_CHECK(row.caller_len == lengths.caller && row.padded_len == lengths.padded && row.cp == lengths.cp,
-                "plan row {} has S={} L={} cp={}, row 0 has S={} L={} cp={}: token tensors need one shape (take "
+    CPLAB_CHECK(row.caller_len == lengths.caller && row.padded_len == lengths.padded &&
+                    row.cp == lengths.cp,
+                "plan row {} has S={} L={} cp={}, row 0 has S={} L={} cp={}: token tensors need "
+                "one shape (take "
                 "packed rows one microbatch at a time: microbatch_plan)",
-                b,
-                row.caller_len, row.padded_len, row.cp, lengths.caller, lengths.padded, lengths.cp);
+                b, row.caller_len, row.padded_len, row.cp, lengths.caller, lengths.padded,
+                lengths.cp);
   }
   return lengths;
 }
@@ -54,7 +56,8 @@ void fill_added_slots(const ShardPlan& plan, const TokenField& field, Tensor& gl
 Tensor pad_to_global(const ShardPlan& plan, const TokenField& field) {
   const PlanLengths lengths = plan_lengths(plan);
   const tokens::TokenAxes axes = tokens::token_axes(field.value, field.seq_dim, "pad_to_global:");
-  CPLAB_CHECK(axes.seq == lengths.caller, "pad_to_global: {} has {} tokens on seq dim {}; the caller rows have S={}",
+  CPLAB_CHECK(axes.seq == lengths.caller,
+              "pad_to_global: {} has {} tokens on seq dim {}; the caller rows have S={}",
               tensor_brief(field.value), axes.seq, field.seq_dim, lengths.caller);
   std::vector<std::vector<std::int64_t>> maps;
   for (const RowPlan& row : plan.rows) maps.push_back(row.caller_pos);
@@ -63,13 +66,15 @@ Tensor pad_to_global(const ShardPlan& plan, const TokenField& field) {
   return global;
 }
 
-Tensor select_rank(const ShardPlan& plan, const Tensor& global, std::int64_t seq_dim, std::int64_t rank) {
+Tensor select_rank(const ShardPlan& plan, const Tensor& global, std::int64_t seq_dim,
+                   std::int64_t rank) {
   const PlanLengths lengths = plan_lengths(plan);
   const tokens::TokenAxes axes = tokens::token_axes(global, seq_dim, "select_rank:");
   CPLAB_CHECK(rank >= 0 && rank < lengths.cp, "rank {} out of range for cp={}", rank, lengths.cp);
-  CPLAB_CHECK(axes.seq == lengths.padded && axes.rows == lengths.rows,
-              "select_rank: {} has {} rows and {} tokens on seq dim {}; the plan has B={} rows of L={}",
-              tensor_brief(global), axes.rows, axes.seq, seq_dim, lengths.rows, lengths.padded);
+  CPLAB_CHECK(
+      axes.seq == lengths.padded && axes.rows == lengths.rows,
+      "select_rank: {} has {} rows and {} tokens on seq dim {}; the plan has B={} rows of L={}",
+      tensor_brief(global), axes.rows, axes.seq, seq_dim, lengths.rows, lengths.padded);
   std::vector<std::vector<std::int64_t>> maps;
   for (const RowPlan& row : plan.rows) maps.push_back(row.index[rank]);
   return tokens::take_tokens(global, seq_dim, maps, lengths.padded / lengths.cp);
@@ -77,18 +82,20 @@ Tensor select_rank(const ShardPlan& plan, const Tensor& global, std::int64_t seq
 
 Tensor place_ranks(const ShardPlan& plan, const std::vector<Tensor>& locals, std::int64_t seq_dim) {
   const PlanLengths lengths = plan_lengths(plan);
-  CPLAB_CHECK(static_cast<std::int64_t>(locals.size()) == lengths.cp, "place_ranks: {} local shards for cp={}",
-              locals.size(), lengths.cp);
+  CPLAB_CHECK(static_cast<std::int64_t>(locals.size()) == lengths.cp,
+              "place_ranks: {} local shards for cp={}", locals.size(), lengths.cp);
   const std::int64_t local_len = lengths.padded / lengths.cp;
   for (std::size_t r = 0; r < locals.size(); ++r) {
     const tokens::TokenAxes axes = tokens::token_axes(locals[r], seq_dim, "place_ranks:");
     CPLAB_CHECK(axes.seq == local_len && axes.rows == lengths.rows,
-                "place_ranks: rank {} shard {} has {} rows and {} tokens on seq dim {}; expected B={} rows of "
+                "place_ranks: rank {} shard {} has {} rows and {} tokens on seq dim {}; expected "
+                "B={} rows of "
                 "ℓ=L/C={}/{}={}",
-                r, tensor_brief(locals[r]), axes.rows, axes.seq, seq_dim, lengths.rows, lengths.padded, lengths.cp,
-                local_len);
+                r, tensor_brief(locals[r]), axes.rows, axes.seq, seq_dim, lengths.rows,
+                lengths.padded, lengths.cp, local_len);
   }
-  Tensor global(locals[0].dtype(), tokens::with_rows_and_seq(locals[0], seq_dim, lengths.rows, lengths.padded));
+  Tensor global(locals[0].dtype(),
+                tokens::with_rows_and_seq(locals[0], seq_dim, lengths.rows, lengths.padded));
   for (std::size_t r = 0; r < locals.size(); ++r) {
     std::vector<std::vector<std::int64_t>> maps;
     for (const RowPlan& row : plan.rows) maps.push_back(row.index[r]);
@@ -100,9 +107,10 @@ Tensor place_ranks(const ShardPlan& plan, const std::vector<Tensor>& locals, std
 Tensor trim_to_caller(const ShardPlan& plan, const Tensor& global, std::int64_t seq_dim) {
   const PlanLengths lengths = plan_lengths(plan);
   const tokens::TokenAxes axes = tokens::token_axes(global, seq_dim, "trim_to_caller:");
-  CPLAB_CHECK(axes.seq == lengths.padded && axes.rows == lengths.rows,
-              "trim_to_caller: {} has {} rows and {} tokens on seq dim {}; the plan has B={} rows of L={}",
-              tensor_brief(global), axes.rows, axes.seq, seq_dim, lengths.rows, lengths.padded);
+  CPLAB_CHECK(
+      axes.seq == lengths.padded && axes.rows == lengths.rows,
+      "trim_to_caller: {} has {} rows and {} tokens on seq dim {}; the plan has B={} rows of L={}",
+      tensor_brief(global), axes.rows, axes.seq, seq_dim, lengths.rows, lengths.padded);
   // Caller slots no global slot maps back to (thd drops the caller's own document padding) stay 0.
   std::vector<std::vector<std::int64_t>> maps;
   for (const RowPlan& row : plan.rows) {

@@ -9,8 +9,9 @@ namespace cplab::reference {
 
 std::vector<std::int64_t> visible_keys(const RowPlan& row) {
   const auto n = static_cast<std::size_t>(row.padded_len);
-  CPLAB_CHECK(row.doc_ids.size() == n && row.real.size() == n, "row plan of L={} has {} doc ids and {} real flags",
-              row.padded_len, row.doc_ids.size(), row.real.size());
+  CPLAB_CHECK(row.doc_ids.size() == n && row.real.size() == n,
+              "row plan of L={} has {} doc ids and {} real flags", row.padded_len,
+              row.doc_ids.size(), row.real.size());
   // Walking the stream in order, each document's running count of real keys is exactly the number
   // of its real keys at or before the current slot, wherever the document's slots lie.
   std::int32_t max_doc = 0;

@@ -9,11 +9,13 @@ namespace {
 
 RowPlan plan_contiguous_row(const LayoutSpec& spec, std::int64_t caller_len,
                             const std::vector<std::int64_t>* seq_lens,
-                            const std::vector<std::int64_t>* seq_lens_padded, std::int64_t pinned_len) {
-  const row_stream::CallerRow caller = row_stream::read_caller_row(caller_len, seq_lens, seq_lens_padded);
+                            const std::vector<std::int64_t>* seq_lens_padded,
+                            std::int64_t pinned_len) {
+  const row_stream::CallerRow caller =
+      row_stream::read_caller_row(caller_len, seq_lens, seq_lens_padded);
   if (spec.cp == 1) return row_stream::identity_plan(caller, pinned_len);
-  const std::int64_t len =
-      row_stream::resolve_padded_len("contiguous", row_stream::ceil_to(caller.len, spec.cp * spec.pad_multiple), pinned_len);
+  const std::int64_t len = row_stream::resolve_padded_len(
+      "contiguous", row_stream::ceil_to(caller.len, spec.cp * spec.pad_multiple), pinned_len);
   RowPlan row = row_stream::end_padded_stream(caller, spec.cp, len);
   const std::int64_t local = len / spec.cp;
   std::vector<std::vector<row_stream::SlotRange>> ranges(static_cast<std::size_t>(spec.cp));
@@ -25,6 +27,7 @@ RowPlan plan_contiguous_row(const LayoutSpec& spec, std::int64_t caller_len,
 }  // namespace
 
 extern const LayoutInfo contiguous_layout;
-const LayoutInfo contiguous_layout{.name = "contiguous", .plan_row = plan_contiguous_row, .data_dependent = false};
+const LayoutInfo contiguous_layout{
+    .name = "contiguous", .plan_row = plan_contiguous_row, .data_dependent = false};
 
 }  // namespace cplab::reference

@@ -17,8 +17,10 @@ namespace cplab::reference {
 namespace {
 
 // The "min-heap" rule of SPEC §3: chunks by area descending (equal areas: higher index first), each
-// to the least-loaded rank that still has room (equal loads: lower rank); each rank's chunks sorted.
-std::vector<std::vector<std::int64_t>> assign_chunks(const std::vector<std::int64_t>& areas, std::int64_t cp) {
+// to the least-loaded rank that still has room (equal loads: lower rank); each rank's chunks
+// sorted.
+std::vector<std::vector<std::int64_t>> assign_chunks(const std::vector<std::int64_t>& areas,
+                                                     std::int64_t cp) {
   const auto chunks = static_cast<std::int64_t>(areas.size());
   CPLAB_CHECK(chunks % cp == 0, "magi: {} chunks do not divide over cp={} ranks", chunks, cp);
   const std::int64_t per_rank = chunks / cp;
@@ -42,13 +44,15 @@ std::vector<std::vector<std::int64_t>> assign_chunks(const std::vector<std::int6
   return owned;
 }
 
-RowPlan plan_magi_row(const LayoutSpec& spec, std::int64_t caller_len, const std::vector<std::int64_t>* seq_lens,
+RowPlan plan_magi_row(const LayoutSpec& spec, std::int64_t caller_len,
+                      const std::vector<std::int64_t>* seq_lens,
                       const std::vector<std::int64_t>* seq_lens_padded, std::int64_t pinned_len) {
-  const row_stream::CallerRow caller = row_stream::read_caller_row(caller_len, seq_lens, seq_lens_padded);
+  const row_stream::CallerRow caller =
+      row_stream::read_caller_row(caller_len, seq_lens, seq_lens_padded);
   if (spec.cp == 1) return row_stream::identity_plan(caller, pinned_len);
   const std::int64_t chunk_size = spec.chunk_size;
-  const std::int64_t len =
-      row_stream::resolve_padded_len("magi", row_stream::ceil_to(caller.len, chunk_size * spec.cp), pinned_len);
+  const std::int64_t len = row_stream::resolve_padded_len(
+      "magi", row_stream::ceil_to(caller.len, chunk_size * spec.cp), pinned_len);
   RowPlan row = row_stream::end_padded_stream(caller, spec.cp, len);
   std::iota(row.positions.begin(), row.positions.end(), std::int64_t{0});
 
@@ -56,12 +60,14 @@ RowPlan plan_magi_row(const LayoutSpec& spec, std::int64_t caller_len, const std
   const std::int64_t chunks = len / chunk_size;
   row.magi_areas.assign(static_cast<std::size_t>(chunks), 0);
   for (std::int64_t j = 0; j < chunks; ++j) {
-    for (std::int64_t g = j * chunk_size; g < (j + 1) * chunk_size; ++g) row.magi_areas[j] += seen[g];
+    for (std::int64_t g = j * chunk_size; g < (j + 1) * chunk_size; ++g)
+      row.magi_areas[j] += seen[g];
   }
   row.magi_chunks = assign_chunks(row.magi_areas, spec.cp);
   std::vector<std::vector<row_stream::SlotRange>> ranges(static_cast<std::size_t>(spec.cp));
   for (std::int64_t r = 0; r < spec.cp; ++r) {
-    for (std::int64_t chunk : row.magi_chunks[r]) ranges[r].push_back({chunk * chunk_size, (chunk + 1) * chunk_size});
+    for (std::int64_t chunk : row.magi_chunks[r])
+      ranges[r].push_back({chunk * chunk_size, (chunk + 1) * chunk_size});
   }
   row_stream::assign_ranges(row, ranges);
   return row;

@@ -19,13 +19,16 @@ namespace {
 
 // Checks each entry as it registers: a name, a plan function, no duplicate names.
 std::vector<LayoutInfo> registered(std::vector<LayoutInfo> entries) {
-  std::sort(entries.begin(), entries.end(),
-            [](const LayoutInfo& a, const LayoutInfo& b) { return std::strcmp(a.name, b.name) < 0; });
+  std::sort(entries.begin(), entries.end(), [](const LayoutInfo& a, const LayoutInfo& b) {
+    return std::strcmp(a.name, b.name) < 0;
+  });
   for (std::size_t i = 0; i < entries.size(); ++i) {
-    CPLAB_CHECK(entries[i].name != nullptr && entries[i].name[0] != '\0', "layout entry {} has no name", i);
-    CPLAB_CHECK(entries[i].plan_row != nullptr, "layout '{}' registers no plan function", entries[i].name);
-    CPLAB_CHECK(i == 0 || std::strcmp(entries[i - 1].name, entries[i].name) != 0, "layout '{}' registered twice",
+    CPLAB_CHECK(entries[i].name != nullptr && entries[i].name[0] != '\0',
+                "layout entry {} has no name", i);
+    CPLAB_CHECK(entries[i].plan_row != nullptr, "layout '{}' registers no plan function",
                 entries[i].name);
+    CPLAB_CHECK(i == 0 || std::strcmp(entries[i - 1].name, entries[i].name) != 0,
+                "layout '{}' registered twice", entries[i].name);
   }
   return entries;
 }

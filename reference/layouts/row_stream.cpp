@@ -30,14 +30,16 @@ CallerRow read_caller_row(std::int64_t caller_len, const std::vector<std::int64_
               row.seq_lens.size());
   std::int64_t offset = 0;
   for (std::size_t i = 0; i < row.seq_lens.size(); ++i) {
-    CPLAB_CHECK(row.seq_lens[i] >= 0, "packed row: document {} has negative length {}", i, row.seq_lens[i]);
+    CPLAB_CHECK(row.seq_lens[i] >= 0, "packed row: document {} has negative length {}", i,
+                row.seq_lens[i]);
     CPLAB_CHECK(row.seq_lens_padded[i] >= row.seq_lens[i],
                 "packed row: document {} occupies {} slots, less than its {} tokens", i,
                 row.seq_lens_padded[i], row.seq_lens[i]);
     row.starts.push_back(offset);
     offset += row.seq_lens_padded[i];
   }
-  CPLAB_CHECK(offset <= caller_len, "packed row: documents {} occupy {} slots, more than the row length S={}",
+  CPLAB_CHECK(offset <= caller_len,
+              "packed row: documents {} occupy {} slots, more than the row length S={}",
               fmt::format("{}", row.seq_lens_padded), offset, caller_len);
   return row;
 }
@@ -45,14 +47,14 @@ CallerRow read_caller_row(std::int64_t caller_len, const std::vector<std::int64_
 std::int64_t resolve_padded_len(const char* layout, std::int64_t natural, std::int64_t pinned) {
   CPLAB_CHECK(pinned >= 0, "pinned row length must be non-negative, got {}", pinned);
   if (pinned == 0) return natural;
-  CPLAB_CHECK(pinned == natural, "{} pads this row to L={}, but the row length is pinned to L={}", layout,
-              natural, pinned);
+  CPLAB_CHECK(pinned == natural, "{} pads this row to L={}, but the row length is pinned to L={}",
+              layout, natural, pinned);
   return pinned;
 }
 
 RowPlan end_padded_stream(const CallerRow& caller, std::int64_t cp, std::int64_t padded_len) {
-  CPLAB_CHECK(padded_len >= caller.len, "padded length L={} is shorter than the row S={}", padded_len,
-              caller.len);
+  CPLAB_CHECK(padded_len >= caller.len, "padded length L={} is shorter than the row S={}",
+              padded_len, caller.len);
   RowPlan row;
   row.cp = cp;
   row.caller_len = caller.len;
@@ -94,31 +96,33 @@ RowPlan end_padded_stream(const CallerRow& caller, std::int64_t cp, std::int64_t
 }
 
 void assign_ranges(RowPlan& row, const std::vector<std::vector<SlotRange>>& ranges) {
-  CPLAB_CHECK(static_cast<std::int64_t>(ranges.size()) == row.cp, "{} rank range lists for cp={}", ranges.size(),
-              row.cp);
-  CPLAB_CHECK(row.padded_len % row.cp == 0, "padded length L={} does not divide over cp={} ranks", row.padded_len,
-              row.cp);
+  CPLAB_CHECK(static_cast<std::int64_t>(ranges.size()) == row.cp, "{} rank range lists for cp={}",
+              ranges.size(), row.cp);
+  CPLAB_CHECK(row.padded_len % row.cp == 0, "padded length L={} does not divide over cp={} ranks",
+              row.padded_len, row.cp);
   std::vector<std::uint8_t> taken(static_cast<std::size_t>(row.padded_len), 0);
   row.index.assign(ranges.size(), {});
   row.valid_tokens.assign(ranges.size(), 0);
   for (std::size_t r = 0; r < ranges.size(); ++r) {
     for (const SlotRange& range : ranges[r]) {
       for (std::int64_t g = range.begin; g < range.end; ++g) {
-        CPLAB_CHECK(g >= 0 && g < row.padded_len && !taken[g], "rank {} given slot {} of L={} {}", r, g,
-                    row.padded_len, g >= 0 && g < row.padded_len ? "twice" : "(out of range)");
+        CPLAB_CHECK(g >= 0 && g < row.padded_len && !taken[g], "rank {} given slot {} of L={} {}",
+                    r, g, row.padded_len,
+                    g >= 0 && g < row.padded_len ? "twice" : "(out of range)");
         taken[g] = 1;
         row.index[r].push_back(g);
         row.valid_tokens[r] += row.real[g];
       }
     }
     CPLAB_CHECK(static_cast<std::int64_t>(row.index[r].size()) == row.local_len(),
-                "rank {} holds {} slots; every rank must hold L/C = {}/{} = {}", r, row.index[r].size(),
-                row.padded_len, row.cp, row.local_len());
+                "rank {} holds {} slots; every rank must hold L/C = {}/{} = {}", r,
+                row.index[r].size(), row.padded_len, row.cp, row.local_len());
   }
 }
 
 RowPlan identity_plan(const CallerRow& caller, std::int64_t pinned) {
-  const std::int64_t len = resolve_padded_len("the identity layout (and every layout at C = 1)", caller.len, pinned);
+  const std::int64_t len =
+      resolve_padded_len("the identity layout (and every layout at C = 1)", caller.len, pinned);
   RowPlan row = end_padded_stream(caller, 1, len);
   assign_ranges(row, {{SlotRange{0, len}}});
   return row;

@@ -19,7 +19,7 @@ struct CallerRow {
   bool packed = false;
   std::vector<std::int64_t> seq_lens;         // real tokens of each document
   std::vector<std::int64_t> seq_lens_padded;  // slots each occupies in the caller row
-  std::vector<std::int64_t> starts;           // caller offset of each document: cumsum(seq_lens_padded)
+  std::vector<std::int64_t> starts;  // caller offset of each document: cumsum(seq_lens_padded)
 
   std::int64_t documents() const { return static_cast<std::int64_t>(seq_lens.size()); }
 };

@@ -3,8 +3,8 @@
 // Interpretation of the row:
 //  - each document is re-laid at P_i = ceil_to(seq_lens[i], 2C) slots (its padding at its end),
 //    whatever the caller's seq_lens_padded were; a zero-length document gets P_i = 0 and still uses
-//    up its id. Real tokens keep a caller_pos pointing at their caller slot, so tokens move when the
-//    caller's padding differs; pad slots are filled by the pad rules (caller_pos = -1).
+//    up its id. Real tokens keep a caller_pos pointing at their caller slot, so tokens move when
+//    the caller's padding differs; pad slots are filled by the pad rules (caller_pos = -1).
 //  - L = max(ΣP_i, ceil_to(S, 2C)) (or a length the caller pins); whatever exceeds ΣP_i is row
 //    padding, added to the last document ("row padding is added to the last document"), so every
 //    slot belongs to a document and positions run on through it.
@@ -20,13 +20,16 @@
 namespace cplab::reference {
 namespace {
 
-RowPlan plan_thd_row(const LayoutSpec& spec, std::int64_t caller_len, const std::vector<std::int64_t>* seq_lens,
+RowPlan plan_thd_row(const LayoutSpec& spec, std::int64_t caller_len,
+                     const std::vector<std::int64_t>* seq_lens,
                      const std::vector<std::int64_t>* seq_lens_padded, std::int64_t pinned_len) {
-  const row_stream::CallerRow caller = row_stream::read_caller_row(caller_len, seq_lens, seq_lens_padded);
-  CPLAB_CHECK(caller.packed, "thd partitions packed rows (documents with seq_lens); got a BSHD row of S={}",
+  const row_stream::CallerRow caller =
+      row_stream::read_caller_row(caller_len, seq_lens, seq_lens_padded);
+  CPLAB_CHECK(caller.packed,
+              "thd partitions packed rows (documents with seq_lens); got a BSHD row of S={}",
               caller.len);
-  CPLAB_CHECK(caller.documents() > 0, "thd: a packed row with no documents (S={}) has nothing to partition",
-              caller.len);
+  CPLAB_CHECK(caller.documents() > 0,
+              "thd: a packed row with no documents (S={}) has nothing to partition", caller.len);
   if (spec.cp == 1) {
     RowPlan row = row_stream::identity_plan(caller, pinned_len);
     row.local_cu_seqlens = {row.cu_seqlens_padded};
@@ -34,14 +37,18 @@ RowPlan plan_thd_row(const LayoutSpec& spec, std::int64_t caller_len, const std:
   }
   const std::int64_t two_c = 2 * spec.cp;
   std::vector<std::int64_t> occupied(caller.seq_lens.size());
-  for (std::size_t i = 0; i < occupied.size(); ++i) occupied[i] = row_stream::ceil_to(caller.seq_lens[i], two_c);
-  const std::int64_t documents_len = std::accumulate(occupied.begin(), occupied.end(), std::int64_t{0});
+  for (std::size_t i = 0; i < occupied.size(); ++i)
+    occupied[i] = row_stream::ceil_to(caller.seq_lens[i], two_c);
+  const std::int64_t documents_len =
+      std::accumulate(occupied.begin(), occupied.end(), std::int64_t{0});
   std::int64_t len = std::max(documents_len, row_stream::ceil_to(caller.len, two_c));
   if (pinned_len > 0) {
-    CPLAB_CHECK(pinned_len % two_c == 0, "thd row length L={} is not a multiple of 2C={} (cp={})", pinned_len,
-                two_c, spec.cp);
-    CPLAB_CHECK(pinned_len >= len, "thd needs L={} for this row (documents padded to 2C={} take {}, S={}), more "
-                "than the pinned row length {}", len, two_c, documents_len, caller.len, pinned_len);
+    CPLAB_CHECK(pinned_len % two_c == 0, "thd row length L={} is not a multiple of 2C={} (cp={})",
+                pinned_len, two_c, spec.cp);
+    CPLAB_CHECK(pinned_len >= len,
+                "thd needs L={} for this row (documents padded to 2C={} take {}, S={}), more "
+                "than the pinned row length {}",
+                len, two_c, documents_len, caller.len, pinned_len);
     len = pinned_len;
   }
   occupied.back() += len - documents_len;

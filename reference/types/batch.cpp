@@ -37,7 +37,8 @@ const Tensor& Batch::at(const std::string& name) const {
 std::string Batch::primary() const {
   const bool ids = has(keys::input_ids);
   const bool embeds = has(keys::inputs_embeds);
-  CPLAB_CHECK(ids != embeds, "a batch needs exactly one primary key (input_ids or inputs_embeds); {}",
+  CPLAB_CHECK(ids != embeds,
+              "a batch needs exactly one primary key (input_ids or inputs_embeds); {}",
               ids ? "it has both" : "it has neither");
   return ids ? keys::input_ids : keys::inputs_embeds;
 }
@@ -59,31 +60,36 @@ const TokenField& shape_key(const Batch& batch) {
 }
 
 void check_seq_dim(const std::string& name, const TokenField& field) {
-  CPLAB_CHECK(field.seq_dim >= 1 && field.seq_dim < field.value.dim(),
-              "token key '{}' of shape {} has seq dim {}; it needs a row dim before it (1 <= seq dim < {})",
-              name, shape_str(field.value.shape()), field.seq_dim, field.value.dim());
+  CPLAB_CHECK(
+      field.seq_dim >= 1 && field.seq_dim < field.value.dim(),
+      "token key '{}' of shape {} has seq dim {}; it needs a row dim before it (1 <= seq dim < {})",
+      name, shape_str(field.value.shape()), field.seq_dim, field.value.dim());
 }
 
 void validate_packed(const Batch& batch, std::int64_t rows, std::int64_t seq_len) {
   CPLAB_CHECK(static_cast<std::int64_t>(batch.seq_lens.size()) == rows,
-              "packed batch: seq_lens has {} rows, the tensors have B={}", batch.seq_lens.size(), rows);
-  CPLAB_CHECK(batch.seq_lens_padded.empty() || batch.seq_lens_padded.size() == batch.seq_lens.size(),
-              "packed batch: seq_lens_padded has {} rows, seq_lens has {}", batch.seq_lens_padded.size(),
-              batch.seq_lens.size());
+              "packed batch: seq_lens has {} rows, the tensors have B={}", batch.seq_lens.size(),
+              rows);
+  CPLAB_CHECK(
+      batch.seq_lens_padded.empty() || batch.seq_lens_padded.size() == batch.seq_lens.size(),
+      "packed batch: seq_lens_padded has {} rows, seq_lens has {}", batch.seq_lens_padded.size(),
+      batch.seq_lens.size());
   for (std::size_t b = 0; b < batch.seq_lens.size(); ++b) {
     const auto& lens = batch.seq_lens[b];
     const bool has_padded = !batch.seq_lens_padded.empty() && !batch.seq_lens_padded[b].empty();
     const auto& padded = has_padded ? batch.seq_lens_padded[b] : lens;
-    CPLAB_CHECK(padded.size() == lens.size(), "packed row {}: {} seq_lens_padded for {} documents", b,
-                padded.size(), lens.size());
+    CPLAB_CHECK(padded.size() == lens.size(), "packed row {}: {} seq_lens_padded for {} documents",
+                b, padded.size(), lens.size());
     for (std::size_t i = 0; i < lens.size(); ++i) {
       CPLAB_CHECK(lens[i] >= 0, "packed row {}: document {} has negative length {}", b, i, lens[i]);
-      CPLAB_CHECK(padded[i] >= lens[i], "packed row {}: document {} occupies {} slots, less than its {} tokens",
-                  b, i, padded[i], lens[i]);
+      CPLAB_CHECK(padded[i] >= lens[i],
+                  "packed row {}: document {} occupies {} slots, less than its {} tokens", b, i,
+                  padded[i], lens[i]);
     }
     const std::int64_t used = std::accumulate(padded.begin(), padded.end(), std::int64_t{0});
-    CPLAB_CHECK(used <= seq_len, "packed row {}: documents {} occupy {} slots, more than the row length S={}",
-                b, fmt::format("{}", padded), used, seq_len);
+    CPLAB_CHECK(used <= seq_len,
+                "packed row {}: documents {} occupy {} slots, more than the row length S={}", b,
+                fmt::format("{}", padded), used, seq_len);
   }
 }
 
@@ -109,12 +115,14 @@ void validate_batch(const Batch& batch) {
   for (const auto& [name, field] : batch.tokens) {
     const std::int64_t key_rows = field.value.size(field.seq_dim - 1);
     const std::int64_t key_len = field.value.size(field.seq_dim);
-    CPLAB_CHECK(key_len == seq_len, "token key '{}' of shape {} has {} tokens on seq dim {}; {} has S={}", name,
+    CPLAB_CHECK(key_len == seq_len,
+                "token key '{}' of shape {} has {} tokens on seq dim {}; {} has S={}", name,
                 shape_str(field.value.shape()), key_len, field.seq_dim, primary, seq_len);
     // A shared [1,S] row (HF position_ids) is broadcast to every row; the primary itself is not.
     const bool shared = key_rows == 1 && name != primary;
-    CPLAB_CHECK(key_rows == rows || shared, "token key '{}' of shape {} has {} rows on dim {}; {} has B={}",
-                name, shape_str(field.value.shape()), key_rows, field.seq_dim - 1, primary, rows);
+    CPLAB_CHECK(key_rows == rows || shared,
+                "token key '{}' of shape {} has {} rows on dim {}; {} has B={}", name,
+                shape_str(field.value.shape()), key_rows, field.seq_dim - 1, primary, rows);
   }
   if (batch.packed()) {
     validate_packed(batch, rows, seq_len);

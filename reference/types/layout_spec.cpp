@@ -12,8 +12,10 @@ namespace cplab {
 
 void validate_spec(const LayoutSpec& spec) {
   CPLAB_CHECK(spec.cp >= 1, "CP size must be at least 1, got cp={}", spec.cp);
-  CPLAB_CHECK(spec.pad_multiple >= 1, "pad multiple must be at least 1, got pad_multiple={}", spec.pad_multiple);
-  CPLAB_CHECK(spec.chunk_size >= 1, "magi chunk size must be at least 1, got chunk_size={}", spec.chunk_size);
+  CPLAB_CHECK(spec.pad_multiple >= 1, "pad multiple must be at least 1, got pad_multiple={}",
+              spec.pad_multiple);
+  CPLAB_CHECK(spec.chunk_size >= 1, "magi chunk size must be at least 1, got chunk_size={}",
+              spec.chunk_size);
   CPLAB_CHECK(spec.num_chunks >= 1, "pipeline microbatches must be at least 1, got num_chunks={}",
               spec.num_chunks);
   // The registry is the one list of layout names; an unknown name lists the known ones.
@@ -25,12 +27,16 @@ void validate_spec(const LayoutSpec& spec) {
 std::string spec_brief(const LayoutSpec& spec) {
   const LayoutSpec defaults;
   std::string brief = fmt::format("{} cp={}", spec.layout, spec.cp);
-  if (spec.pad_multiple != defaults.pad_multiple) brief += fmt::format(" pad_multiple={}", spec.pad_multiple);
-  if (spec.chunk_size != defaults.chunk_size) brief += fmt::format(" chunk_size={}", spec.chunk_size);
-  if (spec.num_chunks != defaults.num_chunks) brief += fmt::format(" num_chunks={}", spec.num_chunks);
+  if (spec.pad_multiple != defaults.pad_multiple)
+    brief += fmt::format(" pad_multiple={}", spec.pad_multiple);
+  if (spec.chunk_size != defaults.chunk_size)
+    brief += fmt::format(" chunk_size={}", spec.chunk_size);
+  if (spec.num_chunks != defaults.num_chunks)
+    brief += fmt::format(" num_chunks={}", spec.num_chunks);
   if (spec.shard_primary != defaults.shard_primary) brief += " shard_primary=false";
   if (spec.pad_policy != defaults.pad_policy) brief += " pad_policy=zero";
-  if (spec.pad_token_id != defaults.pad_token_id) brief += fmt::format(" pad_token_id={}", spec.pad_token_id);
+  if (spec.pad_token_id != defaults.pad_token_id)
+    brief += fmt::format(" pad_token_id={}", spec.pad_token_id);
   return brief;
 }
 

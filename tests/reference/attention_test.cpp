@@ -1,9 +1,10 @@
 // Reference attention (SPEC §7) against a naive loop written here, forward and backward, and its
 // backward against finite differences of its own forward.
+#include "reference/attention.hpp"
+
 #include <cmath>
 #include <random>
 
-#include "reference/attention.hpp"
 #include "support.hpp"
 
 namespace cplab::testing {
@@ -16,8 +17,8 @@ struct Qkv {
 Qkv random_qkv(std::int64_t rows, std::int64_t len, std::int64_t dim, unsigned seed) {
   std::mt19937 draw(seed);
   std::uniform_real_distribution<float> value(-1.0f, 1.0f);
-  Qkv x{Tensor(DType::f32, {rows, len, dim}), Tensor(DType::f32, {rows, len, dim}), Tensor(DType::f32, {rows, len, dim}),
-        Tensor(DType::f32, {rows, len, dim})};
+  Qkv x{Tensor(DType::f32, {rows, len, dim}), Tensor(DType::f32, {rows, len, dim}),
+        Tensor(DType::f32, {rows, len, dim}), Tensor(DType::f32, {rows, len, dim})};
   for (Tensor* t : {&x.q, &x.k, &x.v, &x.grad_out}) {
     for (std::int64_t i = 0; i < t->numel(); ++i) t->set(i, value(draw));
   }
@@ -28,8 +29,9 @@ Qkv random_qkv(std::int64_t rows, std::int64_t len, std::int64_t dim, unsigned s
 reference::AttentionReference naive_attention(const ShardPlan& plan, const Qkv& x) {
   const std::int64_t rows = x.q.size(0), len = x.q.size(1), dim = x.q.size(2);
   const double scale = 1.0 / std::sqrt(static_cast<double>(dim));
-  reference::AttentionReference out{Tensor(DType::f32, x.q.shape()), Tensor(DType::f32, x.q.shape()),
-                                    Tensor(DType::f32, x.q.shape()), Tensor(DType::f32, x.q.shape())};
+  reference::AttentionReference out{
+      Tensor(DType::f32, x.q.shape()), Tensor(DType::f32, x.q.shape()),
+      Tensor(DType::f32, x.q.shape()), Tensor(DType::f32, x.q.shape())};
   auto at = [&](std::int64_t b, std::int64_t t, std::int64_t d) { return (b * len + t) * dim + d; };
   std::vector<double> dk(static_cast<std::size_t>(x.q.numel()), 0.0), dv(dk.size(), 0.0);
   for (std::int64_t b = 0; b < rows; ++b) {
@@ -64,7 +66,8 @@ reference::AttentionReference naive_attention(const ShardPlan& plan, const Qkv& 
       for (std::size_t n = 0; n < keys.size(); ++n) {
         const double ds = p[n] * (dp[n] - p_dot_dp) * scale;
         for (std::int64_t d = 0; d < dim; ++d) {
-          out.grad_q.set(at(b, i, d), out.grad_q.get(at(b, i, d)) + ds * x.k.get(at(b, keys[n], d)));
+          out.grad_q.set(at(b, i, d),
+                         out.grad_q.get(at(b, i, d)) + ds * x.k.get(at(b, keys[n], d)));
           dk[at(b, keys[n], d)] += ds * x.q.get(at(b, i, d));
         }
       }
@@ -79,7 +82,8 @@ reference::AttentionReference naive_attention(const ShardPlan& plan, const Qkv& 
 
 void expect_close(const Tensor& got, const Tensor& want, const char* what) {
   ASSERT_EQ(got.shape(), want.shape()) << what;
-  for (std::int64_t i = 0; i < got.numel(); ++i) EXPECT_NEAR(got.get(i), want.get(i), 1e-5) << what << "[" << i << "]";
+  for (std::int64_t i = 0; i < got.numel(); ++i)
+    EXPECT_NEAR(got.get(i), want.get(i), 1e-5) << what << "[" << i << "]";
 }
 
 TEST(Attention, MatchesNaiveLoops) {
@@ -132,7 +136,8 @@ TEST(Attention, BackwardMatchesFiniteDifferences) {
       Tensor* down_t = which == 0 ? &down.q : which == 1 ? &down.k : &down.v;
       up_t->set(i, up_t->get(i) + h);
       down_t->set(i, down_t->get(i) - h);
-      const double numeric = (objective(up.q, up.k, up.v) - objective(down.q, down.k, down.v)) / (2 * h);
+      const double numeric =
+          (objective(up.q, up.k, up.v) - objective(down.q, down.k, down.v)) / (2 * h);
       EXPECT_NEAR(numeric, grad.get(i), 2e-4) << "input " << which << " element " << i;
     }
   }
@@ -141,7 +146,8 @@ TEST(Attention, BackwardMatchesFiniteDifferences) {
 TEST(Attention, RefusesMismatchedInputs) {
   const ShardPlan plan = reference::plan(make_spec("head-tail", 2), bshd_batch(1, 8));
   const Qkv x = random_qkv(1, 8, 3, 1);
-  EXPECT_ERROR(reference::attention(plan, x.q, Tensor(DType::f32, {1, 8, 2}), x.v, x.grad_out), "k", "f32[1, 8, 2]");
+  EXPECT_ERROR(reference::attention(plan, x.q, Tensor(DType::f32, {1, 8, 2}), x.v, x.grad_out), "k",
+               "f32[1, 8, 2]");
   EXPECT_ERROR(reference::attention(plan, x.q.to(DType::bf16), x.k, x.v, x.grad_out), "q", "bf16");
 }
 

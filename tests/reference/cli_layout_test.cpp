@@ -26,7 +26,8 @@ CliRun run_cplab(const std::string& args) {
   return {};
 #else
   // ctest runs tests in parallel processes: one stderr file per process.
-  const std::string err_path = ::testing::TempDir() + "cplab_layout_test." + std::to_string(getpid()) + ".stderr";
+  const std::string err_path =
+      ::testing::TempDir() + "cplab_layout_test." + std::to_string(getpid()) + ".stderr";
   const std::string command = std::string(CPLAB_BINARY) + " " + args + " 2>" + err_path;
   CliRun run;
   FILE* pipe = popen(command.c_str(), "r");
@@ -67,7 +68,8 @@ TEST(CliLayout, Example1HeadTail) {
   EXPECT_EQ(out["padded_seq_len"], 16);
   EXPECT_EQ(out["original_seq_len"], 16);
   EXPECT_EQ(out["imbalance"], 1.0);
-  EXPECT_EQ(indices(out), (std::vector<Ints>{{0, 1, 14, 15}, {2, 3, 12, 13}, {4, 5, 10, 11}, {6, 7, 8, 9}}));
+  EXPECT_EQ(indices(out),
+            (std::vector<Ints>{{0, 1, 14, 15}, {2, 3, 12, 13}, {4, 5, 10, 11}, {6, 7, 8, 9}}));
   for (const auto& rank : out["ranks"]) {
     EXPECT_EQ(rank["causal_work"], 34);
     EXPECT_EQ(rank["valid_tokens"], 4);
@@ -89,7 +91,8 @@ TEST(CliLayout, Example3Thd) {
   const auto out = layout_json("--layout thd --cp 2 --doc-lens 5,3,8");
   EXPECT_EQ(out["padded_seq_len"], 20);
   EXPECT_TRUE(out["original_seq_len"].is_null());
-  EXPECT_EQ(indices(out), (std::vector<Ints>{{0, 1, 6, 7, 8, 11, 12, 13, 18, 19}, {2, 3, 4, 5, 9, 10, 14, 15, 16, 17}}));
+  EXPECT_EQ(indices(out), (std::vector<Ints>{{0, 1, 6, 7, 8, 11, 12, 13, 18, 19},
+                                             {2, 3, 4, 5, 9, 10, 14, 15, 16, 17}}));
   EXPECT_EQ(out["ranks"][0]["positions"], (Ints{0, 1, 6, 7, 0, 3, 0, 1, 6, 7}));
   EXPECT_EQ(out["ranks"][1]["positions"], (Ints{2, 3, 4, 5, 1, 2, 2, 3, 4, 5}));
   EXPECT_EQ(out["ranks"][0]["doc_ids"], (Ints{1, 1, 1, 1, 2, 2, 3, 3, 3, 3}));
@@ -98,7 +101,8 @@ TEST(CliLayout, Example3Thd) {
 
 TEST(CliLayout, Example4Thd) {
   const auto out = layout_json("--layout thd --cp 2 --doc-lens 4,12");
-  EXPECT_EQ(indices(out), (std::vector<Ints>{{0, 3, 4, 5, 6, 13, 14, 15}, {1, 2, 7, 8, 9, 10, 11, 12}}));
+  EXPECT_EQ(indices(out),
+            (std::vector<Ints>{{0, 3, 4, 5, 6, 13, 14, 15}, {1, 2, 7, 8, 9, 10, 11, 12}}));
   EXPECT_EQ(out["ranks"][0]["causal_work"], 44);
   EXPECT_EQ(out["ranks"][1]["causal_work"], 44);
 }

@@ -19,8 +19,8 @@ TEST(SpecErrors, NameTheBadValue) {
   spec = make_spec("thd", 2);
   spec.num_chunks = 0;
   EXPECT_ERROR(validate_spec(spec), "num_chunks=0");
-  EXPECT_ERROR(validate_spec(make_spec("zigzag", 2)), "unknown layout 'zigzag'", "contiguous", "head-tail",
-               "identity", "magi", "thd");
+  EXPECT_ERROR(validate_spec(make_spec("zigzag", 2)), "unknown layout 'zigzag'", "contiguous",
+               "head-tail", "identity", "magi", "thd");
   EXPECT_ERROR(reference::layout_info("stripe"), "unknown layout 'stripe'", "thd");
   EXPECT_ERROR(plan_row(make_spec("identity", 2), 8), "identity", "cp=2");
 }
@@ -61,8 +61,10 @@ TEST(BatchErrors, ShapesMustAgree) {
 TEST(BatchErrors, PackedMetadata) {
   EXPECT_ERROR(validate_batch(packed_batch({{4, 4}}, 6)), "occupy 8 slots", "S=6");
   EXPECT_ERROR(validate_batch(packed_batch({{4, -1}}, 6)), "negative length -1");
-  EXPECT_ERROR(validate_batch(packed_batch({{4, 2}}, 8, {{3, 5}})), "occupies 3 slots", "its 4 tokens");
-  EXPECT_ERROR(validate_batch(packed_batch({{4, 2}}, 8, {{4}})), "1 seq_lens_padded for 2 documents");
+  EXPECT_ERROR(validate_batch(packed_batch({{4, 2}}, 8, {{3, 5}})), "occupies 3 slots",
+               "its 4 tokens");
+  EXPECT_ERROR(validate_batch(packed_batch({{4, 2}}, 8, {{4}})),
+               "1 seq_lens_padded for 2 documents");
   Batch batch = packed_batch({{4}, {4}}, 8);
   batch.seq_lens.pop_back();
   EXPECT_ERROR(validate_batch(batch), "seq_lens has 1 rows", "B=2");
@@ -73,7 +75,8 @@ TEST(PlanErrors, MicrobatchesNeverDropRows) {
   spec.num_chunks = 2;
   EXPECT_ERROR(plan(spec, bshd_batch(5, 8)), "B=5", "num_chunks=2");
   spec.num_chunks = 3;
-  EXPECT_ERROR(plan(spec, packed_batch({{4}, {8}}, 8)), "one packed row per microbatch", "B=2", "num_chunks=3");
+  EXPECT_ERROR(plan(spec, packed_batch({{4}, {8}}, 8)), "one packed row per microbatch", "B=2",
+               "num_chunks=3");
 }
 
 TEST(PlanErrors, ThdNeedsDocuments) {
@@ -85,7 +88,8 @@ TEST(PlanErrors, ThdNeedsDocuments) {
 TEST(PlanErrors, PinnedLengthsThatCannotWork) {
   const Ints docs{5, 3, 8};
   EXPECT_ERROR(plan_row(make_spec("thd", 2), 16, &docs, nullptr, 22), "L=22", "multiple of 2C=4");
-  EXPECT_ERROR(plan_row(make_spec("thd", 2), 16, &docs, nullptr, 16), "needs L=20", "pinned row length 16");
+  EXPECT_ERROR(plan_row(make_spec("thd", 2), 16, &docs, nullptr, 16), "needs L=20",
+               "pinned row length 16");
   EXPECT_ERROR(plan_row(make_spec("contiguous", 2), 6, nullptr, nullptr, 12), "L=8", "L=12");
   EXPECT_ERROR(plan_row(make_spec("magi", 1), 6, nullptr, nullptr, 8), "L=6", "L=8");
 }

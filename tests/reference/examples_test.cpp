@@ -21,16 +21,19 @@ Ints local_values(const RowPlan& row, const Ints& values, std::int64_t rank) {
 TEST(SpecExample1, HeadTailCp4OnSixteenTokens) {
   const RowPlan row = plan_row(make_spec("head-tail", 4), 16);
   EXPECT_EQ(row.padded_len, 16);
-  EXPECT_EQ(row.index, (std::vector<Ints>{{0, 1, 14, 15}, {2, 3, 12, 13}, {4, 5, 10, 11}, {6, 7, 8, 9}}));
+  EXPECT_EQ(row.index,
+            (std::vector<Ints>{{0, 1, 14, 15}, {2, 3, 12, 13}, {4, 5, 10, 11}, {6, 7, 8, 9}}));
   EXPECT_EQ(causal_work(row), (Ints{34, 34, 34, 34}));
 }
 
 TEST(SpecExample1, HeadTailCp2OnEightTokens) {
-  EXPECT_EQ(plan_row(make_spec("head-tail", 2), 8).index, (std::vector<Ints>{{0, 1, 6, 7}, {2, 3, 4, 5}}));
+  EXPECT_EQ(plan_row(make_spec("head-tail", 2), 8).index,
+            (std::vector<Ints>{{0, 1, 6, 7}, {2, 3, 4, 5}}));
 }
 
 TEST(SpecExample1, OwnerOfSlot13AtCp2) {
-  const RowPlan row = plan_row(make_spec("head-tail", 2), 16);  // c = 4: q = 3 >= C, rank 0, offset 5
+  const RowPlan row =
+      plan_row(make_spec("head-tail", 2), 16);  // c = 4: q = 3 >= C, rank 0, offset 5
   EXPECT_EQ(row.index[0][5], 13);
 }
 
@@ -46,7 +49,8 @@ TEST(SpecExample2, ContiguousPadsSixTokensToEight) {
   EXPECT_EQ(rank1.at(keys::input_ids).to_vector<std::int64_t>(), (Ints{4, 5, 7, 7}));
   EXPECT_EQ(rank1.at(keys::labels).to_vector<std::int64_t>(), (Ints{4, 5, -100, -100}));
   EXPECT_EQ(rank1.at(keys::position_ids).to_vector<std::int64_t>(), (Ints{4, 5, 6, 7}));
-  EXPECT_EQ(rank1.at(keys::loss_mask).to_vector<std::uint8_t>(), (std::vector<std::uint8_t>{1, 1, 0, 0}));
+  EXPECT_EQ(rank1.at(keys::loss_mask).to_vector<std::uint8_t>(),
+            (std::vector<std::uint8_t>{1, 1, 0, 0}));
 }
 
 TEST(SpecExample3, ThdDocuments5And3And8AtCp2) {
@@ -69,14 +73,16 @@ TEST(SpecExample4, ThdDocuments4And12BalanceWork) {
   const Ints docs{4, 12};
   RowPlan row = plan_row(make_spec("thd", 2), sum(docs), &docs);
   EXPECT_EQ(row.padded_len, 16);
-  EXPECT_EQ(row.index, (std::vector<Ints>{{0, 3, 4, 5, 6, 13, 14, 15}, {1, 2, 7, 8, 9, 10, 11, 12}}));
+  EXPECT_EQ(row.index,
+            (std::vector<Ints>{{0, 3, 4, 5, 6, 13, 14, 15}, {1, 2, 7, 8, 9, 10, 11, 12}}));
   EXPECT_EQ(causal_work(row), (Ints{44, 44}));
   // The document-major bug: every document's chunks in rank order, then cut into equal halves.
   Ints document_major;
   for (std::size_t i = 0; i + 1 < row.cu_seqlens_padded.size(); ++i) {
     for (const Ints& local : row.index) {
       for (std::int64_t g : local) {
-        if (g >= row.cu_seqlens_padded[i] && g < row.cu_seqlens_padded[i + 1]) document_major.push_back(g);
+        if (g >= row.cu_seqlens_padded[i] && g < row.cu_seqlens_padded[i + 1])
+          document_major.push_back(g);
       }
     }
   }
@@ -100,7 +106,8 @@ TEST(SpecExample6, MagiTwoDocumentsOf8And24) {
   EXPECT_EQ(row.magi_areas, (Ints{10, 26, 10, 26, 42, 58, 74, 90}));
   EXPECT_EQ(row.magi_chunks, (std::vector<Ints>{{0, 7}, {2, 6}, {1, 5}, {3, 4}}));
   Ints loads;
-  for (const Ints& chunks : row.magi_chunks) loads.push_back(row.magi_areas[chunks[0]] + row.magi_areas[chunks[1]]);
+  for (const Ints& chunks : row.magi_chunks)
+    loads.push_back(row.magi_areas[chunks[0]] + row.magi_areas[chunks[1]]);
   EXPECT_EQ(loads, (Ints{100, 84, 84, 68}));
   EXPECT_EQ(causal_work(row), loads);
 }

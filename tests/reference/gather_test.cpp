@@ -36,7 +36,8 @@ Tensor distinct(std::int64_t rows, std::int64_t len, std::int64_t features) {
 
 TEST(Gather, AfterShardIsTheIdentity) {
   for (const GatherCase& gc : gather_cases()) {
-    SCOPED_TRACE(::testing::Message() << gc.layout << " cp=" << gc.cp << " packed=" << gc.batch.packed());
+    SCOPED_TRACE(::testing::Message()
+                 << gc.layout << " cp=" << gc.cp << " packed=" << gc.batch.packed());
     const ShardPlan plan = reference::plan(make_spec(gc.layout, gc.cp), gc.batch);
     const RowPlan& row0 = plan.rows[0];
     const std::int64_t rows = gc.batch.rows(), seq = gc.batch.seq_len();
@@ -73,9 +74,11 @@ TEST(Gather, AfterShardIsTheIdentity) {
 
 TEST(Gather, BackwardGivesCTimesOnOwnedSlots) {
   for (const GatherCase& gc : gather_cases()) {
-    SCOPED_TRACE(::testing::Message() << gc.layout << " cp=" << gc.cp << " packed=" << gc.batch.packed());
+    SCOPED_TRACE(::testing::Message()
+                 << gc.layout << " cp=" << gc.cp << " packed=" << gc.batch.packed());
     const ShardPlan plan = reference::plan(make_spec(gc.layout, gc.cp), gc.batch);
-    const std::int64_t rows = gc.batch.rows(), seq = gc.batch.seq_len(), len = plan.rows[0].padded_len;
+    const std::int64_t rows = gc.batch.rows(), seq = gc.batch.seq_len(),
+                       len = plan.rows[0].padded_len;
     const double cp = static_cast<double>(gc.cp);
     const Tensor grad = distinct(rows, len, 2);
     const Tensor grad_caller = distinct(rows, seq, 2);
@@ -92,7 +95,8 @@ TEST(Gather, BackwardGivesCTimesOnOwnedSlots) {
           for (std::int64_t e = 0; e < 2; ++e) {
             const std::int64_t at = (b * (len / gc.cp) + k) * 2 + e;
             EXPECT_EQ(local.get(at), cp * grad.get((b * len + g) * 2 + e));
-            EXPECT_EQ(local_trim.get(at), p >= 0 ? cp * grad_caller.get((b * seq + p) * 2 + e) : 0.0);
+            EXPECT_EQ(local_trim.get(at),
+                      p >= 0 ? cp * grad_caller.get((b * seq + p) * 2 + e) : 0.0);
           }
         }
       }
@@ -108,9 +112,10 @@ TEST(Gather, RefusesMismatchedShards) {
   const Batch batch = bshd_batch(1, 8);
   const ShardPlan plan = reference::plan(make_spec("head-tail", 2), batch);
   EXPECT_ERROR(gather_token_tensor(plan, {distinct(1, 4, 1)}, 1, false), "1 local shards", "cp=2");
-  EXPECT_ERROR(gather_token_tensor(plan, {distinct(1, 4, 1), distinct(1, 3, 1)}, 1, false), "rank 1", "3 tokens",
-               "ℓ=L/C=8/2=4");
-  EXPECT_ERROR(gather_token_tensor_backward(plan, distinct(1, 7, 1), 1, true, 0), "7 tokens", "S=8");
+  EXPECT_ERROR(gather_token_tensor(plan, {distinct(1, 4, 1), distinct(1, 3, 1)}, 1, false),
+               "rank 1", "3 tokens", "ℓ=L/C=8/2=4");
+  EXPECT_ERROR(gather_token_tensor_backward(plan, distinct(1, 7, 1), 1, true, 0), "7 tokens",
+               "S=8");
   Tensor ids(DType::i64, {1, 8});
   EXPECT_ERROR(gather_token_tensor_backward(plan, ids, 1, false, 0), "f32, bf16 or f16");
 }

@@ -19,10 +19,11 @@ struct RowCase {
 std::vector<RowCase> row_cases() {
   std::vector<RowCase> cases;
   for (std::int64_t seq : {1, 5, 7, 16, 23, 32}) cases.push_back({seq, false, {}, {}});
-  for (const Ints& docs : std::vector<Ints>{{5, 3, 8}, {4, 12}, {1}, {0, 5, 0, 3}, {7, 0}, {13}, {2, 2, 2, 2, 2}}) {
+  for (const Ints& docs :
+       std::vector<Ints>{{5, 3, 8}, {4, 12}, {1}, {0, 5, 0, 3}, {7, 0}, {13}, {2, 2, 2, 2, 2}}) {
     cases.push_back({sum(docs), true, docs, {}});
   }
-  cases.push_back({20, true, {5, 3}, {6, 4}});     // caller document padding, then row padding
+  cases.push_back({20, true, {5, 3}, {6, 4}});        // caller document padding, then row padding
   cases.push_back({11, true, {4, 0, 2}, {4, 1, 5}});  // a zero-length document that occupies a slot
   std::mt19937 draw(20240611);
   for (int i = 0; i < 8; ++i) {
@@ -39,7 +40,8 @@ struct Owner {
 };
 
 // The owner of global slot g as SPEC §3 states it for each layout.
-Owner spec_owner(const std::string& layout, const RowPlan& row, std::int64_t chunk_size, std::int64_t g) {
+Owner spec_owner(const std::string& layout, const RowPlan& row, std::int64_t chunk_size,
+                 std::int64_t g) {
   const std::int64_t cp = row.cp, local = row.padded_len / cp;
   if (cp == 1) return {0, g};
   if (layout == "contiguous") return {g / local, g % local};
@@ -51,7 +53,8 @@ Owner spec_owner(const std::string& layout, const RowPlan& row, std::int64_t chu
     const Ints& cu = row.cu_seqlens_padded;
     std::size_t i = 0;
     while (!(cu[i] <= g && g < cu[i + 1])) ++i;
-    const std::int64_t c = (cu[i + 1] - cu[i]) / (2 * cp), j = g - cu[i], q = j / c, start = cu[i] / cp;
+    const std::int64_t c = (cu[i + 1] - cu[i]) / (2 * cp), j = g - cu[i], q = j / c,
+                       start = cu[i] / cp;
     return q < cp ? Owner{q, start + j - q * c} : Owner{2 * cp - 1 - q, start + c + j - q * c};
   }
   // magi: the chunk's rank, at the chunk's place among that rank's ascending chunks.
@@ -91,6 +94,10 @@ struct LayoutParam {
   std::int64_t cp;
 };
 
+void PrintTo(const LayoutParam& param, std::ostream* os) {
+  *os << param.layout << " cp=" << param.cp;
+}
+
 class LayoutInvariants : public ::testing::TestWithParam<LayoutParam> {};
 
 TEST_P(LayoutInvariants, HoldOnEveryRow) {
@@ -98,9 +105,11 @@ TEST_P(LayoutInvariants, HoldOnEveryRow) {
   LayoutSpec spec = make_spec(layout, cp);
   for (const RowCase& rc : row_cases()) {
     if (layout == "thd" && !rc.packed) continue;  // thd lays out documents only (errors_test)
-    SCOPED_TRACE(::testing::Message() << "S=" << rc.seq << " docs=" << ::testing::PrintToString(rc.docs)
-                                      << " padded=" << ::testing::PrintToString(rc.docs_padded));
-    const RowPlan row = reference::plan_row(spec, rc.seq, rc.packed ? &rc.docs : nullptr, &rc.docs_padded);
+    SCOPED_TRACE(::testing::Message()
+                 << "S=" << rc.seq << " docs=" << ::testing::PrintToString(rc.docs)
+                 << " padded=" << ::testing::PrintToString(rc.docs_padded));
+    const RowPlan row =
+        reference::plan_row(spec, rc.seq, rc.packed ? &rc.docs : nullptr, &rc.docs_padded);
     const std::int64_t len = row.padded_len;
     ASSERT_EQ(len, spec_padded_len(layout, spec, rc));
     ASSERT_EQ(static_cast<std::int64_t>(row.index.size()), cp);
@@ -115,7 +124,9 @@ TEST_P(LayoutInvariants, HoldOnEveryRow) {
     ASSERT_EQ(all, arange) << "the ranks' index maps are not a permutation of [0, L)";
     for (std::int64_t g = 0; g < len; ++g) {
       const Owner owner = spec_owner(layout, row, spec.chunk_size, g);
-      ASSERT_TRUE(owner.rank >= 0 && owner.rank < cp && owner.offset >= 0 && owner.offset < len / cp) << "g=" << g;
+      ASSERT_TRUE(owner.rank >= 0 && owner.rank < cp && owner.offset >= 0 &&
+                  owner.offset < len / cp)
+          << "g=" << g;
       ASSERT_EQ(row.index[owner.rank][owner.offset], g) << "owner of g=" << g;
     }
     const std::int64_t real_tokens = rc.packed ? sum(rc.docs) : rc.seq;
@@ -144,7 +155,8 @@ std::string param_name(const ::testing::TestParamInfo<LayoutParam>& info) {
   return name;
 }
 
-INSTANTIATE_TEST_SUITE_P(Reference, LayoutInvariants, ::testing::ValuesIn(layout_params()), param_name);
+INSTANTIATE_TEST_SUITE_P(Reference, LayoutInvariants, ::testing::ValuesIn(layout_params()),
+                         param_name);
 
 }  // namespace
 }  // namespace cplab::testing

@@ -1,9 +1,10 @@
 // The shifted loss (SPEC §6): equal to the HF shifted mean on the unsharded caller batch for every
 // layout, split into rank shares that average to it, and with the gradient finite differences give.
+#include "reference/loss.hpp"
+
 #include <cmath>
 #include <random>
 
-#include "reference/loss.hpp"
 #include "support.hpp"
 
 namespace cplab::testing {
@@ -19,7 +20,8 @@ struct CallerInputs {
 CallerInputs random_inputs(std::int64_t rows, std::int64_t seq, std::int64_t vocab, unsigned seed) {
   std::mt19937 draw(seed);
   std::uniform_real_distribution<float> logit(-3.0f, 3.0f);
-  CallerInputs in{Tensor(DType::f32, {rows, seq, vocab}), Tensor(DType::i64, {rows, seq}), Tensor(DType::b8, {rows, seq})};
+  CallerInputs in{Tensor(DType::f32, {rows, seq, vocab}), Tensor(DType::i64, {rows, seq}),
+                  Tensor(DType::b8, {rows, seq})};
   for (std::int64_t i = 0; i < in.logits.numel(); ++i) in.logits.set(i, logit(draw));
   for (std::int64_t i = 0; i < rows * seq; ++i) {
     in.labels.set(i, draw() % 7 == 0 ? -100.0 : static_cast<double>(draw() % vocab));
@@ -28,7 +30,8 @@ CallerInputs random_inputs(std::int64_t rows, std::int64_t seq, std::int64_t voc
   return in;
 }
 
-double cross_entropy(const Tensor& logits, std::int64_t at, std::int64_t vocab, std::int64_t label) {
+double cross_entropy(const Tensor& logits, std::int64_t at, std::int64_t vocab,
+                     std::int64_t label) {
   double sum = 0.0;
   for (std::int64_t v = 0; v < vocab; ++v) sum += std::exp(logits.get(at * vocab + v));
   return std::log(sum) - logits.get(at * vocab + label);
@@ -45,7 +48,8 @@ double hf_shifted_mean(const Batch& batch, const CallerInputs& in, std::int64_t 
     if (batch.packed()) {
       std::int64_t at = 0;
       for (std::size_t i = 0; i < batch.seq_lens[b].size(); ++i) {
-        const std::int64_t span = batch.seq_lens_padded.empty() ? batch.seq_lens[b][i] : batch.seq_lens_padded[b][i];
+        const std::int64_t span =
+            batch.seq_lens_padded.empty() ? batch.seq_lens[b][i] : batch.seq_lens_padded[b][i];
         for (std::int64_t j = 0; j < span; ++j) doc[at++] = static_cast<std::int64_t>(i) + 1;
       }
     }
@@ -75,7 +79,8 @@ TEST(ShiftedLoss, EqualsTheUnshardedShiftedMean) {
     for (const char* layout : {"contiguous", "head-tail", "thd", "magi"}) {
       for (std::int64_t cp : {1, 2, 3, 4}) {
         if (std::string(layout) == "thd" && !batch.packed()) continue;
-        SCOPED_TRACE(::testing::Message() << layout << " cp=" << cp << " packed=" << batch.packed());
+        SCOPED_TRACE(::testing::Message()
+                     << layout << " cp=" << cp << " packed=" << batch.packed());
         const ShardPlan plan = reference::plan(make_spec(layout, cp), batch);
         const auto loss = shifted_loss_caller(plan, in.logits, in.labels, in.valid);
         EXPECT_NEAR(loss.global_mean, expected, 1e-9);
@@ -98,8 +103,10 @@ TEST(ShiftedLoss, GradientMatchesFiniteDifferences) {
   ASSERT_GT(loss.contributing_total, 2);
   const double h = 1e-2;
   for (std::int64_t g = 0; g < len; ++g) {
-    const std::int64_t owner = std::find(plan.rows[0].index[0].begin(), plan.rows[0].index[0].end(), g) !=
-                                       plan.rows[0].index[0].end() ? 0 : 1;
+    const std::int64_t owner = std::find(plan.rows[0].index[0].begin(), plan.rows[0].index[0].end(),
+                                         g) != plan.rows[0].index[0].end()
+                                   ? 0
+                                   : 1;
     for (std::int64_t v = 0; v < vocab; ++v) {
       const std::int64_t at = g * vocab + v;
       Tensor up = in.logits, down = in.logits;
@@ -108,11 +115,13 @@ TEST(ShiftedLoss, GradientMatchesFiniteDifferences) {
       const auto plus = shifted_loss(plan, up, in.labels, in.valid);
       const auto minus = shifted_loss(plan, down, in.labels, in.valid);
       const double grad = loss.grad_global.get(at);
-      EXPECT_NEAR((plus.global_mean - minus.global_mean) / (2 * h), grad, 2e-4) << "g=" << g << " v=" << v;
+      EXPECT_NEAR((plus.global_mean - minus.global_mean) / (2 * h), grad, 2e-4)
+          << "g=" << g << " v=" << v;
       EXPECT_EQ(grad == 0.0, !loss.contributes[0][g]) << "g=" << g;
       for (std::int64_t r = 0; r < 2; ++r) {
         const double want = r == owner ? 2.0 * grad : 0.0;  // C · ∂(mean) on the owner, 0 elsewhere
-        EXPECT_NEAR((plus.rank_loss[r] - minus.rank_loss[r]) / (2 * h), want, 4e-4) << "r=" << r << " g=" << g;
+        EXPECT_NEAR((plus.rank_loss[r] - minus.rank_loss[r]) / (2 * h), want, 4e-4)
+            << "r=" << r << " g=" << g;
       }
     }
   }
@@ -149,8 +158,10 @@ TEST(ShiftedLoss, RefusesBadInputs) {
   in.labels.set(4, 9.0);
   EXPECT_ERROR(shifted_loss(plan, in.logits, in.labels, in.valid), "slot 3", "label 9", "[0, 3)");
   EXPECT_ERROR(shifted_loss(plan, Tensor(DType::f32, {1, 7, 3}), in.labels, in.valid), "[1, 8, V]");
-  EXPECT_ERROR(shifted_loss(plan, Tensor(DType::i64, {1, 8, 3}), in.labels, in.valid), "f32, bf16 or f16");
-  EXPECT_ERROR(shifted_loss_caller(plan, in.logits, Tensor(DType::i64, {1, 9}), in.valid), "labels", "[1, 8]");
+  EXPECT_ERROR(shifted_loss(plan, Tensor(DType::i64, {1, 8, 3}), in.labels, in.valid),
+               "f32, bf16 or f16");
+  EXPECT_ERROR(shifted_loss_caller(plan, in.logits, Tensor(DType::i64, {1, 9}), in.valid), "labels",
+               "[1, 8]");
 }
 
 }  // namespace

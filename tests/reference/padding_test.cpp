@@ -29,7 +29,9 @@ class PadValues : public ::testing::Test {
     batch_ = bshd_batch(2, 6);
   }
   ShardPlan plan() const { return reference::plan(spec_, batch_); }
-  Tensor padded(const std::string& name) const { return pad_to_global(plan(), batch_.tokens.at(name)); }
+  Tensor padded(const std::string& name) const {
+    return pad_to_global(plan(), batch_.tokens.at(name));
+  }
 
   LayoutSpec spec_;
   Batch batch_;
@@ -41,7 +43,8 @@ TEST_F(PadValues, WellKnownKeys) {
   batch_.add(keys::valid, valid);
   batch_.add(keys::padding_mask, padding);
   batch_.add(keys::position_ids, located(DType::i64, 2, 6));
-  EXPECT_EQ(row_of(padded(keys::input_ids), 1), (std::vector<double>{1000, 1001, 1002, 1003, 1004, 1005, 7, 7}));
+  EXPECT_EQ(row_of(padded(keys::input_ids), 1),
+            (std::vector<double>{1000, 1001, 1002, 1003, 1004, 1005, 7, 7}));
   EXPECT_EQ(row_of(padded(keys::labels), 0), (std::vector<double>{0, 1, 2, 3, 4, 5, -100, -100}));
   EXPECT_EQ(row_of(padded(keys::position_ids), 1),
             (std::vector<double>{1000, 1001, 1002, 1003, 1004, 1005, 1006, 1007}));
@@ -54,7 +57,8 @@ TEST_F(PadValues, WellKnownKeys) {
 TEST_F(PadValues, InputsEmbedsPadWithZeroVectors) {
   Batch batch;
   batch.add(keys::inputs_embeds, located(DType::f32, 2, 6, 3));
-  const Tensor global = pad_to_global(reference::plan(spec_, batch), batch.tokens.at(keys::inputs_embeds));
+  const Tensor global =
+      pad_to_global(reference::plan(spec_, batch), batch.tokens.at(keys::inputs_embeds));
   ASSERT_EQ(global.shape(), (Shape{2, 8, 3}));
   for (std::int64_t e = 0; e < 3; ++e) {
     EXPECT_EQ(global.get((1 * 8 + 5) * 3 + e), token_value(1, 5, e));
@@ -64,7 +68,8 @@ TEST_F(PadValues, InputsEmbedsPadWithZeroVectors) {
 }
 
 TEST_F(PadValues, ExtraKeysUseTheirDeclaredValue) {
-  batch_.tokens["teacher_logprobs"] = TokenField{.value = located(DType::f32, 2, 6, 2), .pad_value = 5.5};
+  batch_.tokens["teacher_logprobs"] =
+      TokenField{.value = located(DType::f32, 2, 6, 2), .pad_value = 5.5};
   batch_.add("token_type_ids", located(DType::i32, 2, 6));
   const Tensor declared = padded("teacher_logprobs");
   EXPECT_EQ(declared.get((0 * 8 + 6) * 2 + 1), 5.5);
@@ -77,7 +82,8 @@ TEST_F(PadValues, MropePositionsContinuePerPlane) {
   Tensor mrope(DType::i64, {3, 2, 6});
   for (std::int64_t p = 0; p < 3; ++p) {
     for (std::int64_t b = 0; b < 2; ++b) {
-      for (std::int64_t s = 0; s < 6; ++s) mrope.set((p * 2 + b) * 6 + s, static_cast<double>(100 * p + 10 * b + s));
+      for (std::int64_t s = 0; s < 6; ++s)
+        mrope.set((p * 2 + b) * 6 + s, static_cast<double>(100 * p + 10 * b + s));
     }
   }
   batch_.add(keys::position_ids, mrope);
@@ -104,7 +110,9 @@ TEST_F(PadValues, SharedPositionRowIsBroadcast) {
 
 TEST_F(PadValues, AddedPositionsAndZeroPolicy) {
   auto local_positions = [&](std::int64_t rank) {
-    return reference::shard_batch(plan(), batch_)[0][rank].at(keys::position_ids).to_vector<std::int64_t>();
+    return reference::shard_batch(plan(), batch_)[0][rank]
+        .at(keys::position_ids)
+        .to_vector<std::int64_t>();
   };
   EXPECT_EQ(local_positions(1), (Ints{4, 5, 6, 7, 4, 5, 6, 7}));
   spec_.pad_policy = PadPolicy::zero;
@@ -113,7 +121,8 @@ TEST_F(PadValues, AddedPositionsAndZeroPolicy) {
   EXPECT_EQ(row_of(padded(keys::labels), 0), (std::vector<double>{0, 1, 2, 3, 4, 5, -100, -100}));
   EXPECT_EQ(row_of(padded(keys::loss_mask), 0), (std::vector<double>{1, 1, 1, 1, 1, 1, 0, 0}));
   batch_.add(keys::position_ids, located(DType::i64, 2, 6));
-  EXPECT_EQ(row_of(padded(keys::position_ids), 1), (std::vector<double>{1000, 1001, 1002, 1003, 1004, 1005, 0, 0}));
+  EXPECT_EQ(row_of(padded(keys::position_ids), 1),
+            (std::vector<double>{1000, 1001, 1002, 1003, 1004, 1005, 0, 0}));
 }
 
 TEST(PadInsideDocuments, ThdPadsEachDocument) {

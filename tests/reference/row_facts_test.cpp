@@ -50,7 +50,8 @@ TEST(RowFacts, ThdRelaysDocumentsAndMovesTheirTokens) {
   EXPECT_EQ(row.doc_ids, (I32s{1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2}));
   EXPECT_EQ(row.positions, (Ints{0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7}));
   EXPECT_EQ(row.caller_pos, (Ints{0, 1, 2, 3, 4, -1, -1, -1, 6, 7, 8, -1, -1, -1, -1, -1}));
-  EXPECT_EQ(row.index, (std::vector<Ints>{{0, 1, 6, 7, 8, 9, 14, 15}, {2, 3, 4, 5, 10, 11, 12, 13}}));
+  EXPECT_EQ(row.index,
+            (std::vector<Ints>{{0, 1, 6, 7, 8, 9, 14, 15}, {2, 3, 4, 5, 10, 11, 12, 13}}));
 }
 
 TEST(RowFacts, MagiPositionsAreStreamIndices) {
@@ -78,7 +79,8 @@ TEST(RowFacts, EveryLayoutAtCp1IsTheIdentity) {
     EXPECT_EQ(row.doc_ids, identity.doc_ids);
     EXPECT_EQ(row.cu_seqlens_padded, (Ints{0, 4, 9}));
   }
-  EXPECT_EQ(plan_row(make_spec("thd", 1), 11, &docs, &padded).local_cu_seqlens, (std::vector<Ints>{{0, 4, 9}}));
+  EXPECT_EQ(plan_row(make_spec("thd", 1), 11, &docs, &padded).local_cu_seqlens,
+            (std::vector<Ints>{{0, 4, 9}}));
   EXPECT_EQ(plan_row(make_spec("magi", 1), 7).padded_len, 7) << "not padded to K = 4";
 }
 
@@ -93,12 +95,14 @@ TEST(RowFacts, ContiguousPadMultipleOne) {
 TEST(RowFacts, ThdValidTokensFollowTheClampFormula) {
   for (std::int64_t cp : {2, 3, 4}) {
     for (const Ints& docs : std::vector<Ints>{{5, 3, 8}, {1, 0, 13}, {6}, {2, 9, 4, 7}}) {
-      SCOPED_TRACE(::testing::Message() << "cp=" << cp << " docs=" << ::testing::PrintToString(docs));
+      SCOPED_TRACE(::testing::Message()
+                   << "cp=" << cp << " docs=" << ::testing::PrintToString(docs));
       const RowPlan row = plan_row(make_spec("thd", cp), sum(docs), &docs);
       for (std::int64_t r = 0; r < cp; ++r) {
         std::int64_t expected = 0;
         for (std::size_t i = 0; i < docs.size(); ++i) {
-          const std::int64_t c = (row.cu_seqlens_padded[i + 1] - row.cu_seqlens_padded[i]) / (2 * cp);
+          const std::int64_t c =
+              (row.cu_seqlens_padded[i + 1] - row.cu_seqlens_padded[i]) / (2 * cp);
           expected += std::clamp(docs[i] - r * c, std::int64_t{0}, c) +
                       std::clamp(docs[i] - (2 * cp - 1 - r) * c, std::int64_t{0}, c);
         }
@@ -111,7 +115,8 @@ TEST(RowFacts, ThdValidTokensFollowTheClampFormula) {
 TEST(LoadBalance, HeadTailEqualOnACausalRow) {
   for (std::int64_t cp : {1, 2, 3, 4, 5, 8}) {
     const Ints work = causal_work(plan_row(make_spec("head-tail", cp), 2 * cp * 5));
-    EXPECT_TRUE(std::all_of(work.begin(), work.end(), [&](std::int64_t w) { return w == work[0]; })) << cp;
+    EXPECT_TRUE(std::all_of(work.begin(), work.end(), [&](std::int64_t w) { return w == work[0]; }))
+        << cp;
   }
 }
 
@@ -126,7 +131,8 @@ TEST(LoadBalance, ThdEqualWithinEveryUnpaddedDocument) {
       for (std::int64_t g : local) work += row.doc_ids[g] == doc ? visible[g] : 0;
       per_rank.push_back(work);
     }
-    EXPECT_TRUE(std::all_of(per_rank.begin(), per_rank.end(), [&](std::int64_t w) { return w == per_rank[0]; }))
+    EXPECT_TRUE(std::all_of(per_rank.begin(), per_rank.end(),
+                            [&](std::int64_t w) { return w == per_rank[0]; }))
         << "document " << doc << ": " << ::testing::PrintToString(per_rank);
   }
 }
@@ -148,7 +154,8 @@ TEST(LoadBalance, MagiMaxAreaWithinBound) {
 TEST(LoadBalance, ImbalanceIsMaxOverMean) {
   EXPECT_DOUBLE_EQ(reference::imbalance({10, 30}), 1.5);
   EXPECT_DOUBLE_EQ(reference::imbalance({0, 0}), 1.0);
-  EXPECT_DOUBLE_EQ(reference::imbalance(causal_work(plan_row(make_spec("contiguous", 2), 8))), 26.0 / 18.0);
+  EXPECT_DOUBLE_EQ(reference::imbalance(causal_work(plan_row(make_spec("contiguous", 2), 8))),
+                   26.0 / 18.0);
 }
 
 TEST(PinnedLength, ThdUsesAPinnedRowLength) {

@@ -35,7 +35,8 @@ inline Tensor located(DType dtype, std::int64_t rows, std::int64_t seq, std::int
   const std::int64_t inner = features > 0 ? features : 1;
   for (std::int64_t b = 0; b < rows; ++b) {
     for (std::int64_t s = 0; s < seq; ++s) {
-      for (std::int64_t e = 0; e < inner; ++e) t.set((b * seq + s) * inner + e, token_value(b, s, e));
+      for (std::int64_t e = 0; e < inner; ++e)
+        t.set((b * seq + s) * inner + e, token_value(b, s, e));
     }
   }
   return t;
@@ -62,7 +63,9 @@ inline Batch packed_batch(const std::vector<Ints>& seq_lens, std::int64_t seq,
   return batch;
 }
 
-inline std::int64_t sum(const Ints& v) { return std::accumulate(v.begin(), v.end(), std::int64_t{0}); }
+inline std::int64_t sum(const Ints& v) {
+  return std::accumulate(v.begin(), v.end(), std::int64_t{0});
+}
 
 // Runs f and returns the cplab::Error message it throws ("" when it throws none).
 inline std::string error_of(const std::function<void()>& f) {
@@ -77,12 +80,12 @@ inline std::string error_of(const std::function<void()>& f) {
 }  // namespace cplab::testing
 
 // EXPECT_ERROR(statement, "part one", "part two", ...): throws cplab::Error containing every part.
-#define EXPECT_ERROR(statement, ...)                                                             \
-  do {                                                                                           \
-    const std::string cplab_message = ::cplab::testing::error_of([&] { (void)(statement); });    \
-    EXPECT_FALSE(cplab_message.empty()) << "no cplab::Error from " #statement;                   \
-    for (const char* part : {__VA_ARGS__}) {                                                      \
-      EXPECT_NE(cplab_message.find(part), std::string::npos)                                     \
-          << "error of " #statement " lacks '" << part << "': " << cplab_message;                \
-    }                                                                                            \
+#define EXPECT_ERROR(statement, ...)                                                          \
+  do {                                                                                        \
+    const std::string cplab_message = ::cplab::testing::error_of([&] { (void)(statement); }); \
+    EXPECT_FALSE(cplab_message.empty()) << "no cplab::Error from " #statement;                \
+    for (const char* part : {__VA_ARGS__}) {                                                  \
+      EXPECT_NE(cplab_message.find(part), std::string::npos)                                  \
+          << "error of " #statement " lacks '" << part << "': " << cplab_message;             \
+    }                                                                                         \
   } while (0)

@@ -1,6 +1,7 @@
 // The sharder's verbs (SPEC §4-§5): microbatches, shard_primary = false, token tensors sharded
 // exactly like the batch, gather∘shard = identity, and the gather's backward.
 #include "reference/verbs.hpp"
+
 #include "support.hpp"
 
 namespace cplab::testing {
@@ -11,7 +12,8 @@ using reference::shard_batch;
 using reference::shard_token_tensor;
 
 // What local token k of row b on rank r must hold for a located key: the caller token, or `pad`.
-double expected_local(const RowPlan& row, std::int64_t caller_row, std::int64_t r, std::int64_t k, double pad) {
+double expected_local(const RowPlan& row, std::int64_t caller_row, std::int64_t r, std::int64_t k,
+                      double pad) {
   const std::int64_t caller = row.caller_pos[row.index[r][k]];
   return caller >= 0 ? token_value(caller_row, caller) : pad;
 }
@@ -55,10 +57,12 @@ TEST(Microbatches, PackedRowsArePartitionedOnTheirOwn) {
       const Tensor ids = sharded[m][r].at(keys::input_ids);
       const std::int64_t local = plan.rows[m].padded_len / 2;
       ASSERT_EQ(ids.shape(), (Shape{1, local}));
-      for (std::int64_t k = 0; k < local; ++k) EXPECT_EQ(ids.get(k), expected_local(plan.rows[m], m, r, k, -1.0));
+      for (std::int64_t k = 0; k < local; ++k)
+        EXPECT_EQ(ids.get(k), expected_local(plan.rows[m], m, r, k, -1.0));
     }
   }
-  EXPECT_ERROR(reference::pad_to_global(plan, batch.tokens.at(keys::labels)), "L=24", "L=20", "microbatch_plan");
+  EXPECT_ERROR(reference::pad_to_global(plan, batch.tokens.at(keys::labels)), "L=24", "L=20",
+               "microbatch_plan");
 }
 
 TEST(ShardPrimary, LaterShardingGivesWhatShardingNowGives) {
@@ -76,7 +80,8 @@ TEST(ShardPrimary, LaterShardingGivesWhatShardingNowGives) {
       const ShardPlan part = microbatch_plan(plan, m);
       for (std::int64_t r = 0; r < 3; ++r) {
         const Tensor& kept = later[m][r].at(keys::input_ids);
-        ASSERT_EQ(kept.shape(), (Shape{1, 11})) << "the primary stays global, in caller coordinates";
+        ASSERT_EQ(kept.shape(), (Shape{1, 11}))
+            << "the primary stays global, in caller coordinates";
         EXPECT_EQ(kept.get(3), token_value(m, 3));
         EXPECT_EQ(shard_token_tensor(part, kept, 1, 5.0, r), now[m][r].at(keys::input_ids));
         EXPECT_EQ(later[m][r].at(keys::labels), now[m][r].at(keys::labels));
@@ -95,7 +100,8 @@ TEST(ShardTokenTensor, ShardsExactlyLikeTheBatch) {
     const Tensor global = reference::pad_to_global(plan, batch.tokens.at(keys::labels));
     for (std::int64_t r = 0; r < 2; ++r) {
       EXPECT_EQ(shard_token_tensor(plan, labels, 1, -100.0, r), sharded[0][r].at(keys::labels));
-      EXPECT_EQ(shard_token_tensor(plan, global, 1, std::nullopt, r), sharded[0][r].at(keys::labels));
+      EXPECT_EQ(shard_token_tensor(plan, global, 1, std::nullopt, r),
+                sharded[0][r].at(keys::labels));
     }
   }
 }
@@ -105,9 +111,11 @@ TEST(ShardTokenTensor, ThdRowsNeedNoFill) {
   const ShardPlan plan = reference::plan(make_spec("thd", 2), batch);
   const auto sharded = shard_batch(plan, batch);
   for (std::int64_t r = 0; r < 2; ++r) {
-    EXPECT_EQ(shard_token_tensor(plan, batch.at(keys::labels), 1, -100.0, r), sharded[0][r].at(keys::labels));
+    EXPECT_EQ(shard_token_tensor(plan, batch.at(keys::labels), 1, -100.0, r),
+              sharded[0][r].at(keys::labels));
     const Tensor ids = shard_token_tensor(plan, batch.at(keys::input_ids), 1, std::nullopt, r);
-    for (std::int64_t k = 0; k < ids.numel(); ++k) EXPECT_EQ(ids.get(k), expected_local(plan.rows[0], 0, r, k, 0.0));
+    for (std::int64_t k = 0; k < ids.numel(); ++k)
+      EXPECT_EQ(ids.get(k), expected_local(plan.rows[0], 0, r, k, 0.0));
   }
 }
 
@@ -115,7 +123,9 @@ TEST(ShardTokenTensor, AnyDtypeTrailingDimsAndSeqDim) {
   const Batch batch = bshd_batch(2, 6);
   const ShardPlan plan = reference::plan(make_spec("head-tail", 2), batch);  // L = 8
   // Small integers: exact in every dtype, u8 included.
-  auto small = [](std::int64_t b, std::int64_t s, std::int64_t e) { return static_cast<double>(10 * b + s + e); };
+  auto small = [](std::int64_t b, std::int64_t s, std::int64_t e) {
+    return static_cast<double>(10 * b + s + e);
+  };
   for (DType dtype : {DType::f32, DType::bf16, DType::f16, DType::i32, DType::u8, DType::i64}) {
     Tensor value(dtype, {2, 6, 5});
     for (std::int64_t b = 0; b < 2; ++b) {
@@ -145,11 +155,14 @@ TEST(ShardTokenTensor, AnyDtypeTrailingDimsAndSeqDim) {
 TEST(ShardTokenTensor, RefusesOtherLengths) {
   const Batch batch = bshd_batch(2, 6);
   const ShardPlan plan = reference::plan(make_spec("contiguous", 2), batch);  // L = 8
-  EXPECT_ERROR(shard_token_tensor(plan, located(DType::f32, 2, 7), 1, 0.0, 0), "7 tokens", "L=8", "S=6");
-  EXPECT_ERROR(shard_token_tensor(plan, located(DType::f32, 2, 6), 1, std::nullopt, 0), "S=6", "L=8",
-               "explicit fill");
-  EXPECT_ERROR(shard_token_tensor(plan, located(DType::f32, 3, 8), 1, std::nullopt, 0), "3 rows", "B=2");
-  EXPECT_ERROR(shard_token_tensor(plan, located(DType::f32, 2, 8), 1, std::nullopt, 2), "rank 2", "cp=2");
+  EXPECT_ERROR(shard_token_tensor(plan, located(DType::f32, 2, 7), 1, 0.0, 0), "7 tokens", "L=8",
+               "S=6");
+  EXPECT_ERROR(shard_token_tensor(plan, located(DType::f32, 2, 6), 1, std::nullopt, 0), "S=6",
+               "L=8", "explicit fill");
+  EXPECT_ERROR(shard_token_tensor(plan, located(DType::f32, 3, 8), 1, std::nullopt, 0), "3 rows",
+               "B=2");
+  EXPECT_ERROR(shard_token_tensor(plan, located(DType::f32, 2, 8), 1, std::nullopt, 2), "rank 2",
+               "cp=2");
 }
 
 }  // namespace
