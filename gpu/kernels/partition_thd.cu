@@ -2,6 +2,7 @@
 
 #include "gpu/cuda_check.hpp"
 #include "gpu/host/copy_plan.hpp"
+#include "gpu/host/token_math.hpp"
 #include "gpu/kernels/launch_check.hpp"
 #include "gpu/kernels/partition_thd.hpp"
 #include "sim/index_math.hpp"
@@ -15,14 +16,11 @@ __global__ void partition_thd_kernel(ThdRow row, ThdTokens out, std::int64_t loc
   const index_math::ThdMap map{row.cp, row.cu_padded, row.n_docs};
   for (std::int64_t k = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; k < local;
        k += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    // The same search ThdMap::global_index does: local document boundaries are cu_padded / C.
-    const std::int64_t doc = index_math::upper_index(row.cu_padded, row.n_docs, k * row.cp);
-    const std::int64_t g = map.global_index(row.rank, k);
-    const std::int64_t offset = g - row.cu_padded[doc];
-    if (out.index) out.index[k] = g;
-    if (out.positions) out.positions[k] = offset;
-    if (out.doc_ids) out.doc_ids[k] = static_cast<std::int32_t>(doc + 1);
-    if (out.real) out.real[k] = offset < row.doc_lens[doc] ? 1 : 0;
+    const ThdToken t = thd_token(map, row.doc_lens, row.rank, k);
+    if (out.index) out.index[k] = t.slot;
+    if (out.positions) out.positions[k] = t.position;
+    if (out.doc_ids) out.doc_ids[k] = t.doc_id;
+    if (out.real) out.real[k] = t.real ? 1 : 0;
   }
 }
 

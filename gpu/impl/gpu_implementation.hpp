@@ -1,0 +1,36 @@
+#pragma once
+// The gpu implementation's class (internal; gpu/implementation.hpp makes one). Verbs live in one
+// file each group: gpu_shard.cpp, gpu_gather.cpp, gpu_loss.cpp, gpu_attention.cpp.
+#include "gpu/comm/device_comm.hpp"
+#include "sim/implementation.hpp"
+
+namespace cplab::gpu {
+
+class GpuImplementation final : public Implementation {
+ public:
+  explicit GpuImplementation(GpuCommKind kind) : kind_(kind) {}
+
+  std::string name() const override;
+  bool available() const override;
+  std::string why_unavailable() const override;
+
+  std::vector<RankShard> shard(Comm& comm, const LayoutSpec& spec, const Batch& batch) override;
+  Tensor shard_primary_later(Comm& comm, const ShardLayout& layout, const Batch& micro_batch) override;
+  Tensor shard_token_tensor(Comm& comm, const ShardLayout& layout, const Tensor& value, std::int64_t seq_dim,
+                            std::optional<double> fill) override;
+  Tensor gather_token_tensor(Comm& comm, const ShardLayout& layout, const Tensor& local, std::int64_t seq_dim,
+                             bool trim) override;
+  Tensor gather_token_tensor_backward(Comm& comm, const ShardLayout& layout, const Tensor& grad_gathered,
+                                      std::int64_t seq_dim, bool trim) override;
+  Tensor gather_tokens(Comm& comm, const Tensor& local) override;
+  Tensor gather_tokens_backward(Comm& comm, const Tensor& grad_gathered) override;
+  LossOutput shifted_cp_loss(Comm& comm, const ShardLayout& layout, const Tensor& logits, const Tensor& labels,
+                             const Tensor& valid) override;
+  AttentionOutput attention(Comm& comm, const ShardLayout& layout, const Tensor& q, const Tensor& k, const Tensor& v,
+                            const Tensor& grad_out) override;
+
+ private:
+  GpuCommKind kind_;
+};
+
+}  // namespace cplab::gpu

@@ -1,0 +1,29 @@
+#pragma once
+// What one verb call of the gpu implementation runs with: the rank's device and stream, and
+// collectives over device buffers whatever memory the underlying comm works on (a DeviceComm gets
+// the device pointers; any other comm gets host copies, staged here).
+#include "gpu/comm/device_comm.hpp"
+
+namespace cplab::gpu {
+
+class RankContext {
+ public:
+  // Sets the calling thread's device: the device comm's, or rank mod visible devices for `host`.
+  RankContext(Comm& comm, GpuCommKind kind);
+
+  int rank() const { return comm_->rank(); }
+  int size() const { return comm_->size(); }
+  Stream stream() const { return stream_; }
+
+  void all_gather(const void* send, void* recv, std::size_t count, DType dtype);
+  void all_reduce(void* buf, std::size_t count, DType dtype, ReduceOp op);
+  void reduce_scatter(const void* send, void* recv, std::size_t count, DType dtype, ReduceOp op);
+  void all_to_all(const void* send, void* recv, std::size_t count, DType dtype);
+
+ private:
+  Comm* comm_;
+  bool device_memory_;  // the comm takes device pointers
+  Stream stream_;
+};
+
+}  // namespace cplab::gpu
