@@ -95,6 +95,9 @@ inline Batch rich_bshd_batch(std::int64_t rows, std::int64_t seq) {
   for (std::int64_t i = 0; i < mrope.numel(); ++i) mrope.set(i, static_cast<double>(i % seq + 10 * (i / (rows * seq))));
   batch.add(keys::position_ids, mrope);
   batch.add(keys::padding_mask, Tensor(DType::b8, {rows, seq}));
+  Tensor mask(DType::b8, {rows, seq});
+  for (std::int64_t i = 0; i < mask.numel(); ++i) mask.set(i, i % 4 == 1 ? 0 : 1);
+  batch.add(keys::loss_mask, mask);
   TokenField extra = default_token_field("token_type", located(DType::i32, {rows, seq}));
   extra.pad_value = 7;
   batch.tokens["token_type"] = extra;
@@ -142,6 +145,16 @@ inline LayoutSpec spec_for(const std::string& layout, std::int64_t cp, std::int6
   spec.chunk_size = 3;
   spec.num_chunks = num_chunks;
   return spec;
+}
+
+// Rows [begin, end) of a [B, S, ...] tensor.
+inline Tensor rows_slice(const Tensor& t, std::int64_t begin, std::int64_t end) {
+  Shape shape = t.shape();
+  shape[0] = end - begin;
+  Tensor out(t.dtype(), shape);
+  const std::int64_t per_row = t.numel() / std::max<std::int64_t>(t.size(0), 1);
+  for (std::int64_t i = 0; i < out.numel(); ++i) out.set(i, t.get(begin * per_row + i));
+  return out;
 }
 
 // The cplab::Error message f throws ("" when it throws none).
