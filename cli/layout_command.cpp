@@ -106,10 +106,10 @@ void print_table(const LayoutSpec& spec, const RowPlan& row,
 int run_layout(const LayoutOptions& options) {
   const bool has_seq_len = options.seq_len_option->count() > 0;
   const bool has_doc_lens = options.doc_lens_option->count() > 0;
-  CPLAB_CHECK(has_seq_len != has_doc_lens,
-              "give exactly one of --seq-len S (a BSHD row) and --doc-lens 5,3,8 (a "
-              "packed row); got {}",
-              has_seq_len ? "both" : "neither");
+  CPLAB_CHECK(
+      has_seq_len != has_doc_lens,
+      "give exactly one of --seq-len S (a BSHD row) and --doc-lens 5,3,8 (a packed row); got {}",
+      has_seq_len ? "both" : "neither");
   validate_spec(options.spec);
   RowPlan row;
   if (has_seq_len) {

@@ -108,15 +108,13 @@ Tensor shard_token_tensor(const ShardPlan& plan, const Tensor& value, std::int64
   if (!caller_rows) {
     CPLAB_CHECK(axes.seq == lengths.padded,
                 "shard_token_tensor: {} has {} tokens on seq dim {}: neither the padded length "
-                "L={} nor the caller "
-                "length S={}",
+                "L={} nor the caller length S={}",
                 tensor_brief(value), axes.seq, seq_dim, lengths.padded, lengths.caller);
     return select_rank(plan, value, seq_dim, rank);
   }
   CPLAB_CHECK(packed || fill.has_value(),
               "shard_token_tensor: {} has the caller length S={} on seq dim {}; padding it to L={} "
-              "needs an "
-              "explicit fill",
+              "needs an explicit fill",
               tensor_brief(value), axes.seq, seq_dim, lengths.padded);
   const TokenField field{.value = value,
                          .seq_dim = seq_dim,
@@ -139,8 +137,7 @@ Tensor gather_token_tensor_backward(const ShardPlan& plan, const Tensor& grad_ga
   const std::int64_t expected = trim ? lengths.caller : lengths.padded;
   CPLAB_CHECK(axes.seq == expected && axes.rows == lengths.rows,
               "gather_token_tensor_backward: gradient {} has {} rows and {} tokens on seq dim {}; "
-              "the gathered "
-              "tensor had B={} rows of {}={}",
+              "the gathered tensor had B={} rows of {}={}",
               tensor_brief(grad_gathered), axes.rows, axes.seq, seq_dim, lengths.rows,
               trim ? "S" : "L", expected);
   Tensor global = grad_gathered;

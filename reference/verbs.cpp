@@ -17,8 +17,7 @@ PlanLengths plan_lengths(const ShardPlan& plan) {
     CPLAB_CHECK(row.caller_len == lengths.caller && row.padded_len == lengths.padded &&
                     row.cp == lengths.cp,
                 "plan row {} has S={} L={} cp={}, row 0 has S={} L={} cp={}: token tensors need "
-                "one shape (take "
-                "packed rows one microbatch at a time: microbatch_plan)",
+                "one shape (take packed rows one microbatch at a time: microbatch_plan)",
                 b, row.caller_len, row.padded_len, row.cp, lengths.caller, lengths.padded,
                 lengths.cp);
   }
@@ -89,8 +88,7 @@ Tensor place_ranks(const ShardPlan& plan, const std::vector<Tensor>& locals, std
     const tokens::TokenAxes axes = tokens::token_axes(locals[r], seq_dim, "place_ranks:");
     CPLAB_CHECK(axes.seq == local_len && axes.rows == lengths.rows,
                 "place_ranks: rank {} shard {} has {} rows and {} tokens on seq dim {}; expected "
-                "B={} rows of "
-                "ℓ=L/C={}/{}={}",
+                "B={} rows of ℓ=L/C={}/{}={}",
                 r, tensor_brief(locals[r]), axes.rows, axes.seq, seq_dim, lengths.rows,
                 lengths.padded, lengths.cp, local_len);
   }

@@ -46,8 +46,8 @@ RowPlan plan_thd_row(const LayoutSpec& spec, std::int64_t caller_len,
     CPLAB_CHECK(pinned_len % two_c == 0, "thd row length L={} is not a multiple of 2C={} (cp={})",
                 pinned_len, two_c, spec.cp);
     CPLAB_CHECK(pinned_len >= len,
-                "thd needs L={} for this row (documents padded to 2C={} take {}, S={}), more "
-                "than the pinned row length {}",
+                "thd needs L={} for this row (documents padded to 2C={} take {}, S={}), more than "
+                "the pinned row length {}",
                 len, two_c, documents_len, caller.len, pinned_len);
     len = pinned_len;
   }

@@ -3,6 +3,7 @@
 #include <fmt/ranges.h>
 
 #include <numeric>
+#include <utility>
 
 namespace cplab {
 
@@ -47,16 +48,16 @@ namespace {
 
 // The key whose shape defines B and S: the primary, else labels, else any key that is not a
 // (possibly shared [1,S]) position_ids, else position_ids.
-const TokenField& shape_key(const Batch& batch) {
+const std::pair<const std::string, TokenField>& shape_key(const Batch& batch) {
   CPLAB_CHECK(!batch.tokens.empty(), "batch has no token-aligned key to read B and S from");
   for (const char* name : {keys::input_ids, keys::inputs_embeds, keys::labels}) {
     auto it = batch.tokens.find(name);
-    if (it != batch.tokens.end()) return it->second;
+    if (it != batch.tokens.end()) return *it;
   }
-  for (const auto& [name, field] : batch.tokens) {
-    if (name != keys::position_ids) return field;
+  for (const auto& entry : batch.tokens) {
+    if (entry.first != keys::position_ids) return entry;
   }
-  return batch.tokens.begin()->second;
+  return *batch.tokens.begin();
 }
 
 void check_seq_dim(const std::string& name, const TokenField& field) {
@@ -96,14 +97,14 @@ void validate_packed(const Batch& batch, std::int64_t rows, std::int64_t seq_len
 }  // namespace
 
 std::int64_t Batch::rows() const {
-  const TokenField& field = shape_key(*this);
-  check_seq_dim("(shape key)", field);
+  const auto& [name, field] = shape_key(*this);
+  check_seq_dim(name, field);
   return field.value.size(field.seq_dim - 1);
 }
 
 std::int64_t Batch::seq_len() const {
-  const TokenField& field = shape_key(*this);
-  check_seq_dim("(shape key)", field);
+  const auto& [name, field] = shape_key(*this);
+  check_seq_dim(name, field);
   return field.value.size(field.seq_dim);
 }
 
