@@ -31,7 +31,8 @@ inline LossInputs loss_inputs(const Batch& batch, std::int64_t vocab) {
 }
 
 inline std::string check_loss_against_reference(const LayoutSpec& spec, const Batch& batch, Implementation* impl = nullptr,
-                                                 sim::WorldOptions options = {}, std::int64_t vocab = 11) {
+                                                 sim::WorldOptions options = {}, std::int64_t* faults_fired = nullptr,
+                                                 std::int64_t vocab = 11) {
   const ShardPlan plan = reference::plan(spec, batch);
   const LossInputs in = loss_inputs(batch, vocab);
   const std::int64_t per = plan.rows_per_microbatch();
@@ -70,7 +71,7 @@ inline std::string check_loss_against_reference(const LayoutSpec& spec, const Ba
         }
         if (closeness(out.grad, grad) > 1.0) problems.push_back(fmt::format("{}: gradient differs from C × the reference's", where));
       }
-    }, impl, std::move(options));
+    }, impl, std::move(options), faults_fired);
   });
   if (!error.empty()) problems.push_back("error: " + error);
   return fmt::format("{}", fmt::join(problems, "\n"));

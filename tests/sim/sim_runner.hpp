@@ -15,10 +15,18 @@ using RankFn = std::function<void(sim::RankContext&, std::vector<RankShard>&)>;
 
 // Shards `batch` on every rank with `impl` (default: the standard sim) and runs `fn` there.
 inline void on_every_rank(const LayoutSpec& spec, const Batch& batch, const RankFn& fn,
-                          Implementation* impl = nullptr, sim::WorldOptions options = {}) {
+                          Implementation* impl = nullptr, sim::WorldOptions options = {},
+                          std::int64_t* faults_fired = nullptr) {
   sim::SimImplementation standard;
   Implementation& chosen = impl != nullptr ? *impl : standard;
   sim::World world(static_cast<int>(spec.cp), std::move(options));
+  struct Report {  // faults fired, reported whether the run passes or throws
+    sim::World& world;
+    std::int64_t* fired;
+    ~Report() {
+      if (fired != nullptr) *fired = world.faults_fired();
+    }
+  } report{world, faults_fired};
   world.run([&](sim::RankContext& ctx) {
     std::vector<RankShard> shards = chosen.shard(ctx.comm, spec, batch);
     fn(ctx, shards);

@@ -1,0 +1,83 @@
+// The loss check notices broken communication: a corrupted label exchange, a dropped rank and a
+// contributing count summed twice are each reported, never passed. A late but complete exchange
+// is not a failure.
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+#include "loss_check.hpp"
+
+namespace cplab::simtest {
+namespace {
+
+using namespace std::chrono_literals;
+using sim::Fault;
+
+// head-tail, C = 2, one causal row of 16 tokens with a label everywhere: rank 0 must send rank 1
+// the label of slot 12 (the target of rank 1's last early-chunk token, slot 11).
+Batch boundary_batch() {
+  Batch batch = bshd_batch(1, 16);
+  Tensor labels(DType::i64, {1, 16});
+  for (std::int64_t s = 0; s < 16; ++s) labels.set(s, static_cast<double>((3 * s + 1) % 11));
+  batch.add(keys::labels, labels);
+  return batch;
+}
+
+TEST(FaultDetection, clean_run_passes_the_check) {
+  EXPECT_EQ(check_loss_against_reference(spec_for("head-tail", 2), boundary_batch()), "");
+}
+
+TEST(FaultDetection, corrupted_label_exchange_is_reported) {
+  const Fault corrupt{.kind = Fault::Kind::corrupt, .rank = 0, .call = "send", .occurrence = -1, .delay = {}, .corrupt = {}};
+  std::int64_t fired = 0;
+  const std::string report = check_loss_against_reference(spec_for("head-tail", 2), boundary_batch(), nullptr,
+                                                          {.timeout = 60s, .faults = {corrupt}}, &fired);
+  EXPECT_GE(fired, 1) << "the fault never fired: the check proved nothing";
+  EXPECT_NE(report.find("rank 1: loss"), std::string::npos) << report;
+}
+
+TEST(FaultDetection, dropped_rank_is_reported_by_name) {
+  const Fault drop{.kind = Fault::Kind::drop, .rank = 1, .call = "all_reduce", .occurrence = 0, .delay = {}, .corrupt = {}};
+  std::int64_t fired = 0;
+  const std::string report = check_loss_against_reference(spec_for("thd", 3), packed_batch({{5, 3, 8}}, 16), nullptr,
+                                                           {.timeout = 60s, .faults = {drop}}, &fired);
+  EXPECT_EQ(fired, 1);
+  EXPECT_NE(report.find("all_reduce #0: rank 1 "), std::string::npos) << report;
+}
+
+TEST(FaultDetection, dropped_label_message_is_reported_with_its_sender) {
+  // Rank 1 waits for the lost labels while rank 0 waits for rank 1 in the count's all-reduce: only
+  // the timeout can end it, and it names who waits for whom.
+  const Fault drop{.kind = Fault::Kind::drop, .rank = 0, .call = "send", .occurrence = 0, .delay = {}, .corrupt = {}};
+  const std::string report = check_loss_against_reference(spec_for("head-tail", 2), boundary_batch(), nullptr,
+                                                          {.timeout = 300ms, .faults = {drop}});
+  EXPECT_NE(report.find("timed out after 300 ms"), std::string::npos) << report;
+  EXPECT_TRUE(report.find("recv from rank 0") != std::string::npos || report.find("missing: rank 1 (in recv from rank 0") != std::string::npos) << report;
+}
+
+// The count summed twice: the group's sum is summed over the group again (C × N).
+class CountSummedTwice : public sim::SimImplementation {
+ protected:
+  std::int64_t total_contributing(Comm& comm, std::int64_t local) const override {
+    return SimImplementation::total_contributing(comm, SimImplementation::total_contributing(comm, local));
+  }
+};
+
+TEST(FaultDetection, count_summed_twice_is_reported) {
+  CountSummedTwice twice;
+  const std::string report = check_loss_against_reference(spec_for("contiguous", 4), bshd_batch(2, 13), &twice);
+  EXPECT_NE(report.find("N "), std::string::npos) << report;
+  EXPECT_NE(report.find("gradient differs"), std::string::npos) << report;
+}
+
+TEST(FaultDetection, late_but_complete_exchange_is_not_a_failure) {
+  const Fault late{.kind = Fault::Kind::delay, .rank = 0, .call = "send", .occurrence = -1, .delay = 20ms, .corrupt = {}};
+  std::int64_t fired = 0;
+  EXPECT_EQ(check_loss_against_reference(spec_for("head-tail", 2), boundary_batch(), nullptr,
+                                         {.timeout = 60s, .faults = {late}}, &fired),
+            "");
+  EXPECT_GE(fired, 1);
+}
+
+}  // namespace
+}  // namespace cplab::simtest
