@@ -20,5 +20,6 @@ inline constexpr int kUsageError = 2;
 
 // One function per subcommand file; main() lists them.
 Command add_layout_command(CLI::App& app);
+Command add_loss_command(CLI::App& app);
 
 }  // namespace cplab::cli

@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   app.set_help_all_flag("--help-all", "Show every subcommand's options");
   const std::vector<cplab::cli::Command> commands = {
       cplab::cli::add_layout_command(app),
+      cplab::cli::add_loss_command(app),
   };
   try {
     app.parse(argc, argv);

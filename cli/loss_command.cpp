@@ -1,0 +1,185 @@
+// `cplab loss`: the shifted cross-boundary loss of one batch, computed by an implementation under
+// test on C ranks and by the reference on the unsharded batch, side by side (SPEC §6). Inputs are
+// NumPy files, so a batch from a real training run can be checked as it is.
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cli/command.hpp"
+#include "cli/npy.hpp"
+#include "reference/loss.hpp"
+#include "reference/plan.hpp"
+#include "reference/types/error.hpp"
+#include "sim/sim_implementation.hpp"
+#include "sim/thread_comm.hpp"
+
+namespace cplab::cli {
+namespace {
+
+struct LossOptions {
+  LayoutSpec spec;
+  std::string logits, labels, valid, doc_lens;
+  std::string impl = "sim";
+  bool json = false;
+};
+
+// The implementations under test, by name. One place, so it can become the registry's lookup.
+std::unique_ptr<Implementation> implementation_named(const std::string& name) {
+  if (name == "sim") return std::make_unique<sim::SimImplementation>();
+  CPLAB_FAIL("--impl '{}': unknown implementation; known: sim", name);
+}
+
+std::vector<std::int64_t> parse_lengths(const std::string& text) {
+  std::vector<std::int64_t> lens;
+  for (std::size_t start = 0;;) {
+    const std::size_t comma = text.find(',', start);
+    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    std::int64_t value = -1;
+    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
+    CPLAB_CHECK(!item.empty() && ec == std::errc() && end == item.data() + item.size() && value >= 0,
+                "--doc-lens '{}': '{}' is not a non-negative integer (expected a list like 5,3,8)", text, item);
+    lens.push_back(value);
+    if (comma == std::string::npos) return lens;
+    start = comma + 1;
+  }
+}
+
+// The inputs as the reference and the sharder take them: logits [B,S,V] f32, labels [B,S] i64,
+// valid [B,S] b8 (all true when no file is given).
+struct LossFiles {
+  Tensor logits, labels, valid;
+};
+
+LossFiles read_inputs(const LossOptions& options) {
+  LossFiles in;
+  in.logits = npy::read(options.logits);
+  CPLAB_CHECK(in.logits.dim() == 3 && (in.logits.dtype() == DType::f32 || in.logits.dtype() == DType::f16),
+              "{}: logits must be float32 [B, S, V], got {}", options.logits, tensor_brief(in.logits));
+  in.logits = in.logits.to(DType::f32);
+  const Shape rows_by_seq{in.logits.size(0), in.logits.size(1)};
+  const Tensor labels = npy::read(options.labels);
+  CPLAB_CHECK((labels.dtype() == DType::i64 || labels.dtype() == DType::i32) && labels.shape() == rows_by_seq,
+              "{}: labels must be int64 or int32 {} to match the logits {}, got {}", options.labels,
+              shape_str(rows_by_seq), shape_str(in.logits.shape()), tensor_brief(labels));
+  in.labels = labels.to(DType::i64);
+  if (options.valid.empty()) {
+    in.valid = Tensor(DType::b8, rows_by_seq);
+    for (std::int64_t i = 0; i < in.valid.numel(); ++i) in.valid.set(i, 1.0);
+  } else {
+    const Tensor valid = npy::read(options.valid);
+    CPLAB_CHECK((valid.dtype() == DType::b8 || valid.dtype() == DType::u8) && valid.shape() == rows_by_seq,
+                "{}: valid must be bool or uint8 {} to match the logits {}, got {}", options.valid,
+                shape_str(rows_by_seq), shape_str(in.logits.shape()), tensor_brief(valid));
+    in.valid = valid.to(DType::b8);
+  }
+  return in;
+}
+
+Batch batch_of(const LossOptions& options, const LossFiles& in) {
+  const std::int64_t rows = in.logits.size(0), seq = in.logits.size(1);
+  Batch batch;
+  batch.add(keys::input_ids, Tensor(DType::i64, {rows, seq}));  // the loss needs no ids; a batch needs a primary
+  batch.add(keys::labels, in.labels);
+  batch.add(keys::loss_mask, in.valid);
+  if (!options.doc_lens.empty()) {
+    CPLAB_CHECK(rows == 1, "--doc-lens describes one packed row; the logits have B={} rows", rows);
+    batch.seq_lens = {parse_lengths(options.doc_lens)};
+  }
+  return batch;
+}
+
+struct RankResult {
+  double loss = 0.0;
+  std::int64_t contributing = 0;
+  double grad_error = 0.0;
+};
+
+int run_loss(LossOptions options) {
+  validate_spec(options.spec);
+  const LossFiles in = read_inputs(options);
+  const Batch batch = batch_of(options, in);
+  const ShardPlan plan = reference::plan(options.spec, batch);
+  const reference::LossReference expected = reference::shifted_loss_caller(plan, in.logits, in.labels, in.valid);
+  const std::unique_ptr<Implementation> impl = implementation_named(options.impl);
+  CPLAB_CHECK(impl->available(), "--impl {} cannot run here: {}", options.impl, impl->why_unavailable());
+  const std::int64_t cp = options.spec.cp, vocab = in.logits.size(2);
+  std::vector<RankResult> results(static_cast<std::size_t>(cp));
+  sim::World world(static_cast<int>(cp));
+  world.run([&](sim::RankContext& ctx) {
+    const RankShard shard = impl->shard(ctx.comm, options.spec, batch).at(0);
+    const Tensor logits = impl->shard_token_tensor(ctx.comm, shard.layout, in.logits, 1, 0.0);
+    const LossOutput out = impl->shifted_cp_loss(ctx.comm, shard.layout, logits, shard.local.at(keys::labels),
+                                                 shard.local.at(keys::loss_mask));
+    RankResult& mine = results[ctx.rank];
+    mine.loss = out.loss;
+    mine.contributing = out.contributing_local;
+    // ∂loss_r/∂logits must be C × the global gradient on the tokens the reference gives this rank.
+    const auto grad = out.grad.data<float>();
+    const auto global = expected.grad_global.data<float>();
+    const std::int64_t len = plan.rows[0].padded_len, local_len = len / cp;
+    CPLAB_CHECK(out.grad.numel() == static_cast<std::int64_t>(plan.rows.size()) * local_len * vocab,
+                "{}: gradient {} is not [B, ℓ, V]", options.impl, tensor_brief(out.grad));
+    for (std::size_t b = 0; b < plan.rows.size(); ++b) {
+      for (std::int64_t k = 0; k < local_len; ++k) {
+        const std::int64_t g = plan.rows[b].index[ctx.rank][k];
+        for (std::int64_t v = 0; v < vocab; ++v) {
+          const double want = static_cast<double>(cp) * global[(static_cast<std::int64_t>(b) * len + g) * vocab + v];
+          const double got = grad[(static_cast<std::int64_t>(b) * local_len + k) * vocab + v];
+          mine.grad_error = std::max(mine.grad_error, std::abs(got - want));
+        }
+      }
+    }
+  });
+  double mean = 0.0, grad_error = 0.0;
+  for (const RankResult& r : results) {
+    mean += r.loss / static_cast<double>(cp);
+    grad_error = std::max(grad_error, r.grad_error);
+  }
+  if (options.json) {
+    nlohmann::ordered_json out;
+    out["global_mean"] = expected.global_mean;
+    out["contributing_total"] = expected.contributing_total;
+    out["mean_of_rank_losses"] = mean;
+    out["ranks"] = nlohmann::ordered_json::array();
+    for (std::int64_t r = 0; r < cp; ++r) {
+      out["ranks"].push_back({{"rank", r}, {"loss", results[r].loss}, {"contributing", results[r].contributing}});
+    }
+    out["max_abs_err"] = std::abs(mean - expected.global_mean);
+    out["grad_max_abs_err"] = grad_error;
+    fmt::print("{}\n", out.dump());
+    return 0;
+  }
+  fmt::print("{} impl={}: global mean {:.7g} over N={} tokens; mean of rank losses {:.7g} (|diff| {:.3g}); largest "
+             "gradient difference {:.3g}\n", spec_brief(options.spec), options.impl, expected.global_mean,
+             expected.contributing_total, mean, std::abs(mean - expected.global_mean), grad_error);
+  fmt::print("{:>4}  {:>14}  {:>12}\n", "rank", "loss", "contributing");
+  for (std::int64_t r = 0; r < cp; ++r) fmt::print("{:>4}  {:>14.7g}  {:>12}\n", r, results[r].loss, results[r].contributing);
+  return 0;
+}
+
+}  // namespace
+
+Command add_loss_command(CLI::App& app) {
+  auto options = std::make_shared<LossOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "loss", "Shifted cross-boundary loss of a batch (.npy files) on C ranks, next to the reference's");
+  sub->add_option("--layout", options->spec.layout, "Layout name (identity, contiguous, head-tail, thd, magi)")->required();
+  sub->add_option("--cp", options->spec.cp, "CP size C")->required();
+  sub->add_option("--logits", options->logits, "Logits [B,S,V] float32 .npy")->required();
+  sub->add_option("--labels", options->labels, "Labels [B,S] int64/int32 .npy, unshifted, -100 = ignore")->required();
+  sub->add_option("--valid", options->valid, "Valid mask [B,S] bool/uint8 .npy (default all true)");
+  sub->add_option("--doc-lens", options->doc_lens, "One packed row (B=1): its documents' real lengths, e.g. 5,3,8");
+  sub->add_option("--pad-multiple", options->spec.pad_multiple, "contiguous: pad to a multiple of C·m");
+  sub->add_option("--chunk-size", options->spec.chunk_size, "magi: chunk size K");
+  sub->add_option("--impl", options->impl, "Implementation under test")->capture_default_str();
+  sub->add_flag("--json", options->json, "Print one JSON object");
+  return {sub, [options] { return run_loss(*options); }};
+}
+
+}  // namespace cplab::cli

@@ -1,0 +1,163 @@
+// `cplab loss --json` end to end for every layout and C: the printed numbers equal the reference's
+// (computed here, in-process, from the same arrays) and the implementation agrees with it.
+// Malformed or mismatched .npy files end with one line on stderr and exit status 2.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "cli/npy.hpp"
+#include "cli_support.hpp"
+#include "reference/loss.hpp"
+#include "reference/plan.hpp"
+
+namespace cplab::clitest {
+namespace {
+
+using LayoutCp = std::tuple<std::string, std::int64_t>;
+
+std::vector<LayoutCp> every_layout_and_cp() {
+  std::vector<LayoutCp> params;
+  for (const std::string& layout : reference::layout_names()) {
+    for (std::int64_t cp : {1, 2, 3, 4, 8}) params.emplace_back(layout, cp);
+  }
+  return params;
+}
+
+std::string param_name(const ::testing::TestParamInfo<LayoutCp>& info) {
+  std::string name = std::get<0>(info.param) + "_cp" + std::to_string(std::get<1>(info.param));
+  for (char& c : name) {
+    if (c == '-') c = '_';
+  }
+  return name;
+}
+
+struct Inputs {
+  Tensor logits, labels, valid;
+};
+
+Inputs inputs(std::int64_t rows, std::int64_t seq, std::int64_t vocab) {
+  Inputs in{Tensor(DType::f32, {rows, seq, vocab}), Tensor(DType::i64, {rows, seq}), Tensor(DType::b8, {rows, seq})};
+  for (std::int64_t i = 0; i < in.logits.numel(); ++i) in.logits.set(i, 2.0 * std::sin(0.37 * static_cast<double>(i)));
+  for (std::int64_t i = 0; i < rows * seq; ++i) {
+    in.labels.set(i, i % 7 == 5 ? -100.0 : static_cast<double>((3 * i) % vocab));
+    in.valid.set(i, i % 5 != 3);
+  }
+  return in;
+}
+
+class LossCommandTest : public ::testing::TestWithParam<LayoutCp> {};
+
+// One BSHD batch (B = 2) and one packed row with --doc-lens, when the layout takes them.
+TEST_P(LossCommandTest, json_agrees_with_the_reference) {
+  const auto& [layout, cp] = GetParam();
+  ScratchDir dir;
+  struct Case {
+    std::int64_t rows, seq;
+    std::string doc_lens;
+    std::vector<std::int64_t> docs;
+  };
+  int checked = 0;
+  for (const Case& c : {Case{2, 13, "", {}}, Case{1, 16, "5,3,8", {5, 3, 8}}}) {
+    LayoutSpec spec;
+    spec.layout = layout;
+    spec.cp = cp;
+    spec.chunk_size = 3;
+    const Inputs in = inputs(c.rows, c.seq, 7);
+    Batch batch;
+    batch.add(keys::input_ids, Tensor(DType::i64, {c.rows, c.seq}));
+    if (!c.docs.empty()) batch.seq_lens = {c.docs};
+    ShardPlan plan;
+    try {
+      plan = reference::plan(spec, batch);
+    } catch (const Error&) {
+      continue;  // the layout refuses this batch (the error case is tested below)
+    }
+    ++checked;
+    const reference::LossReference ref = reference::shifted_loss_caller(plan, in.logits, in.labels, in.valid);
+    cli::npy::write(dir.file("logits.npy"), in.logits);
+    cli::npy::write(dir.file("labels.npy"), in.labels);
+    cli::npy::write(dir.file("valid.npy"), in.valid);
+    std::string args = "loss --layout " + layout + " --cp " + std::to_string(cp) + " --logits " + dir.file("logits.npy") +
+                       " --labels " + dir.file("labels.npy") + " --valid " + dir.file("valid.npy") + " --chunk-size 3 --json";
+    if (!c.doc_lens.empty()) args += " --doc-lens " + c.doc_lens;
+    const CommandRun run = run_cplab(dir, args);
+    ASSERT_EQ(run.status, 0) << run.err;
+    const auto json = nlohmann::json::parse(run.out);
+    EXPECT_NEAR(json.at("global_mean").get<double>(), ref.global_mean, 1e-12);
+    EXPECT_EQ(json.at("contributing_total").get<std::int64_t>(), ref.contributing_total);
+    ASSERT_EQ(json.at("ranks").size(), static_cast<std::size_t>(cp));
+    double mean = 0.0;
+    for (std::int64_t r = 0; r < cp; ++r) {
+      const auto& rank = json.at("ranks")[r];
+      EXPECT_EQ(rank.at("rank").get<std::int64_t>(), r);
+      EXPECT_NEAR(rank.at("loss").get<double>(), ref.rank_loss[r], 1e-6 * std::max(1.0, std::abs(ref.rank_loss[r])));
+      EXPECT_EQ(rank.at("contributing").get<std::int64_t>(), ref.rank_contributing[r]);
+      mean += rank.at("loss").get<double>() / static_cast<double>(cp);
+    }
+    EXPECT_NEAR(json.at("mean_of_rank_losses").get<double>(), mean, 1e-12);
+    EXPECT_NEAR(json.at("max_abs_err").get<double>(), std::abs(mean - ref.global_mean), 1e-12);
+    EXPECT_LT(json.at("max_abs_err").get<double>(), 1e-6);
+    EXPECT_LT(json.at("grad_max_abs_err").get<double>(), 1e-6);
+  }
+  if (checked == 0) {
+    const Inputs in = inputs(1, 16, 7);
+    cli::npy::write(dir.file("logits.npy"), in.logits);
+    cli::npy::write(dir.file("labels.npy"), in.labels);
+    const CommandRun run = run_cplab(dir, "loss --layout " + layout + " --cp " + std::to_string(cp) + " --logits " +
+                                       dir.file("logits.npy") + " --labels " + dir.file("labels.npy") + " --json");
+    EXPECT_EQ(run.status, 2);
+    EXPECT_EQ(line_count(run.err), 1) << run.err;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryLayout, LossCommandTest, ::testing::ValuesIn(every_layout_and_cp()), param_name);
+
+class LossCommandErrors : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const Inputs in = inputs(1, 16, 7);
+    cli::npy::write(dir_.file("logits.npy"), in.logits);
+    cli::npy::write(dir_.file("labels.npy"), in.labels);
+  }
+  CommandRun loss(const std::string& logits, const std::string& labels, const std::string& extra = "") {
+    return run_cplab(dir_, "loss --layout head-tail --cp 2 --logits " + logits + " --labels " + labels + " --json " + extra);
+  }
+  void expect_usage_error(const CommandRun& run, const std::vector<std::string>& parts) {
+    EXPECT_EQ(run.status, 2);
+    EXPECT_TRUE(run.out.empty()) << run.out;
+    EXPECT_EQ(line_count(run.err), 1) << run.err;
+    for (const std::string& part : parts) EXPECT_NE(run.err.find(part), std::string::npos) << part << " in: " << run.err;
+  }
+  ScratchDir dir_;
+};
+
+TEST_F(LossCommandErrors, truncated_logits_file) {
+  std::ofstream(dir_.file("cut.npy"), std::ios::binary) << slurp(dir_.file("logits.npy")).substr(0, 200);
+  expect_usage_error(loss(dir_.file("cut.npy"), dir_.file("labels.npy")), {dir_.file("cut.npy"), "needs 448 bytes"});
+}
+
+TEST_F(LossCommandErrors, not_an_npy_file) {
+  std::ofstream(dir_.file("text.npy")) << "hello, this is not numpy";
+  expect_usage_error(loss(dir_.file("logits.npy"), dir_.file("text.npy")), {dir_.file("text.npy"), "not a .npy file"});
+}
+
+TEST_F(LossCommandErrors, labels_that_do_not_match_the_logits) {
+  cli::npy::write(dir_.file("short.npy"), Tensor(DType::i64, {1, 15}));
+  expect_usage_error(loss(dir_.file("logits.npy"), dir_.file("short.npy")), {"[1, 16]", "i64[1, 15]"});
+  cli::npy::write(dir_.file("floats.npy"), Tensor(DType::f32, {1, 16}));
+  expect_usage_error(loss(dir_.file("logits.npy"), dir_.file("floats.npy")), {"int64 or int32", "f32[1, 16]"});
+}
+
+TEST_F(LossCommandErrors, valid_mask_of_the_wrong_shape_or_type) {
+  cli::npy::write(dir_.file("valid.npy"), Tensor(DType::f32, {1, 16}));
+  expect_usage_error(loss(dir_.file("logits.npy"), dir_.file("labels.npy"), "--valid " + dir_.file("valid.npy")),
+                     {"bool or uint8", "f32[1, 16]"});
+}
+
+TEST_F(LossCommandErrors, unknown_implementation_lists_the_known_ones) {
+  expect_usage_error(loss(dir_.file("logits.npy"), dir_.file("labels.npy"), "--impl nope"), {"'nope'", "known: sim"});
+}
+
+}  // namespace
+}  // namespace cplab::clitest
