@@ -15,13 +15,7 @@ using sim::Fault;
 
 // head-tail, C = 2, one causal row of 16 tokens with a label everywhere: rank 0 must send rank 1
 // the label of slot 12 (the target of rank 1's last early-chunk token, slot 11).
-Batch boundary_batch() {
-  Batch batch = bshd_batch(1, 16);
-  Tensor labels(DType::i64, {1, 16});
-  for (std::int64_t s = 0; s < 16; ++s) labels.set(s, static_cast<double>((3 * s + 1) % 11));
-  batch.add(keys::labels, labels);
-  return batch;
-}
+Batch boundary_batch() { return dense_batch(1, 16); }
 
 TEST(FaultDetection, clean_run_passes_the_check) {
   EXPECT_EQ(check_loss_against_reference(spec_for("head-tail", 2), boundary_batch()), "");

@@ -77,6 +77,19 @@ inline Batch bshd_batch(std::int64_t rows, std::int64_t seq, std::int64_t vocab 
   return batch;
 }
 
+// Every token valid with a label: no mask or IGNORE can hide a wrong target.
+inline Batch dense_batch(std::int64_t rows, std::int64_t seq, std::int64_t vocab = 11) {
+  Batch batch = bshd_batch(rows, seq, vocab);
+  Tensor labels(DType::i64, {rows, seq}), mask(DType::u8, {rows, seq});
+  for (std::int64_t i = 0; i < rows * seq; ++i) {
+    labels.set(i, static_cast<double>((3 * i + 1) % vocab));
+    mask.set(i, 1);
+  }
+  batch.add(keys::labels, labels);
+  batch.add(keys::loss_mask, mask);
+  return batch;
+}
+
 inline Batch packed_batch(const std::vector<Ints>& seq_lens, std::int64_t seq,
                           const std::vector<Ints>& seq_lens_padded = {}) {
   Batch batch = bshd_batch(static_cast<std::int64_t>(seq_lens.size()), seq);
