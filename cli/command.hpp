@@ -21,5 +21,8 @@ inline constexpr int kUsageError = 2;
 // One function per subcommand file; main() lists them.
 Command add_layout_command(CLI::App& app);
 Command add_loss_command(CLI::App& app);
+Command add_sweep_command(CLI::App& app);
+Command add_replay_command(CLI::App& app);
+Command add_mutants_command(CLI::App& app);
 
 }  // namespace cplab::cli

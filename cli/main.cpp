@@ -15,6 +15,9 @@ int main(int argc, char** argv) {
   const std::vector<cplab::cli::Command> commands = {
       cplab::cli::add_layout_command(app),
       cplab::cli::add_loss_command(app),
+      cplab::cli::add_sweep_command(app),
+      cplab::cli::add_replay_command(app),
+      cplab::cli::add_mutants_command(app),
   };
   try {
     app.parse(argc, argv);

@@ -110,7 +110,7 @@ rc::Gen<Case> gen_case(const LayoutEntry& entry, const GenOptions& options) {
   const rc::Gen<Case> constructive = gen::exec([entry, options] {
     Case c;
     c.spec.layout = entry.name;
-    c.spec.cp = *gen_cp(options.cp);
+    c.spec.cp = entry.cp_off ? 1 : *gen_cp(options.cp);
     if (entry.uses_pad_multiple) c.spec.pad_multiple = *gen::weightedOneOf<I>({{3, gen::just<I>(2)}, {2, gen::just<I>(1)}, {1, pick<I>({3, 4})}});
     if (entry.uses_chunk_size) {
       const I largest = std::max<I>(2, 96 / c.spec.cp);

@@ -39,6 +39,8 @@ ShardLayout reference_layout(const ShardPlan& microbatch, std::int64_t rank) {
   out.caller_len = first.caller_len;
   out.rows = static_cast<std::int64_t>(microbatch.rows.size());
   out.packed = first.packed;
+  out.pad_policy = microbatch.spec.pad_policy;
+  out.pad_token_id = microbatch.spec.pad_token_id;
   out.chunk_size = microbatch.spec.layout == "magi" && first.cp > 1 ? microbatch.spec.chunk_size : 0;
   for (const RowPlan& row : microbatch.rows) {
     const std::vector<std::int64_t>& index = row.index[static_cast<std::size_t>(rank)];

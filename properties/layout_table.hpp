@@ -45,6 +45,7 @@ struct LayoutEntry {
   const reference::LayoutInfo* reference = nullptr;  // plan by construction
   ClosedFormMap (*closed_form)(const MapParams&) = nullptr;
   // What the generators may draw for it.
+  bool cp_off = false;              // C is always 1 (identity: CP off)
   bool bshd_rows = true;            // takes BSHD rows
   bool packed_rows = true;          // takes packed rows
   bool uses_pad_multiple = false;   // m matters (contiguous)

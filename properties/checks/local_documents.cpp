@@ -18,6 +18,7 @@ std::int64_t clamp_to_chunk(std::int64_t x, std::int64_t chunk) { return std::cl
 // document, and each document's valid count against the formula.
 std::string thd_documents_mismatch(const Case& c, const RowPlan& row, const ShardLayout& layout, std::size_t b,
                                    std::int64_t r, const std::string& at) {
+  CPLAB_CHECK(b < layout.cu_seqlens.size(), "{}: thd recorded no local cu_seqlens for this row", at);
   const std::vector<std::int64_t>& cu = layout.cu_seqlens[b];
   std::vector<std::int64_t> want;
   for (std::int64_t boundary : row.cu_seqlens_padded) want.push_back(boundary / c.spec.cp);
@@ -64,8 +65,11 @@ std::string check_local_documents(const Case& c, Implementation& impl, CheckNote
       for (std::int64_t r = 0; r < c.spec.cp; ++r) {
         const ShardLayout& layout = shard_of(shards, r, m).layout;
         const std::string at = fmt::format("rank {}, microbatch {}, row {}", r, m, b);
-        CPLAB_CHECK(b < layout.valid_tokens.size() && b < layout.real.size() && b < layout.cu_seqlens.size(),
+        CPLAB_CHECK(b < layout.valid_tokens.size() && b < layout.real.size() && b < layout.doc_ids.size(),
                     "{}: the recorded layout has fewer rows than the microbatch", at);
+        // Layouts without local documents may record no cu_seqlens at all.
+        const std::vector<std::int64_t> no_cu;
+        const std::vector<std::int64_t>& cu = b < layout.cu_seqlens.size() ? layout.cu_seqlens[b] : no_cu;
         std::int64_t held = 0;
         for (std::uint8_t real : layout.real[b]) held += real;
         if (layout.valid_tokens[b] != held || held != row.valid_tokens[static_cast<std::size_t>(r)]) {
@@ -77,11 +81,11 @@ std::string check_local_documents(const Case& c, Implementation& impl, CheckNote
         if (has_local_docs) {
           const std::string bad = thd_documents_mismatch(c, row, layout, b, r, at);
           if (!bad.empty()) return failure_prefix(c) + bad;
-        } else if (!layout.cu_seqlens[b].empty()) {
+        } else if (!cu.empty()) {
           const std::string bad = vector_mismatch(at + ": local cu_seqlens of a layout without local documents",
                                                   row.local_cu_seqlens.empty() ? std::vector<std::int64_t>{}
                                                                                : row.local_cu_seqlens[static_cast<std::size_t>(r)],
-                                                  layout.cu_seqlens[b]);
+                                                  cu);
           if (!bad.empty()) return failure_prefix(c) + bad;
         }
       }

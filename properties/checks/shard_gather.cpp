@@ -24,7 +24,10 @@ std::vector<Form> forms_of(const Case& c, const ShardPlan& plan, std::int64_t fi
   const RowPlan& row = plan.rows.front();
   const auto rows = static_cast<std::int64_t>(plan.rows.size());
   std::vector<Form> forms;
-  forms.push_back({"padded length L", token_tensor(c, first_row, rows, row.padded_len), 1, std::nullopt, false});
+  // A packed tensor of the caller's length is the caller's THD rows even when L happens to equal S
+  // (SPEC §5): the padded-length forms exist only when the lengths differ.
+  const bool padded_form = !row.packed || row.padded_len != row.caller_len;
+  if (padded_form) forms.push_back({"padded length L", token_tensor(c, first_row, rows, row.padded_len), 1, std::nullopt, false});
   if (row.packed) {
     forms.push_back({"THD rows", token_tensor(c, first_row, rows, row.caller_len), 1, std::nullopt, true});
   } else if (row.caller_len != row.padded_len) {
@@ -32,10 +35,11 @@ std::vector<Form> forms_of(const Case& c, const ShardPlan& plan, std::int64_t fi
                      fill_for(c.dtype), true});
   }
   // The same with a leading dim before the rows (as mRoPE's [3,B,S]): the seq dim is then 2.
-  Tensor outer = token_tensor(c, first_row, rows, row.padded_len);
+  Tensor outer = token_tensor(c, first_row, rows, padded_form ? row.padded_len : row.caller_len);
   Shape shape = outer.shape();
   shape.insert(shape.begin(), 1);
-  forms.push_back({"padded length L, seq dim 2", outer.reshaped(shape), 2, std::nullopt, false});
+  forms.push_back({padded_form ? "padded length L, seq dim 2" : "THD rows, seq dim 2", outer.reshaped(shape), 2,
+                   std::nullopt, !padded_form});
   return forms;
 }
 

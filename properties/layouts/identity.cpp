@@ -8,6 +8,7 @@ const LayoutEntry identity_entry{
     .name = "identity",
     .reference = nullptr,  // filled from the reference registry by name
     .closed_form = contiguous_closed_form,
+    .cp_off = true,
     .bshd_rows = true,
     .packed_rows = true,
     .balance = BalanceRule::none,

@@ -1,0 +1,78 @@
+// `cplab mutants [--json]`: the property suite against every deliberately broken implementation.
+// Per mutant: killed or survived, the property (and layout) that killed it, the shrunk
+// counterexample and the cases it took. Exits 1 when any mutant survives: a hole in the checks.
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+
+#include "cli/command.hpp"
+#include "properties/mutant_hunt.hpp"
+
+namespace cplab::cli {
+namespace {
+
+struct MutantsArgs {
+  properties::HuntOptions hunt;
+  bool json = false;
+  bool list = false;
+};
+
+nlohmann::json verdict_json(const properties::MutantVerdict& v) {
+  const auto or_null = [](const std::string& s) { return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s); };
+  return {{"mutant", v.mutant},       {"bug", v.bug},
+          {"killed", v.killed},       {"property", or_null(v.property)},
+          {"layout", or_null(v.layout)}, {"counterexample", or_null(v.counterexample)},
+          {"message", or_null(v.message)}, {"replay", or_null(v.replay)},
+          {"cases", v.cases},         {"shrinks", v.shrinks},
+          {"seconds", v.seconds}};
+}
+
+int run_mutants(const MutantsArgs& args) {
+  if (args.list) {
+    for (const auto& info : properties::implementation_registry()) {
+      if (info.mutant) fmt::print("{:<40} {}\n", info.name, info.summary);
+    }
+    return 0;
+  }
+  if (!args.json) {
+    fmt::print("cplab mutants: seed {} · {} cases per job\n", args.hunt.seed, args.hunt.cases);
+    std::fflush(stdout);
+  }
+  const auto progress = [&](const properties::MutantVerdict& v, std::int64_t, std::int64_t) {
+    if (args.json) return;
+    fmt::print("{:<8} {:<38} {:<44} {:<10} {:>5} cases {:>6.2f} s\n", v.killed ? "killed" : "SURVIVED", v.mutant,
+               v.killed ? v.property : "-", v.killed ? v.layout : "-", v.cases, v.seconds);
+    if (v.killed) fmt::print("         counterexample: {}\n", v.counterexample);
+    std::fflush(stdout);
+  };
+  const std::vector<properties::MutantVerdict> verdicts = properties::hunt_mutants(args.hunt, progress);
+  std::size_t survived = 0;
+  for (const auto& v : verdicts) survived += v.killed ? 0 : 1;
+  if (args.json) {
+    nlohmann::json doc = {{"seed", args.hunt.seed}, {"cases_per_job", args.hunt.cases}, {"mutants", nlohmann::json::array()}};
+    for (const auto& v : verdicts) doc["mutants"].push_back(verdict_json(v));
+    doc["killed"] = verdicts.size() - survived;
+    doc["survived"] = survived;
+    fmt::print("{}\n", doc.dump(2));
+  } else {
+    fmt::print("{} of {} mutants killed{}\n", verdicts.size() - survived, verdicts.size(),
+               survived ? "; the survivors are bugs the checks cannot see" : "");
+  }
+  return survived == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+Command add_mutants_command(CLI::App& app) {
+  auto args = std::make_shared<MutantsArgs>();
+  CLI::App* sub = app.add_subcommand("mutants", "Run the property suite against every mutant: each must be killed");
+  sub->add_flag("--json", args->json, "One JSON object: every mutant's verdict");
+  sub->add_option("--cases", args->hunt.cases, "Cases per property × layout job")->check(CLI::PositiveNumber);
+  sub->add_option("--seed", args->hunt.seed, "Seed of the hunt (default 0: the hunt is a fixed regression check)");
+  sub->add_option("--only", args->hunt.only, "Only these mutants")->delimiter(',');
+  sub->add_flag("--list", args->list, "List the mutants and their bugs");
+  return {sub, [args] { return run_mutants(*args); }};
+}
+
+}  // namespace cplab::cli

@@ -1,0 +1,58 @@
+// The GPU entries of a build without CUDA: registered so that a sweep asked for `--impl gpu`
+// reports them skipped with the reason, never passed and never an unknown name.
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "properties/implementation_registry.hpp"
+#include "reference/types/error.hpp"
+
+namespace cplab::properties {
+
+namespace {
+
+constexpr const char* kWhy = "built without CUDA (CPLAB_HAVE_CUDA is off): the gpu implementation was not compiled";
+
+class NotBuilt final : public Implementation {
+ public:
+  explicit NotBuilt(std::string name) : name_(std::move(name)) {}
+  std::string name() const override { return name_; }
+  bool available() const override { return false; }
+  std::string why_unavailable() const override { return kWhy; }
+  std::vector<RankShard> shard(Comm&, const LayoutSpec&, const Batch&) override { CPLAB_FAIL("gpu: {}", kWhy); }
+  Tensor shard_primary_later(Comm&, const ShardLayout&, const Batch&) override { CPLAB_FAIL("gpu: {}", kWhy); }
+  Tensor shard_token_tensor(Comm&, const ShardLayout&, const Tensor&, std::int64_t, std::optional<double>) override {
+    CPLAB_FAIL("gpu: {}", kWhy);
+  }
+  Tensor gather_token_tensor(Comm&, const ShardLayout&, const Tensor&, std::int64_t, bool) override {
+    CPLAB_FAIL("gpu: {}", kWhy);
+  }
+  Tensor gather_token_tensor_backward(Comm&, const ShardLayout&, const Tensor&, std::int64_t, bool) override {
+    CPLAB_FAIL("gpu: {}", kWhy);
+  }
+  Tensor gather_tokens(Comm&, const Tensor&) override { CPLAB_FAIL("gpu: {}", kWhy); }
+  Tensor gather_tokens_backward(Comm&, const Tensor&) override { CPLAB_FAIL("gpu: {}", kWhy); }
+  LossOutput shifted_cp_loss(Comm&, const ShardLayout&, const Tensor&, const Tensor&, const Tensor&) override {
+    CPLAB_FAIL("gpu: {}", kWhy);
+  }
+  AttentionOutput attention(Comm&, const ShardLayout&, const Tensor&, const Tensor&, const Tensor&, const Tensor&) override {
+    CPLAB_FAIL("gpu: {}", kWhy);
+  }
+
+ private:
+  std::string name_;
+};
+
+}  // namespace
+
+std::vector<ImplementationInfo> gpu_entries() {
+  std::vector<ImplementationInfo> entries;
+  for (const char* name : {"gpu", "gpu-nccl", "gpu-host"}) {
+    entries.push_back({.name = name, .summary = "the production CUDA path (not in this build)",
+                       .in_default_sweep = std::string_view(name) == "gpu",
+                       .make = [name] { return std::make_unique<NotBuilt>(name); }});
+  }
+  return entries;
+}
+
+}  // namespace cplab::properties

@@ -1,0 +1,75 @@
+#include "properties/mutant_hunt.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+#include "properties/runner.hpp"
+#include "reference/types/error.hpp"
+
+namespace cplab::properties {
+
+MutantVerdict hunt_mutant(const ImplementationInfo& mutant, const HuntOptions& options) {
+  MutantVerdict verdict;
+  verdict.mutant = mutant.name;
+  verdict.bug = mutant.summary;
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<const LayoutEntry*> layouts;
+  for (const LayoutEntry& entry : layout_table()) {
+    if (mutant.layouts.empty() || std::find(mutant.layouts.begin(), mutant.layouts.end(), entry.name) != mutant.layouts.end()) {
+      layouts.push_back(&entry);
+    }
+  }
+  // Two rounds: a quick look at every job, then the rest of each job's budget with fresh cases.
+  // Most bugs die in the first round (a mutant costs seconds, not a full pass over the suite),
+  // and every job still sees `cases` cases in all.
+  const std::int64_t quick = std::min<std::int64_t>(kQuickHuntCases, options.cases);
+  const std::int64_t rounds[] = {quick, options.cases - quick};
+  RunOptions run;
+  for (std::uint64_t round = 0; round < 2; ++round) {
+   run.cases = rounds[round];
+   if (run.cases == 0) continue;
+   for (const PropertyInfo& property : property_table()) {
+    for (const LayoutEntry* layout : layouts) {
+      const JobSpec job{&property, layout, &mutant};
+      run.seed = job_seed(options.seed, job) + round;
+      const JobResult result = run_job(job, run);
+      verdict.cases += result.cases;
+      if (result.status != JobStatus::failed) continue;
+      verdict.killed = true;
+      verdict.property = result.property;
+      verdict.layout = result.layout;
+      verdict.counterexample = result.counterexample;
+      verdict.message = result.message;
+      verdict.replay = result.replay;
+      verdict.shrinks = result.shrinks;
+      verdict.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      return verdict;
+    }
+   }
+  }
+  verdict.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return verdict;
+}
+
+std::vector<MutantVerdict> hunt_mutants(const HuntOptions& options, const HuntProgress& progress) {
+  std::vector<const ImplementationInfo*> mutants;
+  if (options.only.empty()) {
+    for (const ImplementationInfo& info : implementation_registry()) {
+      if (info.mutant) mutants.push_back(&info);
+    }
+  } else {
+    for (const std::string& name : options.only) {
+      const ImplementationInfo& info = find_implementation(name);
+      CPLAB_CHECK(info.mutant, "'{}' is not a mutant", name);
+      mutants.push_back(&info);
+    }
+  }
+  std::vector<MutantVerdict> verdicts;
+  for (const ImplementationInfo* mutant : mutants) {
+    verdicts.push_back(hunt_mutant(*mutant, options));
+    if (progress) progress(verdicts.back(), static_cast<std::int64_t>(verdicts.size()), static_cast<std::int64_t>(mutants.size()));
+  }
+  return verdicts;
+}
+
+}  // namespace cplab::properties

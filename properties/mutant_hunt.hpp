@@ -1,0 +1,42 @@
+#pragma once
+// The mutant hunt: the property suite run against every mutant, to prove the checks have teeth.
+// Properties run in table order on the layouts whose code carries the mutant's bug; the first
+// failing job kills the mutant (its shrunk counterexample is the evidence). A mutant that
+// survives the whole budget is a hole in the suite.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "properties/implementation_registry.hpp"
+
+namespace cplab::properties {
+
+// Cases per job of the hunt: every mutant dies well within it (a test asserts it).
+inline constexpr std::int64_t kDefaultHuntCases = 100;
+// Cases per job of the hunt's first, quick round over every job.
+inline constexpr std::int64_t kQuickHuntCases = 10;
+
+struct HuntOptions {
+  std::int64_t cases = kDefaultHuntCases;
+  std::uint64_t seed = 0;
+  std::vector<std::string> only;  // mutant names; empty: all
+};
+
+struct MutantVerdict {
+  std::string mutant;
+  std::string bug;
+  bool killed = false;
+  std::string property, layout;  // the killing job
+  std::string counterexample, message, replay;
+  std::int64_t cases = 0;  // cases run until the kill (or in all, when it survived)
+  std::int64_t shrinks = 0;
+  double seconds = 0.0;
+};
+
+using HuntProgress = std::function<void(const MutantVerdict& verdict, std::int64_t done, std::int64_t total)>;
+
+MutantVerdict hunt_mutant(const ImplementationInfo& mutant, const HuntOptions& options);
+std::vector<MutantVerdict> hunt_mutants(const HuntOptions& options, const HuntProgress& progress = nullptr);
+
+}  // namespace cplab::properties

@@ -1,0 +1,40 @@
+#pragma once
+// What every mutant shares: it is `sim` with exactly one protected step overridden (a bug that has
+// shipped in real CP code), under its own name.
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "properties/implementation_registry.hpp"
+#include "sim/sim_implementation.hpp"
+
+namespace cplab::properties::mutants {
+
+class Mutant : public sim::SimImplementation {
+ public:
+  explicit Mutant(std::string name) : name_(std::move(name)) {}
+  std::string name() const override { return name_; }
+
+ private:
+  std::string name_;
+};
+
+// The registry entry of mutant class M.
+template <typename M>
+ImplementationInfo entry(std::string name, std::string bug, std::vector<std::string> layouts = {}) {
+  return ImplementationInfo{.name = name,
+                            .summary = std::move(bug),
+                            .mutant = true,
+                            .in_default_sweep = false,
+                            .layouts = std::move(layouts),
+                            .make = [name] { return std::make_unique<M>(name); }};
+}
+
+// Each file of mutants lists its entries.
+std::vector<ImplementationInfo> loss_mutants();
+std::vector<ImplementationInfo> gather_mutants();
+std::vector<ImplementationInfo> pad_mutants();
+std::vector<ImplementationInfo> partition_mutants();
+
+}  // namespace cplab::properties::mutants

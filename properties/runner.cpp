@@ -1,0 +1,133 @@
+#include "properties/runner.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <rapidcheck.h>
+
+#include <chrono>
+#include <unordered_map>
+
+#include "properties/case_data.hpp"
+#include "properties/harness.hpp"
+
+namespace cplab::properties {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::uint64_t name_hash(const std::string& name) {
+  std::uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a
+  for (unsigned char ch : name) h = (h ^ ch) * 0x100000001b3ull;
+  return h;
+}
+
+// Counts the cases RapidCheck ran and the shrinks it accepted; prints nothing.
+class CountingListener final : public rc::detail::TestListener {
+ public:
+  void onTestCaseFinished(const rc::detail::CaseDescription&) override { ++cases; }
+  void onShrinkTried(const rc::detail::CaseDescription&, bool accepted) override { shrinks += accepted ? 1 : 0; }
+  void onTestFinished(const rc::detail::TestMetadata&, const rc::detail::TestResult&) override {}
+  std::int64_t cases = 0, shrinks = 0;
+};
+
+std::string shell_quote(const std::string& text) {
+  std::string out = "'";
+  for (char ch : text) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return out + "'";
+}
+
+}  // namespace
+
+std::uint64_t job_seed(std::uint64_t sweep_seed, const JobSpec& job) {
+  return mix(sweep_seed, name_hash(job.property->name), name_hash(job.layout->name), name_hash(job.impl->name));
+}
+
+std::string replay_command(const std::string& impl, const std::string& property, const Case& c) {
+  return fmt::format("cplab replay --impl {} --property {} {}", impl, property, shell_quote(print_case(c)));
+}
+
+CaseOutcome run_case(const PropertyInfo& property, const Case& c, Implementation& impl) {
+  CaseOutcome out{.property = property.name, .failure = {}, .notes = {}, .seconds = 0.0};
+  const auto start = Clock::now();
+  try {
+    out.failure = property.check(c, impl, out.notes);
+  } catch (const std::exception& e) {
+    // Whatever the implementation (or the reference) throws on a valid case is a failure of it.
+    out.failure = failure_prefix(c) + "error: " + e.what();
+  }
+  out.seconds = seconds_since(start);
+  return out;
+}
+
+JobResult run_job(const JobSpec& job, const RunOptions& options) {
+  JobResult result;
+  result.property = job.property->name;
+  result.layout = job.layout->name;
+  result.impl = job.impl->name;
+  result.seed = options.seed;
+  const auto start = Clock::now();
+  const std::string unavailable = unavailable_reason(*job.impl);
+  if (!unavailable.empty()) {
+    result.status = JobStatus::skipped;
+    result.message = unavailable;
+    return result;
+  }
+  const std::unique_ptr<Implementation> impl = job.impl->make();
+  const rc::Gen<Case> gen = gen_case(*job.layout, options.gen);
+  // The last failing case RapidCheck ran is the shrunk counterexample: every failing shrink is
+  // accepted, and every shrink tried after the last accepted one held.
+  Case last_failing;
+  std::string last_failure;
+  std::map<std::string, std::int64_t> coverage;
+  const auto property = rc::detail::toProperty([&] {
+    const Case c = *gen;
+    CaseOutcome outcome = run_case(*job.property, c, *impl);
+    const std::string tags = fmt::format("{}", fmt::join(outcome.notes.tags, " "));
+    RC_TAG(tags);
+    if (outcome.failure.empty()) {
+      ++coverage[tags];
+      return;
+    }
+    last_failing = c;
+    last_failure = outcome.failure;
+    RC_FAIL(outcome.failure);
+  });
+  rc::detail::TestParams params;
+  params.seed = options.seed;
+  params.maxSuccess = static_cast<int>(options.cases);
+  CountingListener listener;
+  const rc::detail::TestMetadata metadata{job.property->name + "/" + job.layout->name + "/" + job.impl->name, job.property->name};
+  // No reproduce map: the global RC_PARAMS configuration is not consulted (and not printed).
+  const std::unordered_map<std::string, rc::detail::Reproduce> no_reproduce;
+  const rc::detail::TestResult outcome = rc::detail::checkProperty(property, metadata, params, listener, no_reproduce);
+  result.seconds = seconds_since(start);
+  result.cases = listener.cases;
+  result.shrinks = listener.shrinks;
+  result.coverage = coverage;
+  if (outcome.template is<rc::detail::SuccessResult>()) {
+    result.status = JobStatus::passed;
+    result.passed = result.cases;
+    return result;
+  }
+  result.status = JobStatus::failed;
+  result.failed = 1;
+  result.passed = result.cases - 1;
+  if (outcome.template is<rc::detail::FailureResult>() && !last_failure.empty()) {
+    result.counterexample = print_case(last_failing);
+    result.message = last_failure;
+    result.replay = replay_command(job.impl->name, job.property->name, last_failing);
+  } else {
+    // Gave up or a RapidCheck error: not a counterexample, but never a pass.
+    std::ostringstream text;
+    rc::detail::printResultMessage(outcome, text);
+    result.message = "the job could not run its cases: " + text.str();
+  }
+  return result;
+}
+
+}  // namespace cplab::properties

@@ -1,0 +1,50 @@
+#pragma once
+// The sweep: every selected property × layout × implementation as a job, in one fixed order;
+// `--shard i/n` takes every n-th job from the i-th, so n machines cover a sweep exactly once and
+// their reports merge; a time budget leaves the jobs it did not reach `skipped`, never passed.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "properties/results.hpp"
+#include "properties/runner.hpp"
+
+namespace cplab::properties {
+
+// Cases per job of the default sweep: sized so that the default sweep of sim (9 properties × 5
+// layouts) finishes in a few minutes on 2 cores.
+inline constexpr std::int64_t kDefaultCasesPerJob = 100;
+
+struct SweepOptions {
+  std::int64_t cases = kDefaultCasesPerJob;
+  std::uint64_t seed = 0;
+  std::vector<std::string> layouts;     // empty: every layout
+  std::vector<std::string> properties;  // empty: every property
+  std::vector<std::string> impls;       // empty: sim and gpu (in_default_sweep)
+  std::vector<std::int64_t> cps;        // empty: C drawn from 1..64
+  ShardIndex shard;
+  double time_budget_seconds = 0.0;  // 0: none
+  std::int64_t max_tokens = GenOptions{}.max_tokens;
+};
+
+struct Job {
+  std::int64_t index = 0;  // in the full job list
+  JobSpec spec;
+};
+
+// Every job of the selection in sweep order (property, then layout, then implementation); throws
+// on unknown names (listing the known ones) and on a shard outside [0, n).
+std::vector<Job> all_jobs(const SweepOptions& options);
+std::vector<Job> shard_jobs(const std::vector<Job>& jobs, ShardIndex shard);
+ShardIndex parse_shard(const std::string& text);  // "i/n", 0 <= i < n
+
+// Called before each job (finished == nullptr) and after it.
+using SweepProgress = std::function<void(const Job& job, std::int64_t done, std::int64_t total, const JobResult* finished)>;
+
+SweepReport run_sweep(const SweepOptions& options, const SweepProgress& progress = nullptr);
+
+// The `cplab sweep` command that reruns exactly one job of a sweep (same seed, same cases).
+std::string rerun_command(const SweepOptions& options, const JobResult& result);
+
+}  // namespace cplab::properties
