@@ -54,9 +54,10 @@ DeviceComm& device_comm_for(Comm& host, GpuCommKind kind, std::chrono::milliseco
   thread_local std::map<GpuCommKind, Cached> cache;
   Cached& mine = cache[kind];
   const int rank = host.rank(), size = host.size();
-  const bool same = mine.host == &host && mine.rank == rank && mine.size == size && mine.comm != nullptr;
+  const bool same = mine.host == &host && mine.rank == rank && mine.size == size && mine.comm != nullptr &&
+                    !mine.comm->broken();
 
-  // Reuse only when every rank holds the same group: then they are exactly its ranks.
+  // Reuse only when every rank holds the same healthy group: then they are exactly its ranks.
   std::int64_t token = same ? mine.token : 0;
   std::vector<std::int64_t> tokens(static_cast<std::size_t>(size));
   host.all_gather(&token, tokens.data(), 1, DType::i64);

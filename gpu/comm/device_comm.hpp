@@ -21,6 +21,8 @@ class DeviceComm : public Comm {
   // Collectives are ordered on this stream and complete before they return; the rank's kernels
   // run on it too.
   virtual Stream stream() const = 0;
+  // True once a failure (a timeout, an aborted communicator) has left the group unusable.
+  virtual bool broken() const = 0;
 };
 
 }  // namespace cplab::gpu

@@ -26,6 +26,7 @@ DeviceSimComm::~DeviceSimComm() = default;
 
 int DeviceSimComm::size() const { return group_->size; }
 int DeviceSimComm::device() const { return group_->device; }
+bool DeviceSimComm::broken() const { return group_->aborted(); }
 
 void* DeviceSimComm::scratch(std::size_t bytes) {
   if (scratch_.bytes() < bytes) scratch_ = DeviceBuffer(bytes);

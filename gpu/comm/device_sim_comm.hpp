@@ -31,6 +31,7 @@ class DeviceSimComm final : public DeviceComm {
   std::string name() const override { return "device-sim"; }
   int device() const override;
   Stream stream() const override { return stream_.get(); }
+  bool broken() const override;
 
   void all_gather(const void* send, void* recv, std::size_t count, DType dtype) override;
   std::vector<std::size_t> all_gather_v(const void* send, std::size_t count, void* recv, std::size_t recv_capacity,

@@ -24,6 +24,11 @@ void SimGroup::abort(const std::string& reason) {
   cv_.notify_all();
 }
 
+bool SimGroup::aborted() {
+  std::lock_guard lock(mu_);
+  return !abort_reason_.empty();
+}
+
 void SimGroup::rendezvous(int rank, const std::string& what) {
   std::unique_lock lock(mu_);
   throw_if_aborted(what);

@@ -50,6 +50,7 @@ struct SimGroup {
   void rendezvous(int rank, const std::string& what);
   // Marks the group broken so that every waiting and later call fails at once with `reason`.
   void abort(const std::string& reason);
+  bool aborted();
 
   std::shared_ptr<Post> post(int from, int to, int tag, const void* buf, std::size_t count, DType dtype);
   std::shared_ptr<Post> take(int from, int to, int tag, const std::string& what);

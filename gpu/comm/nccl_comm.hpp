@@ -36,6 +36,7 @@ class NcclComm final : public DeviceComm {
   std::string name() const override { return "nccl"; }
   int device() const override { return device_; }
   Stream stream() const override { return stream_->get(); }
+  bool broken() const override { return comm_ == nullptr; }
 
   void all_gather(const void* send, void* recv, std::size_t count, DType dtype) override;
   std::vector<std::size_t> all_gather_v(const void* send, std::size_t count, void* recv, std::size_t recv_capacity,
