@@ -157,10 +157,11 @@ rc::Gen<Case> gen_case(const LayoutEntry& entry, const GenOptions& options) {
     c.seed = *gen::inRange<std::uint64_t>(0, 1ull << 32);
     return c;
   });
-  return gen::shrink(constructive, [](const Case& c) { return rc::seq::fromContainer(domain_shrinks(c)); });
+  return gen::shrink(constructive,
+                     [allowed = options.cp](const Case& c) { return rc::seq::fromContainer(domain_shrinks(c, allowed)); });
 }
 
-std::vector<Case> domain_shrinks(const Case& c) {
+std::vector<Case> domain_shrinks(const Case& c, const std::vector<I>& allowed_cp) {
   std::vector<Case> out;
   const auto add = [&](Case smaller) {
     if (!(smaller == c)) out.push_back(std::move(smaller));
@@ -207,8 +208,11 @@ std::vector<Case> domain_shrinks(const Case& c) {
     add(s);
   }
   // Smaller C, then simpler data.
+  const auto allowed = [&](I cp) {
+    return allowed_cp.empty() || std::find(allowed_cp.begin(), allowed_cp.end(), cp) != allowed_cp.end();
+  };
   for (I cp : {I{1}, I{2}, c.spec.cp / 2, c.spec.cp - 1}) {
-    if (cp >= 1 && cp < c.spec.cp) {
+    if (cp >= 1 && cp < c.spec.cp && allowed(cp)) {
       Case s = c;
       s.spec.cp = cp;
       add(s);

@@ -34,9 +34,10 @@ rc::Gen<Case> gen_case(const LayoutEntry& entry, const GenOptions& options);
 // An upper bound of the padded length L the layout gives a row of the case (for the budgets).
 std::int64_t estimated_padded_len(const LayoutEntry& entry, const Case& c);
 
-// Smaller cases than c, each still valid: fewer documents or rows, shorter lengths, smaller C, no
-// holes, simpler keys. gen_case tries them after RapidCheck's own shrinks.
-std::vector<Case> domain_shrinks(const Case& c);
+// Smaller cases than c, each still valid: fewer documents or rows, shorter lengths, smaller C
+// (within allowed_cp when given), no holes, simpler keys. gen_case tries them after RapidCheck's
+// own shrinks.
+std::vector<Case> domain_shrinks(const Case& c, const std::vector<std::int64_t>& allowed_cp = {});
 
 // The coverage tags of a case (RC_TAG): layout, C class, row kind.
 std::string cp_class(std::int64_t cp);  // "cp=1", "cp=pow2", "cp=odd", "cp=even"

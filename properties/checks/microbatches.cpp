@@ -12,10 +12,11 @@ namespace {
 
 // dst's rows [first, first + count) of every row-aligned key replaced by src's (shapes equal).
 void splice_rows(Batch& dst, const Batch& src, std::int64_t first, std::int64_t count) {
+  CPLAB_CHECK(first >= 0 && first + count <= dst.rows(), "splice of rows [{}, {}) into B={}", first, first + count, dst.rows());
   for (auto& [name, field] : dst.tokens) {
     const Tensor& from = src.tokens.at(name).value;
     const TokenDims dims = token_dims(field.value.shape(), field.seq_dim);
-    if (dims.rows == 1 && count != dims.rows) continue;  // a shared [1,S] row
+    if (dims.rows != dst.rows()) continue;  // a shared [1,S] row belongs to every microbatch
     for (std::int64_t o = 0; o < dims.outer; ++o) {
       for (std::int64_t b = first; b < first + count; ++b) {
         for (std::int64_t s = 0; s < dims.seq; ++s) {

@@ -12,6 +12,9 @@ struct SuiteParam {
   std::string property, layout;
 };
 
+// ctest names carry the parameter: print it readably.
+void PrintTo(const SuiteParam& param, std::ostream* os) { *os << param.property << " on " << param.layout; }
+
 class SuiteOnSim : public ::testing::TestWithParam<SuiteParam> {};
 
 TEST_P(SuiteOnSim, HoldsOnRandomCases) {

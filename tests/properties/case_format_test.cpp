@@ -1,0 +1,97 @@
+// The one-line form of a case: parse ∘ print is the identity on every generated case, print ∘ parse
+// on every printed line; malformed lines are errors that name the problem; left-out keys default.
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
+#include "properties/case.hpp"
+#include "properties/generators.hpp"
+#include "reference/types/error.hpp"
+
+namespace cplab::properties {
+namespace {
+
+// Every layout's generator, one after another (RC_PARAMS sets seed and number of cases).
+rc::Gen<Case> any_case() {
+  std::vector<rc::Gen<Case>> gens;
+  for (const LayoutEntry& entry : layout_table()) gens.push_back(gen_case(entry, GenOptions{}));
+  return rc::gen::mapcat(rc::gen::inRange<std::size_t>(0, gens.size()), [gens](std::size_t i) { return gens[i]; });
+}
+
+RC_GTEST_PROP(CaseFormat, ParseOfPrintIsTheCase, ()) {
+  const Case c = *any_case();
+  const std::string line = print_case(c);
+  RC_ASSERT(line.find('\n') == std::string::npos);
+  RC_ASSERT(parse_case(line) == c);
+}
+
+RC_GTEST_PROP(CaseFormat, PrintOfParseIsTheLine, ()) {
+  const std::string line = print_case(*any_case());
+  RC_ASSERT(print_case(parse_case(line)) == line);
+}
+
+TEST(CaseFormat, ReadsEveryField) {
+  const Case c = parse_case(
+      "thd cp=3 m=1 K=4 mb=2 rows=2 S=20 docs=5,3+1,8/12 vocab=37 pad_id=7 policy=zero shard_primary=0 primary=embeds "
+      "dim=3 dtype=bf16 pos=mrope keys=loss_mask,extra ignore=100 invalid=50 pad_content=25 seed=1234");
+  EXPECT_EQ(c.spec.layout, "thd");
+  EXPECT_EQ(c.spec.cp, 3);
+  EXPECT_EQ(c.spec.pad_multiple, 1);
+  EXPECT_EQ(c.spec.chunk_size, 4);
+  EXPECT_EQ(c.spec.num_chunks, 2);
+  EXPECT_EQ(c.rows, 2);
+  EXPECT_EQ(c.seq_len, 20);
+  ASSERT_EQ(c.docs.size(), 2u);
+  EXPECT_EQ(c.docs[0], (std::vector<Document>{{5, 0}, {3, 1}, {8, 0}}));
+  EXPECT_EQ(c.docs[1], (std::vector<Document>{{12, 0}}));
+  EXPECT_EQ(c.vocab, 37);
+  EXPECT_EQ(c.spec.pad_token_id, 7);
+  EXPECT_EQ(c.spec.pad_policy, PadPolicy::zero);
+  EXPECT_FALSE(c.spec.shard_primary);
+  EXPECT_EQ(c.primary, Primary::embeds);
+  EXPECT_EQ(c.dim, 3);
+  EXPECT_EQ(c.dtype, DType::bf16);
+  EXPECT_EQ(c.positions, PositionKind::mrope);
+  EXPECT_TRUE(c.loss_mask);
+  EXPECT_FALSE(c.padding_mask);
+  EXPECT_TRUE(c.extra_key);
+  EXPECT_EQ(c.ignore_permille, 100);
+  EXPECT_EQ(c.invalid_permille, 50);
+  EXPECT_EQ(c.pad_content_permille, 25);
+  EXPECT_EQ(c.seed, 1234u);
+}
+
+TEST(CaseFormat, LeftOutKeysTakeDefaultsAndPackedShapeFollowsDocs) {
+  const Case c = parse_case("thd cp=2 docs=5,3,8");
+  EXPECT_EQ(c.rows, 1);
+  EXPECT_EQ(c.seq_len, 16);
+  EXPECT_EQ(c.spec.num_chunks, 1);
+  EXPECT_EQ(c.vocab, 2);
+  EXPECT_EQ(print_case(parse_case(print_case(c))), print_case(c));
+}
+
+void expect_error(const std::string& line, const std::string& names) {
+  try {
+    parse_case(line);
+    ADD_FAILURE() << "parsed: " << line;
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(names), std::string::npos) << e.what();
+  }
+}
+
+TEST(CaseFormat, MalformedLinesAreErrorsNamingTheProblem) {
+  expect_error("", "empty case");
+  expect_error("cp=2 thd", "layout name");
+  expect_error("thd cp=2 colour=red", "unknown case key 'colour'");
+  expect_error("thd cp=2 cp=3", "given twice");
+  expect_error("thd cp=two", "'two' is not a number");
+  expect_error("thd cp=2 docs=5+0", "no padding after '+'");
+  expect_error("head-tail cp=2 S=4 vocab=4 pad_id=4", "pad_id=4");
+  expect_error("head-tail cp=2 rows=3 mb=2 S=4", "multiple of mb");
+  expect_error("thd cp=2 docs=5,3 S=7", "more than S=7");
+  expect_error("head-tail cp=2 S=4 dtype=f64", "unknown dtype");
+  expect_error("head-tail cp=2 S=4 pos=diagonal", "not one of");
+  expect_error("thd cp=2 docs=5 pos=shared", "BSHD only");
+}
+
+}  // namespace
+}  // namespace cplab::properties

@@ -1,0 +1,60 @@
+// A bug planted in a layout is caught, shrunk to a small case, and that case's replay string
+// reproduces it. The plant is narrow on purpose — head-tail's map is wrong only for C = 3 and only
+// on rows of at least 24 slots — so that finding it takes random search and a real shrink.
+#include <gtest/gtest.h>
+
+#include "properties/case.hpp"
+#include "properties/runner.hpp"
+#include "sim/sim_implementation.hpp"
+#include "tests/properties/test_seed.hpp"
+
+namespace cplab::properties {
+namespace {
+
+class PlantedHeadTailBug final : public sim::SimImplementation {
+ public:
+  std::string name() const override { return "planted"; }
+
+ protected:
+  // Ranks 1 and 2 swap their tail chunks: a permutation still, every rank still holds L/C slots.
+  std::vector<std::int64_t> head_tail_local_index(std::int64_t cp, std::int64_t padded_len,
+                                                  std::int64_t rank) const override {
+    std::vector<std::int64_t> index = SimImplementation::head_tail_local_index(cp, padded_len, rank);
+    if (cp != 3 || padded_len < 24 || rank == 0) return index;
+    const std::int64_t chunk = padded_len / (2 * cp), other = rank == 1 ? 2 : 1;
+    for (std::int64_t k = 0; k < chunk; ++k) index[chunk + k] = (2 * cp - 1 - other) * chunk + k;
+    return index;
+  }
+};
+
+TEST(PlantedBug, IsCaughtShrunkAndReplayable) {
+  const ImplementationInfo planted{.name = "planted",
+                                   .summary = "head-tail tail chunks of ranks 1 and 2 swapped at C = 3, L >= 24",
+                                   .make = [] { return std::make_unique<PlantedHeadTailBug>(); }};
+  const JobSpec job{&find_property("shard_then_gather_is_identity"), &layout_entry("head-tail"), &planted};
+  RunOptions options;
+  options.cases = 300;
+  options.seed = job_seed(test_seed(), job);
+  const JobResult result = run_job(job, options);
+  ASSERT_EQ(result.status, JobStatus::failed) << "the planted bug survived " << result.cases << " cases";
+  EXPECT_GT(result.shrinks, 0);
+
+  // Shrunk to the bug's edge: C = 3 (nothing smaller shows it), a row of exactly 24 slots.
+  const Case c = parse_case(result.counterexample);
+  EXPECT_EQ(c.spec.cp, 3);
+  EXPECT_EQ(c.spec.num_chunks, 1);
+  EXPECT_LE(c.seq_len, 24);
+  EXPECT_GT(c.seq_len, 18);
+  EXPECT_NE(result.message.find("head-tail cp=3"), std::string::npos) << result.message;
+  EXPECT_NE(result.message.find("first wrong element"), std::string::npos) << result.message;
+
+  // The replay string reproduces the failure exactly, and only with the bug.
+  EXPECT_EQ(result.replay, replay_command("planted", job.property->name, c));
+  PlantedHeadTailBug bug;
+  EXPECT_EQ(run_case(*job.property, c, bug).failure, result.message);
+  const auto sim = find_implementation("sim").make();
+  EXPECT_TRUE(run_case(*job.property, c, *sim).failure.empty());
+}
+
+}  // namespace
+}  // namespace cplab::properties

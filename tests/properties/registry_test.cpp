@@ -1,0 +1,115 @@
+// The three tables the sweep iterates: layouts (one entry per reference layout, closed forms that
+// agree with SPEC §9), implementations (sim, the gpu entries, at least 20 mutants) and properties.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "properties/implementation_registry.hpp"
+#include "properties/layout_table.hpp"
+#include "properties/property.hpp"
+#include "properties/sweep.hpp"
+#include "reference/plan.hpp"
+
+namespace cplab::properties {
+namespace {
+
+TEST(LayoutTable, HasOneEntryPerReferenceLayout) {
+  EXPECT_EQ(layout_table_names(), reference::layout_names());
+  for (const LayoutEntry& entry : layout_table()) {
+    EXPECT_EQ(entry.reference, &reference::layout_info(entry.name));
+  }
+  EXPECT_THROW(layout_entry("stripe"), Error);
+}
+
+// The closed form against the index maps SPEC §9 writes out.
+void expect_maps(const std::string& layout, std::int64_t cp, std::int64_t seq_len, const std::vector<std::int64_t>* docs,
+                 const std::vector<std::vector<std::int64_t>>& expected, std::int64_t chunk_size = 512) {
+  LayoutSpec spec;
+  spec.layout = layout;
+  spec.cp = cp;
+  spec.chunk_size = chunk_size;
+  const RowPlan row = reference::plan_row(spec, seq_len, docs);
+  ASSERT_EQ(row.index.size(), expected.size());
+  const ClosedFormMap map = layout_entry(layout).closed_form(map_params(row, spec));
+  for (std::size_t r = 0; r < expected.size(); ++r) {
+    EXPECT_EQ(row.index[r], expected[r]) << layout << " rank " << r;
+    for (std::size_t k = 0; k < expected[r].size(); ++k) {
+      EXPECT_EQ(map.global_index(static_cast<std::int64_t>(r), static_cast<std::int64_t>(k)), expected[r][k]);
+      const index_math::Slot owner = map.owner(expected[r][k]);
+      EXPECT_EQ(owner.rank, static_cast<std::int64_t>(r));
+      EXPECT_EQ(owner.offset, static_cast<std::int64_t>(k));
+    }
+  }
+}
+
+TEST(LayoutTable, ClosedFormsGiveSpecExamples) {
+  expect_maps("head-tail", 4, 16, nullptr, {{0, 1, 14, 15}, {2, 3, 12, 13}, {4, 5, 10, 11}, {6, 7, 8, 9}});
+  const std::vector<std::int64_t> ex3 = {5, 3, 8}, ex4 = {4, 12}, ex5 = {32};
+  expect_maps("thd", 2, 16, &ex3, {{0, 1, 6, 7, 8, 11, 12, 13, 18, 19}, {2, 3, 4, 5, 9, 10, 14, 15, 16, 17}});
+  expect_maps("thd", 2, 16, &ex4, {{0, 3, 4, 5, 6, 13, 14, 15}, {1, 2, 7, 8, 9, 10, 11, 12}});
+  expect_maps("magi", 4, 32, &ex5,
+              {{0, 1, 2, 3, 28, 29, 30, 31}, {4, 5, 6, 7, 24, 25, 26, 27}, {8, 9, 10, 11, 20, 21, 22, 23},
+               {12, 13, 14, 15, 16, 17, 18, 19}},
+              4);
+}
+
+TEST(LayoutTable, ClosedFormRefusesParametersItCannotIndex) {
+  MapParams bad;
+  bad.cp = 2;
+  bad.padded_len = 8;
+  bad.cu_seqlens_padded = {0, 3, 8};  // 3 is not a multiple of 2C
+  EXPECT_THROW(layout_entry("thd").closed_form(bad), Error);
+  bad.chunk_size = 0;
+  EXPECT_THROW(layout_entry("magi").closed_form(bad), Error);
+}
+
+TEST(ImplementationRegistry, HoldsSimGpuAndAtLeastTwentyMutants) {
+  EXPECT_TRUE(unavailable_reason(find_implementation("sim")).empty());
+  EXPECT_NO_THROW(find_implementation("gpu"));
+  const std::vector<std::string> mutants = implementation_names(true);
+  EXPECT_GE(mutants.size(), 20u);
+  std::set<std::string> names;
+  for (const ImplementationInfo& info : implementation_registry()) {
+    EXPECT_TRUE(names.insert(info.name).second) << info.name;
+    EXPECT_FALSE(info.summary.empty()) << info.name;
+    EXPECT_EQ(info.make()->name(), info.name);
+    if (info.mutant) {
+      EXPECT_FALSE(info.in_default_sweep) << info.name;
+    }
+  }
+  EXPECT_THROW(find_implementation("cuda"), Error);
+}
+
+TEST(ImplementationRegistry, AnUnavailableImplementationIsSkippedNeverPassed) {
+  for (const ImplementationInfo& info : implementation_registry()) {
+    const std::string why = unavailable_reason(info);
+    if (why.empty()) continue;
+    const JobSpec job{&property_table().front(), &layout_table().front(), &info};
+    RunOptions options;
+    options.cases = 3;
+    const JobResult result = run_job(job, options);
+    EXPECT_EQ(result.status, JobStatus::skipped) << info.name;
+    EXPECT_EQ(result.message, why);
+    EXPECT_EQ(result.passed, 0);
+    EXPECT_EQ(result.cases, 0);
+  }
+}
+
+TEST(PropertyTable, ListsPropertiesOneToNineByTheirInvariants) {
+  EXPECT_EQ(property_names(), (std::vector<std::string>{
+                                  "index_maps_are_a_closed_form_permutation",
+                                  "shard_then_gather_is_identity",
+                                  "token_data_travels_with_its_token",
+                                  "local_documents_match_cu_seqlens",
+                                  "rank_losses_average_to_global_shifted_loss",
+                                  "gather_backward_sums_to_owner",
+                                  "attention_matches_unsharded",
+                                  "causal_work_is_balanced",
+                                  "microbatches_are_independent_and_repeatable",
+                              }));
+  for (const PropertyInfo& p : property_table()) EXPECT_FALSE(p.invariant.empty()) << p.name;
+  EXPECT_THROW(find_property("gather_is_fast"), Error);
+}
+
+}  // namespace
+}  // namespace cplab::properties

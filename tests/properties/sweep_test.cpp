@@ -1,0 +1,124 @@
+// The sweep engine: shards cover the job list exactly once, a job draws the same cases whichever
+// shard runs it, the same seed gives the same sweep, a spent time budget skips (never passes) the
+// jobs it did not reach, and the rerun command names the one job.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "properties/sweep.hpp"
+#include "reference/types/error.hpp"
+
+namespace cplab::properties {
+namespace {
+
+TEST(Sweep, DefaultSelectionIsEveryPropertyAndLayoutOnSimAndGpu) {
+  const std::vector<Job> jobs = all_jobs(SweepOptions{});
+  EXPECT_EQ(jobs.size(), property_table().size() * layout_table().size() * 2);
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    EXPECT_EQ(jobs[i].index, static_cast<std::int64_t>(i));
+    EXPECT_FALSE(jobs[i].spec.impl->mutant);
+  }
+  SweepOptions unknown;
+  unknown.layouts = {"ring"};
+  EXPECT_THROW(all_jobs(unknown), Error);
+}
+
+TEST(Sweep, ShardsCoverEveryJobExactlyOnce) {
+  SweepOptions options;
+  options.impls = {"sim", "gpu", "labels_shifted_locally"};
+  const std::vector<Job> jobs = all_jobs(options);
+  for (std::int64_t n = 1; n <= 8; ++n) {
+    std::map<std::int64_t, int> covered;
+    for (std::int64_t i = 0; i < n; ++i) {
+      const std::vector<Job> mine = shard_jobs(jobs, {i, n});
+      // Balanced: no shard holds more than one job above another.
+      EXPECT_LE(mine.size(), (jobs.size() + static_cast<std::size_t>(n) - 1) / static_cast<std::size_t>(n));
+      for (const Job& job : mine) covered[job.index] += 1;
+    }
+    ASSERT_EQ(covered.size(), jobs.size()) << "n=" << n;
+    for (const auto& [index, times] : covered) EXPECT_EQ(times, 1) << "job " << index << " n=" << n;
+  }
+}
+
+TEST(Sweep, ParsesShardsStrictly) {
+  EXPECT_EQ(parse_shard("2/5").index, 2);
+  EXPECT_EQ(parse_shard("2/5").count, 5);
+  for (const char* bad : {"5/5", "1", "-1/3", "a/b", "1/0", "1/3x", "/3"}) EXPECT_THROW(parse_shard(bad), Error) << bad;
+}
+
+TEST(Sweep, AJobDrawsTheSameCasesInAnyShard) {
+  SweepOptions options;
+  options.seed = 7;
+  options.cases = 4;
+  options.impls = {"sim"};
+  options.layouts = {"thd", "head-tail"};
+  options.properties = {"index_maps_are_a_closed_form_permutation", "local_documents_match_cu_seqlens"};
+  const SweepReport full = run_sweep(options);
+  options.shard = {1, 3};
+  const SweepReport part = run_sweep(options);
+  ASSERT_FALSE(part.results.empty());
+  for (const JobResult& r : part.results) {
+    const JobResult& same = full.results[static_cast<std::size_t>(r.job)];
+    EXPECT_EQ(r.property, same.property);
+    EXPECT_EQ(r.layout, same.layout);
+    EXPECT_EQ(r.seed, same.seed);
+    EXPECT_EQ(r.coverage, same.coverage);
+    EXPECT_EQ(r.status, JobStatus::passed);
+  }
+  // And again with the same seed: the same sweep.
+  options.shard = {};
+  const SweepReport again = run_sweep(options);
+  ASSERT_EQ(again.results.size(), full.results.size());
+  for (std::size_t i = 0; i < full.results.size(); ++i) {
+    EXPECT_EQ(again.results[i].coverage, full.results[i].coverage);
+    EXPECT_EQ(again.results[i].cases, full.results[i].cases);
+  }
+  EXPECT_EQ(full.total_cases(), static_cast<std::int64_t>(full.results.size()) * 4);
+  EXPECT_GT(full.cases_per_second(), 0.0);
+}
+
+TEST(Sweep, JobsBeyondTheTimeBudgetAreSkippedNotPassed) {
+  SweepOptions options;
+  options.cases = 2;
+  options.impls = {"sim"};
+  options.layouts = {"thd"};
+  options.time_budget_seconds = 1e-9;  // spent before the first job starts
+  const SweepReport spent = run_sweep(options);
+  ASSERT_EQ(spent.results.size(), property_table().size());
+  for (const JobResult& r : spent.results) {
+    EXPECT_EQ(r.status, JobStatus::skipped);
+    EXPECT_EQ(r.passed, 0);
+    EXPECT_EQ(r.cases, 0);
+    EXPECT_NE(r.message.find("time budget"), std::string::npos);
+  }
+  EXPECT_TRUE(spent.ok());  // skipped is not failed; the report counts what was skipped
+  EXPECT_EQ(spent.count(JobStatus::skipped), static_cast<std::int64_t>(spent.results.size()));
+  options.time_budget_seconds = 1e6;
+  EXPECT_EQ(run_sweep(options).count(JobStatus::passed), static_cast<std::int64_t>(property_table().size()));
+}
+
+TEST(Sweep, FailuresComeWithAReplayAndARerunOfTheirJob) {
+  SweepOptions options;
+  options.seed = 3;
+  options.cases = 30;
+  options.impls = {"mean_of_rank_means"};
+  options.layouts = {"head-tail"};
+  options.properties = {"rank_losses_average_to_global_shifted_loss"};
+  options.cps = {2, 3};
+  const SweepReport report = run_sweep(options);
+  ASSERT_EQ(report.results.size(), 1u);
+  const JobResult& r = report.results.front();
+  ASSERT_EQ(r.status, JobStatus::failed);
+  EXPECT_FALSE(report.ok());
+  EXPECT_EQ(r.failed, 1);
+  EXPECT_EQ(r.passed, r.cases - 1);
+  EXPECT_EQ(r.replay.rfind("cplab replay --impl mean_of_rank_means --property rank_losses_average_to_global_shifted_loss '", 0), 0u);
+  const Case c = parse_case(r.counterexample);
+  EXPECT_TRUE(c.spec.cp == 2 || c.spec.cp == 3);
+  EXPECT_EQ(rerun_command(options, r),
+            "cplab sweep --seed 3 --cases 30 --properties rank_losses_average_to_global_shifted_loss --layouts head-tail "
+            "--impl mean_of_rank_means --cp 2,3");
+}
+
+}  // namespace
+}  // namespace cplab::properties

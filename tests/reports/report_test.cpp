@@ -1,0 +1,150 @@
+// The sweep report: report.json follows reports/README.md's schema field by field and reads back
+// to the same report; shard reports merge into the full one (and refuse to mix sweeps); junit.xml
+// counts failures and skips and escapes what it quotes; summary.md carries the replay commands.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "reference/types/error.hpp"
+#include "reports/sweep_report.hpp"
+
+namespace cplab::reports {
+namespace {
+
+using properties::JobResult;
+using properties::JobStatus;
+using properties::SweepReport;
+
+JobResult result(std::int64_t job, const std::string& property, const std::string& layout, JobStatus status) {
+  JobResult r;
+  r.job = job;
+  r.property = property;
+  r.layout = layout;
+  r.impl = "sim";
+  r.status = status;
+  r.cases = status == JobStatus::skipped ? 0 : 10;
+  r.passed = status == JobStatus::passed ? 10 : status == JobStatus::failed ? 9 : 0;
+  r.failed = status == JobStatus::failed ? 1 : 0;
+  r.seed = 18446744073709551557ull;  // above 2^53: must survive as an unsigned 64-bit integer
+  r.seconds = 0.25;
+  r.coverage = {{"thd cp=odd packed", 6}, {"thd cp=pow2 packed", 4}};
+  if (status == JobStatus::failed) {
+    r.shrinks = 5;
+    r.counterexample = "thd cp=2 docs=5";
+    r.message = "thd cp=2 dtype=f32 docs=5: rank 1 <wrong> & \"quoted\"";
+    r.replay = "cplab replay --impl sim --property p 'thd cp=2 docs=5'";
+  }
+  if (status == JobStatus::skipped) r.message = "no CUDA device";
+  return r;
+}
+
+SweepReport sample_report(std::int64_t index, std::int64_t count) {
+  SweepReport report;
+  report.seed = 42;
+  report.cases_per_job = 10;
+  report.shards = {{index, count}};
+  report.impls = {"sim", "gpu"};
+  report.seconds = 2.0;
+  const std::vector<JobResult> all = {result(0, "a", "thd", JobStatus::passed), result(1, "a", "magi", JobStatus::failed),
+                                      result(2, "b", "thd", JobStatus::skipped), result(3, "b", "magi", JobStatus::passed)};
+  for (const JobResult& r : all) {
+    if (r.job % count == index) report.results.push_back(r);
+  }
+  return report;
+}
+
+TEST(SweepReportJson, FollowsTheDocumentedSchema) {
+  const nlohmann::json doc = nlohmann::json::parse(to_json(sample_report(0, 1)));
+  EXPECT_EQ(doc.at("schema"), kSweepSchema);
+  for (const char* key : {"seed", "cases_per_job", "shards", "selection", "time_budget_seconds", "seconds", "cases",
+                          "cases_per_second", "totals", "results"}) {
+    EXPECT_TRUE(doc.contains(key)) << key;
+  }
+  EXPECT_EQ(doc.at("cases"), 30);
+  EXPECT_DOUBLE_EQ(doc.at("cases_per_second").get<double>(), 15.0);
+  EXPECT_EQ(doc.at("totals"), (nlohmann::json{{"jobs", 4}, {"passed", 2}, {"failed", 1}, {"skipped", 1}}));
+  EXPECT_EQ(doc.at("selection").at("impls"), (nlohmann::json{"sim", "gpu"}));
+  EXPECT_EQ(doc.at("shards"), (nlohmann::json::array({{{"index", 0}, {"count", 1}}})));
+  const nlohmann::json& failed = doc.at("results").at(1);
+  for (const char* key : {"job", "property", "layout", "impl", "status", "cases", "passed", "failed", "shrinks", "seed",
+                          "seconds", "counterexample", "message", "replay", "coverage"}) {
+    EXPECT_TRUE(failed.contains(key)) << key;
+  }
+  EXPECT_EQ(failed.at("status"), "failed");
+  EXPECT_EQ(failed.at("seed").get<std::uint64_t>(), 18446744073709551557ull);
+  EXPECT_EQ(failed.at("replay"), "cplab replay --impl sim --property p 'thd cp=2 docs=5'");
+  EXPECT_TRUE(doc.at("results").at(0).at("counterexample").is_null());
+  EXPECT_EQ(doc.at("results").at(2).at("message"), "no CUDA device");
+}
+
+TEST(SweepReportJson, ReadsBackWhatItWrote) {
+  const SweepReport report = sample_report(0, 1);
+  const SweepReport back = from_json(to_json(report));
+  EXPECT_EQ(to_json(back), to_json(report));
+  EXPECT_EQ(back.results.at(1).message, report.results.at(1).message);
+  EXPECT_THROW(from_json("{\"schema\": \"cplab-sweep-report/0\"}"), Error);
+  EXPECT_THROW(from_json("not json"), Error);
+  nlohmann::json broken = nlohmann::json::parse(to_json(report));
+  broken["results"][0].erase("status");
+  try {
+    from_json(broken.dump());
+    ADD_FAILURE() << "a result without status was read";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("results[0] has no 'status'"), std::string::npos) << e.what();
+  }
+}
+
+TEST(SweepReportMerge, ShardsMergeIntoTheFullReport) {
+  const SweepReport full = sample_report(0, 1);
+  const SweepReport merged = merge({sample_report(1, 3), sample_report(0, 3), sample_report(2, 3)});
+  ASSERT_EQ(merged.results.size(), full.results.size());
+  for (std::size_t i = 0; i < full.results.size(); ++i) {
+    EXPECT_EQ(merged.results[i].job, full.results[i].job);
+    EXPECT_EQ(merged.results[i].status, full.results[i].status);
+  }
+  EXPECT_EQ(merged.shards.size(), 3u);
+  EXPECT_EQ(merged.shards.front().index, 0);
+  EXPECT_DOUBLE_EQ(merged.seconds, 6.0);
+  EXPECT_FALSE(merged.ok());
+  // Through files, as `cplab sweep --merge` reads them.
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "cplab_merge_test";
+  std::filesystem::remove_all(dir);
+  write_all(sample_report(0, 2), dir / "a");
+  write_all(sample_report(1, 2), dir / "b");
+  const SweepReport from_files = merge({read_json_file(dir / "a" / "report.json"), read_json_file(dir / "b" / "report.json")});
+  EXPECT_EQ(from_files.results.size(), full.results.size());
+  std::filesystem::remove_all(dir);
+}
+
+TEST(SweepReportMerge, RefusesToMixSweepsOrRepeatAShard) {
+  SweepReport other = sample_report(1, 2);
+  other.seed = 43;
+  EXPECT_THROW(merge({sample_report(0, 2), other}), Error);
+  EXPECT_THROW(merge({sample_report(0, 2), sample_report(0, 2)}), Error);
+  EXPECT_THROW(merge({sample_report(0, 2), sample_report(1, 3)}), Error);
+  EXPECT_THROW(merge({}), Error);
+}
+
+TEST(JunitXml, CountsFailuresAndSkipsAndEscapes) {
+  const std::string xml = to_junit(sample_report(0, 1));
+  EXPECT_NE(xml.find("<testsuites name=\"cplab sweep seed=42\" tests=\"4\" failures=\"1\" skipped=\"1\""), std::string::npos) << xml;
+  EXPECT_NE(xml.find("<testsuite name=\"a\" tests=\"2\" failures=\"1\" skipped=\"0\""), std::string::npos) << xml;
+  EXPECT_NE(xml.find("<testcase classname=\"cplab.a\" name=\"magi/sim\""), std::string::npos);
+  EXPECT_NE(xml.find("&lt;wrong&gt; &amp; &quot;quoted&quot;"), std::string::npos);
+  EXPECT_EQ(xml.find("<wrong>"), std::string::npos);
+  EXPECT_NE(xml.find("<skipped message=\"no CUDA device\"/>"), std::string::npos);
+}
+
+TEST(MarkdownSummary, ShowsTheGridAndEveryFailureWithItsReplay) {
+  const std::string md = to_markdown(sample_report(0, 1));
+  EXPECT_NE(md.find("**RED**"), std::string::npos);
+  EXPECT_NE(md.find("| a | ok 10 | **FAIL** after 10 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("cplab replay --impl sim --property p 'thd cp=2 docs=5'"), std::string::npos);
+  EXPECT_NE(md.find("- b · thd · sim: no CUDA device"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace cplab::reports
