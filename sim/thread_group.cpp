@@ -101,7 +101,7 @@ std::string ThreadGroup::ranks_where(const Round& round, bool arrived) const {
   std::vector<std::string> listed;
   for (int r = 0; r < size_; ++r) {
     if (round.arrived[r] != arrived) continue;
-    listed.push_back(arrived ? std::to_string(r) : fmt::format("{} ({})", r, ranks_[r].doing));
+    listed.push_back(arrived ? std::to_string(r) : fmt::format("rank {} ({})", r, ranks_[r].doing));
   }
   return fmt::format("{}", fmt::join(listed, ", "));
 }
@@ -121,7 +121,7 @@ void ThreadGroup::wait_for_round(std::unique_lock<std::mutex>& lock, int rank, s
                   ranks_[p].doing, ranks_where(round, true));
     }
     if (changed_.wait_until(lock, deadline) == std::cv_status::timeout && round.arrivals < size_) {
-      CPLAB_FAIL("{} timed out after {} ms: waiting ranks: {}; missing: rank {}", what,
+      CPLAB_FAIL("{} timed out after {} ms: waiting ranks: {}; missing: {}", what,
                  timeout_.count(), ranks_where(round, true), ranks_where(round, false));
     }
   }

@@ -7,6 +7,7 @@
 
 #include "reference/plan.hpp"
 #include "reference/verbs.hpp"
+#include "sim/token_moves.hpp"
 #include "sim_runner.hpp"
 
 namespace cplab::simtest {
@@ -30,15 +31,17 @@ template <typename F> void for_each_plannable_case(const LayoutCp& param, const 
 }
 
 // The caller tensor with every caller position no slot holds zeroed: what a trim can give back.
-Tensor reachable_part(const ShardPlan& part, const Tensor& caller) {
+Tensor reachable_part(const ShardPlan& part, const Tensor& caller, std::int64_t seq_dim) {
+  const sim::TokenAxes axes = sim::token_axes(caller, seq_dim, "reachable_part");
   Tensor out(caller.dtype(), caller.shape());
-  const std::int64_t seq = caller.size(1), inner = caller.numel() / (caller.size(0) * seq);
-  for (std::size_t b = 0; b < part.rows.size(); ++b) {
-    for (std::int64_t c : part.rows[b].caller_pos) {
+  for (std::int64_t b = 0; b < axes.rows; ++b) {
+    for (std::int64_t c : part.rows[static_cast<std::size_t>(b)].caller_pos) {
       if (c < 0) continue;
-      for (std::int64_t e = 0; e < inner; ++e) {
-        const std::int64_t at = (static_cast<std::int64_t>(b) * seq + c) * inner + e;
-        out.set(at, caller.get(at));
+      for (std::int64_t o = 0; o < axes.outer; ++o) {
+        for (std::int64_t e = 0; e < axes.inner; ++e) {
+          const std::int64_t at = axes.token(o, b, c) * axes.inner + e;
+          out.set(at, caller.get(at));
+        }
       }
     }
   }
@@ -54,19 +57,24 @@ TEST_P(GatherTest, shard_then_gather_gives_back_the_caller_tensor) {
       for (std::size_t m = 0; m < shards.size(); ++m) {
         const ShardPlan part = reference::microbatch_plan(plan, static_cast<std::int64_t>(m));
         const ShardLayout& layout = shards[m].layout;
+        const std::int64_t per = plan.rows_per_microbatch(), first = static_cast<std::int64_t>(m) * per;
         const Tensor caller = located(DType::f32, {layout.rows, layout.caller_len, 3});
         const Tensor local = sim.shard_token_tensor(ctx.comm, layout, caller, 1, 0.0);
-        const Tensor trimmed = sim.gather_token_tensor(ctx.comm, layout, local, 1, true);
         const Tensor global = sim.gather_token_tensor(ctx.comm, layout, local, 1, false);
-        const Tensor labels = sim.gather_token_tensor(ctx.comm, layout, shards[m].local.at(keys::labels), 1, true);
-        std::lock_guard lock(mutex);
-        if (!(trimmed == reachable_part(part, caller))) problems.push_back("trimmed gather of rank " + std::to_string(ctx.rank));
-        if (!(global == reference::pad_to_global(part, TokenField{.value = caller, .seq_dim = 1, .rule = PadRule::constant, .pad_value = 0.0}))) {
-          problems.push_back("global gather of rank " + std::to_string(ctx.rank));
+        const TokenField as_field{.value = caller, .seq_dim = 1, .rule = PadRule::constant, .pad_value = 0.0};
+        std::vector<std::string> mine;
+        if (!(sim.gather_token_tensor(ctx.comm, layout, local, 1, true) == reachable_part(part, caller, 1))) mine.push_back("trimmed gather");
+        if (!(global == reference::pad_to_global(part, as_field))) mine.push_back("global gather");
+        // Every key of the batch the shard cut (any dtype, trailing dims, mRoPE's seq dim 2) comes back.
+        for (const auto& [name, field] : batch.tokens) {
+          const bool shared = field.value.size(field.seq_dim - 1) != batch.rows();
+          if (shared || (name == batch.primary() && !spec.shard_primary)) continue;
+          const Tensor back = sim.gather_token_tensor(ctx.comm, layout, shards[m].local.at(name), field.seq_dim, true);
+          const Tensor caller_rows = sim::slice_rows(field.value, field.seq_dim, first, first + per);
+          if (!(back == reachable_part(part, caller_rows, field.seq_dim))) mine.push_back("key " + name);
         }
-        const std::int64_t per = plan.rows_per_microbatch(), first = static_cast<std::int64_t>(m) * per;
-        const Tensor caller_labels = rows_slice(batch.at(keys::labels), first, first + per);
-        if (!(labels == reachable_part(part, caller_labels))) problems.push_back("labels of rank " + std::to_string(ctx.rank));
+        std::lock_guard lock(mutex);
+        for (const std::string& what : mine) problems.push_back(what + " of rank " + std::to_string(ctx.rank));
       }
     });
     EXPECT_TRUE(problems.empty()) << ::testing::PrintToString(problems);

@@ -2,6 +2,8 @@
 // (reference/types/*.hpp), never its algorithms. Greps every source file of those folders.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -45,7 +47,7 @@ TEST(IncludeRule, sim_and_gpu_include_only_reference_vocabulary) {
 }
 
 TEST(IncludeRule, the_pattern_catches_an_algorithm_include) {
-  const fs::path folder = fs::temp_directory_path() / "cplab_include_rule_probe";
+  const fs::path folder = fs::temp_directory_path() / ("cplab_include_rule_probe_" + std::to_string(::getpid()));
   fs::create_directories(folder);
   std::ofstream(folder / "probe.cpp") << "#include \"reference/types/tensor.hpp\"\n#include \"reference/plan.hpp\"\n";
   int scanned = 0;
