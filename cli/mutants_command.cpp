@@ -2,9 +2,9 @@
 // Per mutant: killed or survived, the property (and layout) that killed it, the shrunk
 // counterexample and the cases it took. Exits 1 when any mutant survives: a hole in the checks.
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <nlohmann/json.hpp>
 
 #include "cli/command.hpp"
 #include "properties/mutant_hunt.hpp"
@@ -19,12 +19,19 @@ struct MutantsArgs {
 };
 
 nlohmann::json verdict_json(const properties::MutantVerdict& v) {
-  const auto or_null = [](const std::string& s) { return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s); };
-  return {{"mutant", v.mutant},       {"bug", v.bug},
-          {"killed", v.killed},       {"property", or_null(v.property)},
-          {"layout", or_null(v.layout)}, {"counterexample", or_null(v.counterexample)},
-          {"message", or_null(v.message)}, {"replay", or_null(v.replay)},
-          {"cases", v.cases},         {"shrinks", v.shrinks},
+  const auto or_null = [](const std::string& s) {
+    return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s);
+  };
+  return {{"mutant", v.mutant},
+          {"bug", v.bug},
+          {"killed", v.killed},
+          {"property", or_null(v.property)},
+          {"layout", or_null(v.layout)},
+          {"counterexample", or_null(v.counterexample)},
+          {"message", or_null(v.message)},
+          {"replay", or_null(v.replay)},
+          {"cases", v.cases},
+          {"shrinks", v.shrinks},
           {"seconds", v.seconds}};
 }
 
@@ -41,16 +48,20 @@ int run_mutants(const MutantsArgs& args) {
   }
   const auto progress = [&](const properties::MutantVerdict& v, std::int64_t, std::int64_t) {
     if (args.json) return;
-    fmt::print("{:<8} {:<38} {:<44} {:<10} {:>5} cases {:>6.2f} s\n", v.killed ? "killed" : "SURVIVED", v.mutant,
-               v.killed ? v.property : "-", v.killed ? v.layout : "-", v.cases, v.seconds);
+    fmt::print("{:<8} {:<38} {:<44} {:<10} {:>5} cases {:>6.2f} s\n",
+               v.killed ? "killed" : "SURVIVED", v.mutant, v.killed ? v.property : "-",
+               v.killed ? v.layout : "-", v.cases, v.seconds);
     if (v.killed) fmt::print("         counterexample: {}\n", v.counterexample);
     std::fflush(stdout);
   };
-  const std::vector<properties::MutantVerdict> verdicts = properties::hunt_mutants(args.hunt, progress);
+  const std::vector<properties::MutantVerdict> verdicts =
+      properties::hunt_mutants(args.hunt, progress);
   std::size_t survived = 0;
   for (const auto& v : verdicts) survived += v.killed ? 0 : 1;
   if (args.json) {
-    nlohmann::json doc = {{"seed", args.hunt.seed}, {"cases_per_job", args.hunt.cases}, {"mutants", nlohmann::json::array()}};
+    nlohmann::json doc = {{"seed", args.hunt.seed},
+                          {"cases_per_job", args.hunt.cases},
+                          {"mutants", nlohmann::json::array()}};
     for (const auto& v : verdicts) doc["mutants"].push_back(verdict_json(v));
     doc["killed"] = verdicts.size() - survived;
     doc["survived"] = survived;
@@ -66,10 +77,13 @@ int run_mutants(const MutantsArgs& args) {
 
 Command add_mutants_command(CLI::App& app) {
   auto args = std::make_shared<MutantsArgs>();
-  CLI::App* sub = app.add_subcommand("mutants", "Run the property suite against every mutant: each must be killed");
+  CLI::App* sub = app.add_subcommand(
+      "mutants", "Run the property suite against every mutant: each must be killed");
   sub->add_flag("--json", args->json, "One JSON object: every mutant's verdict");
-  sub->add_option("--cases", args->hunt.cases, "Cases per property × layout job")->check(CLI::PositiveNumber);
-  sub->add_option("--seed", args->hunt.seed, "Seed of the hunt (default 0: the hunt is a fixed regression check)");
+  sub->add_option("--cases", args->hunt.cases, "Cases per property × layout job")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--seed", args->hunt.seed,
+                  "Seed of the hunt (default 0: the hunt is a fixed regression check)");
   sub->add_option("--only", args->hunt.only, "Only these mutants")->delimiter(',');
   sub->add_flag("--list", args->list, "List the mutants and their bugs");
   return {sub, [args] { return run_mutants(*args); }};

@@ -31,8 +31,11 @@ void print_plan(const properties::Case& c) {
   for (std::int64_t m = 0; m < c.spec.num_chunks; ++m) {
     const ShardPlan micro = reference::microbatch_plan(plan, m);
     const RowPlan& row = micro.rows.front();
-    fmt::print("microbatch {}: S={} L={} ℓ={}{}\n", m, row.caller_len, row.padded_len, row.local_len(),
-               row.cu_seqlens_padded.empty() ? std::string() : fmt::format(" cu_seqlens_padded=[{}]", fmt::join(row.cu_seqlens_padded, ",")));
+    fmt::print("microbatch {}: S={} L={} ℓ={}{}\n", m, row.caller_len, row.padded_len,
+               row.local_len(),
+               row.cu_seqlens_padded.empty()
+                   ? std::string()
+                   : fmt::format(" cu_seqlens_padded=[{}]", fmt::join(row.cu_seqlens_padded, ",")));
     for (std::size_t r = 0; r < row.index.size(); ++r) {
       std::vector<std::string> tokens;
       for (std::int64_t g : row.index[r]) {
@@ -72,7 +75,8 @@ int run_replay(const ReplayOptions& options) {
     if (!held) fmt::print("  {}\n", outcome.failure);
     for (const std::string& note : outcome.notes.notes) fmt::print("  note: {}\n", note);
   }
-  fmt::print("{} of {} properties hold\n", chosen.size() - static_cast<std::size_t>(failures), chosen.size());
+  fmt::print("{} of {} properties hold\n", chosen.size() - static_cast<std::size_t>(failures),
+             chosen.size());
   return failures == 0 ? 0 : 1;
 }
 
@@ -80,10 +84,12 @@ int run_replay(const ReplayOptions& options) {
 
 Command add_replay_command(CLI::App& app) {
   auto options = std::make_shared<ReplayOptions>();
-  CLI::App* sub = app.add_subcommand("replay", "Rerun one case (a sweep's or mutant hunt's counterexample) verbosely");
+  CLI::App* sub = app.add_subcommand(
+      "replay", "Rerun one case (a sweep's or mutant hunt's counterexample) verbosely");
   sub->add_option("case", options->text, "The case's one-line form, quoted")->required();
   sub->add_option("--impl", options->impl, "Implementation to run (sim, gpu, or a mutant)");
-  sub->add_option("--property", options->properties, "Only these properties (repeatable); default all");
+  sub->add_option("--property", options->properties,
+                  "Only these properties (repeatable); default all");
   sub->add_flag("--no-plan", options->quiet_plan, "Do not print the reference's per-rank layout");
   return {sub, [options] { return run_replay(*options); }};
 }

@@ -39,25 +39,32 @@ std::uint64_t choose_seed(const std::string& text) {
 }
 
 void print_job_line(const properties::JobResult& r) {
-  fmt::print("{:<7} {:<44} {:<10} {:<10} {:>5} cases {:>7.2f} s\n", properties::job_status_name(r.status), r.property,
-             r.layout, r.impl, r.cases, r.seconds);
+  fmt::print("{:<7} {:<44} {:<10} {:<10} {:>5} cases {:>7.2f} s\n",
+             properties::job_status_name(r.status), r.property, r.layout, r.impl, r.cases,
+             r.seconds);
 }
 
-int finish(const properties::SweepReport& report, const std::string& out, const properties::SweepOptions* options) {
+int finish(const properties::SweepReport& report, const std::string& out,
+           const properties::SweepOptions* options) {
   const auto files = reports::write_all(report, out);
-  fmt::print("\n{}: {} jobs, {} passed, {} failed, {} skipped; {} cases in {:.1f} s ({:.1f} cases/s)\n",
-             report.ok() ? "green" : "RED", report.results.size(), report.count(properties::JobStatus::passed),
-             report.count(properties::JobStatus::failed), report.count(properties::JobStatus::skipped),
-             report.total_cases(), report.seconds, report.cases_per_second());
+  fmt::print(
+      "\n{}: {} jobs, {} passed, {} failed, {} skipped; {} cases in {:.1f} s ({:.1f} cases/s)\n",
+      report.ok() ? "green" : "RED", report.results.size(),
+      report.count(properties::JobStatus::passed), report.count(properties::JobStatus::failed),
+      report.count(properties::JobStatus::skipped), report.total_cases(), report.seconds,
+      report.cases_per_second());
   std::map<std::string, std::string> skip_reasons;  // one line per reason, not per job
   for (const properties::JobResult& r : report.results) {
-    if (r.status == properties::JobStatus::skipped) skip_reasons.emplace(r.impl + ": " + r.message, r.impl);
+    if (r.status == properties::JobStatus::skipped)
+      skip_reasons.emplace(r.impl + ": " + r.message, r.impl);
   }
   for (const auto& [reason, impl] : skip_reasons) fmt::print("skipped {}\n", reason);
   for (const properties::JobResult& r : report.results) {
     if (r.status != properties::JobStatus::failed) continue;
-    fmt::print("\nFAILED {} · {} · {} after {} cases ({} shrinks)\n  {}\n  counterexample: {}\n  replay: {}\n", r.property,
-               r.layout, r.impl, r.cases, r.shrinks, r.message, r.counterexample, r.replay);
+    fmt::print(
+        "\nFAILED {} · {} · {} after {} cases ({} shrinks)\n  {}\n  counterexample: {}\n  replay: "
+        "{}\n",
+        r.property, r.layout, r.impl, r.cases, r.shrinks, r.message, r.counterexample, r.replay);
     if (options) fmt::print("  rerun:  {}\n", properties::rerun_command(*options, r));
   }
   std::vector<std::string> names;
@@ -69,14 +76,16 @@ int finish(const properties::SweepReport& report, const std::string& out, const 
 int run_merge(const SweepArgs& args) {
   std::vector<properties::SweepReport> shards;
   for (const std::string& path : args.merge) {
-    const std::filesystem::path p =
-        std::filesystem::is_directory(path) ? std::filesystem::path(path) / "report.json" : std::filesystem::path(path);
+    const std::filesystem::path p = std::filesystem::is_directory(path)
+                                        ? std::filesystem::path(path) / "report.json"
+                                        : std::filesystem::path(path);
     shards.push_back(reports::read_json_file(p));
   }
   const properties::SweepReport merged = reports::merge(shards);
   const std::int64_t count = merged.shards.front().count;
   if (static_cast<std::int64_t>(merged.shards.size()) != count) {
-    fmt::print("note: {} of {} shards merged; the others' jobs are missing\n", merged.shards.size(), count);
+    fmt::print("note: {} of {} shards merged; the others' jobs are missing\n", merged.shards.size(),
+               count);
   }
   return finish(merged, args.out, nullptr);
 }
@@ -86,9 +95,11 @@ int run_sweep_command(SweepArgs& args) {
   properties::SweepOptions& options = args.sweep;
   options.seed = choose_seed(args.seed_text);
   options.shard = properties::parse_shard(args.shard_text);
-  const std::size_t jobs = properties::shard_jobs(properties::all_jobs(options), options.shard).size();
-  fmt::print("cplab sweep: seed {} · {} cases per job · shard {}/{} · {} jobs (rerun with --seed {})\n", options.seed,
-             options.cases, options.shard.index, options.shard.count, jobs, options.seed);
+  const std::size_t jobs =
+      properties::shard_jobs(properties::all_jobs(options), options.shard).size();
+  fmt::print(
+      "cplab sweep: seed {} · {} cases per job · shard {}/{} · {} jobs (rerun with --seed {})\n",
+      options.seed, options.cases, options.shard.index, options.shard.count, jobs, options.seed);
   std::fflush(stdout);
   const bool terminal = isatty(fileno(stderr)) != 0;
   const auto progress = [&](const properties::Job& job, std::int64_t done, std::int64_t total,
@@ -100,8 +111,8 @@ int run_sweep_command(SweepArgs& args) {
       std::fflush(stdout);
     } else if (terminal) {
       std::fprintf(stderr, "\r\033[K[%lld/%lld] %s · %s · %s ...", static_cast<long long>(done + 1),
-                   static_cast<long long>(total), job.spec.property->name.c_str(), job.spec.layout->name.c_str(),
-                   job.spec.impl->name.c_str());
+                   static_cast<long long>(total), job.spec.property->name.c_str(),
+                   job.spec.layout->name.c_str(), job.spec.impl->name.c_str());
       std::fflush(stderr);
     }
   };
@@ -112,18 +123,29 @@ int run_sweep_command(SweepArgs& args) {
 
 Command add_sweep_command(CLI::App& app) {
   auto args = std::make_shared<SweepArgs>();
-  CLI::App* sub = app.add_subcommand("sweep", "Run every property for every layout and implementation on random cases");
-  sub->add_option("--cases", args->sweep.cases, "Cases per property × layout × implementation")->check(CLI::PositiveNumber);
-  sub->add_option("--seed", args->seed_text, "Sweep seed (default: RC_PARAMS' seed, else random; always printed)");
+  CLI::App* sub = app.add_subcommand(
+      "sweep", "Run every property for every layout and implementation on random cases");
+  sub->add_option("--cases", args->sweep.cases, "Cases per property × layout × implementation")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--seed", args->seed_text,
+                  "Sweep seed (default: RC_PARAMS' seed, else random; always printed)");
   sub->add_option("--layouts", args->sweep.layouts, "Layouts (default all)")->delimiter(',');
-  sub->add_option("--cp", args->sweep.cps, "C values to draw from (default 1..64, weighted to small)")->delimiter(',');
-  sub->add_option("--impl", args->sweep.impls, "Implementations (default sim,gpu; also gpu-nccl, gpu-host, mutants)")->delimiter(',');
-  sub->add_option("--properties", args->sweep.properties, "Properties (default all)")->delimiter(',');
+  sub->add_option("--cp", args->sweep.cps,
+                  "C values to draw from (default 1..64, weighted to small)")
+      ->delimiter(',');
+  sub->add_option("--impl", args->sweep.impls,
+                  "Implementations (default sim,gpu; also gpu-nccl, gpu-host, mutants)")
+      ->delimiter(',');
+  sub->add_option("--properties", args->sweep.properties, "Properties (default all)")
+      ->delimiter(',');
   sub->add_option("--shard", args->shard_text, "Run shard i of n (0-based i/n) of the job list");
-  sub->add_option("--time-budget", args->sweep.time_budget_seconds, "Seconds; jobs not started by then are skipped");
-  sub->add_option("--max-tokens", args->sweep.max_tokens, "Bound on a row's padded length")->check(CLI::PositiveNumber);
+  sub->add_option("--time-budget", args->sweep.time_budget_seconds,
+                  "Seconds; jobs not started by then are skipped");
+  sub->add_option("--max-tokens", args->sweep.max_tokens, "Bound on a row's padded length")
+      ->check(CLI::PositiveNumber);
   sub->add_option("--out", args->out, "Folder for report.json, junit.xml, summary.md");
-  sub->add_option("--merge", args->merge, "Merge these shard reports (report.json files or their folders) into --out");
+  sub->add_option("--merge", args->merge,
+                  "Merge these shard reports (report.json files or their folders) into --out");
   return {sub, [args] { return run_sweep_command(*args); }};
 }
 

@@ -20,8 +20,9 @@ constexpr std::string_view kPrimaryNames[] = {"ids", "embeds"};
 constexpr std::string_view kPositionNames[] = {"none", "per_row", "shared", "mrope"};
 
 std::int64_t row_occupancy(const std::vector<Document>& row) {
-  return std::accumulate(row.begin(), row.end(), std::int64_t{0},
-                         [](std::int64_t sum, const Document& d) { return sum + d.real + d.extra; });
+  return std::accumulate(
+      row.begin(), row.end(), std::int64_t{0},
+      [](std::int64_t sum, const Document& d) { return sum + d.real + d.extra; });
 }
 
 std::string print_docs(const std::vector<std::vector<Document>>& docs) {
@@ -48,7 +49,8 @@ std::vector<std::string_view> split(std::string_view text, char sep) {
   }
 }
 
-template <typename T> T parse_number(std::string_view key, std::string_view text) {
+template <typename T>
+T parse_number(std::string_view key, std::string_view text) {
   T value{};
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   CPLAB_CHECK(error == std::errc() && end == text.data() + text.size() && !text.empty(),
@@ -97,10 +99,14 @@ void parse_keys(std::string_view text, Case& c) {
   c.loss_mask = c.padding_mask = c.extra_key = false;
   if (text == "-") return;
   for (std::string_view key : split(text, ',')) {
-    if (key == "loss_mask") c.loss_mask = true;
-    else if (key == "padding_mask") c.padding_mask = true;
-    else if (key == "extra") c.extra_key = true;
-    else CPLAB_FAIL("case key 'keys': '{}' is not one of loss_mask, padding_mask, extra", key);
+    if (key == "loss_mask")
+      c.loss_mask = true;
+    else if (key == "padding_mask")
+      c.padding_mask = true;
+    else if (key == "extra")
+      c.extra_key = true;
+    else
+      CPLAB_FAIL("case key 'keys': '{}' is not one of loss_mask, padding_mask, extra", key);
   }
 }
 
@@ -129,28 +135,31 @@ void validate_case(const Case& c) {
   CPLAB_CHECK(s.pad_multiple >= 1 && s.chunk_size >= 1, "case: m and K must be >= 1, got m={} K={}",
               s.pad_multiple, s.chunk_size);
   CPLAB_CHECK(s.num_chunks >= 1, "case: mb must be >= 1, got {}", s.num_chunks);
-  CPLAB_CHECK(c.rows >= 1 && c.rows % s.num_chunks == 0, "case: rows={} must be a positive multiple of mb={}",
-              c.rows, s.num_chunks);
+  CPLAB_CHECK(c.rows >= 1 && c.rows % s.num_chunks == 0,
+              "case: rows={} must be a positive multiple of mb={}", c.rows, s.num_chunks);
   CPLAB_CHECK(c.seq_len >= 1, "case: S must be >= 1, got {}", c.seq_len);
   CPLAB_CHECK(c.vocab >= 2, "case: vocab must be >= 2, got {}", c.vocab);
-  CPLAB_CHECK(s.pad_token_id >= 0 && s.pad_token_id < c.vocab, "case: pad_id={} is not in [0, vocab={})",
-              s.pad_token_id, c.vocab);
+  CPLAB_CHECK(s.pad_token_id >= 0 && s.pad_token_id < c.vocab,
+              "case: pad_id={} is not in [0, vocab={})", s.pad_token_id, c.vocab);
   CPLAB_CHECK(c.dim >= 1, "case: dim must be >= 1, got {}", c.dim);
   for (int permille : {c.ignore_permille, c.invalid_permille, c.pad_content_permille}) {
-    CPLAB_CHECK(permille >= 0 && permille <= 1000, "case: a permille is out of [0, 1000]: {}", permille);
+    CPLAB_CHECK(permille >= 0 && permille <= 1000, "case: a permille is out of [0, 1000]: {}",
+                permille);
   }
   if (c.packed()) {
     CPLAB_CHECK(static_cast<std::int64_t>(c.docs.size()) == c.rows && c.rows == s.num_chunks,
-                "case: packed rows need one row per microbatch: {} doc rows, rows={}, mb={}", c.docs.size(),
-                c.rows, s.num_chunks);
-    CPLAB_CHECK(c.positions != PositionKind::shared, "case: a shared [1,S] position row is BSHD only");
+                "case: packed rows need one row per microbatch: {} doc rows, rows={}, mb={}",
+                c.docs.size(), c.rows, s.num_chunks);
+    CPLAB_CHECK(c.positions != PositionKind::shared,
+                "case: a shared [1,S] position row is BSHD only");
     for (std::size_t b = 0; b < c.docs.size(); ++b) {
       CPLAB_CHECK(!c.docs[b].empty(), "case: packed row {} has no document", b);
       for (const Document& d : c.docs[b]) {
         CPLAB_CHECK(d.real >= 0 && d.extra >= 0, "case: packed row {} has a negative length", b);
       }
-      CPLAB_CHECK(row_occupancy(c.docs[b]) <= c.seq_len, "case: packed row {} needs {} slots, more than S={}",
-                  b, row_occupancy(c.docs[b]), c.seq_len);
+      CPLAB_CHECK(row_occupancy(c.docs[b]) <= c.seq_len,
+                  "case: packed row {} needs {} slots, more than S={}", b, row_occupancy(c.docs[b]),
+                  c.seq_len);
     }
   }
 }
@@ -161,9 +170,10 @@ std::string print_case(const Case& c) {
   return fmt::format(
       "{} cp={} m={} K={} mb={} rows={} S={} docs={} vocab={} pad_id={} policy={} shard_primary={} "
       "primary={} dim={} dtype={} pos={} keys={} ignore={} invalid={} pad_content={} seed={}",
-      s.layout, s.cp, s.pad_multiple, s.chunk_size, s.num_chunks, c.rows, c.seq_len, print_docs(c.docs),
-      c.vocab, s.pad_token_id, kPolicyNames[static_cast<int>(s.pad_policy)], s.shard_primary ? 1 : 0,
-      primary_name(c.primary), c.dim, dtype_name(c.dtype), position_kind_name(c.positions),
+      s.layout, s.cp, s.pad_multiple, s.chunk_size, s.num_chunks, c.rows, c.seq_len,
+      print_docs(c.docs), c.vocab, s.pad_token_id, kPolicyNames[static_cast<int>(s.pad_policy)],
+      s.shard_primary ? 1 : 0, primary_name(c.primary), c.dim, dtype_name(c.dtype),
+      position_kind_name(c.positions),
       keys.empty() ? std::string("-") : fmt::format("{}", fmt::join(keys, ",")), c.ignore_permille,
       c.invalid_permille, c.pad_content_permille, c.seed);
 }
@@ -176,8 +186,8 @@ Case parse_case(std::string_view text) {
   CPLAB_CHECK(!words.empty(), "empty case: expected '<layout> cp=C key=value ...'");
   Case c;
   c.spec.layout = std::string(words[0]);
-  CPLAB_CHECK(words[0].find('=') == std::string_view::npos, "case must start with a layout name, got '{}'",
-              words[0]);
+  CPLAB_CHECK(words[0].find('=') == std::string_view::npos,
+              "case must start with a layout name, got '{}'", words[0]);
   using Setter = std::function<void(std::string_view)>;
   const auto num = [](std::string_view key, auto& field) {
     return Setter([key, &field](std::string_view v) {
@@ -190,21 +200,37 @@ Case parse_case(std::string_view text) {
       {"m", num("m", c.spec.pad_multiple)},
       {"K", num("K", c.spec.chunk_size)},
       {"mb", num("mb", c.spec.num_chunks)},
-      {"rows", [&](std::string_view v) { c.rows = parse_number<std::int64_t>("rows", v); rows_given = true; }},
-      {"S", [&](std::string_view v) { c.seq_len = parse_number<std::int64_t>("S", v); seq_len_given = true; }},
+      {"rows",
+       [&](std::string_view v) {
+         c.rows = parse_number<std::int64_t>("rows", v);
+         rows_given = true;
+       }},
+      {"S",
+       [&](std::string_view v) {
+         c.seq_len = parse_number<std::int64_t>("S", v);
+         seq_len_given = true;
+       }},
       {"docs", [&](std::string_view v) { c.docs = parse_docs(v); }},
       {"vocab", num("vocab", c.vocab)},
       {"pad_id", num("pad_id", c.spec.pad_token_id)},
-      {"policy", [&](std::string_view v) { c.spec.pad_policy = parse_name<PadPolicy>("policy", v, kPolicyNames); }},
-      {"shard_primary", [&](std::string_view v) {
+      {"policy",
+       [&](std::string_view v) {
+         c.spec.pad_policy = parse_name<PadPolicy>("policy", v, kPolicyNames);
+       }},
+      {"shard_primary",
+       [&](std::string_view v) {
          const int flag = parse_number<int>("shard_primary", v);
          CPLAB_CHECK(flag == 0 || flag == 1, "case key 'shard_primary': '{}' is not 0 or 1", v);
          c.spec.shard_primary = flag == 1;
        }},
-      {"primary", [&](std::string_view v) { c.primary = parse_name<Primary>("primary", v, kPrimaryNames); }},
+      {"primary",
+       [&](std::string_view v) { c.primary = parse_name<Primary>("primary", v, kPrimaryNames); }},
       {"dim", num("dim", c.dim)},
       {"dtype", [&](std::string_view v) { c.dtype = parse_dtype(v); }},
-      {"pos", [&](std::string_view v) { c.positions = parse_name<PositionKind>("pos", v, kPositionNames); }},
+      {"pos",
+       [&](std::string_view v) {
+         c.positions = parse_name<PositionKind>("pos", v, kPositionNames);
+       }},
       {"keys", [&](std::string_view v) { parse_keys(v, c); }},
       {"ignore", num("ignore", c.ignore_permille)},
       {"invalid", num("invalid", c.invalid_permille)},

@@ -42,11 +42,11 @@ struct Case {
   std::int64_t dim = 1;      // feature dim of inputs_embeds and of the token tensor under test
   DType dtype = DType::f32;  // dtype of the token tensor under test
   PositionKind positions = PositionKind::none;
-  bool loss_mask = false;     // a loss_mask key (same holes as valid)
-  bool padding_mask = false;  // a padding_mask key (true on the caller's padding slots)
-  bool extra_key = false;     // an extra token-aligned key with a declared pad value
-  int ignore_permille = 0;    // labels that are IGNORE (holes)
-  int invalid_permille = 0;   // valid-mask holes
+  bool loss_mask = false;        // a loss_mask key (same holes as valid)
+  bool padding_mask = false;     // a padding_mask key (true on the caller's padding slots)
+  bool extra_key = false;        // an extra token-aligned key with a declared pad value
+  int ignore_permille = 0;       // labels that are IGNORE (holes)
+  int invalid_permille = 0;      // valid-mask holes
   int pad_content_permille = 0;  // content ids equal to the pad id
   std::uint64_t seed = 0;
 

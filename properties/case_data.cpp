@@ -9,20 +9,36 @@ namespace cplab::properties {
 namespace {
 
 // Streams of mix(): one per kind of value, so that changing one never shifts another.
-enum Stream : std::uint64_t { kIds = 1, kPadContent, kLabels, kIgnore, kValid, kLossMask, kExtra, kPixels };
+enum Stream : std::uint64_t {
+  kIds = 1,
+  kPadContent,
+  kLabels,
+  kIgnore,
+  kValid,
+  kLossMask,
+  kExtra,
+  kPixels
+};
 
 // Largest code each dtype holds exactly (0: no limit that a case reaches).
 std::int64_t dtype_modulus(DType t) {
   switch (t) {
-    case DType::bf16: return 256;
-    case DType::f16: return 2048;
-    case DType::u8: return 256;
-    case DType::b8: return 2;
-    default: return 0;
+    case DType::bf16:
+      return 256;
+    case DType::f16:
+      return 2048;
+    case DType::u8:
+      return 256;
+    case DType::b8:
+      return 2;
+    default:
+      return 0;
   }
 }
 
-std::int64_t seed_shift(const Case& c, std::int64_t len) { return static_cast<std::int64_t>(c.seed % 61) * c.dim * len * c.rows; }
+std::int64_t seed_shift(const Case& c, std::int64_t len) {
+  return static_cast<std::int64_t>(c.seed % 61) * c.dim * len * c.rows;
+}
 
 // Slot t of packed row b: the document holding it and where it starts, or (-1, end of documents).
 struct DocSlot {
@@ -70,15 +86,18 @@ std::int64_t caller_position(const Case& c, std::int64_t b, std::int64_t t) {
 std::int64_t token_id(const Case& c, std::int64_t b, std::int64_t t) {
   if (!caller_real(c, b, t)) return c.spec.pad_token_id;
   const std::uint64_t ub = static_cast<std::uint64_t>(b), ut = static_cast<std::uint64_t>(t);
-  if (static_cast<int>(mix(c.seed, kPadContent, ub, ut) % 1000) < c.pad_content_permille) return c.spec.pad_token_id;
+  if (static_cast<int>(mix(c.seed, kPadContent, ub, ut) % 1000) < c.pad_content_permille)
+    return c.spec.pad_token_id;
   return static_cast<std::int64_t>(mix(c.seed, kIds, ub, ut) % static_cast<std::uint64_t>(c.vocab));
 }
 
 std::int64_t token_label(const Case& c, std::int64_t b, std::int64_t t) {
   if (!caller_real(c, b, t)) return kIgnoreIndex;
   const std::uint64_t ub = static_cast<std::uint64_t>(b), ut = static_cast<std::uint64_t>(t);
-  if (static_cast<int>(mix(c.seed, kIgnore, ub, ut) % 1000) < c.ignore_permille) return kIgnoreIndex;
-  return static_cast<std::int64_t>(mix(c.seed, kLabels, ub, ut) % static_cast<std::uint64_t>(c.vocab));
+  if (static_cast<int>(mix(c.seed, kIgnore, ub, ut) % 1000) < c.ignore_permille)
+    return kIgnoreIndex;
+  return static_cast<std::int64_t>(mix(c.seed, kLabels, ub, ut) %
+                                   static_cast<std::uint64_t>(c.vocab));
 }
 
 bool token_valid(const Case& c, std::int64_t b, std::int64_t t) {
@@ -123,7 +142,8 @@ Tensor float_tensor(std::uint64_t seed, std::uint64_t stream, const Shape& shape
   Tensor t(DType::f32, shape);
   auto values = t.data<float>();
   for (std::size_t i = 0; i < values.size(); ++i) {
-    const double unit = static_cast<double>(mix(seed, stream, i, 0x5eed) >> 11) * 0x1.0p-53;  // [0, 1)
+    const double unit =
+        static_cast<double>(mix(seed, stream, i, 0x5eed) >> 11) * 0x1.0p-53;  // [0, 1)
     values[i] = static_cast<float>((2.0 * unit - 1.0) * scale);
   }
   return t;
@@ -143,8 +163,8 @@ Batch make_batch_rows(const Case& c, std::int64_t first, std::int64_t count) {
       positions.push_back(caller_position(c, b, t));
       valid.push_back(token_valid(c, b, t));
       const std::uint64_t key = static_cast<std::uint64_t>(b * S + t);
-      loss_mask.push_back(caller_real(c, b, t) &&
-                          static_cast<int>(mix(c.seed, kLossMask, key, 0) % 1000) >= c.invalid_permille);
+      loss_mask.push_back(caller_real(c, b, t) && static_cast<int>(mix(c.seed, kLossMask, key, 0) %
+                                                                   1000) >= c.invalid_permille);
       padding_mask.push_back(!caller_real(c, b, t));
       extra.push_back(static_cast<float>(mix(c.seed, kExtra, key, 0) % 64) / 8.0f);
       for (std::int64_t f = 0; f < H; ++f) {
@@ -170,11 +190,15 @@ Batch make_batch_rows(const Case& c, std::int64_t first, std::int64_t count) {
     batch.tokens[kExtraKey] = std::move(field);
   }
   switch (c.positions) {
-    case PositionKind::none: break;
-    case PositionKind::per_row: batch.add(keys::position_ids, Tensor::from<std::int64_t>({count, S}, positions)); break;
+    case PositionKind::none:
+      break;
+    case PositionKind::per_row:
+      batch.add(keys::position_ids, Tensor::from<std::int64_t>({count, S}, positions));
+      break;
     case PositionKind::shared:
       batch.add(keys::position_ids,
-                Tensor::from<std::int64_t>({1, S}, std::vector<std::int64_t>(positions.begin(), positions.begin() + S)));
+                Tensor::from<std::int64_t>(
+                    {1, S}, std::vector<std::int64_t>(positions.begin(), positions.begin() + S)));
       break;
     case PositionKind::mrope: {
       // Three planes (temporal, height, width) that differ, so a plane mix-up shows.
@@ -199,7 +223,8 @@ Batch make_batch_rows(const Case& c, std::int64_t first, std::int64_t count) {
       batch.seq_lens.push_back(lens);
       batch.seq_lens_padded.push_back(padded);
     }
-    // Without the caller's own padding, leave seq_lens_padded out: "equal to seq_lens" is a path too.
+    // Without the caller's own padding, leave seq_lens_padded out: "equal to seq_lens" is a path
+    // too.
     if (!caller_pads) batch.seq_lens_padded.clear();
   }
   return batch;

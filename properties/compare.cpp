@@ -21,7 +21,8 @@ std::vector<std::int64_t> coords_of(const Shape& shape, std::int64_t flat) {
 }
 
 std::string show(double v) {
-  if (v == std::floor(v) && std::fabs(v) < 1e15) return fmt::format("{}", static_cast<std::int64_t>(v));
+  if (v == std::floor(v) && std::fabs(v) < 1e15)
+    return fmt::format("{}", static_cast<std::int64_t>(v));
   return fmt::format("{:.7g}", v);
 }
 
@@ -37,7 +38,8 @@ std::string name_token(const TokenFrame& frame, std::int64_t row, std::int64_t p
   std::string name;
   if (!frame.slots.empty()) {
     const auto& slots = frame.slots[static_cast<std::size_t>(row)];
-    if (pos >= static_cast<std::int64_t>(slots.size())) return fmt::format("row {} local token {}", row, pos);
+    if (pos >= static_cast<std::int64_t>(slots.size()))
+      return fmt::format("row {} local token {}", row, pos);
     slot = slots[static_cast<std::size_t>(pos)];
     name = fmt::format("row {} local token {} (global slot {}", row, pos, slot);
   } else {
@@ -51,23 +53,27 @@ std::string name_token(const TokenFrame& frame, std::int64_t row, std::int64_t p
       caller = t >= 0 ? fmt::format("caller token {}", t) : std::string("a pad slot");
     }
   }
-  if (frame.slots.empty()) return caller.empty() ? fmt::format("row {} global slot {}", row, slot) : name + caller + ")";
+  if (frame.slots.empty())
+    return caller.empty() ? fmt::format("row {} global slot {}", row, slot) : name + caller + ")";
   return name + (caller.empty() ? ")" : ", " + caller + ")");
 }
 
-std::string tensor_mismatch(const Case& c, const TokenFrame& frame, const Tensor& expected, const Tensor& actual,
-                            Tolerance tol) {
+std::string tensor_mismatch(const Case& c, const TokenFrame& frame, const Tensor& expected,
+                            const Tensor& actual, Tolerance tol) {
   if (expected.dtype() != actual.dtype() || expected.shape() != actual.shape()) {
-    return fmt::format("{}: expected {}, got {}", frame.what, tensor_brief(expected), tensor_brief(actual));
+    return fmt::format("{}: expected {}, got {}", frame.what, tensor_brief(expected),
+                       tensor_brief(actual));
   }
   double largest = 0.0;
   if (tol.rel > 0.0) {
-    for (std::int64_t i = 0; i < expected.numel(); ++i) largest = std::max(largest, std::fabs(expected.get(i)));
+    for (std::int64_t i = 0; i < expected.numel(); ++i)
+      largest = std::max(largest, std::fabs(expected.get(i)));
   }
   for (std::int64_t i = 0; i < expected.numel(); ++i) {
     const double e = expected.get(i), a = actual.get(i);
-    const bool same = tol.abs == 0.0 && tol.rel == 0.0 ? (e == a || (std::isnan(e) && std::isnan(a)))
-                                                       : std::fabs(a - e) <= tol.abs + tol.rel * largest;
+    const bool same = tol.abs == 0.0 && tol.rel == 0.0
+                          ? (e == a || (std::isnan(e) && std::isnan(a)))
+                          : std::fabs(a - e) <= tol.abs + tol.rel * largest;
     if (same) continue;
     const std::vector<std::int64_t> at = coords_of(expected.shape(), i);
     std::string where = fmt::format("element [{}]", fmt::join(at, ", "));
@@ -80,7 +86,8 @@ std::string tensor_mismatch(const Case& c, const TokenFrame& frame, const Tensor
       const std::string from = describe_value(c, frame.locate_len, a);
       if (!from.empty()) landed = fmt::format(" ({})", from);
     }
-    return fmt::format("{}: first wrong {}: expected {}, got {}{}", frame.what, where, show(e), show(a), landed);
+    return fmt::format("{}: first wrong {}: expected {}, got {}{}", frame.what, where, show(e),
+                       show(a), landed);
   }
   return {};
 }
@@ -90,13 +97,13 @@ std::string vector_mismatch(const std::string& what, const std::vector<std::int6
   const std::size_t n = std::min(expected.size(), actual.size());
   for (std::size_t i = 0; i < n; ++i) {
     if (expected[i] != actual[i]) {
-      return fmt::format("{}: position {}: expected {}, got {} (expected [{}], got [{}])", what, i, expected[i],
-                         actual[i], fmt::join(expected, ","), fmt::join(actual, ","));
+      return fmt::format("{}: position {}: expected {}, got {} (expected [{}], got [{}])", what, i,
+                         expected[i], actual[i], fmt::join(expected, ","), fmt::join(actual, ","));
     }
   }
   if (expected.size() != actual.size()) {
-    return fmt::format("{}: expected {} entries [{}], got {} [{}]", what, expected.size(), fmt::join(expected, ","),
-                       actual.size(), fmt::join(actual, ","));
+    return fmt::format("{}: expected {} entries [{}], got {} [{}]", what, expected.size(),
+                       fmt::join(expected, ","), actual.size(), fmt::join(actual, ","));
   }
   return {};
 }

@@ -14,14 +14,14 @@ namespace cplab::properties {
 
 // How to name an element of a token-aligned tensor [outer..., rows, seq, inner...].
 struct TokenFrame {
-  std::string what;          // "labels of rank 2, microbatch 1"
+  std::string what;  // "labels of rank 2, microbatch 1"
   std::int64_t seq_dim = 1;
   // Per row: the global slot of each position along seq (local tensors); empty: the positions are
   // global slots themselves (global tensors), or caller positions when `caller` is true.
   std::vector<std::vector<std::int64_t>> slots = {};
   const ShardPlan* plan = nullptr;  // for slot → caller token (microbatch plan); may be null
   bool caller = false;              // positions along seq are caller positions
-  std::int64_t locate_len = 0;      // decode found values with describe_value(c, locate_len, ·); 0: no
+  std::int64_t locate_len = 0;  // decode found values with describe_value(c, locate_len, ·); 0: no
 };
 
 struct Tolerance {
@@ -31,8 +31,8 @@ struct Tolerance {
 
 // "" when dtype, shape and every element agree (within tol); else one line naming the first wrong
 // element as above.
-std::string tensor_mismatch(const Case& c, const TokenFrame& frame, const Tensor& expected, const Tensor& actual,
-                            Tolerance tol = {});
+std::string tensor_mismatch(const Case& c, const TokenFrame& frame, const Tensor& expected,
+                            const Tensor& actual, Tolerance tol = {});
 
 // "local token 3 (global slot 13, caller token 12)" for row b of a frame.
 std::string name_token(const TokenFrame& frame, std::int64_t row, std::int64_t pos);

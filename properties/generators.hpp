@@ -14,15 +14,16 @@
 namespace cplab::properties {
 
 struct GenOptions {
-  std::vector<std::int64_t> cp;       // C values to draw from; empty: 1..64 weighted to small
-  std::int64_t max_tokens = 768;      // bound on a row's padded length L
+  std::vector<std::int64_t> cp;          // C values to draw from; empty: 1..64 weighted to small
+  std::int64_t max_tokens = 768;         // bound on a row's padded length L
   std::int64_t logits_budget = 1 << 16;  // bound on B·L·V (the loss property's logits)
 };
 
 // C in 1..64: mostly small, more non-powers of two than powers, now and then large.
 rc::Gen<std::int64_t> gen_cp(const std::vector<std::int64_t>& allowed);
 // BSHD row length S: just below, at or just above a multiple of C, 2C or the layout's unit D.
-rc::Gen<std::int64_t> gen_bshd_len(const LayoutEntry& entry, const LayoutSpec& spec, std::int64_t max_tokens);
+rc::Gen<std::int64_t> gen_bshd_len(const LayoutEntry& entry, const LayoutSpec& spec,
+                                   std::int64_t max_tokens);
 // One packed row's documents, from one of several shapes: many tiny ones, one huge one, zeros and
 // ones, lengths at multiples of 2C ± 1, or mixed; sometimes with the caller's own padding.
 rc::Gen<std::vector<Document>> gen_packed_row(const LayoutEntry& entry, const LayoutSpec& spec,

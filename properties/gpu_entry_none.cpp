@@ -11,7 +11,8 @@ namespace cplab::properties {
 
 namespace {
 
-constexpr const char* kWhy = "built without CUDA (CPLAB_HAVE_CUDA is off): the gpu implementation was not compiled";
+constexpr const char* kWhy =
+    "built without CUDA (CPLAB_HAVE_CUDA is off): the gpu implementation was not compiled";
 
 class NotBuilt final : public Implementation {
  public:
@@ -19,23 +20,32 @@ class NotBuilt final : public Implementation {
   std::string name() const override { return name_; }
   bool available() const override { return false; }
   std::string why_unavailable() const override { return kWhy; }
-  std::vector<RankShard> shard(Comm&, const LayoutSpec&, const Batch&) override { CPLAB_FAIL("gpu: {}", kWhy); }
-  Tensor shard_primary_later(Comm&, const ShardLayout&, const Batch&) override { CPLAB_FAIL("gpu: {}", kWhy); }
-  Tensor shard_token_tensor(Comm&, const ShardLayout&, const Tensor&, std::int64_t, std::optional<double>) override {
+  std::vector<RankShard> shard(Comm&, const LayoutSpec&, const Batch&) override {
     CPLAB_FAIL("gpu: {}", kWhy);
   }
-  Tensor gather_token_tensor(Comm&, const ShardLayout&, const Tensor&, std::int64_t, bool) override {
+  Tensor shard_primary_later(Comm&, const ShardLayout&, const Batch&) override {
     CPLAB_FAIL("gpu: {}", kWhy);
   }
-  Tensor gather_token_tensor_backward(Comm&, const ShardLayout&, const Tensor&, std::int64_t, bool) override {
+  Tensor shard_token_tensor(Comm&, const ShardLayout&, const Tensor&, std::int64_t,
+                            std::optional<double>) override {
+    CPLAB_FAIL("gpu: {}", kWhy);
+  }
+  Tensor gather_token_tensor(Comm&, const ShardLayout&, const Tensor&, std::int64_t,
+                             bool) override {
+    CPLAB_FAIL("gpu: {}", kWhy);
+  }
+  Tensor gather_token_tensor_backward(Comm&, const ShardLayout&, const Tensor&, std::int64_t,
+                                      bool) override {
     CPLAB_FAIL("gpu: {}", kWhy);
   }
   Tensor gather_tokens(Comm&, const Tensor&) override { CPLAB_FAIL("gpu: {}", kWhy); }
   Tensor gather_tokens_backward(Comm&, const Tensor&) override { CPLAB_FAIL("gpu: {}", kWhy); }
-  LossOutput shifted_cp_loss(Comm&, const ShardLayout&, const Tensor&, const Tensor&, const Tensor&) override {
+  LossOutput shifted_cp_loss(Comm&, const ShardLayout&, const Tensor&, const Tensor&,
+                             const Tensor&) override {
     CPLAB_FAIL("gpu: {}", kWhy);
   }
-  AttentionOutput attention(Comm&, const ShardLayout&, const Tensor&, const Tensor&, const Tensor&, const Tensor&) override {
+  AttentionOutput attention(Comm&, const ShardLayout&, const Tensor&, const Tensor&, const Tensor&,
+                            const Tensor&) override {
     CPLAB_FAIL("gpu: {}", kWhy);
   }
 
@@ -48,7 +58,8 @@ class NotBuilt final : public Implementation {
 std::vector<ImplementationInfo> gpu_entries() {
   std::vector<ImplementationInfo> entries;
   for (const char* name : {"gpu", "gpu-nccl", "gpu-host"}) {
-    entries.push_back({.name = name, .summary = "the production CUDA path (not in this build)",
+    entries.push_back({.name = name,
+                       .summary = "the production CUDA path (not in this build)",
                        .in_default_sweep = std::string_view(name) == "gpu",
                        .make = [name] { return std::make_unique<NotBuilt>(name); }});
   }

@@ -17,14 +17,16 @@ void run_ranks(std::int64_t cp, const std::function<void(Comm&, std::int64_t)>& 
 
 Subject::Subject(const Case& the_case) : c(the_case), batch(make_batch(the_case)) {
   plan = reference::plan(c.spec, batch);
-  for (std::int64_t m = 0; m < c.spec.num_chunks; ++m) microbatches.push_back(reference::microbatch_plan(plan, m));
+  for (std::int64_t m = 0; m < c.spec.num_chunks; ++m)
+    microbatches.push_back(reference::microbatch_plan(plan, m));
 }
 
 Batch Subject::microbatch_batch(std::int64_t m) const {
   return make_batch_rows(c, m * rows_per_microbatch(), rows_per_microbatch());
 }
 
-std::vector<std::vector<RankShard>> shard_on_ranks(Implementation& impl, const LayoutSpec& spec, const Batch& batch) {
+std::vector<std::vector<RankShard>> shard_on_ranks(Implementation& impl, const LayoutSpec& spec,
+                                                   const Batch& batch) {
   return on_ranks(spec.cp, [&](Comm& comm, std::int64_t) { return impl.shard(comm, spec, batch); });
 }
 
@@ -41,7 +43,8 @@ ShardLayout reference_layout(const ShardPlan& microbatch, std::int64_t rank) {
   out.packed = first.packed;
   out.pad_policy = microbatch.spec.pad_policy;
   out.pad_token_id = microbatch.spec.pad_token_id;
-  out.chunk_size = microbatch.spec.layout == "magi" && first.cp > 1 ? microbatch.spec.chunk_size : 0;
+  out.chunk_size =
+      microbatch.spec.layout == "magi" && first.cp > 1 ? microbatch.spec.chunk_size : 0;
   for (const RowPlan& row : microbatch.rows) {
     const std::vector<std::int64_t>& index = row.index[static_cast<std::size_t>(rank)];
     out.index.push_back(index);
@@ -55,12 +58,14 @@ ShardLayout reference_layout(const ShardPlan& microbatch, std::int64_t rank) {
       doc_ids.push_back(row.doc_ids[static_cast<std::size_t>(g)]);
       real.push_back(row.real[static_cast<std::size_t>(g)]);
     }
-    out.cu_seqlens.push_back(row.local_cu_seqlens.empty() ? std::vector<std::int64_t>{}
-                                                          : row.local_cu_seqlens[static_cast<std::size_t>(rank)]);
+    out.cu_seqlens.push_back(row.local_cu_seqlens.empty()
+                                 ? std::vector<std::int64_t>{}
+                                 : row.local_cu_seqlens[static_cast<std::size_t>(rank)]);
     out.valid_tokens.push_back(row.valid_tokens[static_cast<std::size_t>(rank)]);
     out.cu_seqlens_padded.push_back(row.cu_seqlens_padded);
     auto& chunks = out.magi_rank_chunks.emplace_back();
-    for (const auto& rank_chunks : row.magi_chunks) chunks.insert(chunks.end(), rank_chunks.begin(), rank_chunks.end());
+    for (const auto& rank_chunks : row.magi_chunks)
+      chunks.insert(chunks.end(), rank_chunks.begin(), rank_chunks.end());
   }
   return out;
 }

@@ -23,9 +23,13 @@ void run_ranks(std::int64_t cp, const std::function<void(Comm&, std::int64_t)>& 
 
 // The same, returning each rank's result, by rank.
 template <typename Fn>
-auto on_ranks(std::int64_t cp, Fn&& fn) -> std::vector<decltype(fn(std::declval<Comm&>(), std::int64_t{}))> {
-  std::vector<decltype(fn(std::declval<Comm&>(), std::int64_t{}))> results(static_cast<std::size_t>(cp));
-  run_ranks(cp, [&](Comm& comm, std::int64_t rank) { results[static_cast<std::size_t>(rank)] = fn(comm, rank); });
+auto on_ranks(std::int64_t cp, Fn&& fn)
+    -> std::vector<decltype(fn(std::declval<Comm&>(), std::int64_t{}))> {
+  std::vector<decltype(fn(std::declval<Comm&>(), std::int64_t{}))> results(
+      static_cast<std::size_t>(cp));
+  run_ranks(cp, [&](Comm& comm, std::int64_t rank) {
+    results[static_cast<std::size_t>(rank)] = fn(comm, rank);
+  });
   return results;
 }
 
@@ -42,7 +46,8 @@ struct Subject {
 };
 
 // impl.shard on every rank: result[r][m].
-std::vector<std::vector<RankShard>> shard_on_ranks(Implementation& impl, const LayoutSpec& spec, const Batch& batch);
+std::vector<std::vector<RankShard>> shard_on_ranks(Implementation& impl, const LayoutSpec& spec,
+                                                   const Batch& batch);
 
 // The ShardLayout the reference says rank r records for a microbatch plan: what the verbs of the
 // loss, attention and backward properties get, so that they test those verbs and not the partition.

@@ -16,19 +16,21 @@ namespace cplab::properties {
 namespace {
 
 ImplementationInfo sim_entry() {
-  return {.name = "sim",
-          .summary = "the CPU twin: host loops on C ThreadComm ranks",
-          .make = [] { return std::make_unique<sim::SimImplementation>(); }};
+  return {.name = "sim", .summary = "the CPU twin: host loops on C ThreadComm ranks", .make = [] {
+            return std::make_unique<sim::SimImplementation>();
+          }};
 }
 
 std::vector<ImplementationInfo> registered(std::vector<ImplementationInfo> entries) {
   std::set<std::string> names;
   const std::vector<std::string> layouts = layout_table_names();
   for (const ImplementationInfo& info : entries) {
-    CPLAB_CHECK(!info.name.empty() && info.make != nullptr, "an implementation registers without a name or factory");
+    CPLAB_CHECK(!info.name.empty() && info.make != nullptr,
+                "an implementation registers without a name or factory");
     // Names appear in replay commands and report file names: lowercase, digits, '_' and '-'.
-    CPLAB_CHECK(info.name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_-") == std::string::npos,
-                "implementation name '{}' must be lowercase letters, digits, '_' or '-'", info.name);
+    CPLAB_CHECK(
+        info.name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_-") == std::string::npos,
+        "implementation name '{}' must be lowercase letters, digits, '_' or '-'", info.name);
     CPLAB_CHECK(names.insert(info.name).second, "implementation '{}' registered twice", info.name);
     for (const std::string& layout : info.layouts) {
       CPLAB_CHECK(std::find(layouts.begin(), layouts.end(), layout) != layouts.end(),
@@ -42,10 +44,12 @@ std::vector<ImplementationInfo> all_entries() {
   std::vector<ImplementationInfo> entries = {sim_entry()};
   for (ImplementationInfo& gpu : gpu_entries()) entries.push_back(std::move(gpu));
   std::vector<ImplementationInfo> found;
-  for (auto&& list : {mutants::loss_mutants(), mutants::gather_mutants(), mutants::pad_mutants(), mutants::partition_mutants()}) {
+  for (auto&& list : {mutants::loss_mutants(), mutants::gather_mutants(), mutants::pad_mutants(),
+                      mutants::partition_mutants()}) {
     found.insert(found.end(), list.begin(), list.end());
   }
-  std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  std::sort(found.begin(), found.end(),
+            [](const auto& a, const auto& b) { return a.name < b.name; });
   entries.insert(entries.end(), found.begin(), found.end());
   return entries;
 }

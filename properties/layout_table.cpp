@@ -24,19 +24,24 @@ std::vector<LayoutEntry> registered(std::vector<LayoutEntry> entries) {
   for (LayoutEntry& entry : entries) {
     CPLAB_CHECK(!entry.name.empty(), "a layout table entry has no name");
     entry.reference = &reference::layout_info(entry.name);
-    CPLAB_CHECK(entry.closed_form != nullptr, "layout '{}' registers no closed-form map", entry.name);
+    CPLAB_CHECK(entry.closed_form != nullptr, "layout '{}' registers no closed-form map",
+                entry.name);
     CPLAB_CHECK(entry.pad_unit != nullptr, "layout '{}' registers no pad unit", entry.name);
-    CPLAB_CHECK(entry.bshd_rows || entry.packed_rows, "layout '{}' takes neither BSHD nor packed rows", entry.name);
+    CPLAB_CHECK(entry.bshd_rows || entry.packed_rows,
+                "layout '{}' takes neither BSHD nor packed rows", entry.name);
     CPLAB_CHECK(!entry.local_documents || !entry.bshd_rows,
                 "layout '{}' keeps local documents, which BSHD rows do not have", entry.name);
   }
-  std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  std::sort(entries.begin(), entries.end(),
+            [](const auto& a, const auto& b) { return a.name < b.name; });
   for (std::size_t i = 1; i < entries.size(); ++i) {
-    CPLAB_CHECK(entries[i - 1].name != entries[i].name, "layout '{}' registered twice", entries[i].name);
+    CPLAB_CHECK(entries[i - 1].name != entries[i].name, "layout '{}' registered twice",
+                entries[i].name);
   }
   for (const std::string& name : reference_names) {
-    CPLAB_CHECK(std::any_of(entries.begin(), entries.end(), [&](const auto& e) { return e.name == name; }),
-                "the reference has layout '{}' but the property layout table has no entry for it", name);
+    CPLAB_CHECK(
+        std::any_of(entries.begin(), entries.end(), [&](const auto& e) { return e.name == name; }),
+        "the reference has layout '{}' but the property layout table has no entry for it", name);
   }
   return entries;
 }
@@ -72,7 +77,8 @@ MapParams map_params(const RowPlan& row, const LayoutSpec& spec) {
   p.cp = row.cp;
   p.padded_len = row.padded_len;
   p.cu_seqlens_padded = row.cu_seqlens_padded;
-  for (const auto& chunks : row.magi_chunks) p.magi_rank_chunks.insert(p.magi_rank_chunks.end(), chunks.begin(), chunks.end());
+  for (const auto& chunks : row.magi_chunks)
+    p.magi_rank_chunks.insert(p.magi_rank_chunks.end(), chunks.begin(), chunks.end());
   p.chunk_size = spec.chunk_size;
   return p;
 }

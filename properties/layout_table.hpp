@@ -16,11 +16,11 @@ namespace cplab::properties {
 
 // What SPEC §8 promises about the causal work of the ranks.
 enum class BalanceRule : std::uint8_t {
-  none,                 // identity: one rank
-  reported,             // contiguous: unbalanced by design; the imbalance is reported, not bounded
-  equal_on_full_rows,   // head-tail: equal work on a causal row without padding
-  equal_per_document,   // thd: equal work inside every document without padding
-  area_bound,           // magi: max rank area <= total/C + max chunk area
+  none,                // identity: one rank
+  reported,            // contiguous: unbalanced by design; the imbalance is reported, not bounded
+  equal_on_full_rows,  // head-tail: equal work on a causal row without padding
+  equal_per_document,  // thd: equal work inside every document without padding
+  area_bound,          // magi: max rank area <= total/C + max chunk area
 };
 
 // The closed-form map of one row, built from the layout parameters a ShardLayout records (thd's
@@ -45,12 +45,12 @@ struct LayoutEntry {
   const reference::LayoutInfo* reference = nullptr;  // plan by construction
   ClosedFormMap (*closed_form)(const MapParams&) = nullptr;
   // What the generators may draw for it.
-  bool cp_off = false;              // C is always 1 (identity: CP off)
-  bool bshd_rows = true;            // takes BSHD rows
-  bool packed_rows = true;          // takes packed rows
-  bool uses_pad_multiple = false;   // m matters (contiguous)
-  bool uses_chunk_size = false;     // K matters (magi)
-  bool local_documents = false;     // ranks hold whole local documents with local cu_seqlens (thd)
+  bool cp_off = false;             // C is always 1 (identity: CP off)
+  bool bshd_rows = true;           // takes BSHD rows
+  bool packed_rows = true;         // takes packed rows
+  bool uses_pad_multiple = false;  // m matters (contiguous)
+  bool uses_chunk_size = false;    // K matters (magi)
+  bool local_documents = false;    // ranks hold whole local documents with local cu_seqlens (thd)
   BalanceRule balance = BalanceRule::none;
   // The multiple D the layout pads a stream of this spec to (C > 1), for "lengths near multiples".
   std::int64_t (*pad_unit)(const LayoutSpec&) = nullptr;

@@ -15,7 +15,8 @@ MutantVerdict hunt_mutant(const ImplementationInfo& mutant, const HuntOptions& o
   const auto start = std::chrono::steady_clock::now();
   std::vector<const LayoutEntry*> layouts;
   for (const LayoutEntry& entry : layout_table()) {
-    if (mutant.layouts.empty() || std::find(mutant.layouts.begin(), mutant.layouts.end(), entry.name) != mutant.layouts.end()) {
+    if (mutant.layouts.empty() || std::find(mutant.layouts.begin(), mutant.layouts.end(),
+                                            entry.name) != mutant.layouts.end()) {
       layouts.push_back(&entry);
     }
   }
@@ -26,26 +27,27 @@ MutantVerdict hunt_mutant(const ImplementationInfo& mutant, const HuntOptions& o
   const std::int64_t rounds[] = {quick, options.cases - quick};
   RunOptions run;
   for (std::uint64_t round = 0; round < 2; ++round) {
-   run.cases = rounds[round];
-   if (run.cases == 0) continue;
-   for (const PropertyInfo& property : property_table()) {
-    for (const LayoutEntry* layout : layouts) {
-      const JobSpec job{&property, layout, &mutant};
-      run.seed = job_seed(options.seed, job) + round;
-      const JobResult result = run_job(job, run);
-      verdict.cases += result.cases;
-      if (result.status != JobStatus::failed) continue;
-      verdict.killed = true;
-      verdict.property = result.property;
-      verdict.layout = result.layout;
-      verdict.counterexample = result.counterexample;
-      verdict.message = result.message;
-      verdict.replay = result.replay;
-      verdict.shrinks = result.shrinks;
-      verdict.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      return verdict;
+    run.cases = rounds[round];
+    if (run.cases == 0) continue;
+    for (const PropertyInfo& property : property_table()) {
+      for (const LayoutEntry* layout : layouts) {
+        const JobSpec job{&property, layout, &mutant};
+        run.seed = job_seed(options.seed, job) + round;
+        const JobResult result = run_job(job, run);
+        verdict.cases += result.cases;
+        if (result.status != JobStatus::failed) continue;
+        verdict.killed = true;
+        verdict.property = result.property;
+        verdict.layout = result.layout;
+        verdict.counterexample = result.counterexample;
+        verdict.message = result.message;
+        verdict.replay = result.replay;
+        verdict.shrinks = result.shrinks;
+        verdict.seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        return verdict;
+      }
     }
-   }
   }
   verdict.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return verdict;
@@ -67,7 +69,9 @@ std::vector<MutantVerdict> hunt_mutants(const HuntOptions& options, const HuntPr
   std::vector<MutantVerdict> verdicts;
   for (const ImplementationInfo* mutant : mutants) {
     verdicts.push_back(hunt_mutant(*mutant, options));
-    if (progress) progress(verdicts.back(), static_cast<std::int64_t>(verdicts.size()), static_cast<std::int64_t>(mutants.size()));
+    if (progress)
+      progress(verdicts.back(), static_cast<std::int64_t>(verdicts.size()),
+               static_cast<std::int64_t>(mutants.size()));
   }
   return verdicts;
 }

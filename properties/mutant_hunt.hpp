@@ -34,9 +34,11 @@ struct MutantVerdict {
   double seconds = 0.0;
 };
 
-using HuntProgress = std::function<void(const MutantVerdict& verdict, std::int64_t done, std::int64_t total)>;
+using HuntProgress =
+    std::function<void(const MutantVerdict& verdict, std::int64_t done, std::int64_t total)>;
 
 MutantVerdict hunt_mutant(const ImplementationInfo& mutant, const HuntOptions& options);
-std::vector<MutantVerdict> hunt_mutants(const HuntOptions& options, const HuntProgress& progress = nullptr);
+std::vector<MutantVerdict> hunt_mutants(const HuntOptions& options,
+                                        const HuntProgress& progress = nullptr);
 
 }  // namespace cplab::properties

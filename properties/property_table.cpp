@@ -23,11 +23,13 @@ namespace {
 std::vector<PropertyInfo> registered(std::vector<PropertyInfo> entries) {
   std::set<std::string> names;
   for (const PropertyInfo& p : entries) {
-    CPLAB_CHECK(!p.name.empty() && p.check != nullptr, "a property registers without a name or a check");
+    CPLAB_CHECK(!p.name.empty() && p.check != nullptr,
+                "a property registers without a name or a check");
     CPLAB_CHECK(names.insert(p.name).second, "property '{}' registered twice", p.name);
     // Names go into case-insensitive file systems, XML and command lines: keep them plain.
-    CPLAB_CHECK(p.name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") == std::string::npos,
-                "property name '{}' must be snake_case", p.name);
+    CPLAB_CHECK(
+        p.name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") == std::string::npos,
+        "property name '{}' must be snake_case", p.name);
   }
   return entries;
 }
@@ -59,7 +61,8 @@ const PropertyInfo& find_property(const std::string& name) {
   for (const PropertyInfo& p : property_table()) {
     if (p.name == name) return p;
   }
-  CPLAB_FAIL("unknown property '{}'; known properties: {}", name, fmt::join(property_names(), ", "));
+  CPLAB_FAIL("unknown property '{}'; known properties: {}", name,
+             fmt::join(property_names(), ", "));
 }
 
 }  // namespace cplab::properties

@@ -9,9 +9,12 @@ namespace cplab::properties {
 
 const char* job_status_name(JobStatus s) {
   switch (s) {
-    case JobStatus::passed: return "passed";
-    case JobStatus::failed: return "failed";
-    case JobStatus::skipped: return "skipped";
+    case JobStatus::passed:
+      return "passed";
+    case JobStatus::failed:
+      return "failed";
+    case JobStatus::skipped:
+      return "skipped";
   }
   return "?";
 }
@@ -29,8 +32,8 @@ std::int64_t SweepReport::total_cases() const {
 }
 
 std::int64_t SweepReport::count(JobStatus status) const {
-  return static_cast<std::int64_t>(
-      std::count_if(results.begin(), results.end(), [&](const JobResult& r) { return r.status == status; }));
+  return static_cast<std::int64_t>(std::count_if(
+      results.begin(), results.end(), [&](const JobResult& r) { return r.status == status; }));
 }
 
 double SweepReport::cases_per_second() const {

@@ -18,16 +18,17 @@ const char* job_status_name(JobStatus s);
 JobStatus parse_job_status(const std::string& name);
 
 struct JobResult {
-  std::int64_t job = 0;  // index in the sweep's full (unsharded) job list: merges restore this order
+  std::int64_t job =
+      0;  // index in the sweep's full (unsharded) job list: merges restore this order
   std::string property;
   std::string layout;
   std::string impl;
   JobStatus status = JobStatus::skipped;
-  std::int64_t cases = 0;   // cases generated and run (the failing one included)
-  std::int64_t passed = 0;  // cases that held
-  std::int64_t failed = 0;  // 0 or 1: a job stops at its first failing case, then shrinks it
+  std::int64_t cases = 0;    // cases generated and run (the failing one included)
+  std::int64_t passed = 0;   // cases that held
+  std::int64_t failed = 0;   // 0 or 1: a job stops at its first failing case, then shrinks it
   std::int64_t shrinks = 0;  // shrink steps accepted on the way to the counterexample
-  std::uint64_t seed = 0;   // the job's own RapidCheck seed (derived from the sweep seed)
+  std::uint64_t seed = 0;    // the job's own RapidCheck seed (derived from the sweep seed)
   double seconds = 0.0;
   std::string counterexample;  // failed: the shrunk case, one line (cplab replay parses it)
   std::string message;         // failed: what went wrong on the shrunk case; skipped: why
@@ -45,9 +46,9 @@ struct SweepReport {
   std::int64_t cases_per_job = 0;
   std::vector<ShardIndex> shards;  // one for a single run; every merged shard after a merge
   std::vector<std::string> layouts, cps, impls, properties;  // the selection ("all" when empty)
-  double time_budget_seconds = 0.0;  // 0: none
-  double seconds = 0.0;               // wall time (merged: the sum over shards)
-  std::vector<JobResult> results;     // in job order
+  double time_budget_seconds = 0.0;                          // 0: none
+  double seconds = 0.0;            // wall time (merged: the sum over shards)
+  std::vector<JobResult> results;  // in job order
 
   std::int64_t total_cases() const;
   std::int64_t count(JobStatus status) const;

@@ -30,7 +30,9 @@ std::uint64_t name_hash(const std::string& name) {
 class CountingListener final : public rc::detail::TestListener {
  public:
   void onTestCaseFinished(const rc::detail::CaseDescription&) override { ++cases; }
-  void onShrinkTried(const rc::detail::CaseDescription&, bool accepted) override { shrinks += accepted ? 1 : 0; }
+  void onShrinkTried(const rc::detail::CaseDescription&, bool accepted) override {
+    shrinks += accepted ? 1 : 0;
+  }
   void onTestFinished(const rc::detail::TestMetadata&, const rc::detail::TestResult&) override {}
   std::int64_t cases = 0, shrinks = 0;
 };
@@ -44,11 +46,13 @@ std::string shell_quote(const std::string& text) {
 }  // namespace
 
 std::uint64_t job_seed(std::uint64_t sweep_seed, const JobSpec& job) {
-  return mix(sweep_seed, name_hash(job.property->name), name_hash(job.layout->name), name_hash(job.impl->name));
+  return mix(sweep_seed, name_hash(job.property->name), name_hash(job.layout->name),
+             name_hash(job.impl->name));
 }
 
 std::string replay_command(const std::string& impl, const std::string& property, const Case& c) {
-  return fmt::format("cplab replay --impl {} --property {} {}", impl, property, shell_quote(print_case(c)));
+  return fmt::format("cplab replay --impl {} --property {} {}", impl, property,
+                     shell_quote(print_case(c)));
 }
 
 CaseOutcome run_case(const PropertyInfo& property, const Case& c, Implementation& impl) {
@@ -101,10 +105,12 @@ JobResult run_job(const JobSpec& job, const RunOptions& options) {
   params.seed = options.seed;
   params.maxSuccess = static_cast<int>(options.cases);
   CountingListener listener;
-  const rc::detail::TestMetadata metadata{job.property->name + "/" + job.layout->name + "/" + job.impl->name, job.property->name};
+  const rc::detail::TestMetadata metadata{
+      job.property->name + "/" + job.layout->name + "/" + job.impl->name, job.property->name};
   // No reproduce map: the global RC_PARAMS configuration is not consulted (and not printed).
   const std::unordered_map<std::string, rc::detail::Reproduce> no_reproduce;
-  const rc::detail::TestResult outcome = rc::detail::checkProperty(property, metadata, params, listener, no_reproduce);
+  const rc::detail::TestResult outcome =
+      rc::detail::checkProperty(property, metadata, params, listener, no_reproduce);
   result.seconds = seconds_since(start);
   result.cases = listener.cases;
   result.shrinks = listener.shrinks;

@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <chrono>
 #include <charconv>
+#include <chrono>
 
 #include "reference/types/error.hpp"
 
@@ -15,7 +15,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 template <typename T, typename Find>
-std::vector<const T*> select(const std::vector<std::string>& names, const std::vector<T>& all, Find find) {
+std::vector<const T*> select(const std::vector<std::string>& names, const std::vector<T>& all,
+                             Find find) {
   std::vector<const T*> chosen;
   if (names.empty()) {
     for (const T& item : all) chosen.push_back(&item);
@@ -40,7 +41,8 @@ ShardIndex parse_shard(const std::string& text) {
     const auto [end, error] = std::from_chars(part.data(), part.data() + part.size(), out);
     return error == std::errc() && end == part.data() + part.size() && !part.empty();
   };
-  const bool ok = slash != std::string::npos && parse(std::string_view(text).substr(0, slash), shard.index) &&
+  const bool ok = slash != std::string::npos &&
+                  parse(std::string_view(text).substr(0, slash), shard.index) &&
                   parse(std::string_view(text).substr(slash + 1), shard.count);
   CPLAB_CHECK(ok && shard.count >= 1 && shard.index >= 0 && shard.index < shard.count,
               "--shard '{}': expected i/n with 0 <= i < n (0-based), e.g. 0/4", text);
@@ -70,8 +72,8 @@ std::vector<Job> all_jobs(const SweepOptions& options) {
 }
 
 std::vector<Job> shard_jobs(const std::vector<Job>& jobs, ShardIndex shard) {
-  CPLAB_CHECK(shard.count >= 1 && shard.index >= 0 && shard.index < shard.count, "shard {}/{} is not 0 <= i < n",
-              shard.index, shard.count);
+  CPLAB_CHECK(shard.count >= 1 && shard.index >= 0 && shard.index < shard.count,
+              "shard {}/{} is not 0 <= i < n", shard.index, shard.count);
   std::vector<Job> mine;
   // Round robin rather than contiguous blocks: every shard gets a mix of cheap and costly jobs.
   for (const Job& job : jobs) {
@@ -99,7 +101,8 @@ SweepReport run_sweep(const SweepOptions& options, const SweepProgress& progress
   const auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     const Job& job = jobs[i];
-    if (progress) progress(job, static_cast<std::int64_t>(i), static_cast<std::int64_t>(jobs.size()), nullptr);
+    if (progress)
+      progress(job, static_cast<std::int64_t>(i), static_cast<std::int64_t>(jobs.size()), nullptr);
     JobResult result;
     if (options.time_budget_seconds > 0.0 && elapsed() >= options.time_budget_seconds) {
       result.property = job.spec.property->name;
@@ -107,24 +110,29 @@ SweepReport run_sweep(const SweepOptions& options, const SweepProgress& progress
       result.impl = job.spec.impl->name;
       result.seed = job_seed(options.seed, job.spec);
       result.status = JobStatus::skipped;
-      result.message = fmt::format("time budget of {} s spent before this job started", options.time_budget_seconds);
+      result.message = fmt::format("time budget of {} s spent before this job started",
+                                   options.time_budget_seconds);
     } else {
       run.seed = job_seed(options.seed, job.spec);
       result = run_job(job.spec, run);
     }
     result.job = job.index;
     report.results.push_back(result);
-    if (progress) progress(job, static_cast<std::int64_t>(i) + 1, static_cast<std::int64_t>(jobs.size()), &report.results.back());
+    if (progress)
+      progress(job, static_cast<std::int64_t>(i) + 1, static_cast<std::int64_t>(jobs.size()),
+               &report.results.back());
   }
   report.seconds = elapsed();
   return report;
 }
 
 std::string rerun_command(const SweepOptions& options, const JobResult& result) {
-  std::string command = fmt::format("cplab sweep --seed {} --cases {} --properties {} --layouts {} --impl {}", options.seed,
-                                    options.cases, result.property, result.layout, result.impl);
+  std::string command =
+      fmt::format("cplab sweep --seed {} --cases {} --properties {} --layouts {} --impl {}",
+                  options.seed, options.cases, result.property, result.layout, result.impl);
   if (!options.cps.empty()) command += fmt::format(" --cp {}", fmt::join(options.cps, ","));
-  if (options.max_tokens != GenOptions{}.max_tokens) command += fmt::format(" --max-tokens {}", options.max_tokens);
+  if (options.max_tokens != GenOptions{}.max_tokens)
+    command += fmt::format(" --max-tokens {}", options.max_tokens);
   return command;
 }
 

@@ -40,7 +40,8 @@ std::vector<Job> shard_jobs(const std::vector<Job>& jobs, ShardIndex shard);
 ShardIndex parse_shard(const std::string& text);  // "i/n", 0 <= i < n
 
 // Called before each job (finished == nullptr) and after it.
-using SweepProgress = std::function<void(const Job& job, std::int64_t done, std::int64_t total, const JobResult* finished)>;
+using SweepProgress = std::function<void(const Job& job, std::int64_t done, std::int64_t total,
+                                         const JobResult* finished)>;
 
 SweepReport run_sweep(const SweepOptions& options, const SweepProgress& progress = nullptr);
 

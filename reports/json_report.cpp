@@ -1,7 +1,6 @@
 // report.json: writer and reader (the reader exists for merging sharded sweeps).
-#include <nlohmann/json.hpp>
-
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "reference/types/error.hpp"
@@ -36,7 +35,8 @@ json result_json(const JobResult& r) {
 }
 
 // Reads key from j as T, naming the key (and its place) when it is missing or of the wrong type.
-template <typename T> T field(const json& j, const char* key, const std::string& where) {
+template <typename T>
+T field(const json& j, const char* key, const std::string& where) {
   CPLAB_CHECK(j.is_object() && j.contains(key), "sweep report: {} has no '{}'", where, key);
   try {
     return j.at(key).get<T>();
@@ -84,7 +84,10 @@ std::string to_json(const SweepReport& report) {
       {"cases_per_job", report.cases_per_job},
       {"shards", shards},
       {"selection",
-       {{"layouts", report.layouts}, {"cp", report.cps}, {"impls", report.impls}, {"properties", report.properties}}},
+       {{"layouts", report.layouts},
+        {"cp", report.cps},
+        {"impls", report.impls},
+        {"properties", report.properties}}},
       {"time_budget_seconds", report.time_budget_seconds},
       {"seconds", report.seconds},
       {"cases", report.total_cases()},
@@ -107,12 +110,14 @@ SweepReport from_json(const std::string& text) {
     CPLAB_FAIL("sweep report is not JSON: {}", e.what());
   }
   const std::string schema = field<std::string>(doc, "schema", "the report");
-  CPLAB_CHECK(schema == kSweepSchema, "sweep report has schema '{}'; this cplab reads '{}'", schema, kSweepSchema);
+  CPLAB_CHECK(schema == kSweepSchema, "sweep report has schema '{}'; this cplab reads '{}'", schema,
+              kSweepSchema);
   SweepReport report;
   report.seed = field<std::uint64_t>(doc, "seed", "the report");
   report.cases_per_job = field<std::int64_t>(doc, "cases_per_job", "the report");
   for (const json& s : field<json>(doc, "shards", "the report")) {
-    report.shards.push_back({field<std::int64_t>(s, "index", "a shard"), field<std::int64_t>(s, "count", "a shard")});
+    report.shards.push_back(
+        {field<std::int64_t>(s, "index", "a shard"), field<std::int64_t>(s, "count", "a shard")});
   }
   const json selection = field<json>(doc, "selection", "the report");
   report.layouts = field<std::vector<std::string>>(selection, "layouts", "selection");
@@ -122,7 +127,8 @@ SweepReport from_json(const std::string& text) {
   report.time_budget_seconds = field<double>(doc, "time_budget_seconds", "the report");
   report.seconds = field<double>(doc, "seconds", "the report");
   const json results = field<json>(doc, "results", "the report");
-  for (std::size_t i = 0; i < results.size(); ++i) report.results.push_back(result_from(results[i], i));
+  for (std::size_t i = 0; i < results.size(); ++i)
+    report.results.push_back(result_from(results[i], i));
   return report;
 }
 

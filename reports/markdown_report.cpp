@@ -17,9 +17,12 @@ using properties::JobStatus;
 
 std::string cell(const JobResult& r) {
   switch (r.status) {
-    case JobStatus::passed: return fmt::format("ok {}", r.cases);
-    case JobStatus::failed: return fmt::format("**FAIL** after {}", r.cases);
-    case JobStatus::skipped: return "skip";
+    case JobStatus::passed:
+      return fmt::format("ok {}", r.cases);
+    case JobStatus::failed:
+      return fmt::format("**FAIL** after {}", r.cases);
+    case JobStatus::skipped:
+      return "skip";
   }
   return "?";
 }
@@ -28,7 +31,8 @@ std::string selection(const std::vector<std::string>& names) {
   return names.empty() ? std::string("all") : fmt::format("{}", fmt::join(names, ","));
 }
 
-template <typename T> void add_unique(std::vector<T>& list, const T& value) {
+template <typename T>
+void add_unique(std::vector<T>& list, const T& value) {
   if (std::find(list.begin(), list.end(), value) == list.end()) list.push_back(value);
 }
 
@@ -40,10 +44,12 @@ std::string to_markdown(const properties::SweepReport& report) {
   for (const auto& s : report.shards) shards.push_back(fmt::format("{}/{}", s.index, s.count));
   md += fmt::format(
       "seed {} · {} cases per job · shard {} · layouts {} · cp {} · impls {}\n\n"
-      "**{}**: {} jobs, {} passed, {} failed, {} skipped; {} cases in {:.1f} s ({:.0f} cases/s)\n\n",
-      report.seed, report.cases_per_job, fmt::join(shards, ","), selection(report.layouts), selection(report.cps),
-      selection(report.impls), report.ok() ? "green" : "RED", report.results.size(), report.count(JobStatus::passed),
-      report.count(JobStatus::failed), report.count(JobStatus::skipped), report.total_cases(), report.seconds,
+      "**{}**: {} jobs, {} passed, {} failed, {} skipped; {} cases in {:.1f} s ({:.0f} "
+      "cases/s)\n\n",
+      report.seed, report.cases_per_job, fmt::join(shards, ","), selection(report.layouts),
+      selection(report.cps), selection(report.impls), report.ok() ? "green" : "RED",
+      report.results.size(), report.count(JobStatus::passed), report.count(JobStatus::failed),
+      report.count(JobStatus::skipped), report.total_cases(), report.seconds,
       report.cases_per_second());
 
   std::vector<std::string> impls, layouts, props;
@@ -71,8 +77,10 @@ std::string to_markdown(const properties::SweepReport& report) {
   std::string failures, skips;
   for (const JobResult& r : report.results) {
     if (r.status == JobStatus::failed) {
-      failures += fmt::format("### {} · {} · {}\n\nafter {} cases, {} shrink steps\n\n```\n{}\n```\n\nreplay:\n\n```sh\n{}\n```\n\n",
-                              r.property, r.layout, r.impl, r.cases, r.shrinks, r.message, r.replay);
+      failures += fmt::format(
+          "### {} · {} · {}\n\nafter {} cases, {} shrink "
+          "steps\n\n```\n{}\n```\n\nreplay:\n\n```sh\n{}\n```\n\n",
+          r.property, r.layout, r.impl, r.cases, r.shrinks, r.message, r.replay);
     } else if (r.status == JobStatus::skipped) {
       skips += fmt::format("- {} · {} · {}: {}\n", r.property, r.layout, r.impl, r.message);
     }

@@ -11,8 +11,9 @@ namespace cplab::reports {
 
 inline constexpr const char* kSweepSchema = "cplab-sweep-report/1";
 
-std::string to_json(const properties::SweepReport& report);   // pretty-printed, ends in a newline
-properties::SweepReport from_json(const std::string& text);  // throws cplab::Error naming the bad field
+std::string to_json(const properties::SweepReport& report);  // pretty-printed, ends in a newline
+properties::SweepReport from_json(
+    const std::string& text);  // throws cplab::Error naming the bad field
 std::string to_junit(const properties::SweepReport& report);
 std::string to_markdown(const properties::SweepReport& report);
 
@@ -20,7 +21,8 @@ std::string to_markdown(const properties::SweepReport& report);
 // no shard twice): results in job order, seconds summed. Throws naming the mismatch.
 properties::SweepReport merge(const std::vector<properties::SweepReport>& shards);
 
-// Writes report.json, junit.xml and summary.md into dir (created when missing); returns their paths.
+// Writes report.json, junit.xml and summary.md into dir (created when missing); returns their
+// paths.
 std::vector<std::filesystem::path> write_all(const properties::SweepReport& report,
                                              const std::filesystem::path& dir);
 properties::SweepReport read_json_file(const std::filesystem::path& path);

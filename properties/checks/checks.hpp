@@ -22,21 +22,23 @@ struct TokenDims {
   }
 };
 inline TokenDims token_dims(const Shape& shape, std::int64_t seq_dim) {
-  CPLAB_CHECK(seq_dim >= 1 && seq_dim < static_cast<std::int64_t>(shape.size()), "seq dim {} of shape {}", seq_dim,
-              shape_str(shape));
+  CPLAB_CHECK(seq_dim >= 1 && seq_dim < static_cast<std::int64_t>(shape.size()),
+              "seq dim {} of shape {}", seq_dim, shape_str(shape));
   TokenDims d;
   for (std::int64_t i = 0; i < seq_dim - 1; ++i) d.outer *= shape[static_cast<std::size_t>(i)];
   d.rows = shape[static_cast<std::size_t>(seq_dim - 1)];
   d.seq = shape[static_cast<std::size_t>(seq_dim)];
-  for (std::size_t i = static_cast<std::size_t>(seq_dim) + 1; i < shape.size(); ++i) d.inner *= shape[i];
+  for (std::size_t i = static_cast<std::size_t>(seq_dim) + 1; i < shape.size(); ++i)
+    d.inner *= shape[i];
   return d;
 }
 
 // shards[r][m], checking that the implementation returned one RankShard per microbatch.
-inline const RankShard& shard_of(const std::vector<std::vector<RankShard>>& shards, std::int64_t r, std::int64_t m) {
+inline const RankShard& shard_of(const std::vector<std::vector<RankShard>>& shards, std::int64_t r,
+                                 std::int64_t m) {
   const auto& of_rank = shards[static_cast<std::size_t>(r)];
-  CPLAB_CHECK(m < static_cast<std::int64_t>(of_rank.size()), "rank {} returned {} microbatch shards, expected more than {}",
-              r, of_rank.size(), m);
+  CPLAB_CHECK(m < static_cast<std::int64_t>(of_rank.size()),
+              "rank {} returned {} microbatch shards, expected more than {}", r, of_rank.size(), m);
   return of_rank[static_cast<std::size_t>(m)];
 }
 

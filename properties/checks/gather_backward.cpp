@@ -13,22 +13,32 @@ namespace {
 
 constexpr Tolerance kSumTolerance{.abs = 1e-6, .rel = 1e-6};
 
-std::string token_tensor_backward_mismatch(const Case& c, Implementation& impl, const ShardPlan& plan, std::int64_t m) {
+std::string token_tensor_backward_mismatch(const Case& c, Implementation& impl,
+                                           const ShardPlan& plan, std::int64_t m) {
   const RowPlan& first = plan.rows.front();
   const auto rows = static_cast<std::int64_t>(plan.rows.size());
   for (const bool trim : {true, false}) {
     const std::int64_t len = trim ? first.caller_len : first.padded_len;
-    const Tensor grad = float_tensor(c.seed, 200 + static_cast<std::uint64_t>(m) * 2 + (trim ? 1u : 0u), {rows, len, c.dim}, 1.0f);
+    const Tensor grad =
+        float_tensor(c.seed, 200 + static_cast<std::uint64_t>(m) * 2 + (trim ? 1u : 0u),
+                     {rows, len, c.dim}, 1.0f);
     const auto got = on_ranks(c.spec.cp, [&](Comm& comm, std::int64_t r) {
       return impl.gather_token_tensor_backward(comm, reference_layout(plan, r), grad, 1, trim);
     });
     for (std::int64_t r = 0; r < c.spec.cp; ++r) {
       const Tensor want = reference::gather_token_tensor_backward(plan, grad, 1, trim, r);
-      TokenFrame frame{.what = fmt::format("gather_token_tensor backward (trim={}) on rank {}, microbatch {}", trim, r, m),
-                       .seq_dim = 1, .plan = &plan};
-      for (const RowPlan& row : plan.rows) frame.slots.push_back(row.index[static_cast<std::size_t>(r)]);
-      const std::string bad = tensor_mismatch(c, frame, want, got[static_cast<std::size_t>(r)], kSumTolerance);
-      if (!bad.empty()) return bad + fmt::format(" (expected C={} × the gradient at owned slots, 0 at padding)", c.spec.cp);
+      TokenFrame frame{
+          .what = fmt::format("gather_token_tensor backward (trim={}) on rank {}, microbatch {}",
+                              trim, r, m),
+          .seq_dim = 1,
+          .plan = &plan};
+      for (const RowPlan& row : plan.rows)
+        frame.slots.push_back(row.index[static_cast<std::size_t>(r)]);
+      const std::string bad =
+          tensor_mismatch(c, frame, want, got[static_cast<std::size_t>(r)], kSumTolerance);
+      if (!bad.empty())
+        return bad + fmt::format(" (expected C={} × the gradient at owned slots, 0 at padding)",
+                                 c.spec.cp);
     }
   }
   return {};
@@ -43,21 +53,26 @@ std::string gather_tokens_mismatch(const Case& c, Implementation& impl, std::int
   const auto grad_of = [&](std::int64_t r) {
     return float_tensor(c.seed, 400 + static_cast<std::uint64_t>(r), {cp * local_len, c.dim}, 1.0f);
   };
-  const auto forward = on_ranks(cp, [&](Comm& comm, std::int64_t r) { return impl.gather_tokens(comm, local_of(r)); });
-  const auto backward = on_ranks(cp, [&](Comm& comm, std::int64_t r) { return impl.gather_tokens_backward(comm, grad_of(r)); });
+  const auto forward = on_ranks(
+      cp, [&](Comm& comm, std::int64_t r) { return impl.gather_tokens(comm, local_of(r)); });
+  const auto backward = on_ranks(cp, [&](Comm& comm, std::int64_t r) {
+    return impl.gather_tokens_backward(comm, grad_of(r));
+  });
   Tensor gathered(DType::f32, {cp * local_len, c.dim});
   for (std::int64_t p = 0; p < cp; ++p) {
     const Tensor part = local_of(p);
     for (std::int64_t i = 0; i < part.numel(); ++i) gathered.set(p * part.numel() + i, part.get(i));
   }
   for (std::int64_t r = 0; r < cp; ++r) {
-    TokenFrame frame{.what = fmt::format("gather_tokens on rank {} (rank-order concatenation)", r), .seq_dim = 0};
+    TokenFrame frame{.what = fmt::format("gather_tokens on rank {} (rank-order concatenation)", r),
+                     .seq_dim = 0};
     std::string bad = tensor_mismatch(c, frame, gathered, forward[static_cast<std::size_t>(r)]);
     if (!bad.empty()) return bad;
     Tensor want(DType::f32, {local_len, c.dim});
     for (std::int64_t p = 0; p < cp; ++p) {
       const Tensor grad = grad_of(p);
-      for (std::int64_t i = 0; i < want.numel(); ++i) want.set(i, want.get(i) + grad.get(r * want.numel() + i));
+      for (std::int64_t i = 0; i < want.numel(); ++i)
+        want.set(i, want.get(i) + grad.get(r * want.numel() + i));
     }
     frame.what = fmt::format("gather_tokens backward on rank {} (Σ over ranks of slice {})", r, r);
     bad = tensor_mismatch(c, frame, want, backward[static_cast<std::size_t>(r)], kSumTolerance);
@@ -83,8 +98,10 @@ std::string check_gather_backward(const Case& c, Implementation& impl, CheckNote
 extern const PropertyInfo gather_backward_property;
 const PropertyInfo gather_backward_property{
     .name = "gather_backward_sums_to_owner",
-    .invariant = "gather_token_tensor's backward gives C × the gradient on owned slots and 0 on padding; "
-                 "gather_tokens concatenates in rank order and its backward sums every rank's slice to its owner",
+    .invariant =
+        "gather_token_tensor's backward gives C × the gradient on owned slots and 0 on padding; "
+        "gather_tokens concatenates in rank order and its backward sums every rank's slice to its "
+        "owner",
     .check = check_gather_backward,
 };
 

@@ -19,7 +19,8 @@ namespace {
 
 // Keys each slot's query sees, counted here from the row's document ids and real flags.
 std::vector<std::int64_t> visible_keys(const RowPlan& row) {
-  std::vector<std::int64_t> seen_in_doc(row.doc_ids.empty() ? 1 : *std::max_element(row.doc_ids.begin(), row.doc_ids.end()) + 1, 0);
+  std::vector<std::int64_t> seen_in_doc(
+      row.doc_ids.empty() ? 1 : *std::max_element(row.doc_ids.begin(), row.doc_ids.end()) + 1, 0);
   std::vector<std::int64_t> visible(row.doc_ids.size(), 0);
   for (std::size_t g = 0; g < visible.size(); ++g) {
     if (row.real[g]) visible[g] = ++seen_in_doc[static_cast<std::size_t>(row.doc_ids[g])];
@@ -28,25 +29,32 @@ std::vector<std::int64_t> visible_keys(const RowPlan& row) {
 }
 
 std::string balance_mismatch(const Case& c, const LayoutEntry& entry, const RowPlan& row,
-                             const std::vector<std::vector<std::int64_t>>& index, CheckNotes& notes) {
+                             const std::vector<std::vector<std::int64_t>>& index,
+                             CheckNotes& notes) {
   const std::int64_t cp = c.spec.cp;
   const std::vector<std::int64_t> visible = visible_keys(row);
   std::vector<std::int64_t> work(static_cast<std::size_t>(cp), 0);
   for (std::int64_t r = 0; r < cp; ++r) {
-    for (std::int64_t g : index[static_cast<std::size_t>(r)]) work[static_cast<std::size_t>(r)] += visible[static_cast<std::size_t>(g)];
+    for (std::int64_t g : index[static_cast<std::size_t>(r)])
+      work[static_cast<std::size_t>(r)] += visible[static_cast<std::size_t>(g)];
   }
   const std::int64_t total = std::accumulate(work.begin(), work.end(), std::int64_t{0});
   const std::int64_t largest = *std::max_element(work.begin(), work.end());
-  const bool equal = std::all_of(work.begin(), work.end(), [&](std::int64_t w) { return w == work.front(); });
+  const bool equal =
+      std::all_of(work.begin(), work.end(), [&](std::int64_t w) { return w == work.front(); });
   switch (entry.balance) {
-    case BalanceRule::none: break;
+    case BalanceRule::none:
+      break;
     case BalanceRule::reported:
       notes.tags.push_back(fmt::format("{} imbalance {}", c.spec.layout,
-                                       reference::imbalance(work) < 1.5 ? "<1.5" : reference::imbalance(work) < 3 ? "<3" : ">=3"));
+                                       reference::imbalance(work) < 1.5 ? "<1.5"
+                                       : reference::imbalance(work) < 3 ? "<3"
+                                                                        : ">=3"));
       break;
     case BalanceRule::equal_on_full_rows:
       if (!row.packed && row.caller_len == row.padded_len && !equal) {
-        return fmt::format("head-tail on an unpadded causal row of L={} gives unequal work [{}]", row.padded_len, fmt::join(work, ", "));
+        return fmt::format("head-tail on an unpadded causal row of L={} gives unequal work [{}]",
+                           row.padded_len, fmt::join(work, ", "));
       }
       break;
     case BalanceRule::equal_per_document: {
@@ -59,11 +67,14 @@ std::string balance_mismatch(const Case& c, const LayoutEntry& entry, const RowP
         std::vector<std::int64_t> doc_work(static_cast<std::size_t>(cp), 0);
         for (std::int64_t r = 0; r < cp; ++r) {
           for (std::int64_t g : index[static_cast<std::size_t>(r)]) {
-            if (g >= begin && g < end) doc_work[static_cast<std::size_t>(r)] += visible[static_cast<std::size_t>(g)];
+            if (g >= begin && g < end)
+              doc_work[static_cast<std::size_t>(r)] += visible[static_cast<std::size_t>(g)];
           }
         }
-        if (std::any_of(doc_work.begin(), doc_work.end(), [&](std::int64_t w) { return w != doc_work.front(); })) {
-          return fmt::format("thd document {} of {} tokens (no padding) gives unequal work [{}]", i + 1, real, fmt::join(doc_work, ", "));
+        if (std::any_of(doc_work.begin(), doc_work.end(),
+                        [&](std::int64_t w) { return w != doc_work.front(); })) {
+          return fmt::format("thd document {} of {} tokens (no padding) gives unequal work [{}]",
+                             i + 1, real, fmt::join(doc_work, ", "));
         }
       }
       break;
@@ -74,12 +85,15 @@ std::string balance_mismatch(const Case& c, const LayoutEntry& entry, const RowP
       std::int64_t max_area = 0;
       for (std::int64_t start = 0; start < row.padded_len; start += chunk) {
         std::int64_t area = 0;
-        for (std::int64_t g = start; g < start + chunk; ++g) area += visible[static_cast<std::size_t>(g)];
+        for (std::int64_t g = start; g < start + chunk; ++g)
+          area += visible[static_cast<std::size_t>(g)];
         max_area = std::max(max_area, area);
       }
       // max <= total/C + max area, in integers: C·max <= total + C·max_area.
       if (cp * largest > total + cp * max_area) {
-        return fmt::format("magi's largest rank work {} exceeds total/C + max chunk area = {}/{} + {}", largest, total, cp, max_area);
+        return fmt::format(
+            "magi's largest rank work {} exceeds total/C + max chunk area = {}/{} + {}", largest,
+            total, cp, max_area);
       }
       break;
     }
@@ -87,8 +101,8 @@ std::string balance_mismatch(const Case& c, const LayoutEntry& entry, const RowP
   // SPEC §8's promises first (they hold for the reference too), then the exact figures.
   const std::vector<std::int64_t> reference_work = reference::causal_work(row);
   if (work != reference_work) {
-    return fmt::format("per-rank causal work [{}] differs from the reference partition's [{}]", fmt::join(work, ", "),
-                       fmt::join(reference_work, ", "));
+    return fmt::format("per-rank causal work [{}] differs from the reference partition's [{}]",
+                       fmt::join(work, ", "), fmt::join(reference_work, ", "));
   }
   notes.notes.push_back(fmt::format("causal work per rank [{}]", fmt::join(work, ", ")));
   return {};
@@ -107,12 +121,14 @@ std::string check_load_balance(const Case& c, Implementation& impl, CheckNotes& 
         const ShardLayout& layout = shard_of(shards, r, m).layout;
         CPLAB_CHECK(b < layout.index.size(), "rank {} recorded no index map for row {}", r, b);
         for (std::int64_t g : layout.index[b]) {
-          CPLAB_CHECK(g >= 0 && g < plan.rows[b].padded_len, "rank {} holds slot {} outside [0, L={})", r, g, plan.rows[b].padded_len);
+          CPLAB_CHECK(g >= 0 && g < plan.rows[b].padded_len,
+                      "rank {} holds slot {} outside [0, L={})", r, g, plan.rows[b].padded_len);
         }
         index.push_back(layout.index[b]);
       }
       const std::string bad = balance_mismatch(c, entry, plan.rows[b], index, notes);
-      if (!bad.empty()) return failure_prefix(c) + fmt::format("microbatch {} row {}: ", m, b) + bad;
+      if (!bad.empty())
+        return failure_prefix(c) + fmt::format("microbatch {} row {}: ", m, b) + bad;
     }
   }
   return {};
@@ -123,8 +139,11 @@ std::string check_load_balance(const Case& c, Implementation& impl, CheckNotes& 
 extern const PropertyInfo load_balance_property;
 const PropertyInfo load_balance_property{
     .name = "causal_work_is_balanced",
-    .invariant = "per-rank causal work is the reference partition's; head-tail equal on unpadded causal rows, thd "
-                 "equal inside unpadded documents, magi within total/C + max chunk area; contiguous reported",
+    .invariant =
+        "per-rank causal work is the reference partition's; head-tail equal on unpadded causal "
+        "rows, thd "
+        "equal inside unpadded documents, magi within total/C + max chunk area; contiguous "
+        "reported",
     .check = check_load_balance,
 };
 

@@ -12,25 +12,31 @@ namespace cplab::properties {
 
 namespace {
 
-std::int64_t clamp_to_chunk(std::int64_t x, std::int64_t chunk) { return std::clamp<std::int64_t>(x, 0, chunk); }
+std::int64_t clamp_to_chunk(std::int64_t x, std::int64_t chunk) {
+  return std::clamp<std::int64_t>(x, 0, chunk);
+}
 
 // thd: the local cu_seqlens against cu_seqlens_padded / C, the document ids inside each local
 // document, and each document's valid count against the formula.
-std::string thd_documents_mismatch(const Case& c, const RowPlan& row, const ShardLayout& layout, std::size_t b,
-                                   std::int64_t r, const std::string& at) {
-  CPLAB_CHECK(b < layout.cu_seqlens.size(), "{}: thd recorded no local cu_seqlens for this row", at);
+std::string thd_documents_mismatch(const Case& c, const RowPlan& row, const ShardLayout& layout,
+                                   std::size_t b, std::int64_t r, const std::string& at) {
+  CPLAB_CHECK(b < layout.cu_seqlens.size(), "{}: thd recorded no local cu_seqlens for this row",
+              at);
   const std::vector<std::int64_t>& cu = layout.cu_seqlens[b];
   std::vector<std::int64_t> want;
   for (std::int64_t boundary : row.cu_seqlens_padded) want.push_back(boundary / c.spec.cp);
-  const std::string bad = vector_mismatch(at + ": local cu_seqlens (cu_seqlens_padded / C)", want, cu);
+  const std::string bad =
+      vector_mismatch(at + ": local cu_seqlens (cu_seqlens_padded / C)", want, cu);
   if (!bad.empty()) return bad;
   for (std::size_t i = 0; i + 1 < cu.size(); ++i) {
     std::int64_t valid = 0;
     for (std::int64_t k = cu[i]; k < cu[i + 1]; ++k) {
       const auto doc = layout.doc_ids[b][static_cast<std::size_t>(k)];
       if (doc != static_cast<std::int32_t>(i + 1)) {
-        return fmt::format("{}: local token {} lies in local document {} ([{}, {}) of cu_seqlens) but has document id {}",
-                           at, k, i + 1, cu[i], cu[i + 1], doc);
+        return fmt::format(
+            "{}: local token {} lies in local document {} ([{}, {}) of cu_seqlens) but has "
+            "document id {}",
+            at, k, i + 1, cu[i], cu[i + 1], doc);
       }
       valid += layout.real[b][static_cast<std::size_t>(k)];
     }
@@ -39,14 +45,17 @@ std::string thd_documents_mismatch(const Case& c, const RowPlan& row, const Shar
     // Real tokens of document i: counted in the reference row (row padding added to the last
     // document is not real).
     std::int64_t n = 0;
-    for (std::int64_t g = row.cu_seqlens_padded[i]; g < row.cu_seqlens_padded[i + 1]; ++g) n += row.real[static_cast<std::size_t>(g)];
+    for (std::int64_t g = row.cu_seqlens_padded[i]; g < row.cu_seqlens_padded[i + 1]; ++g)
+      n += row.real[static_cast<std::size_t>(g)];
     // At C = 1 thd is the identity (the caller's documents as they are): the one rank holds all.
-    const std::int64_t formula = c.spec.cp == 1 ? n
-                                                : clamp_to_chunk(n - r * chunk, chunk) +
-                                                      clamp_to_chunk(n - (2 * c.spec.cp - 1 - r) * chunk, chunk);
+    const std::int64_t formula =
+        c.spec.cp == 1 ? n
+                       : clamp_to_chunk(n - r * chunk, chunk) +
+                             clamp_to_chunk(n - (2 * c.spec.cp - 1 - r) * chunk, chunk);
     if (valid != formula) {
-      return fmt::format("{}: local document {} (n={}, chunk {}) holds {} real tokens; SPEC §3 says {}", at, i + 1, n,
-                         chunk, valid, formula);
+      return fmt::format(
+          "{}: local document {} (n={}, chunk {}) holds {} real tokens; SPEC §3 says {}", at, i + 1,
+          n, chunk, valid, formula);
     }
   }
   return {};
@@ -65,16 +74,22 @@ std::string check_local_documents(const Case& c, Implementation& impl, CheckNote
       for (std::int64_t r = 0; r < c.spec.cp; ++r) {
         const ShardLayout& layout = shard_of(shards, r, m).layout;
         const std::string at = fmt::format("rank {}, microbatch {}, row {}", r, m, b);
-        CPLAB_CHECK(b < layout.valid_tokens.size() && b < layout.real.size() && b < layout.doc_ids.size(),
-                    "{}: the recorded layout has fewer rows than the microbatch", at);
+        CPLAB_CHECK(
+            b < layout.valid_tokens.size() && b < layout.real.size() && b < layout.doc_ids.size(),
+            "{}: the recorded layout has fewer rows than the microbatch", at);
         // Layouts without local documents may record no cu_seqlens at all.
         const std::vector<std::int64_t> no_cu;
-        const std::vector<std::int64_t>& cu = b < layout.cu_seqlens.size() ? layout.cu_seqlens[b] : no_cu;
+        const std::vector<std::int64_t>& cu =
+            b < layout.cu_seqlens.size() ? layout.cu_seqlens[b] : no_cu;
         std::int64_t held = 0;
         for (std::uint8_t real : layout.real[b]) held += real;
-        if (layout.valid_tokens[b] != held || held != row.valid_tokens[static_cast<std::size_t>(r)]) {
-          return failure_prefix(c) + fmt::format("{}: valid_tokens says {}, the rank holds {} real tokens, the reference {}",
-                                                 at, layout.valid_tokens[b], held, row.valid_tokens[static_cast<std::size_t>(r)]);
+        if (layout.valid_tokens[b] != held ||
+            held != row.valid_tokens[static_cast<std::size_t>(r)]) {
+          return failure_prefix(c) +
+                 fmt::format(
+                     "{}: valid_tokens says {}, the rank holds {} real tokens, the reference {}",
+                     at, layout.valid_tokens[b], held,
+                     row.valid_tokens[static_cast<std::size_t>(r)]);
         }
         total_valid += held;
         const bool has_local_docs = entry.local_documents && row.packed;
@@ -82,20 +97,24 @@ std::string check_local_documents(const Case& c, Implementation& impl, CheckNote
           const std::string bad = thd_documents_mismatch(c, row, layout, b, r, at);
           if (!bad.empty()) return failure_prefix(c) + bad;
         } else if (!cu.empty()) {
-          const std::string bad = vector_mismatch(at + ": local cu_seqlens of a layout without local documents",
-                                                  row.local_cu_seqlens.empty() ? std::vector<std::int64_t>{}
-                                                                               : row.local_cu_seqlens[static_cast<std::size_t>(r)],
-                                                  cu);
+          const std::string bad = vector_mismatch(
+              at + ": local cu_seqlens of a layout without local documents",
+              row.local_cu_seqlens.empty() ? std::vector<std::int64_t>{}
+                                           : row.local_cu_seqlens[static_cast<std::size_t>(r)],
+              cu);
           if (!bad.empty()) return failure_prefix(c) + bad;
         }
       }
       // Every real token of the caller's row is held by exactly one rank.
       std::int64_t caller_real_tokens = 0;
       const std::int64_t global_row = m * c.rows_per_microbatch() + static_cast<std::int64_t>(b);
-      for (std::int64_t t = 0; t < c.seq_len; ++t) caller_real_tokens += caller_real(c, global_row, t) ? 1 : 0;
+      for (std::int64_t t = 0; t < c.seq_len; ++t)
+        caller_real_tokens += caller_real(c, global_row, t) ? 1 : 0;
       if (total_valid != caller_real_tokens) {
-        return failure_prefix(c) + fmt::format("microbatch {} row {}: the ranks hold {} real tokens, the caller's row has {}",
-                                               m, b, total_valid, caller_real_tokens);
+        return failure_prefix(c) +
+               fmt::format(
+                   "microbatch {} row {}: the ranks hold {} real tokens, the caller's row has {}",
+                   m, b, total_valid, caller_real_tokens);
       }
     }
   }
@@ -107,8 +126,11 @@ std::string check_local_documents(const Case& c, Implementation& impl, CheckNote
 extern const PropertyInfo local_documents_property;
 const PropertyInfo local_documents_property{
     .name = "local_documents_match_cu_seqlens",
-    .invariant = "local cu_seqlens = cu_seqlens_padded / C and bound exactly the local documents (thd); every "
-                 "rank's valid count is what it holds (SPEC §3's formula per document) and they sum to the row's",
+    .invariant =
+        "local cu_seqlens = cu_seqlens_padded / C and bound exactly the local documents (thd); "
+        "every "
+        "rank's valid count is what it holds (SPEC §3's formula per document) and they sum to the "
+        "row's",
     .check = check_local_documents,
 };
 

@@ -12,7 +12,8 @@ namespace {
 
 // dst's rows [first, first + count) of every row-aligned key replaced by src's (shapes equal).
 void splice_rows(Batch& dst, const Batch& src, std::int64_t first, std::int64_t count) {
-  CPLAB_CHECK(first >= 0 && first + count <= dst.rows(), "splice of rows [{}, {}) into B={}", first, first + count, dst.rows());
+  CPLAB_CHECK(first >= 0 && first + count <= dst.rows(), "splice of rows [{}, {}) into B={}", first,
+              first + count, dst.rows());
   for (auto& [name, field] : dst.tokens) {
     const Tensor& from = src.tokens.at(name).value;
     const TokenDims dims = token_dims(field.value.shape(), field.seq_dim);
@@ -20,7 +21,8 @@ void splice_rows(Batch& dst, const Batch& src, std::int64_t first, std::int64_t 
     for (std::int64_t o = 0; o < dims.outer; ++o) {
       for (std::int64_t b = first; b < first + count; ++b) {
         for (std::int64_t s = 0; s < dims.seq; ++s) {
-          for (std::int64_t e = 0; e < dims.inner; ++e) field.value.set(dims.flat(o, b, s, e), from.get(dims.flat(o, b, s, e)));
+          for (std::int64_t e = 0; e < dims.inner; ++e)
+            field.value.set(dims.flat(o, b, s, e), from.get(dims.flat(o, b, s, e)));
         }
       }
     }
@@ -34,8 +36,8 @@ std::string shard_difference(const RankShard& want, const RankShard& got, const 
     }
   }
   const ShardLayout &a = want.layout, &b = got.layout;
-  if (a.index != b.index || a.positions != b.positions || a.doc_ids != b.doc_ids || a.real != b.real ||
-      a.cu_seqlens != b.cu_seqlens || a.padded_len != b.padded_len) {
+  if (a.index != b.index || a.positions != b.positions || a.doc_ids != b.doc_ids ||
+      a.real != b.real || a.cu_seqlens != b.cu_seqlens || a.padded_len != b.padded_len) {
     return fmt::format("{}: the recorded layout differs", at);
   }
   return {};
@@ -44,14 +46,16 @@ std::string shard_difference(const RankShard& want, const RankShard& got, const 
 std::string check_microbatches(const Case& c, Implementation& impl, CheckNotes& notes) {
   const Subject subject(c);
   const std::int64_t cp = c.spec.cp, chunks = c.spec.num_chunks;
-  notes.tags.push_back(fmt::format("{} mb={} shard_primary={}", c.spec.layout, chunks, c.spec.shard_primary));
+  notes.tags.push_back(
+      fmt::format("{} mb={} shard_primary={}", c.spec.layout, chunks, c.spec.shard_primary));
   const auto first = shard_on_ranks(impl, c.spec, subject.batch);
   // Same case, fresh world: the same shards.
   const auto again = shard_on_ranks(impl, c.spec, subject.batch);
   for (std::int64_t r = 0; r < cp; ++r) {
     for (std::int64_t m = 0; m < chunks; ++m) {
-      const std::string bad = shard_difference(shard_of(first, r, m), shard_of(again, r, m),
-                                               fmt::format("sharding the same batch twice: rank {} microbatch {}", r, m));
+      const std::string bad = shard_difference(
+          shard_of(first, r, m), shard_of(again, r, m),
+          fmt::format("sharding the same batch twice: rank {} microbatch {}", r, m));
       if (!bad.empty()) return failure_prefix(c) + bad;
     }
   }
@@ -66,8 +70,11 @@ std::string check_microbatches(const Case& c, Implementation& impl, CheckNotes& 
       splice_rows(mixed, subject.batch, m * c.rows_per_microbatch(), c.rows_per_microbatch());
       const auto shards = shard_on_ranks(impl, c.spec, mixed);
       for (std::int64_t r = 0; r < cp; ++r) {
-        const std::string bad = shard_difference(shard_of(first, r, m), shard_of(shards, r, m),
-                                                 fmt::format("microbatch {} on rank {} changes when only the other microbatches' content changes", m, r));
+        const std::string bad =
+            shard_difference(shard_of(first, r, m), shard_of(shards, r, m),
+                             fmt::format("microbatch {} on rank {} changes when only the other "
+                                         "microbatches' content changes",
+                                         m, r));
         if (!bad.empty()) return failure_prefix(c) + bad;
       }
     }
@@ -86,10 +93,16 @@ std::string check_microbatches(const Case& c, Implementation& impl, CheckNotes& 
     });
     const ShardPlan& plan = subject.microbatches[static_cast<std::size_t>(m)];
     for (std::int64_t r = 0; r < cp; ++r) {
-      TokenFrame frame{.what = fmt::format("'{}' sharded later on rank {}, microbatch {} (vs shard_primary = true)", primary, r, m),
-                       .seq_dim = 1, .plan = &plan};
-      for (const RowPlan& row : plan.rows) frame.slots.push_back(row.index[static_cast<std::size_t>(r)]);
-      const std::string bad = tensor_mismatch(c, frame, shard_of(with_primary, r, m).local.at(primary), later[static_cast<std::size_t>(r)]);
+      TokenFrame frame{.what = fmt::format(
+                           "'{}' sharded later on rank {}, microbatch {} (vs shard_primary = true)",
+                           primary, r, m),
+                       .seq_dim = 1,
+                       .plan = &plan};
+      for (const RowPlan& row : plan.rows)
+        frame.slots.push_back(row.index[static_cast<std::size_t>(r)]);
+      const std::string bad =
+          tensor_mismatch(c, frame, shard_of(with_primary, r, m).local.at(primary),
+                          later[static_cast<std::size_t>(r)]);
       if (!bad.empty()) return failure_prefix(c) + bad;
     }
   }
@@ -101,8 +114,11 @@ std::string check_microbatches(const Case& c, Implementation& impl, CheckNotes& 
 extern const PropertyInfo microbatches_property;
 const PropertyInfo microbatches_property{
     .name = "microbatches_are_independent_and_repeatable",
-    .invariant = "a microbatch's shards do not depend on the other microbatches' content; shard_primary = false "
-                 "then shard_primary_later equals shard_primary = true; the same case shards the same way twice",
+    .invariant =
+        "a microbatch's shards do not depend on the other microbatches' content; shard_primary = "
+        "false "
+        "then shard_primary_later equals shard_primary = true; the same case shards the same way "
+        "twice",
     .check = check_microbatches,
 };
 

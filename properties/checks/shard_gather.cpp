@@ -27,29 +27,35 @@ std::vector<Form> forms_of(const Case& c, const ShardPlan& plan, std::int64_t fi
   // A packed tensor of the caller's length is the caller's THD rows even when L happens to equal S
   // (SPEC §5): the padded-length forms exist only when the lengths differ.
   const bool padded_form = !row.packed || row.padded_len != row.caller_len;
-  if (padded_form) forms.push_back({"padded length L", token_tensor(c, first_row, rows, row.padded_len), 1, std::nullopt, false});
+  if (padded_form)
+    forms.push_back({"padded length L", token_tensor(c, first_row, rows, row.padded_len), 1,
+                     std::nullopt, false});
   if (row.packed) {
-    forms.push_back({"THD rows", token_tensor(c, first_row, rows, row.caller_len), 1, std::nullopt, true});
+    forms.push_back(
+        {"THD rows", token_tensor(c, first_row, rows, row.caller_len), 1, std::nullopt, true});
   } else if (row.caller_len != row.padded_len) {
-    forms.push_back({"original length S with fill", token_tensor(c, first_row, rows, row.caller_len), 1,
-                     fill_for(c.dtype), true});
+    forms.push_back({"original length S with fill",
+                     token_tensor(c, first_row, rows, row.caller_len), 1, fill_for(c.dtype), true});
   }
   // The same with a leading dim before the rows (as mRoPE's [3,B,S]): the seq dim is then 2.
   Tensor outer = token_tensor(c, first_row, rows, padded_form ? row.padded_len : row.caller_len);
   Shape shape = outer.shape();
   shape.insert(shape.begin(), 1);
-  forms.push_back({padded_form ? "padded length L, seq dim 2" : "THD rows, seq dim 2", outer.reshaped(shape), 2,
-                   std::nullopt, !padded_form});
+  forms.push_back({padded_form ? "padded length L, seq dim 2" : "THD rows, seq dim 2",
+                   outer.reshaped(shape), 2, std::nullopt, !padded_form});
   return forms;
 }
 
 // Caller slots that hold a real token: where gather(trim) must give back exactly the input (thd
 // does not carry the caller's own document padding, which comes back as the reference says).
-std::string identity_mismatch(const Case& c, const Form& form, const Tensor& gathered, const ShardPlan& plan,
-                              std::int64_t m) {
+std::string identity_mismatch(const Case& c, const Form& form, const Tensor& gathered,
+                              const ShardPlan& plan, std::int64_t m) {
   if (!form.trim) {
-    TokenFrame frame{.what = fmt::format("microbatch {}: gather of the {} input is not the input", m, form.name),
-                     .seq_dim = form.seq_dim, .plan = &plan, .locate_len = form.value.size(form.seq_dim)};
+    TokenFrame frame{
+        .what = fmt::format("microbatch {}: gather of the {} input is not the input", m, form.name),
+        .seq_dim = form.seq_dim,
+        .plan = &plan,
+        .locate_len = form.value.size(form.seq_dim)};
     return tensor_mismatch(c, frame, form.value, gathered);
   }
   if (gathered.shape() != form.value.shape()) {
@@ -71,16 +77,20 @@ std::string identity_mismatch(const Case& c, const Form& form, const Tensor& gat
       }
     }
   }
-  TokenFrame frame{.what = fmt::format("microbatch {}: gather(trim) of the {} input does not give back its tokens", m,
-                                       form.name),
-                   .seq_dim = form.seq_dim, .caller = true, .locate_len = form.value.size(form.seq_dim)};
+  TokenFrame frame{.what = fmt::format(
+                       "microbatch {}: gather(trim) of the {} input does not give back its tokens",
+                       m, form.name),
+                   .seq_dim = form.seq_dim,
+                   .caller = true,
+                   .locate_len = form.value.size(form.seq_dim)};
   return tensor_mismatch(c, frame, expected, gathered);
 }
 
 std::string check_shard_gather(const Case& c, Implementation& impl, CheckNotes& notes) {
   const Subject subject(c);
   const auto shards = shard_on_ranks(impl, c.spec, subject.batch);
-  notes.tags.push_back(fmt::format("{} {} {}", c.spec.layout, dtype_name(c.dtype), c.packed() ? "packed" : "bshd"));
+  notes.tags.push_back(
+      fmt::format("{} {} {}", c.spec.layout, dtype_name(c.dtype), c.packed() ? "packed" : "bshd"));
   for (std::int64_t m = 0; m < c.spec.num_chunks; ++m) {
     const ShardPlan& plan = subject.microbatches[static_cast<std::size_t>(m)];
     const std::int64_t first_row = m * c.rows_per_microbatch();
@@ -88,41 +98,59 @@ std::string check_shard_gather(const Case& c, Implementation& impl, CheckNotes& 
     const Batch caller = subject.microbatch_batch(m);
     for (const auto& [name, field] : caller.tokens) {
       if (name == caller.primary() && !c.spec.shard_primary) continue;
-      if (field.value.size(field.seq_dim - 1) != static_cast<std::int64_t>(plan.rows.size())) continue;  // shared row
+      if (field.value.size(field.seq_dim - 1) != static_cast<std::int64_t>(plan.rows.size()))
+        continue;  // shared row
       const auto gathered = on_ranks(c.spec.cp, [&](Comm& comm, std::int64_t r) {
         const RankShard& mine = shard_of(shards, r, m);
-        return impl.gather_token_tensor(comm, mine.layout, mine.local.at(name), field.seq_dim, true);
+        return impl.gather_token_tensor(comm, mine.layout, mine.local.at(name), field.seq_dim,
+                                        true);
       });
       const Form form{name, field.value, field.seq_dim, std::nullopt, true};
       for (std::int64_t r = 0; r < c.spec.cp; ++r) {
-        const std::string bad = identity_mismatch(c, form, gathered[static_cast<std::size_t>(r)], plan, m);
-        if (!bad.empty()) return failure_prefix(c) + fmt::format("key '{}' gathered on rank {}: ", name, r) + bad;
+        const std::string bad =
+            identity_mismatch(c, form, gathered[static_cast<std::size_t>(r)], plan, m);
+        if (!bad.empty())
+          return failure_prefix(c) + fmt::format("key '{}' gathered on rank {}: ", name, r) + bad;
       }
     }
     // Any token tensor, in each form a caller may pass it.
     for (const Form& form : forms_of(c, plan, first_row)) {
       const auto locals = on_ranks(c.spec.cp, [&](Comm& comm, std::int64_t r) {
-        return impl.shard_token_tensor(comm, shard_of(shards, r, m).layout, form.value, form.seq_dim, form.fill);
+        return impl.shard_token_tensor(comm, shard_of(shards, r, m).layout, form.value,
+                                       form.seq_dim, form.fill);
       });
       for (std::int64_t r = 0; r < c.spec.cp; ++r) {
-        const Tensor expected = reference::shard_token_tensor(plan, form.value, form.seq_dim, form.fill, r);
-        TokenFrame frame{.what = fmt::format("shard_token_tensor ({}) on rank {}, microbatch {}", form.name, r, m),
-                         .seq_dim = form.seq_dim, .plan = &plan, .locate_len = form.value.size(form.seq_dim)};
-        for (const RowPlan& row : plan.rows) frame.slots.push_back(row.index[static_cast<std::size_t>(r)]);
-        const std::string bad = tensor_mismatch(c, frame, expected, locals[static_cast<std::size_t>(r)]);
+        const Tensor expected =
+            reference::shard_token_tensor(plan, form.value, form.seq_dim, form.fill, r);
+        TokenFrame frame{.what = fmt::format("shard_token_tensor ({}) on rank {}, microbatch {}",
+                                             form.name, r, m),
+                         .seq_dim = form.seq_dim,
+                         .plan = &plan,
+                         .locate_len = form.value.size(form.seq_dim)};
+        for (const RowPlan& row : plan.rows)
+          frame.slots.push_back(row.index[static_cast<std::size_t>(r)]);
+        const std::string bad =
+            tensor_mismatch(c, frame, expected, locals[static_cast<std::size_t>(r)]);
         if (!bad.empty()) return failure_prefix(c) + bad;
       }
       const auto gathered = on_ranks(c.spec.cp, [&](Comm& comm, std::int64_t r) {
-        return impl.gather_token_tensor(comm, shard_of(shards, r, m).layout, locals[static_cast<std::size_t>(r)],
-                                        form.seq_dim, form.trim);
+        return impl.gather_token_tensor(comm, shard_of(shards, r, m).layout,
+                                        locals[static_cast<std::size_t>(r)], form.seq_dim,
+                                        form.trim);
       });
       for (std::int64_t r = 0; r < c.spec.cp; ++r) {
-        const std::string bad = identity_mismatch(c, form, gathered[static_cast<std::size_t>(r)], plan, m);
+        const std::string bad =
+            identity_mismatch(c, form, gathered[static_cast<std::size_t>(r)], plan, m);
         if (!bad.empty()) return failure_prefix(c) + fmt::format("on rank {}: ", r) + bad;
-        const Tensor expected = reference::gather_token_tensor(plan, locals, form.seq_dim, form.trim);
-        TokenFrame frame{.what = fmt::format("gather_token_tensor ({}) on rank {}, microbatch {}", form.name, r, m),
-                         .seq_dim = form.seq_dim, .plan = &plan, .caller = form.trim};
-        const std::string off_reference = tensor_mismatch(c, frame, expected, gathered[static_cast<std::size_t>(r)]);
+        const Tensor expected =
+            reference::gather_token_tensor(plan, locals, form.seq_dim, form.trim);
+        TokenFrame frame{.what = fmt::format("gather_token_tensor ({}) on rank {}, microbatch {}",
+                                             form.name, r, m),
+                         .seq_dim = form.seq_dim,
+                         .plan = &plan,
+                         .caller = form.trim};
+        const std::string off_reference =
+            tensor_mismatch(c, frame, expected, gathered[static_cast<std::size_t>(r)]);
         if (!off_reference.empty()) return failure_prefix(c) + off_reference;
       }
     }
@@ -135,8 +163,10 @@ std::string check_shard_gather(const Case& c, Implementation& impl, CheckNotes& 
 extern const PropertyInfo shard_gather_property;
 const PropertyInfo shard_gather_property{
     .name = "shard_then_gather_is_identity",
-    .invariant = "gather_token_tensor(trim) of every sharded key and of any token tensor (padded length, original "
-                 "length with fill, THD rows, seq dim 2) gives back the caller's tokens",
+    .invariant =
+        "gather_token_tensor(trim) of every sharded key and of any token tensor (padded length, "
+        "original "
+        "length with fill, THD rows, seq dim 2) gives back the caller's tokens",
     .check = check_shard_gather,
 };
 

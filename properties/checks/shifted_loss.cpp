@@ -1,5 +1,5 @@
-// Property 5: the shifted cross-boundary loss (SPEC §6). The mean of the rank losses is the global HF
-// shifted CE mean, each rank's loss and gradient are its share (C × the global gradient on its
+// Property 5: the shifted cross-boundary loss (SPEC §6). The mean of the rank losses is the global
+// HF shifted CE mean, each rank's loss and gradient are its share (C × the global gradient on its
 // tokens), and the contributing count N is the global one. Inputs are the reference's shards, and
 // the layout the reference's, so that this checks the loss and nothing before it.
 #include <fmt/format.h>
@@ -16,52 +16,64 @@ namespace {
 constexpr double kLossRel = 1e-5, kLossAbs = 1e-6;
 
 // "slot 13 (caller token 13): target 7" / "target none" / "target IGNORE"
-std::string describe_slot(const reference::LossReference& ref, const RowPlan& row, std::size_t b, std::int64_t g) {
+std::string describe_slot(const reference::LossReference& ref, const RowPlan& row, std::size_t b,
+                          std::int64_t g) {
   const std::int64_t target = ref.target[b][static_cast<std::size_t>(g)];
-  const std::string t = target == -1 ? "none" : target == kIgnoreIndex ? "IGNORE" : fmt::format("{}", target);
-  return fmt::format("slot {} (caller token {}, document {}): target {}, {}", g, row.caller_pos[static_cast<std::size_t>(g)],
-                     row.doc_ids[static_cast<std::size_t>(g)], t,
-                     ref.contributes[b][static_cast<std::size_t>(g)] ? "contributes" : "does not contribute");
+  const std::string t = target == -1             ? "none"
+                        : target == kIgnoreIndex ? "IGNORE"
+                                                 : fmt::format("{}", target);
+  return fmt::format(
+      "slot {} (caller token {}, document {}): target {}, {}", g,
+      row.caller_pos[static_cast<std::size_t>(g)], row.doc_ids[static_cast<std::size_t>(g)], t,
+      ref.contributes[b][static_cast<std::size_t>(g)] ? "contributes" : "does not contribute");
 }
 
-std::string check_microbatch(const Case& c, Implementation& impl, const Subject& subject, std::int64_t m, CheckNotes& notes) {
+std::string check_microbatch(const Case& c, Implementation& impl, const Subject& subject,
+                             std::int64_t m, CheckNotes& notes) {
   const ShardPlan& plan = subject.microbatches[static_cast<std::size_t>(m)];
   const Batch caller = subject.microbatch_batch(m);
   const auto rows = static_cast<std::int64_t>(plan.rows.size());
   const std::int64_t len = plan.rows.front().padded_len, cp = c.spec.cp, local_len = len / cp;
-  const Tensor logits = float_tensor(c.seed, 100 + static_cast<std::uint64_t>(m), {rows, len, c.vocab}, 4.0f);
+  const Tensor logits =
+      float_tensor(c.seed, 100 + static_cast<std::uint64_t>(m), {rows, len, c.vocab}, 4.0f);
   const Tensor labels = reference::pad_to_global(plan, caller.tokens.at(keys::labels));
   const Tensor valid = reference::pad_to_global(plan, caller.tokens.at(keys::valid));
   const reference::LossReference ref = reference::shifted_loss(plan, logits, labels, valid);
   if (m == 0) {
-    notes.tags.push_back(fmt::format("{} {} {}", c.spec.layout, cp_class(c.spec.cp), ref.contributing_total == 0 ? "N=0" : "N>0"));
+    notes.tags.push_back(fmt::format("{} {} {}", c.spec.layout, cp_class(c.spec.cp),
+                                     ref.contributing_total == 0 ? "N=0" : "N>0"));
   }
 
   const auto outputs = on_ranks(cp, [&](Comm& comm, std::int64_t r) {
     const Tensor local_valid = reference::select_rank(plan, valid, 1, r);
-    return impl.shifted_cp_loss(comm, reference_layout(plan, r), reference::select_rank(plan, logits, 1, r),
-                                reference::select_rank(plan, labels, 1, r), local_valid.reshaped({rows * local_len}));
+    return impl.shifted_cp_loss(
+        comm, reference_layout(plan, r), reference::select_rank(plan, logits, 1, r),
+        reference::select_rank(plan, labels, 1, r), local_valid.reshaped({rows * local_len}));
   });
-  const std::string at = fmt::format("microbatch {} (N={}, global mean {:.7g})", m, ref.contributing_total, ref.global_mean);
+  const std::string at = fmt::format("microbatch {} (N={}, global mean {:.7g})", m,
+                                     ref.contributing_total, ref.global_mean);
   double mean = 0.0;
   for (std::int64_t r = 0; r < cp; ++r) {
     const LossOutput& out = outputs[static_cast<std::size_t>(r)];
     if (out.contributing_total != ref.contributing_total) {
-      return fmt::format("{}: rank {} counts N={} contributing tokens, the global count is {}", at, r,
-                         out.contributing_total, ref.contributing_total);
+      return fmt::format("{}: rank {} counts N={} contributing tokens, the global count is {}", at,
+                         r, out.contributing_total, ref.contributing_total);
     }
     if (out.contributing_local != ref.rank_contributing[static_cast<std::size_t>(r)]) {
-      return fmt::format("{}: rank {} counts {} local contributing tokens, it holds {}", at, r, out.contributing_local,
+      return fmt::format("{}: rank {} counts {} local contributing tokens, it holds {}", at, r,
+                         out.contributing_local,
                          ref.rank_contributing[static_cast<std::size_t>(r)]);
     }
     if (!close(ref.rank_loss[static_cast<std::size_t>(r)], out.loss, kLossAbs, kLossRel)) {
-      return fmt::format("{}: rank {} loss_r = {:.7g}, expected Σ CE · C / N = {:.7g}", at, r, out.loss,
-                         ref.rank_loss[static_cast<std::size_t>(r)]);
+      return fmt::format("{}: rank {} loss_r = {:.7g}, expected Σ CE · C / N = {:.7g}", at, r,
+                         out.loss, ref.rank_loss[static_cast<std::size_t>(r)]);
     }
     mean += out.loss / static_cast<double>(cp);
   }
   if (!close(ref.global_mean, mean, kLossAbs, kLossRel)) {
-    return fmt::format("{}: mean of the rank losses {:.7g} is not the global shifted CE mean {:.7g}", at, mean, ref.global_mean);
+    return fmt::format(
+        "{}: mean of the rank losses {:.7g} is not the global shifted CE mean {:.7g}", at, mean,
+        ref.global_mean);
   }
   // Gradients: C × the global gradient, on each rank's tokens; name the first wrong token's target.
   Tensor scaled = ref.grad_global;
@@ -69,8 +81,11 @@ std::string check_microbatch(const Case& c, Implementation& impl, const Subject&
   for (std::int64_t r = 0; r < cp; ++r) {
     const Tensor want = reference::select_rank(plan, scaled, 1, r);
     const Tensor& got = outputs[static_cast<std::size_t>(r)].grad;
-    TokenFrame frame{.what = fmt::format("{}: rank {} gradient of loss_r (C × global)", at, r), .seq_dim = 1, .plan = &plan};
-    for (const RowPlan& row : plan.rows) frame.slots.push_back(row.index[static_cast<std::size_t>(r)]);
+    TokenFrame frame{.what = fmt::format("{}: rank {} gradient of loss_r (C × global)", at, r),
+                     .seq_dim = 1,
+                     .plan = &plan};
+    for (const RowPlan& row : plan.rows)
+      frame.slots.push_back(row.index[static_cast<std::size_t>(r)]);
     const std::string bad = tensor_mismatch(c, frame, want, got, {.abs = 1e-7, .rel = 1e-4});
     if (!bad.empty()) {
       // Which token: the first local token whose gradient row is off.
@@ -78,9 +93,14 @@ std::string check_microbatch(const Case& c, Implementation& impl, const Subject&
         for (std::int64_t k = 0; k < local_len; ++k) {
           for (std::int64_t v = 0; v < c.vocab; ++v) {
             const std::int64_t flat = (b * local_len + k) * c.vocab + v;
-            if (got.get(flat) != want.get(flat) && !close(want.get(flat), got.get(flat), 1e-7, 1e-3)) {
-              const std::int64_t g = plan.rows[static_cast<std::size_t>(b)].index[static_cast<std::size_t>(r)][static_cast<std::size_t>(k)];
-              return bad + "; that token is " + describe_slot(ref, plan.rows[static_cast<std::size_t>(b)], static_cast<std::size_t>(b), g);
+            if (got.get(flat) != want.get(flat) &&
+                !close(want.get(flat), got.get(flat), 1e-7, 1e-3)) {
+              const std::int64_t g =
+                  plan.rows[static_cast<std::size_t>(b)]
+                      .index[static_cast<std::size_t>(r)][static_cast<std::size_t>(k)];
+              return bad + "; that token is " +
+                     describe_slot(ref, plan.rows[static_cast<std::size_t>(b)],
+                                   static_cast<std::size_t>(b), g);
             }
           }
         }
@@ -88,8 +108,9 @@ std::string check_microbatch(const Case& c, Implementation& impl, const Subject&
       return bad;
     }
   }
-  notes.notes.push_back(fmt::format("microbatch {}: N={} global mean {:.7g}, rank losses mean {:.7g}", m,
-                                    ref.contributing_total, ref.global_mean, mean));
+  notes.notes.push_back(
+      fmt::format("microbatch {}: N={} global mean {:.7g}, rank losses mean {:.7g}", m,
+                  ref.contributing_total, ref.global_mean, mean));
   return {};
 }
 
@@ -107,8 +128,10 @@ std::string check_shifted_loss(const Case& c, Implementation& impl, CheckNotes& 
 extern const PropertyInfo shifted_loss_property;
 const PropertyInfo shifted_loss_property{
     .name = "rank_losses_average_to_global_shifted_loss",
-    .invariant = "mean_r loss_r is the global HF shifted CE mean, N is the global contributing count, each loss_r "
-                 "and its gradient are the rank's share (C × the global gradient on its tokens)",
+    .invariant =
+        "mean_r loss_r is the global HF shifted CE mean, N is the global contributing count, each "
+        "loss_r "
+        "and its gradient are the rank's share (C × the global gradient on its tokens)",
     .check = check_shifted_loss,
 };
 

@@ -21,7 +21,8 @@ std::optional<double> pad_slot_value(const Case& c, const std::string& key) {
 }
 
 // What the caller's token t of row b holds for a key (self-locating data, not the reference).
-std::optional<double> caller_value(const Case& c, const std::string& key, std::int64_t b, std::int64_t t) {
+std::optional<double> caller_value(const Case& c, const std::string& key, std::int64_t b,
+                                   std::int64_t t) {
   if (key == keys::labels) return static_cast<double>(token_label(c, b, t));
   if (key == keys::valid) return token_valid(c, b, t) ? 1.0 : 0.0;
   if (key == keys::input_ids) return static_cast<double>(token_id(c, b, t));
@@ -30,18 +31,21 @@ std::optional<double> caller_value(const Case& c, const std::string& key, std::i
 }
 
 // Token by token: real tokens hold their caller's values, added slots the pad values.
-std::string independent_mismatch(const Case& c, const std::string& key, const Tensor& local, const ShardLayout& layout,
-                                 std::int64_t first_row, const std::string& what) {
+std::string independent_mismatch(const Case& c, const std::string& key, const Tensor& local,
+                                 const ShardLayout& layout, std::int64_t first_row,
+                                 const std::string& what) {
   if (local.dim() != 2) return {};  // [B,ℓ] keys only; the rest is compared with the reference
   for (std::size_t b = 0; b < layout.index.size(); ++b) {
     for (std::size_t k = 0; k < layout.index[b].size(); ++k) {
       const std::int64_t t = layout.caller_pos[b][k];
-      const std::optional<double> want = t >= 0 ? caller_value(c, key, first_row + static_cast<std::int64_t>(b), t)
-                                                : pad_slot_value(c, key);
+      const std::optional<double> want =
+          t >= 0 ? caller_value(c, key, first_row + static_cast<std::int64_t>(b), t)
+                 : pad_slot_value(c, key);
       const double got = local.get(static_cast<std::int64_t>(b * layout.index[b].size() + k));
       if (want && *want != got) {
-        return fmt::format("{}: row {} local token {} (global slot {}, {}) holds {}, expected {}", what, b, k,
-                           layout.index[b][k], t >= 0 ? fmt::format("caller token {}", t) : std::string("a pad slot"),
+        return fmt::format("{}: row {} local token {} (global slot {}, {}) holds {}, expected {}",
+                           what, b, k, layout.index[b][k],
+                           t >= 0 ? fmt::format("caller token {}", t) : std::string("a pad slot"),
                            got, *want);
       }
     }
@@ -49,12 +53,15 @@ std::string independent_mismatch(const Case& c, const std::string& key, const Te
   return {};
 }
 
-std::string layout_fields_mismatch(const ShardLayout& want, const ShardLayout& got, const std::string& at) {
-  if (got.rank != want.rank || got.cp != want.cp || got.rows != want.rows || got.packed != want.packed ||
-      got.original_len != want.original_len || got.caller_len != want.caller_len) {
-    return fmt::format("{}: records rank {} cp {} rows {} packed {} S {} original {}; expected {} {} {} {} {} {}", at,
-                       got.rank, got.cp, got.rows, got.packed, got.caller_len, got.original_len, want.rank, want.cp,
-                       want.rows, want.packed, want.caller_len, want.original_len);
+std::string layout_fields_mismatch(const ShardLayout& want, const ShardLayout& got,
+                                   const std::string& at) {
+  if (got.rank != want.rank || got.cp != want.cp || got.rows != want.rows ||
+      got.packed != want.packed || got.original_len != want.original_len ||
+      got.caller_len != want.caller_len) {
+    return fmt::format(
+        "{}: records rank {} cp {} rows {} packed {} S {} original {}; expected {} {} {} {} {} {}",
+        at, got.rank, got.cp, got.rows, got.packed, got.caller_len, got.original_len, want.rank,
+        want.cp, want.rows, want.packed, want.caller_len, want.original_len);
   }
   if (got.positions.size() != want.positions.size() || got.doc_ids.size() != want.doc_ids.size() ||
       got.real.size() != want.real.size() || got.caller_pos.size() != want.caller_pos.size()) {
@@ -66,10 +73,12 @@ std::string layout_fields_mismatch(const ShardLayout& want, const ShardLayout& g
     const std::vector<std::int64_t> real_want(want.real[b].begin(), want.real[b].end());
     const std::vector<std::int64_t> real_got(got.real[b].begin(), got.real[b].end());
     for (const std::string& bad :
-         {vector_mismatch(fmt::format("{} row {}: positions (computed before partitioning)", at, b), want.positions[b], got.positions[b]),
+         {vector_mismatch(fmt::format("{} row {}: positions (computed before partitioning)", at, b),
+                          want.positions[b], got.positions[b]),
           vector_mismatch(fmt::format("{} row {}: document ids", at, b), doc_want, doc_got),
           vector_mismatch(fmt::format("{} row {}: real-token flags", at, b), real_want, real_got),
-          vector_mismatch(fmt::format("{} row {}: caller positions", at, b), want.caller_pos[b], got.caller_pos[b])}) {
+          vector_mismatch(fmt::format("{} row {}: caller positions", at, b), want.caller_pos[b],
+                          got.caller_pos[b])}) {
       if (!bad.empty()) return bad;
     }
   }
@@ -80,7 +89,8 @@ std::string check_token_data(const Case& c, Implementation& impl, CheckNotes& no
   const Subject subject(c);
   const auto shards = shard_on_ranks(impl, c.spec, subject.batch);
   const auto expected = reference::shard_batch(subject.plan, subject.batch);
-  notes.tags.push_back(fmt::format("{} policy={} pos={}", c.spec.layout, c.spec.pad_policy == PadPolicy::zero ? "zero" : "spec",
+  notes.tags.push_back(fmt::format("{} policy={} pos={}", c.spec.layout,
+                                   c.spec.pad_policy == PadPolicy::zero ? "zero" : "spec",
                                    position_kind_name(c.positions)));
   for (std::int64_t m = 0; m < c.spec.num_chunks; ++m) {
     const ShardPlan& plan = subject.microbatches[static_cast<std::size_t>(m)];
@@ -88,32 +98,41 @@ std::string check_token_data(const Case& c, Implementation& impl, CheckNotes& no
       const RankShard& got = shard_of(shards, r, m);
       const Batch& want = expected[static_cast<std::size_t>(m)][static_cast<std::size_t>(r)];
       const std::string at = fmt::format("rank {}, microbatch {}", r, m);
-      const std::string layout_bad = layout_fields_mismatch(reference_layout(plan, r), got.layout, at);
+      const std::string layout_bad =
+          layout_fields_mismatch(reference_layout(plan, r), got.layout, at);
       if (!layout_bad.empty()) return failure_prefix(c) + layout_bad;
       for (const auto& [name, field] : want.tokens) {
-        if (!got.local.has(name)) return failure_prefix(c) + fmt::format("{}: key '{}' is missing", at, name);
+        if (!got.local.has(name))
+          return failure_prefix(c) + fmt::format("{}: key '{}' is missing", at, name);
         const TokenField& local = got.local.tokens.at(name);
         if (local.seq_dim != field.seq_dim) {
-          return failure_prefix(c) + fmt::format("{}: key '{}' has seq dim {}, expected {}", at, name, local.seq_dim, field.seq_dim);
+          return failure_prefix(c) + fmt::format("{}: key '{}' has seq dim {}, expected {}", at,
+                                                 name, local.seq_dim, field.seq_dim);
         }
         const bool global_primary = name == subject.batch.primary() && !c.spec.shard_primary;
-        TokenFrame frame{.what = fmt::format("key '{}' on {}", name, at), .seq_dim = field.seq_dim, .plan = &plan,
+        TokenFrame frame{.what = fmt::format("key '{}' on {}", name, at),
+                         .seq_dim = field.seq_dim,
+                         .plan = &plan,
                          .caller = global_primary};
         if (!global_primary) {
-          for (const RowPlan& row : plan.rows) frame.slots.push_back(row.index[static_cast<std::size_t>(r)]);
-          const std::string bad = independent_mismatch(c, name, local.value, got.layout, m * c.rows_per_microbatch(), frame.what);
+          for (const RowPlan& row : plan.rows)
+            frame.slots.push_back(row.index[static_cast<std::size_t>(r)]);
+          const std::string bad = independent_mismatch(c, name, local.value, got.layout,
+                                                       m * c.rows_per_microbatch(), frame.what);
           if (!bad.empty()) return failure_prefix(c) + bad;
         }
         const std::string bad = tensor_mismatch(c, frame, field.value, local.value);
         if (!bad.empty()) return failure_prefix(c) + bad;
       }
       for (const auto& [name, field] : got.local.tokens) {
-        if (!want.has(name)) return failure_prefix(c) + fmt::format("{}: unexpected key '{}'", at, name);
+        if (!want.has(name))
+          return failure_prefix(c) + fmt::format("{}: unexpected key '{}'", at, name);
       }
       for (const auto& [name, tensor] : want.passthrough) {
         const auto it = got.local.passthrough.find(name);
         if (it == got.local.passthrough.end() || !(it->second == tensor)) {
-          return failure_prefix(c) + fmt::format("{}: pass-through '{}' is missing or changed", at, name);
+          return failure_prefix(c) +
+                 fmt::format("{}: pass-through '{}' is missing or changed", at, name);
         }
       }
     }
@@ -126,8 +145,10 @@ std::string check_token_data(const Case& c, Implementation& impl, CheckNotes& no
 extern const PropertyInfo token_data_property;
 const PropertyInfo token_data_property{
     .name = "token_data_travels_with_its_token",
-    .invariant = "every key of every local token holds that caller token's value (positions computed before "
-                 "partitioning); added slots hold the pad policy's values: IGNORE labels, masks off, pad ids",
+    .invariant =
+        "every key of every local token holds that caller token's value (positions computed before "
+        "partitioning); added slots hold the pad policy's values: IGNORE labels, masks off, pad "
+        "ids",
     .check = check_token_data,
 };
 

@@ -30,7 +30,8 @@ inline ClosedFormMap contiguous_closed_form(const MapParams& p) {
 inline void check_thd_params(const MapParams& p) {
   const auto& cu = p.cu_seqlens_padded;
   CPLAB_CHECK(cu.size() >= 2 && cu.front() == 0 && cu.back() == p.padded_len,
-              "thd cu_seqlens_padded {} does not span [0, L={}]", fmt::format("{}", cu), p.padded_len);
+              "thd cu_seqlens_padded {} does not span [0, L={}]", fmt::format("{}", cu),
+              p.padded_len);
   for (std::size_t i = 1; i < cu.size(); ++i) {
     CPLAB_CHECK(cu[i] >= cu[i - 1] && (cu[i] - cu[i - 1]) % (2 * p.cp) == 0,
                 "thd cu_seqlens_padded {}: document {} occupies {} slots, not a multiple of 2C={}",

@@ -1,5 +1,6 @@
 // head-tail (torch context_parallel round-robin, Megatron zigzag): D = 2C, rank r holds chunk r
-// then chunk 2C-1-r. It takes packed rows too, as one stream (no document boundary rule, SPEC §9 ex. 7).
+// then chunk 2C-1-r. It takes packed rows too, as one stream (no document boundary rule, SPEC §9
+// ex. 7).
 #include "properties/layouts/closed_forms.hpp"
 
 namespace cplab::properties {

@@ -9,17 +9,19 @@ namespace {
 ClosedFormMap magi_closed_form(const MapParams& p) {
   if (p.cp == 1) return contiguous_closed_form(p);
   // Recorded parameters may be wrong (that is what is checked): refuse those the map cannot index.
-  CPLAB_CHECK(p.chunk_size >= 1 && p.padded_len % (p.chunk_size * p.cp) == 0 &&
-                  static_cast<std::int64_t>(p.magi_rank_chunks.size()) * p.chunk_size == p.padded_len,
-              "magi parameters do not describe L={} on cp={}: chunk size {}, {} assigned chunks", p.padded_len, p.cp,
-              p.chunk_size, p.magi_rank_chunks.size());
+  CPLAB_CHECK(
+      p.chunk_size >= 1 && p.padded_len % (p.chunk_size * p.cp) == 0 &&
+          static_cast<std::int64_t>(p.magi_rank_chunks.size()) * p.chunk_size == p.padded_len,
+      "magi parameters do not describe L={} on cp={}: chunk size {}, {} assigned chunks",
+      p.padded_len, p.cp, p.chunk_size, p.magi_rank_chunks.size());
   struct Arrays {
     std::vector<std::int64_t> rank_chunks, chunk_slot;
   };
   auto arrays = std::make_shared<Arrays>();
   arrays->rank_chunks = p.magi_rank_chunks;
   const auto chunks = static_cast<std::int64_t>(p.magi_rank_chunks.size());
-  // chunk_slot inverts rank_chunks; a chunk listed twice or never is caught by the permutation check.
+  // chunk_slot inverts rank_chunks; a chunk listed twice or never is caught by the permutation
+  // check.
   arrays->chunk_slot.assign(static_cast<std::size_t>(chunks), 0);
   for (std::int64_t slot = 0; slot < chunks; ++slot) {
     const std::int64_t chunk = p.magi_rank_chunks[static_cast<std::size_t>(slot)];

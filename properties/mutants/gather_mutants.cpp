@@ -38,7 +38,9 @@ class GatherTokensBackwardWithoutSum final : public Mutant {
     Shape shape = grad_gathered.shape();
     shape[0] /= comm.size();
     Tensor mine(grad_gathered.dtype(), shape);
-    std::memcpy(mine.raw(), grad_gathered.raw() + static_cast<std::size_t>(comm.rank()) * mine.nbytes(), mine.nbytes());
+    std::memcpy(mine.raw(),
+                grad_gathered.raw() + static_cast<std::size_t>(comm.rank()) * mine.nbytes(),
+                mine.nbytes());
     return mine;
   }
 };
@@ -47,12 +49,15 @@ class GatherTokensBackwardWithoutSum final : public Mutant {
 
 std::vector<ImplementationInfo> gather_mutants() {
   return {
-      entry<GatherWithoutReorder>("gather_without_reorder", "gather_token_tensor concatenates in rank order, no reorder",
+      entry<GatherWithoutReorder>("gather_without_reorder",
+                                  "gather_token_tensor concatenates in rank order, no reorder",
                                   {"head-tail", "thd", "magi"}),
-      entry<TokenBackwardKeepsLocal>("token_backward_keeps_local",
-                                     "gather_token_tensor backward keeps only the local contribution (no reduce-scatter)"),
-      entry<GatherTokensBackwardWithoutSum>("gather_tokens_backward_without_sum",
-                                            "gather_tokens backward takes the own slice without the sum over ranks"),
+      entry<TokenBackwardKeepsLocal>(
+          "token_backward_keeps_local",
+          "gather_token_tensor backward keeps only the local contribution (no reduce-scatter)"),
+      entry<GatherTokensBackwardWithoutSum>(
+          "gather_tokens_backward_without_sum",
+          "gather_tokens backward takes the own slice without the sum over ranks"),
   };
 }
 

@@ -16,11 +16,13 @@ class LabelsShiftedLocally final : public Mutant {
   using Mutant::Mutant;
   Targets resolve_targets(Comm&, const ShardLayout& layout, const Tensor& labels) const override {
     const std::int64_t len = layout.local_len();
-    Targets targets(static_cast<std::size_t>(layout.rows), std::vector<Target>(static_cast<std::size_t>(len)));
+    Targets targets(static_cast<std::size_t>(layout.rows),
+                    std::vector<Target>(static_cast<std::size_t>(len)));
     for (std::int64_t b = 0; b < layout.rows; ++b) {
       for (std::int64_t k = 0; k + 1 < len; ++k) {
         if (crosses_document(layout, layout.doc_ids[b][k], layout.doc_ids[b][k + 1])) continue;
-        targets[b][k] = {.exists = true, .label = static_cast<std::int64_t>(labels.get(b * len + k + 1))};
+        targets[b][k] = {.exists = true,
+                         .label = static_cast<std::int64_t>(labels.get(b * len + k + 1))};
       }
     }
     return targets;
@@ -31,7 +33,8 @@ class LabelsShiftedLocally final : public Mutant {
 // another rank gets none (the tokens at every chunk end silently drop out of the loss).
 class CrossRankTargetsDropped final : public Mutant {
   using Mutant::Mutant;
-  Targets resolve_targets(Comm& comm, const ShardLayout& layout, const Tensor& labels) const override {
+  Targets resolve_targets(Comm& comm, const ShardLayout& layout,
+                          const Tensor& labels) const override {
     Targets targets = SimImplementation::resolve_targets(comm, layout, labels);
     for (std::size_t b = 0; b < targets.size(); ++b) {
       const sim::RowMap map = sim::RowMap::of(layout, b);
@@ -50,7 +53,8 @@ class LastRankTargetFromWrongNeighbour final : public Mutant {
   using Mutant::Mutant;
   index_math::Slot target_owner(const sim::RowMap& map, std::int64_t slot) const override {
     const index_math::Slot owner = map.owner(slot);
-    if (map.cp() > 1 && owner.rank == map.cp() - 1 && owner.offset == map.local_len() / 2) return {0, owner.offset};
+    if (map.cp() > 1 && owner.rank == map.cp() - 1 && owner.offset == map.local_len() / 2)
+      return {0, owner.offset};
     return owner;
   }
 };
@@ -58,7 +62,9 @@ class LastRankTargetFromWrongNeighbour final : public Mutant {
 // Packed rows: the last token of a document takes the first label of the next one.
 class ShiftCrossesDocuments final : public Mutant {
   using Mutant::Mutant;
-  bool crosses_document(const ShardLayout&, std::int32_t, std::int32_t) const override { return false; }
+  bool crosses_document(const ShardLayout&, std::int32_t, std::int32_t) const override {
+    return false;
+  }
 };
 
 // The valid (keep) mask is never consulted.
@@ -73,7 +79,8 @@ class ValidMaskIgnored final : public Mutant {
 // attention mask instead of the labels).
 class IgnoreTargetsCounted final : public Mutant {
   using Mutant::Mutant;
-  std::int64_t count_contributing(const std::vector<std::vector<LossToken>>& tokens) const override {
+  std::int64_t count_contributing(
+      const std::vector<std::vector<LossToken>>& tokens) const override {
     std::int64_t count = 0;
     for (const auto& row : tokens) {
       for (const LossToken& token : row) count += token.valid && token.target.exists ? 1 : 0;
@@ -131,18 +138,28 @@ class ZeroCountNotGuarded final : public Mutant {
 
 std::vector<ImplementationInfo> loss_mutants() {
   return {
-      entry<LabelsShiftedLocally>("labels_shifted_locally", "labels shifted locally after the split (labels[:, 1:] on the shard)"),
-      entry<CrossRankTargetsDropped>("cross_rank_targets_dropped", "no neighbour exchange: tokens whose target lives on another rank get none"),
-      entry<LastRankTargetFromWrongNeighbour>("last_rank_target_from_wrong_neighbour",
-                                              "the last rank's early-chunk target fetched from rank (r+1) mod C instead of itself"),
-      entry<ShiftCrossesDocuments>("shift_crosses_documents", "the shift crosses document boundaries in packed rows"),
+      entry<LabelsShiftedLocally>(
+          "labels_shifted_locally",
+          "labels shifted locally after the split (labels[:, 1:] on the shard)"),
+      entry<CrossRankTargetsDropped>(
+          "cross_rank_targets_dropped",
+          "no neighbour exchange: tokens whose target lives on another rank get none"),
+      entry<LastRankTargetFromWrongNeighbour>(
+          "last_rank_target_from_wrong_neighbour",
+          "the last rank's early-chunk target fetched from rank (r+1) mod C instead of itself"),
+      entry<ShiftCrossesDocuments>("shift_crosses_documents",
+                                   "the shift crosses document boundaries in packed rows"),
       entry<ValidMaskIgnored>("valid_mask_ignored", "the valid (keep) mask is ignored by the loss"),
-      entry<IgnoreTargetsCounted>("ignore_targets_counted", "N counts tokens whose target is IGNORE"),
-      entry<CountSummedOverCopies>("count_summed_over_copies", "N summed over a group that holds copies of it (C × N)"),
+      entry<IgnoreTargetsCounted>("ignore_targets_counted",
+                                  "N counts tokens whose target is IGNORE"),
+      entry<CountSummedOverCopies>("count_summed_over_copies",
+                                   "N summed over a group that holds copies of it (C × N)"),
       entry<CountFromOneRank>("count_from_one_rank", "N taken from rank 0 only"),
-      entry<MeanOfRankMeans>("mean_of_rank_means", "each rank returns its local mean: the mean of per-rank means"),
+      entry<MeanOfRankMeans>("mean_of_rank_means",
+                             "each rank returns its local mean: the mean of per-rank means"),
       entry<FactorCForgotten>("factor_c_forgotten", "loss_r = Σ CE / N without the factor C"),
-      entry<ZeroCountNotGuarded>("zero_count_not_guarded", "C / N without the N = 0 guard: NaN when every label is IGNORE"),
+      entry<ZeroCountNotGuarded>("zero_count_not_guarded",
+                                 "C / N without the N = 0 guard: NaN when every label is IGNORE"),
   };
 }
 

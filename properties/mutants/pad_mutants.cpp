@@ -11,7 +11,8 @@ namespace {
 // Pad labels 0 instead of IGNORE: every pad slot trains on token 0.
 class PadLabelsZero final : public Mutant {
   using Mutant::Mutant;
-  double pad_value(const std::string& key, const TokenField& field, const ShardLayout& layout) const override {
+  double pad_value(const std::string& key, const TokenField& field,
+                   const ShardLayout& layout) const override {
     return key == keys::labels ? 0.0 : SimImplementation::pad_value(key, field, layout);
   }
 };
@@ -19,15 +20,18 @@ class PadLabelsZero final : public Mutant {
 // input_ids padded with 0 whatever the pad token id (the zero policy leaking into the spec one).
 class PadIdsIgnorePadToken final : public Mutant {
   using Mutant::Mutant;
-  double pad_value(const std::string& key, const TokenField& field, const ShardLayout& layout) const override {
-    return field.rule == PadRule::pad_token ? 0.0 : SimImplementation::pad_value(key, field, layout);
+  double pad_value(const std::string& key, const TokenField& field,
+                   const ShardLayout& layout) const override {
+    return field.rule == PadRule::pad_token ? 0.0
+                                            : SimImplementation::pad_value(key, field, layout);
   }
 };
 
 // padding_mask padded with false (0) like every other mask: pad slots claim to be real.
 class PaddingMaskPaddedFalse final : public Mutant {
   using Mutant::Mutant;
-  double pad_value(const std::string& key, const TokenField& field, const ShardLayout& layout) const override {
+  double pad_value(const std::string& key, const TokenField& field,
+                   const ShardLayout& layout) const override {
     return key == keys::padding_mask ? 0.0 : SimImplementation::pad_value(key, field, layout);
   }
 };
@@ -35,7 +39,8 @@ class PaddingMaskPaddedFalse final : public Mutant {
 // Extra token-aligned keys padded with 0, not with the value they declare.
 class ExtraKeyPadValueDropped final : public Mutant {
   using Mutant::Mutant;
-  double pad_value(const std::string& key, const TokenField& field, const ShardLayout& layout) const override {
+  double pad_value(const std::string& key, const TokenField& field,
+                   const ShardLayout& layout) const override {
     return key == kExtraKey ? 0.0 : SimImplementation::pad_value(key, field, layout);
   }
 };
@@ -43,7 +48,8 @@ class ExtraKeyPadValueDropped final : public Mutant {
 // Position ids computed after partitioning: arange(ℓ) on every rank.
 class PositionsAfterPartitioning final : public Mutant {
   using Mutant::Mutant;
-  std::vector<std::int64_t> local_positions(const sim::StreamSlots&, const std::vector<std::int64_t>& local_index) const override {
+  std::vector<std::int64_t> local_positions(
+      const sim::StreamSlots&, const std::vector<std::int64_t>& local_index) const override {
     std::vector<std::int64_t> positions(local_index.size());
     std::iota(positions.begin(), positions.end(), std::int64_t{0});
     return positions;
@@ -55,10 +61,15 @@ class PositionsAfterPartitioning final : public Mutant {
 std::vector<ImplementationInfo> pad_mutants() {
   return {
       entry<PadLabelsZero>("pad_labels_zero", "pad slots get label 0 instead of IGNORE"),
-      entry<PadIdsIgnorePadToken>("pad_ids_ignore_pad_token", "input_ids padded with 0 instead of the pad token id"),
-      entry<PaddingMaskPaddedFalse>("padding_mask_padded_false", "padding_mask padded with false: pad slots look real"),
-      entry<ExtraKeyPadValueDropped>("extra_key_pad_value_dropped", "extra token keys padded with 0, not their declared value"),
-      entry<PositionsAfterPartitioning>("positions_after_partitioning", "position ids computed after the split: arange(ℓ) per rank"),
+      entry<PadIdsIgnorePadToken>("pad_ids_ignore_pad_token",
+                                  "input_ids padded with 0 instead of the pad token id"),
+      entry<PaddingMaskPaddedFalse>("padding_mask_padded_false",
+                                    "padding_mask padded with false: pad slots look real"),
+      entry<ExtraKeyPadValueDropped>("extra_key_pad_value_dropped",
+                                     "extra token keys padded with 0, not their declared value"),
+      entry<PositionsAfterPartitioning>(
+          "positions_after_partitioning",
+          "position ids computed after the split: arange(ℓ) per rank"),
   };
 }
 

@@ -12,7 +12,8 @@ using Index = std::vector<std::int64_t>;
 // index arithmetic would): rank 0 holds chunk 0 twice and chunk 2C-1 is lost.
 class TailChunkTwoCMinusR final : public Mutant {
   using Mutant::Mutant;
-  Index head_tail_local_index(std::int64_t cp, std::int64_t padded_len, std::int64_t rank) const override {
+  Index head_tail_local_index(std::int64_t cp, std::int64_t padded_len,
+                              std::int64_t rank) const override {
     const std::int64_t chunk = padded_len / (2 * cp);
     Index index;
     for (std::int64_t k = 0; k < chunk; ++k) index.push_back(rank * chunk + k);
@@ -28,13 +29,15 @@ class TailChunkTwoCMinusR final : public Mutant {
 // the last ranks (SPEC §9 ex. 4: 26 / 62 instead of 44 / 44).
 class ThdDocumentMajor final : public Mutant {
   using Mutant::Mutant;
-  Index thd_local_index(const std::vector<std::int64_t>& doc_bounds, std::int64_t cp, std::int64_t rank) const override {
+  Index thd_local_index(const std::vector<std::int64_t>& doc_bounds, std::int64_t cp,
+                        std::int64_t rank) const override {
     Index flat;
     for (std::size_t i = 0; i + 1 < doc_bounds.size(); ++i) {
       const std::int64_t start = doc_bounds[i], chunk = (doc_bounds[i + 1] - start) / (2 * cp);
       for (std::int64_t p = 0; p < cp; ++p) {
         for (std::int64_t k = 0; k < chunk; ++k) flat.push_back(start + p * chunk + k);
-        for (std::int64_t k = 0; k < chunk; ++k) flat.push_back(start + (2 * cp - 1 - p) * chunk + k);
+        for (std::int64_t k = 0; k < chunk; ++k)
+          flat.push_back(start + (2 * cp - 1 - p) * chunk + k);
       }
     }
     const std::int64_t local = static_cast<std::int64_t>(flat.size()) / cp;
@@ -45,7 +48,8 @@ class ThdDocumentMajor final : public Mutant {
 // Local cu_seqlens from the unpadded cu_seqlens (real tokens) instead of cu_seqlens_padded.
 class ThdUnpaddedCuSeqlens final : public Mutant {
   using Mutant::Mutant;
-  Index thd_local_cu_seqlens(const std::vector<std::int64_t>&, const std::vector<std::int64_t>& cu_real,
+  Index thd_local_cu_seqlens(const std::vector<std::int64_t>&,
+                             const std::vector<std::int64_t>& cu_real,
                              std::int64_t cp) const override {
     Index local;
     for (std::int64_t bound : cu_real) local.push_back(bound / cp);
@@ -65,7 +69,8 @@ class ThdLengthRoundedDown final : public Mutant {
 // Balance is just as good; the assignment differs from the specified one.
 class MagiTiesReversed final : public Mutant {
   using Mutant::Mutant;
-  bool magi_chunk_precedes(std::int64_t area_a, std::int64_t a, std::int64_t area_b, std::int64_t b) const override {
+  bool magi_chunk_precedes(std::int64_t area_a, std::int64_t a, std::int64_t area_b,
+                           std::int64_t b) const override {
     return area_a != area_b ? area_a > area_b : a < b;
   }
 };
@@ -74,12 +79,19 @@ class MagiTiesReversed final : public Mutant {
 
 std::vector<ImplementationInfo> partition_mutants() {
   return {
-      entry<TailChunkTwoCMinusR>("tail_chunk_2c_minus_r", "head-tail's tail chunk 2C - r instead of 2C - 1 - r", {"head-tail"}),
-      entry<ThdDocumentMajor>("thd_document_major", "THD chunks laid out document-major (load-balance bug only)", {"thd"}),
-      entry<ThdUnpaddedCuSeqlens>("thd_unpadded_cu_seqlens", "THD local cu_seqlens from the unpadded cu_seqlens", {"thd"}),
-      entry<ThdLengthRoundedDown>("thd_length_rounded_down", "THD document length rounded down to a multiple of 2C (last tokens lost)",
-                                  {"thd"}),
-      entry<MagiTiesReversed>("magi_ties_reversed", "magi equal-area chunks ordered lower index first", {"magi"}),
+      entry<TailChunkTwoCMinusR>("tail_chunk_2c_minus_r",
+                                 "head-tail's tail chunk 2C - r instead of 2C - 1 - r",
+                                 {"head-tail"}),
+      entry<ThdDocumentMajor>("thd_document_major",
+                              "THD chunks laid out document-major (load-balance bug only)",
+                              {"thd"}),
+      entry<ThdUnpaddedCuSeqlens>("thd_unpadded_cu_seqlens",
+                                  "THD local cu_seqlens from the unpadded cu_seqlens", {"thd"}),
+      entry<ThdLengthRoundedDown>(
+          "thd_length_rounded_down",
+          "THD document length rounded down to a multiple of 2C (last tokens lost)", {"thd"}),
+      entry<MagiTiesReversed>("magi_ties_reversed",
+                              "magi equal-area chunks ordered lower index first", {"magi"}),
   };
 }
 

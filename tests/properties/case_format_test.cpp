@@ -14,7 +14,8 @@ namespace {
 rc::Gen<Case> any_case() {
   std::vector<rc::Gen<Case>> gens;
   for (const LayoutEntry& entry : layout_table()) gens.push_back(gen_case(entry, GenOptions{}));
-  return rc::gen::mapcat(rc::gen::inRange<std::size_t>(0, gens.size()), [gens](std::size_t i) { return gens[i]; });
+  return rc::gen::mapcat(rc::gen::inRange<std::size_t>(0, gens.size()),
+                         [gens](std::size_t i) { return gens[i]; });
 }
 
 RC_GTEST_PROP(CaseFormat, ParseOfPrintIsTheCase, ()) {
@@ -31,8 +32,10 @@ RC_GTEST_PROP(CaseFormat, PrintOfParseIsTheLine, ()) {
 
 TEST(CaseFormat, ReadsEveryField) {
   const Case c = parse_case(
-      "thd cp=3 m=1 K=4 mb=2 rows=2 S=20 docs=5,3+1,8/12 vocab=37 pad_id=7 policy=zero shard_primary=0 primary=embeds "
-      "dim=3 dtype=bf16 pos=mrope keys=loss_mask,extra ignore=100 invalid=50 pad_content=25 seed=1234");
+      "thd cp=3 m=1 K=4 mb=2 rows=2 S=20 docs=5,3+1,8/12 vocab=37 pad_id=7 policy=zero "
+      "shard_primary=0 primary=embeds "
+      "dim=3 dtype=bf16 pos=mrope keys=loss_mask,extra ignore=100 invalid=50 pad_content=25 "
+      "seed=1234");
   EXPECT_EQ(c.spec.layout, "thd");
   EXPECT_EQ(c.spec.cp, 3);
   EXPECT_EQ(c.spec.pad_multiple, 1);

@@ -20,7 +20,8 @@ struct CliRun {
 };
 
 CliRun run_cplab(const std::string& args) {
-  const std::string err_path = ::testing::TempDir() + "cplab_properties_cli." + std::to_string(getpid()) + ".stderr";
+  const std::string err_path =
+      ::testing::TempDir() + "cplab_properties_cli." + std::to_string(getpid()) + ".stderr";
   const std::string command = std::string(CPLAB_BINARY) + " " + args + " 2>" + err_path;
   CliRun run;
   FILE* pipe = popen(command.c_str(), "r");
@@ -42,7 +43,8 @@ CliRun run_cplab(const std::string& args) {
 }
 
 std::filesystem::path fresh_dir(const std::string& name) {
-  const auto dir = std::filesystem::path(::testing::TempDir()) / ("cplab_cli_" + name + "_" + std::to_string(getpid()));
+  const auto dir = std::filesystem::path(::testing::TempDir()) /
+                   ("cplab_cli_" + name + "_" + std::to_string(getpid()));
   std::filesystem::remove_all(dir);
   return dir;
 }
@@ -62,11 +64,13 @@ std::string line_after(const std::string& text, const std::string& label) {
 
 TEST(SweepCli, GreenSweepWritesTheThreeReports) {
   const auto dir = fresh_dir("green");
-  const CliRun run = run_cplab("sweep --cases 3 --seed 5 --layouts thd,head-tail --impl sim --out " + dir.string());
+  const CliRun run = run_cplab(
+      "sweep --cases 3 --seed 5 --layouts thd,head-tail --impl sim --out " + dir.string());
   ASSERT_EQ(run.status, 0) << run.out << run.err;
   EXPECT_EQ(run.out.rfind("cplab sweep: seed 5 ", 0), 0u) << run.out;
   EXPECT_NE(run.out.find("green: 18 jobs, 18 passed"), std::string::npos) << run.out;
-  for (const char* file : {"report.json", "junit.xml", "summary.md"}) EXPECT_TRUE(std::filesystem::exists(dir / file)) << file;
+  for (const char* file : {"report.json", "junit.xml", "summary.md"})
+    EXPECT_TRUE(std::filesystem::exists(dir / file)) << file;
   const nlohmann::json report = read_report(dir);
   EXPECT_EQ(report.at("seed"), 5);
   EXPECT_EQ(report.at("results").size(), 18u);
@@ -75,8 +79,10 @@ TEST(SweepCli, GreenSweepWritesTheThreeReports) {
 
 TEST(SweepCli, FailureExitsOneWithAReplayThatReproducesIt) {
   const auto dir = fresh_dir("red");
-  const CliRun run = run_cplab("sweep --cases 50 --seed 2 --layouts contiguous --impl pad_labels_zero "
-                               "--properties token_data_travels_with_its_token --out " + dir.string());
+  const CliRun run = run_cplab(
+      "sweep --cases 50 --seed 2 --layouts contiguous --impl pad_labels_zero "
+      "--properties token_data_travels_with_its_token --out " +
+      dir.string());
   ASSERT_EQ(run.status, 1) << run.out << run.err;
   EXPECT_NE(run.out.find("RED: 1 jobs, 0 passed, 1 failed"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("rerun:  cplab sweep --seed 2 --cases 50"), std::string::npos) << run.out;
@@ -84,7 +90,8 @@ TEST(SweepCli, FailureExitsOneWithAReplayThatReproducesIt) {
   ASSERT_FALSE(replay.empty()) << run.out;
   const CliRun again = run_cplab(replay);
   EXPECT_EQ(again.status, 1) << again.out;
-  EXPECT_NE(again.out.find("FAIL token_data_travels_with_its_token"), std::string::npos) << again.out;
+  EXPECT_NE(again.out.find("FAIL token_data_travels_with_its_token"), std::string::npos)
+      << again.out;
   const std::string on_sim = replay.substr(0, replay.find("--impl")) + "--impl sim" +
                              replay.substr(replay.find(' ', replay.find("--impl") + 7));
   EXPECT_EQ(run_cplab(on_sim).status, 0) << on_sim;
@@ -92,12 +99,14 @@ TEST(SweepCli, FailureExitsOneWithAReplayThatReproducesIt) {
 }
 
 TEST(SweepCli, ShardedReportsMergeIntoTheWholeSweep) {
-  const auto whole = fresh_dir("whole"), a = fresh_dir("shard0"), b = fresh_dir("shard1"), merged = fresh_dir("merged");
+  const auto whole = fresh_dir("whole"), a = fresh_dir("shard0"), b = fresh_dir("shard1"),
+             merged = fresh_dir("merged");
   const std::string common = "sweep --cases 2 --seed 9 --layouts identity,magi --impl sim ";
   ASSERT_EQ(run_cplab(common + "--out " + whole.string()).status, 0);
   ASSERT_EQ(run_cplab(common + "--shard 0/2 --out " + a.string()).status, 0);
   ASSERT_EQ(run_cplab(common + "--shard 1/2 --out " + b.string()).status, 0);
-  const CliRun merge = run_cplab("sweep --merge " + a.string() + " " + (b / "report.json").string() + " --out " + merged.string());
+  const CliRun merge = run_cplab("sweep --merge " + a.string() + " " +
+                                 (b / "report.json").string() + " --out " + merged.string());
   ASSERT_EQ(merge.status, 0) << merge.out << merge.err;
   const nlohmann::json all = read_report(whole), joined = read_report(merged);
   ASSERT_EQ(joined.at("results").size(), all.at("results").size());
@@ -107,7 +116,10 @@ TEST(SweepCli, ShardedReportsMergeIntoTheWholeSweep) {
     EXPECT_EQ(joined["results"][i]["coverage"], all["results"][i]["coverage"]);
   }
   EXPECT_EQ(joined.at("shards").size(), 2u);
-  EXPECT_NE(run_cplab("sweep --merge " + a.string() + " " + a.string() + " --out " + merged.string()).status, 0);
+  EXPECT_NE(
+      run_cplab("sweep --merge " + a.string() + " " + a.string() + " --out " + merged.string())
+          .status,
+      0);
   for (const auto& dir : {whole, a, b, merged}) std::filesystem::remove_all(dir);
 }
 
@@ -136,7 +148,9 @@ TEST(ReplayCli, BadInputIsOneLineAndExitTwo) {
   const CliRun good = run_cplab("replay 'thd cp=2 docs=5,3,8'");
   EXPECT_EQ(good.status, 0) << good.out;
   // SPEC §9 example 3: r0 [0,1,6,7, 8,11, 12,13,18,19], the document padding marked.
-  EXPECT_NE(good.out.find("rank 0: slots [0 1 6:pad 7:pad 8 11:pad 12 13 18 19]"), std::string::npos) << good.out;
+  EXPECT_NE(good.out.find("rank 0: slots [0 1 6:pad 7:pad 8 11:pad 12 13 18 19]"),
+            std::string::npos)
+      << good.out;
   EXPECT_NE(good.out.find("9 of 9 properties hold"), std::string::npos) << good.out;
 }
 

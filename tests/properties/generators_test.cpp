@@ -2,13 +2,14 @@
 // lists (C = 1, non-powers of two, lengths at and around multiples, packed rows of every kind,
 // IGNORE and valid holes, N = 0, pad ids in the content), and domain shrinks that are smaller and
 // still valid. Case data is a pure function of the case and locates itself.
+#include "properties/generators.hpp"
+
 #include <gtest/gtest.h>
 
 #include <map>
 #include <set>
 
 #include "properties/case_data.hpp"
-#include "properties/generators.hpp"
 #include "properties/harness.hpp"
 #include "reference/plan.hpp"
 
@@ -18,7 +19,8 @@ namespace {
 std::vector<Case> sample(const LayoutEntry& entry, int count, const GenOptions& options = {}) {
   const rc::Gen<Case> gen = gen_case(entry, options);
   std::vector<Case> cases;
-  for (int i = 0; i < count; ++i) cases.push_back(gen(rc::Random(static_cast<std::uint64_t>(7919 * i + 1)), i % 101).value());
+  for (int i = 0; i < count; ++i)
+    cases.push_back(gen(rc::Random(static_cast<std::uint64_t>(7919 * i + 1)), i % 101).value());
   return cases;
 }
 
@@ -61,8 +63,10 @@ TEST(Generators, CoverTheShapesThatBreakLayouts) {
             if (d.real == 0) seen["zero-length document"] += 1;
             if (d.real == 1) seen["one-token document"] += 1;
             if (d.extra > 0) seen["caller document padding"] += 1;
-            if (cp > 1 && d.real > 0 && d.real % (2 * cp) == 0) seen["document at a multiple of 2C"] += 1;
-            if (cp > 1 && (d.real % (2 * cp) == 1 || d.real % (2 * cp) == 2 * cp - 1)) seen["document at 2C ± 1"] += 1;
+            if (cp > 1 && d.real > 0 && d.real % (2 * cp) == 0)
+              seen["document at a multiple of 2C"] += 1;
+            if (cp > 1 && (d.real % (2 * cp) == 1 || d.real % (2 * cp) == 2 * cp - 1))
+              seen["document at 2C ± 1"] += 1;
           }
         }
         for (const auto& row : c.docs) {
@@ -86,13 +90,35 @@ TEST(Generators, CoverTheShapesThatBreakLayouts) {
       seen[std::string("positions ") + std::string(position_kind_name(c.positions))] += 1;
     }
   }
-  for (const char* shape :
-       {"cp=1", "cp=pow2", "cp=odd", "cp=even", "cp>16", "packed", "bshd", "zero-length document", "one-token document",
-        "caller document padding", "document at a multiple of 2C", "document at 2C ± 1", "many documents",
-        "S at a multiple of 2C", "S just below a multiple of C", "S just above a multiple of C", "microbatches",
-        "IGNORE holes", "valid holes", "every label IGNORE (N = 0)", "pad id as content", "large vocab",
-        "zero pad policy", "primary kept global", "dtype bf16", "dtype b8", "dtype i32", "positions mrope",
-        "positions shared"}) {
+  for (const char* shape : {"cp=1",
+                            "cp=pow2",
+                            "cp=odd",
+                            "cp=even",
+                            "cp>16",
+                            "packed",
+                            "bshd",
+                            "zero-length document",
+                            "one-token document",
+                            "caller document padding",
+                            "document at a multiple of 2C",
+                            "document at 2C ± 1",
+                            "many documents",
+                            "S at a multiple of 2C",
+                            "S just below a multiple of C",
+                            "S just above a multiple of C",
+                            "microbatches",
+                            "IGNORE holes",
+                            "valid holes",
+                            "every label IGNORE (N = 0)",
+                            "pad id as content",
+                            "large vocab",
+                            "zero pad policy",
+                            "primary kept global",
+                            "dtype bf16",
+                            "dtype b8",
+                            "dtype i32",
+                            "positions mrope",
+                            "positions shared"}) {
     EXPECT_GT(seen[shape], 0) << "the generators never drew: " << shape;
   }
 }
@@ -100,7 +126,8 @@ TEST(Generators, CoverTheShapesThatBreakLayouts) {
 TEST(Generators, RestrictedCpListIsRespected) {
   GenOptions options;
   options.cp = {3, 5};
-  for (const Case& c : sample(layout_entry("head-tail"), 100, options)) EXPECT_TRUE(c.spec.cp == 3 || c.spec.cp == 5);
+  for (const Case& c : sample(layout_entry("head-tail"), 100, options))
+    EXPECT_TRUE(c.spec.cp == 3 || c.spec.cp == 5);
 }
 
 TEST(Generators, DomainShrinksAreSmallerAndValid) {
@@ -120,9 +147,11 @@ TEST(Generators, DomainShrinksAreSmallerAndValid) {
 }
 
 TEST(CaseData, IsAPureFunctionOfTheCaseAndLocatesItself) {
-  const Case c = parse_case("thd cp=3 docs=5,3+1,8/12 mb=2 vocab=50 dtype=f32 dim=2 seed=99 ignore=300 invalid=200");
+  const Case c = parse_case(
+      "thd cp=3 docs=5,3+1,8/12 mb=2 vocab=50 dtype=f32 dim=2 seed=99 ignore=300 invalid=200");
   const Batch a = make_batch(c), b = make_batch(c);
-  for (const auto& [name, field] : a.tokens) EXPECT_TRUE(field.value == b.tokens.at(name).value) << name;
+  for (const auto& [name, field] : a.tokens)
+    EXPECT_TRUE(field.value == b.tokens.at(name).value) << name;
   EXPECT_EQ(a.seq_lens, b.seq_lens);
   const Tensor t = token_tensor(c, 0, 2, 17);
   for (std::int64_t row = 0; row < 2; ++row) {

@@ -17,7 +17,8 @@ TEST_P(MutantIsKilled, WithinTheDefaultBudgetByAReplayableCounterexample) {
   HuntOptions options;
   options.seed = rc_params_set() ? test_seed() : HuntOptions{}.seed;
   const MutantVerdict verdict = hunt_mutant(mutant, options);
-  ASSERT_TRUE(verdict.killed) << mutant.name << " (" << mutant.summary << ") survived " << verdict.cases << " cases";
+  ASSERT_TRUE(verdict.killed) << mutant.name << " (" << mutant.summary << ") survived "
+                              << verdict.cases << " cases";
   const Case c = parse_case(verdict.counterexample);
   const PropertyInfo& property = find_property(verdict.property);
   const auto broken = mutant.make();

@@ -19,7 +19,8 @@ class PlantedHeadTailBug final : public sim::SimImplementation {
   // Ranks 1 and 2 swap their tail chunks: a permutation still, every rank still holds L/C slots.
   std::vector<std::int64_t> head_tail_local_index(std::int64_t cp, std::int64_t padded_len,
                                                   std::int64_t rank) const override {
-    std::vector<std::int64_t> index = SimImplementation::head_tail_local_index(cp, padded_len, rank);
+    std::vector<std::int64_t> index =
+        SimImplementation::head_tail_local_index(cp, padded_len, rank);
     if (cp != 3 || padded_len < 24 || rank == 0) return index;
     const std::int64_t chunk = padded_len / (2 * cp), other = rank == 1 ? 2 : 1;
     for (std::int64_t k = 0; k < chunk; ++k) index[chunk + k] = (2 * cp - 1 - other) * chunk + k;
@@ -28,15 +29,18 @@ class PlantedHeadTailBug final : public sim::SimImplementation {
 };
 
 TEST(PlantedBug, IsCaughtShrunkAndReplayable) {
-  const ImplementationInfo planted{.name = "planted",
-                                   .summary = "head-tail tail chunks of ranks 1 and 2 swapped at C = 3, L >= 24",
-                                   .make = [] { return std::make_unique<PlantedHeadTailBug>(); }};
-  const JobSpec job{&find_property("shard_then_gather_is_identity"), &layout_entry("head-tail"), &planted};
+  const ImplementationInfo planted{
+      .name = "planted",
+      .summary = "head-tail tail chunks of ranks 1 and 2 swapped at C = 3, L >= 24",
+      .make = [] { return std::make_unique<PlantedHeadTailBug>(); }};
+  const JobSpec job{&find_property("shard_then_gather_is_identity"), &layout_entry("head-tail"),
+                    &planted};
   RunOptions options;
   options.cases = 300;
   options.seed = job_seed(test_seed(), job);
   const JobResult result = run_job(job, options);
-  ASSERT_EQ(result.status, JobStatus::failed) << "the planted bug survived " << result.cases << " cases";
+  ASSERT_EQ(result.status, JobStatus::failed)
+      << "the planted bug survived " << result.cases << " cases";
   EXPECT_GT(result.shrinks, 0);
 
   // Shrunk to the bug's edge: C = 3 (nothing smaller shows it), a row of exactly 24 slots.

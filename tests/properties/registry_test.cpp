@@ -22,8 +22,10 @@ TEST(LayoutTable, HasOneEntryPerReferenceLayout) {
 }
 
 // The closed form against the index maps SPEC §9 writes out.
-void expect_maps(const std::string& layout, std::int64_t cp, std::int64_t seq_len, const std::vector<std::int64_t>* docs,
-                 const std::vector<std::vector<std::int64_t>>& expected, std::int64_t chunk_size = 512) {
+void expect_maps(const std::string& layout, std::int64_t cp, std::int64_t seq_len,
+                 const std::vector<std::int64_t>* docs,
+                 const std::vector<std::vector<std::int64_t>>& expected,
+                 std::int64_t chunk_size = 512) {
   LayoutSpec spec;
   spec.layout = layout;
   spec.cp = cp;
@@ -34,7 +36,8 @@ void expect_maps(const std::string& layout, std::int64_t cp, std::int64_t seq_le
   for (std::size_t r = 0; r < expected.size(); ++r) {
     EXPECT_EQ(row.index[r], expected[r]) << layout << " rank " << r;
     for (std::size_t k = 0; k < expected[r].size(); ++k) {
-      EXPECT_EQ(map.global_index(static_cast<std::int64_t>(r), static_cast<std::int64_t>(k)), expected[r][k]);
+      EXPECT_EQ(map.global_index(static_cast<std::int64_t>(r), static_cast<std::int64_t>(k)),
+                expected[r][k]);
       const index_math::Slot owner = map.owner(expected[r][k]);
       EXPECT_EQ(owner.rank, static_cast<std::int64_t>(r));
       EXPECT_EQ(owner.offset, static_cast<std::int64_t>(k));
@@ -43,12 +46,16 @@ void expect_maps(const std::string& layout, std::int64_t cp, std::int64_t seq_le
 }
 
 TEST(LayoutTable, ClosedFormsGiveSpecExamples) {
-  expect_maps("head-tail", 4, 16, nullptr, {{0, 1, 14, 15}, {2, 3, 12, 13}, {4, 5, 10, 11}, {6, 7, 8, 9}});
+  expect_maps("head-tail", 4, 16, nullptr,
+              {{0, 1, 14, 15}, {2, 3, 12, 13}, {4, 5, 10, 11}, {6, 7, 8, 9}});
   const std::vector<std::int64_t> ex3 = {5, 3, 8}, ex4 = {4, 12}, ex5 = {32};
-  expect_maps("thd", 2, 16, &ex3, {{0, 1, 6, 7, 8, 11, 12, 13, 18, 19}, {2, 3, 4, 5, 9, 10, 14, 15, 16, 17}});
+  expect_maps("thd", 2, 16, &ex3,
+              {{0, 1, 6, 7, 8, 11, 12, 13, 18, 19}, {2, 3, 4, 5, 9, 10, 14, 15, 16, 17}});
   expect_maps("thd", 2, 16, &ex4, {{0, 3, 4, 5, 6, 13, 14, 15}, {1, 2, 7, 8, 9, 10, 11, 12}});
   expect_maps("magi", 4, 32, &ex5,
-              {{0, 1, 2, 3, 28, 29, 30, 31}, {4, 5, 6, 7, 24, 25, 26, 27}, {8, 9, 10, 11, 20, 21, 22, 23},
+              {{0, 1, 2, 3, 28, 29, 30, 31},
+               {4, 5, 6, 7, 24, 25, 26, 27},
+               {8, 9, 10, 11, 20, 21, 22, 23},
                {12, 13, 14, 15, 16, 17, 18, 19}},
               4);
 }

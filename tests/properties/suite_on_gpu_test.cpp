@@ -13,7 +13,9 @@ struct GpuParam {
   std::string impl, property, layout;
 };
 
-void PrintTo(const GpuParam& param, std::ostream* os) { *os << param.property << " on " << param.layout << " by " << param.impl; }
+void PrintTo(const GpuParam& param, std::ostream* os) {
+  *os << param.property << " on " << param.layout << " by " << param.impl;
+}
 
 class SuiteOnGpu : public ::testing::TestWithParam<GpuParam> {};
 
@@ -33,19 +35,23 @@ std::vector<GpuParam> all_gpu_jobs() {
   std::vector<GpuParam> jobs;
   for (const char* impl : {"gpu", "gpu-nccl", "gpu-host"}) {
     for (const std::string& property : property_names()) {
-      for (const std::string& layout : layout_table_names()) jobs.push_back({impl, property, layout});
+      for (const std::string& layout : layout_table_names())
+        jobs.push_back({impl, property, layout});
     }
   }
   return jobs;
 }
 
-INSTANTIATE_TEST_SUITE_P(Every, SuiteOnGpu, ::testing::ValuesIn(all_gpu_jobs()), [](const auto& param_info) {
-  std::string name = param_info.param.impl + "_" + param_info.param.property + "_" + param_info.param.layout;
-  for (char& ch : name) {
-    if (ch == '-') ch = '_';
-  }
-  return name;
-});
+INSTANTIATE_TEST_SUITE_P(Every, SuiteOnGpu, ::testing::ValuesIn(all_gpu_jobs()),
+                         [](const auto& param_info) {
+                           std::string name = param_info.param.impl + "_" +
+                                              param_info.param.property + "_" +
+                                              param_info.param.layout;
+                           for (char& ch : name) {
+                             if (ch == '-') ch = '_';
+                           }
+                           return name;
+                         });
 
 }  // namespace
 }  // namespace cplab::properties

@@ -13,12 +13,15 @@ struct SuiteParam {
 };
 
 // ctest names carry the parameter: print it readably.
-void PrintTo(const SuiteParam& param, std::ostream* os) { *os << param.property << " on " << param.layout; }
+void PrintTo(const SuiteParam& param, std::ostream* os) {
+  *os << param.property << " on " << param.layout;
+}
 
 class SuiteOnSim : public ::testing::TestWithParam<SuiteParam> {};
 
 TEST_P(SuiteOnSim, HoldsOnRandomCases) {
-  const JobSpec job{&find_property(GetParam().property), &layout_entry(GetParam().layout), &find_implementation("sim")};
+  const JobSpec job{&find_property(GetParam().property), &layout_entry(GetParam().layout),
+                    &find_implementation("sim")};
   RunOptions options;
   options.cases = test_cases(25);
   options.seed = job_seed(test_seed(), job);
@@ -35,13 +38,15 @@ std::vector<SuiteParam> all_pairs() {
   return pairs;
 }
 
-INSTANTIATE_TEST_SUITE_P(Every, SuiteOnSim, ::testing::ValuesIn(all_pairs()), [](const auto& param_info) {
-  std::string name = param_info.param.property + "_" + param_info.param.layout;
-  for (char& ch : name) {
-    if (ch == '-') ch = '_';
-  }
-  return name;
-});
+INSTANTIATE_TEST_SUITE_P(Every, SuiteOnSim, ::testing::ValuesIn(all_pairs()),
+                         [](const auto& param_info) {
+                           std::string name =
+                               param_info.param.property + "_" + param_info.param.layout;
+                           for (char& ch : name) {
+                             if (ch == '-') ch = '_';
+                           }
+                           return name;
+                         });
 
 }  // namespace
 }  // namespace cplab::properties

@@ -1,11 +1,12 @@
 // The sweep engine: shards cover the job list exactly once, a job draws the same cases whichever
 // shard runs it, the same seed gives the same sweep, a spent time budget skips (never passes) the
 // jobs it did not reach, and the rerun command names the one job.
+#include "properties/sweep.hpp"
+
 #include <gtest/gtest.h>
 
 #include <map>
 
-#include "properties/sweep.hpp"
 #include "reference/types/error.hpp"
 
 namespace cplab::properties {
@@ -32,7 +33,8 @@ TEST(Sweep, ShardsCoverEveryJobExactlyOnce) {
     for (std::int64_t i = 0; i < n; ++i) {
       const std::vector<Job> mine = shard_jobs(jobs, {i, n});
       // Balanced: no shard holds more than one job above another.
-      EXPECT_LE(mine.size(), (jobs.size() + static_cast<std::size_t>(n) - 1) / static_cast<std::size_t>(n));
+      EXPECT_LE(mine.size(),
+                (jobs.size() + static_cast<std::size_t>(n) - 1) / static_cast<std::size_t>(n));
       for (const Job& job : mine) covered[job.index] += 1;
     }
     ASSERT_EQ(covered.size(), jobs.size()) << "n=" << n;
@@ -43,7 +45,8 @@ TEST(Sweep, ShardsCoverEveryJobExactlyOnce) {
 TEST(Sweep, ParsesShardsStrictly) {
   EXPECT_EQ(parse_shard("2/5").index, 2);
   EXPECT_EQ(parse_shard("2/5").count, 5);
-  for (const char* bad : {"5/5", "1", "-1/3", "a/b", "1/0", "1/3x", "/3"}) EXPECT_THROW(parse_shard(bad), Error) << bad;
+  for (const char* bad : {"5/5", "1", "-1/3", "a/b", "1/0", "1/3x", "/3"})
+    EXPECT_THROW(parse_shard(bad), Error) << bad;
 }
 
 TEST(Sweep, AJobDrawsTheSameCasesInAnyShard) {
@@ -52,7 +55,8 @@ TEST(Sweep, AJobDrawsTheSameCasesInAnyShard) {
   options.cases = 4;
   options.impls = {"sim"};
   options.layouts = {"thd", "head-tail"};
-  options.properties = {"index_maps_are_a_closed_form_permutation", "local_documents_match_cu_seqlens"};
+  options.properties = {"index_maps_are_a_closed_form_permutation",
+                        "local_documents_match_cu_seqlens"};
   const SweepReport full = run_sweep(options);
   options.shard = {1, 3};
   const SweepReport part = run_sweep(options);
@@ -94,7 +98,8 @@ TEST(Sweep, JobsBeyondTheTimeBudgetAreSkippedNotPassed) {
   EXPECT_TRUE(spent.ok());  // skipped is not failed; the report counts what was skipped
   EXPECT_EQ(spent.count(JobStatus::skipped), static_cast<std::int64_t>(spent.results.size()));
   options.time_budget_seconds = 1e6;
-  EXPECT_EQ(run_sweep(options).count(JobStatus::passed), static_cast<std::int64_t>(property_table().size()));
+  EXPECT_EQ(run_sweep(options).count(JobStatus::passed),
+            static_cast<std::int64_t>(property_table().size()));
 }
 
 TEST(Sweep, FailuresComeWithAReplayAndARerunOfTheirJob) {
@@ -112,11 +117,15 @@ TEST(Sweep, FailuresComeWithAReplayAndARerunOfTheirJob) {
   EXPECT_FALSE(report.ok());
   EXPECT_EQ(r.failed, 1);
   EXPECT_EQ(r.passed, r.cases - 1);
-  EXPECT_EQ(r.replay.rfind("cplab replay --impl mean_of_rank_means --property rank_losses_average_to_global_shifted_loss '", 0), 0u);
+  EXPECT_EQ(r.replay.rfind("cplab replay --impl mean_of_rank_means --property "
+                           "rank_losses_average_to_global_shifted_loss '",
+                           0),
+            0u);
   const Case c = parse_case(r.counterexample);
   EXPECT_TRUE(c.spec.cp == 2 || c.spec.cp == 3);
   EXPECT_EQ(rerun_command(options, r),
-            "cplab sweep --seed 3 --cases 30 --properties rank_losses_average_to_global_shifted_loss --layouts head-tail "
+            "cplab sweep --seed 3 --cases 30 --properties "
+            "rank_losses_average_to_global_shifted_loss --layouts head-tail "
             "--impl mean_of_rank_means --cp 2,3");
 }
 

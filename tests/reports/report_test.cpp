@@ -3,10 +3,9 @@
 // counts failures and skips and escapes what it quotes; summary.md carries the replay commands.
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
-
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "reference/types/error.hpp"
 #include "reports/sweep_report.hpp"
@@ -18,7 +17,8 @@ using properties::JobResult;
 using properties::JobStatus;
 using properties::SweepReport;
 
-JobResult result(std::int64_t job, const std::string& property, const std::string& layout, JobStatus status) {
+JobResult result(std::int64_t job, const std::string& property, const std::string& layout,
+                 JobStatus status) {
   JobResult r;
   r.job = job;
   r.property = property;
@@ -48,8 +48,9 @@ SweepReport sample_report(std::int64_t index, std::int64_t count) {
   report.shards = {{index, count}};
   report.impls = {"sim", "gpu"};
   report.seconds = 2.0;
-  const std::vector<JobResult> all = {result(0, "a", "thd", JobStatus::passed), result(1, "a", "magi", JobStatus::failed),
-                                      result(2, "b", "thd", JobStatus::skipped), result(3, "b", "magi", JobStatus::passed)};
+  const std::vector<JobResult> all = {
+      result(0, "a", "thd", JobStatus::passed), result(1, "a", "magi", JobStatus::failed),
+      result(2, "b", "thd", JobStatus::skipped), result(3, "b", "magi", JobStatus::passed)};
   for (const JobResult& r : all) {
     if (r.job % count == index) report.results.push_back(r);
   }
@@ -59,18 +60,20 @@ SweepReport sample_report(std::int64_t index, std::int64_t count) {
 TEST(SweepReportJson, FollowsTheDocumentedSchema) {
   const nlohmann::json doc = nlohmann::json::parse(to_json(sample_report(0, 1)));
   EXPECT_EQ(doc.at("schema"), kSweepSchema);
-  for (const char* key : {"seed", "cases_per_job", "shards", "selection", "time_budget_seconds", "seconds", "cases",
-                          "cases_per_second", "totals", "results"}) {
+  for (const char* key : {"seed", "cases_per_job", "shards", "selection", "time_budget_seconds",
+                          "seconds", "cases", "cases_per_second", "totals", "results"}) {
     EXPECT_TRUE(doc.contains(key)) << key;
   }
   EXPECT_EQ(doc.at("cases"), 30);
   EXPECT_DOUBLE_EQ(doc.at("cases_per_second").get<double>(), 15.0);
-  EXPECT_EQ(doc.at("totals"), (nlohmann::json{{"jobs", 4}, {"passed", 2}, {"failed", 1}, {"skipped", 1}}));
+  EXPECT_EQ(doc.at("totals"),
+            (nlohmann::json{{"jobs", 4}, {"passed", 2}, {"failed", 1}, {"skipped", 1}}));
   EXPECT_EQ(doc.at("selection").at("impls"), (nlohmann::json{"sim", "gpu"}));
   EXPECT_EQ(doc.at("shards"), (nlohmann::json::array({{{"index", 0}, {"count", 1}}})));
   const nlohmann::json& failed = doc.at("results").at(1);
-  for (const char* key : {"job", "property", "layout", "impl", "status", "cases", "passed", "failed", "shrinks", "seed",
-                          "seconds", "counterexample", "message", "replay", "coverage"}) {
+  for (const char* key :
+       {"job", "property", "layout", "impl", "status", "cases", "passed", "failed", "shrinks",
+        "seed", "seconds", "counterexample", "message", "replay", "coverage"}) {
     EXPECT_TRUE(failed.contains(key)) << key;
   }
   EXPECT_EQ(failed.at("status"), "failed");
@@ -93,7 +96,8 @@ TEST(SweepReportJson, ReadsBackWhatItWrote) {
     from_json(broken.dump());
     ADD_FAILURE() << "a result without status was read";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("results[0] has no 'status'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("results[0] has no 'status'"), std::string::npos)
+        << e.what();
   }
 }
 
@@ -114,7 +118,8 @@ TEST(SweepReportMerge, ShardsMergeIntoTheFullReport) {
   std::filesystem::remove_all(dir);
   write_all(sample_report(0, 2), dir / "a");
   write_all(sample_report(1, 2), dir / "b");
-  const SweepReport from_files = merge({read_json_file(dir / "a" / "report.json"), read_json_file(dir / "b" / "report.json")});
+  const SweepReport from_files =
+      merge({read_json_file(dir / "a" / "report.json"), read_json_file(dir / "b" / "report.json")});
   EXPECT_EQ(from_files.results.size(), full.results.size());
   std::filesystem::remove_all(dir);
 }
@@ -130,8 +135,13 @@ TEST(SweepReportMerge, RefusesToMixSweepsOrRepeatAShard) {
 
 TEST(JunitXml, CountsFailuresAndSkipsAndEscapes) {
   const std::string xml = to_junit(sample_report(0, 1));
-  EXPECT_NE(xml.find("<testsuites name=\"cplab sweep seed=42\" tests=\"4\" failures=\"1\" skipped=\"1\""), std::string::npos) << xml;
-  EXPECT_NE(xml.find("<testsuite name=\"a\" tests=\"2\" failures=\"1\" skipped=\"0\""), std::string::npos) << xml;
+  EXPECT_NE(
+      xml.find("<testsuites name=\"cplab sweep seed=42\" tests=\"4\" failures=\"1\" skipped=\"1\""),
+      std::string::npos)
+      << xml;
+  EXPECT_NE(xml.find("<testsuite name=\"a\" tests=\"2\" failures=\"1\" skipped=\"0\""),
+            std::string::npos)
+      << xml;
   EXPECT_NE(xml.find("<testcase classname=\"cplab.a\" name=\"magi/sim\""), std::string::npos);
   EXPECT_NE(xml.find("&lt;wrong&gt; &amp; &quot;quoted&quot;"), std::string::npos);
   EXPECT_EQ(xml.find("<wrong>"), std::string::npos);
