@@ -13,6 +13,7 @@ namespace {
 
 struct RankTargets {
   std::vector<std::int64_t> label;  // kIgnoreLabel where the token does not contribute
+  std::vector<bool> contributes;
 };
 
 // Every rank's targets for one row whose global labels are `labels` (length L).
@@ -70,6 +71,7 @@ std::vector<RankTargets> simulate(const LayoutSpec& spec, const RowPlan& row, co
                               plans[r].recv_index[k], ReceivedLabels{received.data(), 1, width});
       });
       out[r].label.push_back(t.contributes ? t.label : kIgnoreLabel);
+      out[r].contributes.push_back(t.contributes);
     }
   }
   return out;
@@ -114,8 +116,9 @@ TEST(ShiftedTarget, every_layout_and_cp_fetches_the_label_of_the_next_slot) {
           for (std::int64_t k = 0; k < row.local_len(); ++k) {
             const std::int64_t g = row.index[r][k];
             const bool has = g + 1 < row.padded_len && (!row.packed || row.doc_ids[g + 1] == row.doc_ids[g]);
-            const std::int64_t expected = has ? labels[g + 1] : kIgnoreLabel;
-            EXPECT_EQ(got[r].label[k], expected) << layout << " cp " << cp << " L " << row.padded_len << " rank " << r
+            const bool contributes = has && labels[g + 1] != kIgnoreLabel;
+            EXPECT_EQ(got[r].contributes[k], contributes) << layout << " cp " << cp << " rank " << r << " k " << k;
+            EXPECT_EQ(got[r].label[k], contributes ? labels[g + 1] : kIgnoreLabel) << layout << " cp " << cp << " L " << row.padded_len << " rank " << r
                                                  << " k " << k << " slot " << g;
           }
         }
