@@ -39,11 +39,14 @@ std::vector<std::int64_t> parse_lengths(const std::string& text) {
   std::vector<std::int64_t> lens;
   for (std::size_t start = 0;;) {
     const std::size_t comma = text.find(',', start);
-    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const std::string item =
+        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     std::int64_t value = -1;
     const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
-    CPLAB_CHECK(!item.empty() && ec == std::errc() && end == item.data() + item.size() && value >= 0,
-                "--doc-lens '{}': '{}' is not a non-negative integer (expected a list like 5,3,8)", text, item);
+    CPLAB_CHECK(
+        !item.empty() && ec == std::errc() && end == item.data() + item.size() && value >= 0,
+        "--doc-lens '{}': '{}' is not a non-negative integer (expected a list like 5,3,8)", text,
+        item);
     lens.push_back(value);
     if (comma == std::string::npos) return lens;
     start = comma + 1;
@@ -59,12 +62,14 @@ struct LossFiles {
 LossFiles read_inputs(const LossOptions& options) {
   LossFiles in;
   in.logits = npy::read(options.logits);
-  CPLAB_CHECK(in.logits.dim() == 3 && (in.logits.dtype() == DType::f32 || in.logits.dtype() == DType::f16),
-              "{}: logits must be float32 [B, S, V], got {}", options.logits, tensor_brief(in.logits));
+  CPLAB_CHECK(
+      in.logits.dim() == 3 && (in.logits.dtype() == DType::f32 || in.logits.dtype() == DType::f16),
+      "{}: logits must be float32 [B, S, V], got {}", options.logits, tensor_brief(in.logits));
   in.logits = in.logits.to(DType::f32);
   const Shape rows_by_seq{in.logits.size(0), in.logits.size(1)};
   const Tensor labels = npy::read(options.labels);
-  CPLAB_CHECK((labels.dtype() == DType::i64 || labels.dtype() == DType::i32) && labels.shape() == rows_by_seq,
+  CPLAB_CHECK((labels.dtype() == DType::i64 || labels.dtype() == DType::i32) &&
+                  labels.shape() == rows_by_seq,
               "{}: labels must be int64 or int32 {} to match the logits {}, got {}", options.labels,
               shape_str(rows_by_seq), shape_str(in.logits.shape()), tensor_brief(labels));
   in.labels = labels.to(DType::i64);
@@ -73,9 +78,10 @@ LossFiles read_inputs(const LossOptions& options) {
     for (std::int64_t i = 0; i < in.valid.numel(); ++i) in.valid.set(i, 1.0);
   } else {
     const Tensor valid = npy::read(options.valid);
-    CPLAB_CHECK((valid.dtype() == DType::b8 || valid.dtype() == DType::u8) && valid.shape() == rows_by_seq,
-                "{}: valid must be bool or uint8 {} to match the logits {}, got {}", options.valid,
-                shape_str(rows_by_seq), shape_str(in.logits.shape()), tensor_brief(valid));
+    CPLAB_CHECK(
+        (valid.dtype() == DType::b8 || valid.dtype() == DType::u8) && valid.shape() == rows_by_seq,
+        "{}: valid must be bool or uint8 {} to match the logits {}, got {}", options.valid,
+        shape_str(rows_by_seq), shape_str(in.logits.shape()), tensor_brief(valid));
     in.valid = valid.to(DType::b8);
   }
   return in;
@@ -84,7 +90,8 @@ LossFiles read_inputs(const LossOptions& options) {
 Batch batch_of(const LossOptions& options, const LossFiles& in) {
   const std::int64_t rows = in.logits.size(0), seq = in.logits.size(1);
   Batch batch;
-  batch.add(keys::input_ids, Tensor(DType::i64, {rows, seq}));  // the loss needs no ids; a batch needs a primary
+  batch.add(keys::input_ids,
+            Tensor(DType::i64, {rows, seq}));  // the loss needs no ids; a batch needs a primary
   batch.add(keys::labels, in.labels);
   batch.add(keys::loss_mask, in.valid);
   if (!options.doc_lens.empty()) {
@@ -105,17 +112,20 @@ int run_loss(LossOptions options) {
   const LossFiles in = read_inputs(options);
   const Batch batch = batch_of(options, in);
   const ShardPlan plan = reference::plan(options.spec, batch);
-  const reference::LossReference expected = reference::shifted_loss_caller(plan, in.logits, in.labels, in.valid);
+  const reference::LossReference expected =
+      reference::shifted_loss_caller(plan, in.logits, in.labels, in.valid);
   const std::unique_ptr<Implementation> impl = implementation_named(options.impl);
-  CPLAB_CHECK(impl->available(), "--impl {} cannot run here: {}", options.impl, impl->why_unavailable());
+  CPLAB_CHECK(impl->available(), "--impl {} cannot run here: {}", options.impl,
+              impl->why_unavailable());
   const std::int64_t cp = options.spec.cp, vocab = in.logits.size(2);
   std::vector<RankResult> results(static_cast<std::size_t>(cp));
   sim::World world(static_cast<int>(cp));
   world.run([&](sim::RankContext& ctx) {
     const RankShard shard = impl->shard(ctx.comm, options.spec, batch).at(0);
     const Tensor logits = impl->shard_token_tensor(ctx.comm, shard.layout, in.logits, 1, 0.0);
-    const LossOutput out = impl->shifted_cp_loss(ctx.comm, shard.layout, logits, shard.local.at(keys::labels),
-                                                 shard.local.at(keys::loss_mask));
+    const LossOutput out =
+        impl->shifted_cp_loss(ctx.comm, shard.layout, logits, shard.local.at(keys::labels),
+                              shard.local.at(keys::loss_mask));
     RankResult& mine = results[ctx.rank];
     mine.loss = out.loss;
     mine.contributing = out.contributing_local;
@@ -129,7 +139,8 @@ int run_loss(LossOptions options) {
       for (std::int64_t k = 0; k < local_len; ++k) {
         const std::int64_t g = plan.rows[b].index[ctx.rank][k];
         for (std::int64_t v = 0; v < vocab; ++v) {
-          const double want = static_cast<double>(cp) * global[(static_cast<std::int64_t>(b) * len + g) * vocab + v];
+          const double want = static_cast<double>(cp) *
+                              global[(static_cast<std::int64_t>(b) * len + g) * vocab + v];
           const double got = grad[(static_cast<std::int64_t>(b) * local_len + k) * vocab + v];
           mine.grad_error = std::max(mine.grad_error, std::abs(got - want));
         }
@@ -148,18 +159,23 @@ int run_loss(LossOptions options) {
     out["mean_of_rank_losses"] = mean;
     out["ranks"] = nlohmann::ordered_json::array();
     for (std::int64_t r = 0; r < cp; ++r) {
-      out["ranks"].push_back({{"rank", r}, {"loss", results[r].loss}, {"contributing", results[r].contributing}});
+      out["ranks"].push_back(
+          {{"rank", r}, {"loss", results[r].loss}, {"contributing", results[r].contributing}});
     }
     out["max_abs_err"] = std::abs(mean - expected.global_mean);
     out["grad_max_abs_err"] = grad_error;
     fmt::print("{}\n", out.dump());
     return 0;
   }
-  fmt::print("{} impl={}: global mean {:.7g} over N={} tokens; mean of rank losses {:.7g} (|diff| {:.3g}); largest "
-             "gradient difference {:.3g}\n", spec_brief(options.spec), options.impl, expected.global_mean,
-             expected.contributing_total, mean, std::abs(mean - expected.global_mean), grad_error);
+  fmt::print(
+      "{} impl={}: global mean {:.7g} over N={} tokens; mean of rank losses {:.7g} (|diff| "
+      "{:.3g}); largest "
+      "gradient difference {:.3g}\n",
+      spec_brief(options.spec), options.impl, expected.global_mean, expected.contributing_total,
+      mean, std::abs(mean - expected.global_mean), grad_error);
   fmt::print("{:>4}  {:>14}  {:>12}\n", "rank", "loss", "contributing");
-  for (std::int64_t r = 0; r < cp; ++r) fmt::print("{:>4}  {:>14.7g}  {:>12}\n", r, results[r].loss, results[r].contributing);
+  for (std::int64_t r = 0; r < cp; ++r)
+    fmt::print("{:>4}  {:>14.7g}  {:>12}\n", r, results[r].loss, results[r].contributing);
   return 0;
 }
 
@@ -168,14 +184,21 @@ int run_loss(LossOptions options) {
 Command add_loss_command(CLI::App& app) {
   auto options = std::make_shared<LossOptions>();
   CLI::App* sub = app.add_subcommand(
-      "loss", "Shifted cross-boundary loss of a batch (.npy files) on C ranks, next to the reference's");
-  sub->add_option("--layout", options->spec.layout, "Layout name (identity, contiguous, head-tail, thd, magi)")->required();
+      "loss",
+      "Shifted cross-boundary loss of a batch (.npy files) on C ranks, next to the reference's");
+  sub->add_option("--layout", options->spec.layout,
+                  "Layout name (identity, contiguous, head-tail, thd, magi)")
+      ->required();
   sub->add_option("--cp", options->spec.cp, "CP size C")->required();
   sub->add_option("--logits", options->logits, "Logits [B,S,V] float32 .npy")->required();
-  sub->add_option("--labels", options->labels, "Labels [B,S] int64/int32 .npy, unshifted, -100 = ignore")->required();
+  sub->add_option("--labels", options->labels,
+                  "Labels [B,S] int64/int32 .npy, unshifted, -100 = ignore")
+      ->required();
   sub->add_option("--valid", options->valid, "Valid mask [B,S] bool/uint8 .npy (default all true)");
-  sub->add_option("--doc-lens", options->doc_lens, "One packed row (B=1): its documents' real lengths, e.g. 5,3,8");
-  sub->add_option("--pad-multiple", options->spec.pad_multiple, "contiguous: pad to a multiple of C·m");
+  sub->add_option("--doc-lens", options->doc_lens,
+                  "One packed row (B=1): its documents' real lengths, e.g. 5,3,8");
+  sub->add_option("--pad-multiple", options->spec.pad_multiple,
+                  "contiguous: pad to a multiple of C·m");
   sub->add_option("--chunk-size", options->spec.chunk_size, "magi: chunk size K");
   sub->add_option("--impl", options->impl, "Implementation under test")->capture_default_str();
   sub->add_flag("--json", options->json, "Print one JSON object");

@@ -31,8 +31,10 @@ constexpr Descr kDescrs[] = {
     {"|b1", DType::b8, 1},  {"<b1", DType::b8, 1},
 };
 
-// The value of 'key' in the header dict, up to the next ',' or ')' (or the closing quote for strings).
-std::string header_value(const std::string& path, const std::string& header, const std::string& key) {
+// The value of 'key' in the header dict, up to the next ',' or ')' (or the closing quote for
+// strings).
+std::string header_value(const std::string& path, const std::string& header,
+                         const std::string& key) {
   const std::size_t at = header.find("'" + key + "'");
   CPLAB_CHECK(at != std::string::npos, "{}: .npy header has no '{}' entry: {}", path, key, header);
   std::size_t start = header.find(':', at);
@@ -41,7 +43,8 @@ std::string header_value(const std::string& path, const std::string& header, con
   while (start < header.size() && header[start] == ' ') ++start;
   if (start < header.size() && (header[start] == '\'' || header[start] == '"')) {
     const std::size_t end = header.find(header[start], start + 1);
-    CPLAB_CHECK(end != std::string::npos, "{}: .npy header entry '{}' has an unterminated string", path, key);
+    CPLAB_CHECK(end != std::string::npos, "{}: .npy header entry '{}' has an unterminated string",
+                path, key);
     return header.substr(start + 1, end - start - 1);
   }
   if (start < header.size() && header[start] == '(') {
@@ -78,8 +81,11 @@ const Descr& find_descr(const std::string& path, const std::string& text) {
   for (const Descr& descr : kDescrs) {
     if (text == descr.text) return descr;
   }
-  CPLAB_FAIL("{}: .npy dtype '{}' is not supported; supported: <f4, <f8 (read as f32), <f2, <i8, <i4, |u1, |b1 "
-             "(little-endian)", path, text);
+  CPLAB_FAIL(
+      "{}: .npy dtype '{}' is not supported; supported: <f4, <f8 (read as f32), <f2, <i8, <i4, "
+      "|u1, |b1 "
+      "(little-endian)",
+      path, text);
 }
 
 }  // namespace
@@ -87,31 +93,39 @@ const Descr& find_descr(const std::string& path, const std::string& text) {
 Tensor read(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   CPLAB_CHECK(in.good(), "{}: cannot open the .npy file", path);
-  const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::vector<char> bytes((std::istreambuf_iterator<char>(in)),
+                                std::istreambuf_iterator<char>());
   CPLAB_CHECK(bytes.size() >= kMagicLen + 4 && std::memcmp(bytes.data(), kMagic, kMagicLen) == 0,
-              "{}: not a .npy file (no \\x93NUMPY magic at its start; {} bytes)", path, bytes.size());
+              "{}: not a .npy file (no \\x93NUMPY magic at its start; {} bytes)", path,
+              bytes.size());
   const auto major = static_cast<unsigned char>(bytes[6]);
-  CPLAB_CHECK(major >= 1 && major <= 3, "{}: .npy format version {}.{} is not supported (1.0 to 3.0)", path,
-              major, static_cast<unsigned char>(bytes[7]));
+  CPLAB_CHECK(major >= 1 && major <= 3,
+              "{}: .npy format version {}.{} is not supported (1.0 to 3.0)", path, major,
+              static_cast<unsigned char>(bytes[7]));
   const std::size_t len_bytes = major == 1 ? 2 : 4;
   CPLAB_CHECK(bytes.size() >= 8 + len_bytes, "{}: .npy file ends inside its header length", path);
   std::size_t header_len = 0;
-  for (std::size_t i = 0; i < len_bytes; ++i) header_len |= static_cast<std::size_t>(static_cast<unsigned char>(bytes[8 + i])) << (8 * i);
+  for (std::size_t i = 0; i < len_bytes; ++i)
+    header_len |= static_cast<std::size_t>(static_cast<unsigned char>(bytes[8 + i])) << (8 * i);
   const std::size_t data_start = 8 + len_bytes + header_len;
-  CPLAB_CHECK(bytes.size() >= data_start, "{}: .npy header claims {} bytes but the file has {}", path, header_len,
-              bytes.size());
+  CPLAB_CHECK(bytes.size() >= data_start, "{}: .npy header claims {} bytes but the file has {}",
+              path, header_len, bytes.size());
   std::string header(bytes.data() + 8 + len_bytes, header_len);
   while (!header.empty() && (header.back() == '\n' || header.back() == ' ')) header.pop_back();
   CPLAB_CHECK(header.find('\n') == std::string::npos, "{}: .npy header is not one line", path);
   const Descr& descr = find_descr(path, header_value(path, header, "descr"));
   const std::string fortran = header_value(path, header, "fortran_order");
-  CPLAB_CHECK(fortran.find("False") != std::string::npos, "{}: .npy data in Fortran order is not supported (save "
-              "with np.ascontiguousarray)", path);
+  CPLAB_CHECK(fortran.find("False") != std::string::npos,
+              "{}: .npy data in Fortran order is not supported (save "
+              "with np.ascontiguousarray)",
+              path);
   const Shape shape = parse_shape(path, header_value(path, header, "shape"));
   Tensor out(descr.dtype, shape);
   const std::size_t expected = static_cast<std::size_t>(out.numel()) * descr.file_bytes;
-  CPLAB_CHECK(bytes.size() - data_start == expected, "{}: .npy data of shape {} and dtype {} needs {} bytes, the file "
-              "holds {}", path, shape_str(shape), descr.text, expected, bytes.size() - data_start);
+  CPLAB_CHECK(bytes.size() - data_start == expected,
+              "{}: .npy data of shape {} and dtype {} needs {} bytes, the file "
+              "holds {}",
+              path, shape_str(shape), descr.text, expected, bytes.size() - data_start);
   const char* data = bytes.data() + data_start;
   if (descr.file_bytes == 8 && descr.dtype == DType::f32) {  // f64 narrowed to f32
     for (std::int64_t i = 0; i < out.numel(); ++i) {
@@ -130,17 +144,21 @@ Tensor read(const std::string& path) {
 void write(const std::string& path, const Tensor& tensor) {
   const char* descr = nullptr;
   for (const Descr& d : kDescrs) {
-    if (d.dtype == tensor.dtype() && d.file_bytes == dtype_size(tensor.dtype()) && d.text[0] != '=') {
+    if (d.dtype == tensor.dtype() && d.file_bytes == dtype_size(tensor.dtype()) &&
+        d.text[0] != '=') {
       descr = d.text;
       break;
     }
   }
-  CPLAB_CHECK(descr != nullptr, "{}: {} has no .npy dtype cplab writes (f32, f16, i64, i32, u8, b8)", path,
+  CPLAB_CHECK(descr != nullptr,
+              "{}: {} has no .npy dtype cplab writes (f32, f16, i64, i32, u8, b8)", path,
               tensor_brief(tensor));
   std::vector<std::string> dims;
   for (std::int64_t d : tensor.shape()) dims.push_back(std::to_string(d));
-  const std::string shape = dims.size() == 1 ? dims[0] + "," : fmt::format("{}", fmt::join(dims, ", "));
-  std::string header = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': ({}), }}", descr, shape);
+  const std::string shape =
+      dims.size() == 1 ? dims[0] + "," : fmt::format("{}", fmt::join(dims, ", "));
+  std::string header =
+      fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': ({}), }}", descr, shape);
   // Magic, version, length, header and its newline together a multiple of 64 bytes.
   const std::size_t unpadded = kMagicLen + 2 + 2 + header.size() + 1;
   header.append((64 - unpadded % 64) % 64, ' ');
@@ -153,7 +171,8 @@ void write(const std::string& path, const Tensor& tensor) {
   out.put(static_cast<char>(header.size() & 0xff));
   out.put(static_cast<char>(header.size() >> 8));
   out << header;
-  out.write(reinterpret_cast<const char*>(tensor.raw()), static_cast<std::streamsize>(tensor.nbytes()));
+  out.write(reinterpret_cast<const char*>(tensor.raw()),
+            static_cast<std::streamsize>(tensor.nbytes()));
   CPLAB_CHECK(out.good(), "{}: writing the .npy file failed", path);
 }
 

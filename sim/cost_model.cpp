@@ -14,7 +14,8 @@ std::vector<std::int64_t> visible_keys(const RowStream& stream, const StreamSlot
   std::vector<std::int64_t> seen(slots.real.size(), 0);
   for (std::size_t g = 0; g < seen.size(); ++g) {
     if (!slots.real[g]) continue;
-    const std::int64_t start = stream.packed ? stream.doc_bounds[static_cast<std::size_t>(slots.doc_ids[g] - 1)] : 0;
+    const std::int64_t start =
+        stream.packed ? stream.doc_bounds[static_cast<std::size_t>(slots.doc_ids[g] - 1)] : 0;
     seen[g] = static_cast<std::int64_t>(g) - start + 1;
   }
   return seen;
@@ -22,8 +23,8 @@ std::vector<std::int64_t> visible_keys(const RowStream& stream, const StreamSlot
 
 }  // namespace
 
-std::vector<RankCost> rank_costs(const LayoutSpec& spec, const MicrobatchRows& rows, const CostShapes& shapes,
-                                 const PartitionRules& rules) {
+std::vector<RankCost> rank_costs(const LayoutSpec& spec, const MicrobatchRows& rows,
+                                 const CostShapes& shapes, const PartitionRules& rules) {
   const RowStream stream = row_stream(spec, rows, rules);
   const StreamSlots slots = stream_slots(stream);
   const std::vector<std::int64_t> seen = visible_keys(stream, slots);
@@ -38,8 +39,10 @@ std::vector<RankCost> rank_costs(const LayoutSpec& spec, const MicrobatchRows& r
   std::vector<std::vector<std::int64_t>> index;
   for (std::int64_t r = 0; r < spec.cp; ++r) index.push_back(local_index(stream, r, rules));
   std::vector<std::int64_t> rank_chunks;
-  for (const auto& chunks : stream.magi_chunks) rank_chunks.insert(rank_chunks.end(), chunks.begin(), chunks.end());
-  const RowMap map(stream.layout, spec.cp, stream.padded_len, stream.doc_bounds, rank_chunks, stream.chunk_size);
+  for (const auto& chunks : stream.magi_chunks)
+    rank_chunks.insert(rank_chunks.end(), chunks.begin(), chunks.end());
+  const RowMap map(stream.layout, spec.cp, stream.padded_len, stream.doc_bounds, rank_chunks,
+                   stream.chunk_size);
 
   std::vector<RankCost> costs(static_cast<std::size_t>(spec.cp));
   for (std::int64_t r = 0; r < spec.cp; ++r) {
@@ -62,12 +65,14 @@ std::vector<RankCost> rank_costs(const LayoutSpec& spec, const MicrobatchRows& r
   for (RankCost& cost : costs) {
     VerbBytes& v = cost.bytes;
     v.gather_token_tensor = index_maps + wire_bytes::all_gather(b * ell * features * elem, 1, cp);
-    v.gather_token_tensor_backward = index_maps + wire_bytes::reduce_scatter(b * ell * features, elem, cp);
+    v.gather_token_tensor_backward =
+        index_maps + wire_bytes::reduce_scatter(b * ell * features, elem, cp);
     v.gather_tokens = b * wire_bytes::all_gather(ell * features, elem, cp);
     v.gather_tokens_backward = b * wire_bytes::reduce_scatter(ell * features, elem, cp);
     v.loss_count = wire_bytes::all_reduce(1, 8, cp);
-    v.attention = b * (wire_bytes::all_gather(3 * ell, 8, cp) + 2 * wire_bytes::all_gather(ell * dim, 4, cp) +
-                       2 * wire_bytes::reduce_scatter(ell * dim, 4, cp));
+    v.attention =
+        b * (wire_bytes::all_gather(3 * ell, 8, cp) + 2 * wire_bytes::all_gather(ell * dim, 4, cp) +
+             2 * wire_bytes::reduce_scatter(ell * dim, 4, cp));
   }
   return costs;
 }

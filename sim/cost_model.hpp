@@ -13,9 +13,10 @@ namespace cplab::sim {
 
 // Sizes of the tensors the verbs move.
 struct CostShapes {
-  std::int64_t token_elements = 1;  // elements per token of a gathered token tensor (e.g. hidden size)
-  std::int64_t element_bytes = 4;   // of that tensor and of its gradient
-  std::int64_t head_dim = 64;       // attention: D of q, k, v (f32)
+  std::int64_t token_elements =
+      1;  // elements per token of a gathered token tensor (e.g. hidden size)
+  std::int64_t element_bytes = 4;  // of that tensor and of its gradient
+  std::int64_t head_dim = 64;      // attention: D of q, k, v (f32)
 };
 
 // Bytes one rank sends for one call of each verb on the whole microbatch.
@@ -38,7 +39,8 @@ struct RankCost {
 };
 
 // One entry per rank for a microbatch of `rows`.
-std::vector<RankCost> rank_costs(const LayoutSpec& spec, const MicrobatchRows& rows, const CostShapes& shapes = {},
+std::vector<RankCost> rank_costs(const LayoutSpec& spec, const MicrobatchRows& rows,
+                                 const CostShapes& shapes = {},
                                  const PartitionRules& rules = standard_rules());
 
 // max / mean causal work (1 when there is none).

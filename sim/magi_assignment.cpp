@@ -31,21 +31,23 @@ void add_document(std::vector<std::int64_t>& areas, std::int64_t chunk_size, std
 
 std::vector<std::int64_t> magi_chunk_areas(const RowStream& stream) {
   const std::int64_t k = stream.chunk_size;
-  CPLAB_CHECK(k >= 1 && stream.padded_len % k == 0, "magi: L={} is not a multiple of the chunk size K={}",
-              stream.padded_len, k);
+  CPLAB_CHECK(k >= 1 && stream.padded_len % k == 0,
+              "magi: L={} is not a multiple of the chunk size K={}", stream.padded_len, k);
   std::vector<std::int64_t> areas(static_cast<std::size_t>(stream.padded_len / k), 0);
   if (!stream.packed) {
     add_document(areas, k, 0, stream.caller_len);  // a BSHD row is one causal document
     return areas;
   }
-  for (std::size_t i = 0; i < stream.doc_real.size(); ++i) add_document(areas, k, stream.doc_bounds[i], stream.doc_real[i]);
+  for (std::size_t i = 0; i < stream.doc_real.size(); ++i)
+    add_document(areas, k, stream.doc_bounds[i], stream.doc_real[i]);
   return areas;
 }
 
-std::vector<std::vector<std::int64_t>> magi_assign(const std::vector<std::int64_t>& areas, std::int64_t cp,
-                                                   const PartitionRules& rules) {
+std::vector<std::vector<std::int64_t>> magi_assign(const std::vector<std::int64_t>& areas,
+                                                   std::int64_t cp, const PartitionRules& rules) {
   const auto chunks = static_cast<std::int64_t>(areas.size());
-  CPLAB_CHECK(cp >= 1 && chunks % cp == 0, "magi: {} chunks do not divide over cp={} ranks", chunks, cp);
+  CPLAB_CHECK(cp >= 1 && chunks % cp == 0, "magi: {} chunks do not divide over cp={} ranks", chunks,
+              cp);
   const std::int64_t per_rank = chunks / cp;
   std::vector<std::int64_t> order(static_cast<std::size_t>(chunks));
   std::iota(order.begin(), order.end(), std::int64_t{0});
@@ -62,7 +64,8 @@ std::vector<std::vector<std::int64_t>> magi_assign(const std::vector<std::int64_
     const auto [load, rank] = ranks.top();
     ranks.pop();
     owned[rank].push_back(chunk);
-    if (static_cast<std::int64_t>(owned[rank].size()) < per_rank) ranks.push({load + areas[chunk], rank});
+    if (static_cast<std::int64_t>(owned[rank].size()) < per_rank)
+      ranks.push({load + areas[chunk], rank});
   }
   for (auto& list : owned) std::sort(list.begin(), list.end());
   return owned;

@@ -13,7 +13,8 @@ std::int64_t PartitionRules::thd_document_slots(std::int64_t seq_len, std::int64
   return index_math::ceil_to(seq_len, 2 * cp);
 }
 
-std::vector<std::int64_t> PartitionRules::head_tail_local_index(std::int64_t cp, std::int64_t padded_len,
+std::vector<std::int64_t> PartitionRules::head_tail_local_index(std::int64_t cp,
+                                                                std::int64_t padded_len,
                                                                 std::int64_t rank) const {
   const index_math::HeadTailMap map{cp, padded_len};
   std::vector<std::int64_t> index(static_cast<std::size_t>(map.local_len()));
@@ -21,17 +22,18 @@ std::vector<std::int64_t> PartitionRules::head_tail_local_index(std::int64_t cp,
   return index;
 }
 
-std::vector<std::int64_t> PartitionRules::thd_local_index(const std::vector<std::int64_t>& doc_bounds,
-                                                          std::int64_t cp, std::int64_t rank) const {
-  const index_math::ThdMap map{cp, doc_bounds.data(), static_cast<std::int64_t>(doc_bounds.size()) - 1};
+std::vector<std::int64_t> PartitionRules::thd_local_index(
+    const std::vector<std::int64_t>& doc_bounds, std::int64_t cp, std::int64_t rank) const {
+  const index_math::ThdMap map{cp, doc_bounds.data(),
+                               static_cast<std::int64_t>(doc_bounds.size()) - 1};
   std::vector<std::int64_t> index(static_cast<std::size_t>(map.local_len()));
   for (std::int64_t k = 0; k < map.local_len(); ++k) index[k] = map.global_index(rank, k);
   return index;
 }
 
-std::vector<std::int64_t> PartitionRules::thd_local_cu_seqlens(const std::vector<std::int64_t>& doc_bounds,
-                                                               const std::vector<std::int64_t>& /*cu_real*/,
-                                                               std::int64_t cp) const {
+std::vector<std::int64_t> PartitionRules::thd_local_cu_seqlens(
+    const std::vector<std::int64_t>& doc_bounds, const std::vector<std::int64_t>& /*cu_real*/,
+    std::int64_t cp) const {
   std::vector<std::int64_t> local;
   for (std::int64_t bound : doc_bounds) local.push_back(bound / cp);
   return local;
@@ -42,8 +44,8 @@ bool PartitionRules::magi_chunk_precedes(std::int64_t area_a, std::int64_t a, st
   return area_a != area_b ? area_a > area_b : a > b;
 }
 
-std::vector<std::int64_t> PartitionRules::local_positions(const StreamSlots& slots,
-                                                          const std::vector<std::int64_t>& local_index) const {
+std::vector<std::int64_t> PartitionRules::local_positions(
+    const StreamSlots& slots, const std::vector<std::int64_t>& local_index) const {
   std::vector<std::int64_t> positions;
   for (std::int64_t g : local_index) positions.push_back(slots.positions[g]);
   return positions;
@@ -56,12 +58,14 @@ const PartitionRules& standard_rules() {
 
 std::vector<MicrobatchRows> microbatch_rows(const LayoutSpec& spec, const Batch& batch) {
   validate_batch(batch);
-  CPLAB_CHECK(spec.num_chunks >= 1, "pipeline microbatches must be at least 1, got num_chunks={}", spec.num_chunks);
+  CPLAB_CHECK(spec.num_chunks >= 1, "pipeline microbatches must be at least 1, got num_chunks={}",
+              spec.num_chunks);
   const std::int64_t rows = batch.rows(), len = batch.seq_len();
   std::vector<MicrobatchRows> out;
   if (!batch.packed()) {
     CPLAB_CHECK(rows % spec.num_chunks == 0,
-                "a batch of B={} rows does not split into num_chunks={} equal microbatches (rows are never dropped)",
+                "a batch of B={} rows does not split into num_chunks={} equal microbatches (rows "
+                "are never dropped)",
                 rows, spec.num_chunks);
     MicrobatchRows each;
     each.rows = rows / spec.num_chunks;
@@ -69,9 +73,10 @@ std::vector<MicrobatchRows> microbatch_rows(const LayoutSpec& spec, const Batch&
     out.assign(static_cast<std::size_t>(spec.num_chunks), each);
     return out;
   }
-  CPLAB_CHECK(rows == spec.num_chunks,
-              "packed batches hold exactly one packed row per microbatch: B={} rows for num_chunks={}", rows,
-              spec.num_chunks);
+  CPLAB_CHECK(
+      rows == spec.num_chunks,
+      "packed batches hold exactly one packed row per microbatch: B={} rows for num_chunks={}",
+      rows, spec.num_chunks);
   // Each packed row is partitioned on its own (SPEC §4): thd rows may differ in L.
   for (std::size_t b = 0; b < batch.seq_lens.size(); ++b) {
     MicrobatchRows row;
@@ -85,14 +90,17 @@ std::vector<MicrobatchRows> microbatch_rows(const LayoutSpec& spec, const Batch&
   return out;
 }
 
-std::vector<std::int64_t> local_index(const RowStream& stream, std::int64_t rank, const PartitionRules& rules) {
+std::vector<std::int64_t> local_index(const RowStream& stream, std::int64_t rank,
+                                      const PartitionRules& rules) {
   const std::int64_t cp = stream.cp, len = stream.padded_len;
   CPLAB_CHECK(rank >= 0 && rank < cp, "rank {} out of range for cp={}", rank, cp);
   if (cp > 1 && stream.layout == "head-tail") return rules.head_tail_local_index(cp, len, rank);
   if (cp > 1 && stream.layout == "thd") return rules.thd_local_index(stream.doc_bounds, cp, rank);
   std::vector<std::int64_t> rank_chunks;
-  for (const auto& chunks : stream.magi_chunks) rank_chunks.insert(rank_chunks.end(), chunks.begin(), chunks.end());
-  const RowMap map(stream.layout, cp, len, stream.doc_bounds, std::move(rank_chunks), stream.chunk_size);
+  for (const auto& chunks : stream.magi_chunks)
+    rank_chunks.insert(rank_chunks.end(), chunks.begin(), chunks.end());
+  const RowMap map(stream.layout, cp, len, stream.doc_bounds, std::move(rank_chunks),
+                   stream.chunk_size);
   std::vector<std::int64_t> index(static_cast<std::size_t>(map.local_len()));
   for (std::int64_t k = 0; k < map.local_len(); ++k) index[k] = map.global_index(rank, k);
   return index;
@@ -105,9 +113,11 @@ ShardLayout partition_rank(const LayoutSpec& spec, std::int64_t rank, const Micr
   const std::vector<std::int64_t> index = local_index(stream, rank, rules);
   const std::int64_t len = stream.padded_len, cp = stream.cp;
   CPLAB_CHECK(static_cast<std::int64_t>(index.size()) * cp == len,
-              "{}: rank {} holds {} slots; every rank must hold L/C = {}/{}", spec.layout, rank, index.size(), len, cp);
+              "{}: rank {} holds {} slots; every rank must hold L/C = {}/{}", spec.layout, rank,
+              index.size(), len, cp);
   for (std::int64_t g : index) {
-    CPLAB_CHECK(g >= 0 && g < len, "{}: rank {} given slot {} outside the stream of L={}", spec.layout, rank, g, len);
+    CPLAB_CHECK(g >= 0 && g < len, "{}: rank {} given slot {} outside the stream of L={}",
+                spec.layout, rank, g, len);
   }
   ShardLayout out;
   out.layout = spec.layout;
@@ -131,7 +141,8 @@ ShardLayout partition_rank(const LayoutSpec& spec, std::int64_t rank, const Micr
     valid += slots.real[g];
   }
   std::vector<std::int64_t> rank_chunks;
-  for (const auto& chunks : stream.magi_chunks) rank_chunks.insert(rank_chunks.end(), chunks.begin(), chunks.end());
+  for (const auto& chunks : stream.magi_chunks)
+    rank_chunks.insert(rank_chunks.end(), chunks.begin(), chunks.end());
   std::vector<std::int64_t> cu_real = {0};
   for (std::int64_t n : stream.doc_real) cu_real.push_back(cu_real.back() + n);
   for (std::int64_t b = 0; b < rows.rows; ++b) {  // BSHD rows of a microbatch share one layout
@@ -141,7 +152,8 @@ ShardLayout partition_rank(const LayoutSpec& spec, std::int64_t rank, const Micr
     out.doc_ids.push_back(doc_ids);
     out.real.push_back(real);
     out.valid_tokens.push_back(valid);
-    if (spec.layout == "thd") out.cu_seqlens.push_back(rules.thd_local_cu_seqlens(stream.doc_bounds, cu_real, cp));
+    if (spec.layout == "thd")
+      out.cu_seqlens.push_back(rules.thd_local_cu_seqlens(stream.doc_bounds, cu_real, cp));
     if (rows.packed) out.cu_seqlens_padded.push_back(stream.doc_bounds);
     if (!rank_chunks.empty()) out.magi_rank_chunks.push_back(rank_chunks);
   }

@@ -24,8 +24,9 @@ struct MicrobatchRows {
   std::int64_t rows = 0;        // B of the microbatch (1 for a packed microbatch)
   std::int64_t caller_len = 0;  // S
   bool packed = false;
-  std::vector<std::int64_t> seq_lens;         // packed: real tokens of each document
-  std::vector<std::int64_t> seq_lens_padded;  // packed: slots each occupies in the caller row (empty: seq_lens)
+  std::vector<std::int64_t> seq_lens;  // packed: real tokens of each document
+  std::vector<std::int64_t>
+      seq_lens_padded;  // packed: slots each occupies in the caller row (empty: seq_lens)
   // > 0: a fixed L, as a caller with a fixed row length asks (thd puts the extra on the last
   // document; the other layouts accept only their own L). 0: the layout's own length.
   std::int64_t pinned_len = 0;
@@ -74,17 +75,17 @@ class PartitionRules {
                                                     std::int64_t cp, std::int64_t rank) const;
   // thd: the rank's local cu_seqlens from the stream's document bounds (cu_seqlens_padded) and
   // the real-token prefix sums (cu_seqlens): cu_seqlens_padded / C.
-  virtual std::vector<std::int64_t> thd_local_cu_seqlens(const std::vector<std::int64_t>& doc_bounds,
-                                                         const std::vector<std::int64_t>& cu_real,
-                                                         std::int64_t cp) const;
+  virtual std::vector<std::int64_t> thd_local_cu_seqlens(
+      const std::vector<std::int64_t>& doc_bounds, const std::vector<std::int64_t>& cu_real,
+      std::int64_t cp) const;
   // magi's greedy order: does chunk a go before chunk b? Larger area first; equal areas: higher
   // chunk index first (SPEC §3).
   virtual bool magi_chunk_precedes(std::int64_t area_a, std::int64_t a, std::int64_t area_b,
                                    std::int64_t b) const;
   // Position ids of the local tokens: the stream's positions (computed before partitioning)
   // selected by the local index map.
-  virtual std::vector<std::int64_t> local_positions(const StreamSlots& slots,
-                                                    const std::vector<std::int64_t>& local_index) const;
+  virtual std::vector<std::int64_t> local_positions(
+      const StreamSlots& slots, const std::vector<std::int64_t>& local_index) const;
 };
 
 // The standard rules of SPEC §3.

@@ -22,14 +22,15 @@ RowMap::RowMap(const std::string& layout, std::int64_t cp, std::int64_t padded_l
                 padded_len, 2 * cp);
     kind_ = Kind::head_tail;
   } else if (layout == "thd") {
-    CPLAB_CHECK(doc_bounds_.size() >= 2 && doc_bounds_.front() == 0 && doc_bounds_.back() == padded_len,
-                "thd row map: document bounds must run from 0 to L={} ({} bounds given)", padded_len,
-                doc_bounds_.size());
+    CPLAB_CHECK(
+        doc_bounds_.size() >= 2 && doc_bounds_.front() == 0 && doc_bounds_.back() == padded_len,
+        "thd row map: document bounds must run from 0 to L={} ({} bounds given)", padded_len,
+        doc_bounds_.size());
     for (std::size_t i = 1; i < doc_bounds_.size(); ++i) {
       const std::int64_t slots = doc_bounds_[i] - doc_bounds_[i - 1];
       CPLAB_CHECK(slots >= 0 && slots % (2 * cp) == 0,
-                  "thd row map: document {} occupies {} slots, not a multiple of 2C={}", i - 1, slots,
-                  2 * cp);
+                  "thd row map: document {} occupies {} slots, not a multiple of 2C={}", i - 1,
+                  slots, 2 * cp);
     }
     kind_ = Kind::thd;
   } else if (layout == "magi") {
@@ -53,7 +54,8 @@ RowMap::RowMap(const std::string& layout, std::int64_t cp, std::int64_t padded_l
 }
 
 RowMap RowMap::of(const ShardLayout& layout, std::size_t row) {
-  CPLAB_CHECK(row < layout.index.size(), "row {} of a layout with {} rows", row, layout.index.size());
+  CPLAB_CHECK(row < layout.index.size(), "row {} of a layout with {} rows", row,
+              layout.index.size());
   std::vector<std::int64_t> bounds;
   if (row < layout.cu_seqlens_padded.size()) bounds = layout.cu_seqlens_padded[row];
   std::vector<std::int64_t> chunks;
@@ -86,10 +88,14 @@ std::int64_t RowMap::global_index(std::int64_t rank, std::int64_t k) const {
   CPLAB_CHECK(rank >= 0 && rank < cp_ && k >= 0 && k < local_len(),
               "global_index({}, {}) outside cp={} ranks of ℓ={} tokens", rank, k, cp_, local_len());
   switch (kind_) {
-    case Kind::contiguous: return contiguous_.global_index(rank, k);
-    case Kind::head_tail: return head_tail_.global_index(rank, k);
-    case Kind::thd: return thd_.global_index(rank, k);
-    case Kind::magi: return magi_.global_index(rank, k);
+    case Kind::contiguous:
+      return contiguous_.global_index(rank, k);
+    case Kind::head_tail:
+      return head_tail_.global_index(rank, k);
+    case Kind::thd:
+      return thd_.global_index(rank, k);
+    case Kind::magi:
+      return magi_.global_index(rank, k);
   }
   CPLAB_FAIL("unknown row map kind {}", static_cast<int>(kind_));
 }
@@ -97,10 +103,14 @@ std::int64_t RowMap::global_index(std::int64_t rank, std::int64_t k) const {
 index_math::Slot RowMap::owner(std::int64_t g) const {
   CPLAB_CHECK(g >= 0 && g < padded_len_, "owner({}) outside the stream of L={}", g, padded_len_);
   switch (kind_) {
-    case Kind::contiguous: return contiguous_.owner(g);
-    case Kind::head_tail: return head_tail_.owner(g);
-    case Kind::thd: return thd_.owner(g);
-    case Kind::magi: return magi_.owner(g);
+    case Kind::contiguous:
+      return contiguous_.owner(g);
+    case Kind::head_tail:
+      return head_tail_.owner(g);
+    case Kind::thd:
+      return thd_.owner(g);
+    case Kind::magi:
+      return magi_.owner(g);
   }
   CPLAB_FAIL("unknown row map kind {}", static_cast<int>(kind_));
 }

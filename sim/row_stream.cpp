@@ -17,15 +17,17 @@ using index_math::ceil_to;
 
 // L of a layout whose own length is `natural` when the batch pins every row (0: not pinned).
 std::int64_t pinned_or(const std::string& layout, std::int64_t natural, std::int64_t pinned) {
-  CPLAB_CHECK(pinned == 0 || pinned == natural, "{} pads this row to L={}, but the batch pins every row to L={}",
-              layout, natural, pinned);
+  CPLAB_CHECK(pinned == 0 || pinned == natural,
+              "{} pads this row to L={}, but the batch pins every row to L={}", layout, natural,
+              pinned);
   return natural;
 }
 
 // Documents at their caller offsets, padding appended at the end (every layout but thd at C > 1).
 void end_padded_documents(RowStream& stream, const MicrobatchRows& rows) {
   if (!rows.packed) return;
-  const std::vector<std::int64_t>& occupied = rows.seq_lens_padded.empty() ? rows.seq_lens : rows.seq_lens_padded;
+  const std::vector<std::int64_t>& occupied =
+      rows.seq_lens_padded.empty() ? rows.seq_lens : rows.seq_lens_padded;
   stream.doc_bounds = {0};
   for (std::size_t i = 0; i < rows.seq_lens.size(); ++i) {
     stream.caller_start.push_back(stream.doc_bounds.back());
@@ -36,7 +38,8 @@ void end_padded_documents(RowStream& stream, const MicrobatchRows& rows) {
 
 void relaid_documents(RowStream& stream, const MicrobatchRows& rows, const PartitionRules& rules) {
   const std::int64_t two_c = 2 * stream.cp;
-  const std::vector<std::int64_t>& occupied = rows.seq_lens_padded.empty() ? rows.seq_lens : rows.seq_lens_padded;
+  const std::vector<std::int64_t>& occupied =
+      rows.seq_lens_padded.empty() ? rows.seq_lens : rows.seq_lens_padded;
   std::vector<std::int64_t> slots;
   std::int64_t caller_offset = 0;
   for (std::size_t i = 0; i < rows.seq_lens.size(); ++i) {
@@ -48,8 +51,8 @@ void relaid_documents(RowStream& stream, const MicrobatchRows& rows, const Parti
   std::int64_t len = std::max(documents, ceil_to(rows.caller_len, two_c));
   if (rows.pinned_len > 0) {
     CPLAB_CHECK(rows.pinned_len % two_c == 0 && rows.pinned_len >= len,
-                "thd needs L={} (a multiple of 2C={}) for this row, the batch pins L={}", len, two_c,
-                rows.pinned_len);
+                "thd needs L={} (a multiple of 2C={}) for this row, the batch pins L={}", len,
+                two_c, rows.pinned_len);
     len = rows.pinned_len;
   }
   slots.back() += len - documents;  // row padding belongs to the last document
@@ -64,7 +67,8 @@ void relaid_documents(RowStream& stream, const MicrobatchRows& rows, const Parti
 
 }  // namespace
 
-RowStream row_stream(const LayoutSpec& spec, const MicrobatchRows& rows, const PartitionRules& rules) {
+RowStream row_stream(const LayoutSpec& spec, const MicrobatchRows& rows,
+                     const PartitionRules& rules) {
   CPLAB_CHECK(spec.cp >= 1, "CP size must be at least 1, got cp={}", spec.cp);
   CPLAB_CHECK(rows.caller_len >= 0, "row length must be non-negative, got S={}", rows.caller_len);
   RowStream stream;
@@ -74,14 +78,18 @@ RowStream row_stream(const LayoutSpec& spec, const MicrobatchRows& rows, const P
   stream.packed = rows.packed;
   const std::int64_t cp = spec.cp, len = rows.caller_len;
   if (spec.layout == "thd") {
-    CPLAB_CHECK(rows.packed, "thd partitions packed rows (documents with seq_lens); got a BSHD row of S={}", len);
-    CPLAB_CHECK(!rows.seq_lens.empty(), "thd: a packed row with no documents (S={}) has nothing to partition", len);
+    CPLAB_CHECK(rows.packed,
+                "thd partitions packed rows (documents with seq_lens); got a BSHD row of S={}",
+                len);
+    CPLAB_CHECK(!rows.seq_lens.empty(),
+                "thd: a packed row with no documents (S={}) has nothing to partition", len);
   } else if (spec.layout == "identity") {
     CPLAB_CHECK(cp == 1, "the identity layout is CP off: it needs cp=1, got cp={}", cp);
   } else {
-    CPLAB_CHECK(spec.layout == "contiguous" || spec.layout == "head-tail" || spec.layout == "magi",
-                "the sim has no partition for layout '{}' (identity, contiguous, head-tail, thd, magi)",
-                spec.layout);
+    CPLAB_CHECK(
+        spec.layout == "contiguous" || spec.layout == "head-tail" || spec.layout == "magi",
+        "the sim has no partition for layout '{}' (identity, contiguous, head-tail, thd, magi)",
+        spec.layout);
   }
   if (cp == 1) {  // every layout at C = 1 is the identity: the caller row as it is
     stream.padded_len = pinned_or(spec.layout, len, rows.pinned_len);
@@ -93,12 +101,15 @@ RowStream row_stream(const LayoutSpec& spec, const MicrobatchRows& rows, const P
     return stream;
   }
   if (spec.layout == "contiguous") {
-    CPLAB_CHECK(spec.pad_multiple >= 1, "pad multiple must be at least 1, got {}", spec.pad_multiple);
-    stream.padded_len = pinned_or("contiguous", ceil_to(len, cp * spec.pad_multiple), rows.pinned_len);
+    CPLAB_CHECK(spec.pad_multiple >= 1, "pad multiple must be at least 1, got {}",
+                spec.pad_multiple);
+    stream.padded_len =
+        pinned_or("contiguous", ceil_to(len, cp * spec.pad_multiple), rows.pinned_len);
   } else if (spec.layout == "head-tail") {
     stream.padded_len = pinned_or("head-tail", ceil_to(len, 2 * cp), rows.pinned_len);
   } else {
-    CPLAB_CHECK(spec.chunk_size >= 1, "magi chunk size must be at least 1, got {}", spec.chunk_size);
+    CPLAB_CHECK(spec.chunk_size >= 1, "magi chunk size must be at least 1, got {}",
+                spec.chunk_size);
     stream.padded_len = pinned_or("magi", ceil_to(len, spec.chunk_size * cp), rows.pinned_len);
   }
   end_padded_documents(stream, rows);
@@ -141,8 +152,10 @@ StreamSlots stream_slots(const RowStream& stream) {
     }
   }
   // Row padding after the last document continues the position before it.
-  for (std::int64_t g = stream.doc_bounds.back(); g < len; ++g) slots.positions[g] = g == 0 ? 0 : slots.positions[g - 1] + 1;
-  if (stream.layout == "magi" && stream.cp > 1) std::iota(slots.positions.begin(), slots.positions.end(), std::int64_t{0});
+  for (std::int64_t g = stream.doc_bounds.back(); g < len; ++g)
+    slots.positions[g] = g == 0 ? 0 : slots.positions[g - 1] + 1;
+  if (stream.layout == "magi" && stream.cp > 1)
+    std::iota(slots.positions.begin(), slots.positions.end(), std::int64_t{0});
   return slots;
 }
 

@@ -20,14 +20,18 @@ class Sharder {
   const LayoutSpec& spec() const { return spec_; }
 
   Tensor shard_primary_later(const Batch& micro_batch, std::int64_t microbatch = 0);
-  Tensor shard_token_tensor(const Tensor& value, std::int64_t seq_dim = 1, std::optional<double> fill = std::nullopt,
-                            std::int64_t microbatch = 0);
-  Tensor gather_token_tensor(const Tensor& local, std::int64_t seq_dim = 1, bool trim = false, std::int64_t microbatch = 0);
-  Tensor gather_token_tensor_backward(const Tensor& grad_gathered, std::int64_t seq_dim = 1, bool trim = false,
-                                      std::int64_t microbatch = 0);
+  Tensor shard_token_tensor(const Tensor& value, std::int64_t seq_dim = 1,
+                            std::optional<double> fill = std::nullopt, std::int64_t microbatch = 0);
+  Tensor gather_token_tensor(const Tensor& local, std::int64_t seq_dim = 1, bool trim = false,
+                             std::int64_t microbatch = 0);
+  Tensor gather_token_tensor_backward(const Tensor& grad_gathered, std::int64_t seq_dim = 1,
+                                      bool trim = false, std::int64_t microbatch = 0);
   Tensor gather_tokens(const Tensor& local) { return impl_.gather_tokens(comm_, local); }
-  Tensor gather_tokens_backward(const Tensor& grad) { return impl_.gather_tokens_backward(comm_, grad); }
-  LossOutput shifted_cp_loss(const Tensor& logits, const Tensor& labels, const Tensor& valid, std::int64_t microbatch = 0);
+  Tensor gather_tokens_backward(const Tensor& grad) {
+    return impl_.gather_tokens_backward(comm_, grad);
+  }
+  LossOutput shifted_cp_loss(const Tensor& logits, const Tensor& labels, const Tensor& valid,
+                             std::int64_t microbatch = 0);
 
  private:
   Implementation& impl_;

@@ -2,7 +2,6 @@
 // gathered with gather_tokens, a document-causal mask from the gathered global slots and document
 // ids, and the backward with dK/dV carried back to their owners by gather_tokens_backward.
 #include <Eigen/Core>
-
 #include <algorithm>
 #include <cmath>
 
@@ -27,17 +26,20 @@ Tensor tensor_of(const Eigen::MatrixXd& m) {
 }
 
 void store_row(Tensor& t, std::int64_t b, const Eigen::MatrixXd& m) {
-  Eigen::Map<RowMajorF>(t.data<float>().data() + b * m.rows() * m.cols(), m.rows(), m.cols()) = m.cast<float>();
+  Eigen::Map<RowMajorF>(t.data<float>().data() + b * m.rows() * m.cols(), m.rows(), m.cols()) =
+      m.cast<float>();
 }
 
 void store_row(Tensor& t, std::int64_t b, const Tensor& rows) {
-  std::copy(rows.data<float>().begin(), rows.data<float>().end(), t.data<float>().begin() + b * rows.numel());
+  std::copy(rows.data<float>().begin(), rows.data<float>().end(),
+            t.data<float>().begin() + b * rows.numel());
 }
 
 }  // namespace
 
-AttentionOutput SimImplementation::attention(Comm& comm, const ShardLayout& layout, const Tensor& q, const Tensor& k,
-                                             const Tensor& v, const Tensor& grad_out) {
+AttentionOutput SimImplementation::attention(Comm& comm, const ShardLayout& layout, const Tensor& q,
+                                             const Tensor& k, const Tensor& v,
+                                             const Tensor& grad_out) {
   const std::int64_t rows = layout.rows, len = layout.local_len();
   CPLAB_CHECK(static_cast<std::int64_t>(layout.index.size()) == rows && rows > 0,
               "attention: no recorded layout; shard a batch first");
@@ -45,13 +47,16 @@ AttentionOutput SimImplementation::attention(Comm& comm, const ShardLayout& layo
   const Tensor* inputs[] = {&q, &k, &v, &grad_out};
   for (int i = 0; i < 4; ++i) {
     const Tensor& t = *inputs[i];
-    CPLAB_CHECK(t.dtype() == DType::f32 && t.dim() == 3 && t.size(0) == rows && t.size(1) == len && t.shape() == q.shape(),
-                "attention: {} is {}; every input must be f32 [B, ℓ, D] = [{}, {}, D] with one D", names[i],
-                tensor_brief(t), rows, len);
+    CPLAB_CHECK(t.dtype() == DType::f32 && t.dim() == 3 && t.size(0) == rows && t.size(1) == len &&
+                    t.shape() == q.shape(),
+                "attention: {} is {}; every input must be f32 [B, ℓ, D] = [{}, {}, D] with one D",
+                names[i], tensor_brief(t), rows, len);
   }
   const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(2)));
-  AttentionOutput out{.out = Tensor(DType::f32, q.shape()), .grad_q = Tensor(DType::f32, q.shape()),
-                      .grad_k = Tensor(DType::f32, q.shape()), .grad_v = Tensor(DType::f32, q.shape())};
+  AttentionOutput out{.out = Tensor(DType::f32, q.shape()),
+                      .grad_q = Tensor(DType::f32, q.shape()),
+                      .grad_k = Tensor(DType::f32, q.shape()),
+                      .grad_v = Tensor(DType::f32, q.shape())};
   for (std::int64_t b = 0; b < rows; ++b) {
     // What every key is: its global slot, document and whether it is real, gathered with it.
     Tensor facts(DType::i64, {len, 3});
@@ -66,14 +71,19 @@ AttentionOutput SimImplementation::attention(Comm& comm, const ShardLayout& layo
     const Eigen::MatrixXd qb = row_of(q, b), grad_ob = row_of(grad_out, b);
     const Tensor k_all = gather_tokens(comm, tensor_of(row_of(k, b)));
     const Tensor v_all = gather_tokens(comm, tensor_of(row_of(v, b)));
-    const Eigen::MatrixXd kb = Eigen::Map<const RowMajorF>(k_all.data<float>().data(), k_all.size(0), k_all.size(1)).cast<double>();
-    const Eigen::MatrixXd vb = Eigen::Map<const RowMajorF>(v_all.data<float>().data(), v_all.size(0), v_all.size(1)).cast<double>();
+    const Eigen::MatrixXd kb =
+        Eigen::Map<const RowMajorF>(k_all.data<float>().data(), k_all.size(0), k_all.size(1))
+            .cast<double>();
+    const Eigen::MatrixXd vb =
+        Eigen::Map<const RowMajorF>(v_all.data<float>().data(), v_all.size(0), v_all.size(1))
+            .cast<double>();
     const Eigen::MatrixXd scores = qb * kb.transpose() * scale;
     Eigen::MatrixXd probs = Eigen::MatrixXd::Zero(scores.rows(), scores.cols());
     for (Eigen::Index i = 0; i < scores.rows(); ++i) {
       if (!layout.real[b][i]) continue;  // a pad query sees nothing: output 0, no gradient
       auto visible = [&](Eigen::Index j) {
-        return keys[3 * j + 2] != 0 && keys[3 * j + 1] == layout.doc_ids[b][i] && keys[3 * j] <= layout.index[b][i];
+        return keys[3 * j + 2] != 0 && keys[3 * j + 1] == layout.doc_ids[b][i] &&
+               keys[3 * j] <= layout.index[b][i];
       };
       double top = -INFINITY;
       for (Eigen::Index j = 0; j < scores.cols(); ++j) {
@@ -91,7 +101,8 @@ AttentionOutput SimImplementation::attention(Comm& comm, const ShardLayout& layo
     store_row(out.out, b, probs * vb);
     store_row(out.grad_q, b, grad_scores * kb * scale);
     // Every rank computed gradients for every rank's keys; each owner gets the sum of them.
-    store_row(out.grad_k, b, gather_tokens_backward(comm, tensor_of(grad_scores.transpose() * qb * scale)));
+    store_row(out.grad_k, b,
+              gather_tokens_backward(comm, tensor_of(grad_scores.transpose() * qb * scale)));
     store_row(out.grad_v, b, gather_tokens_backward(comm, tensor_of(probs.transpose() * grad_ob)));
   }
   return out;

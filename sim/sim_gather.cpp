@@ -10,17 +10,19 @@
 namespace cplab::sim {
 namespace {
 
-void check_local(const ShardLayout& layout, const TokenAxes& axes, const Tensor& t, const char* verb) {
+void check_local(const ShardLayout& layout, const TokenAxes& axes, const Tensor& t,
+                 const char* verb) {
   CPLAB_CHECK(layout.rows > 0 && static_cast<std::int64_t>(layout.index.size()) == layout.rows,
               "{}: no recorded layout; shard a batch first", verb);
   CPLAB_CHECK(axes.rows == layout.rows && axes.seq == layout.local_len(),
-              "{}: {} has {} rows of {} tokens; this rank holds B={} rows of ℓ=L/C={}/{}={}", verb, tensor_brief(t),
-              axes.rows, axes.seq, layout.rows, layout.padded_len, layout.cp, layout.local_len());
+              "{}: {} has {} rows of {} tokens; this rank holds B={} rows of ℓ=L/C={}/{}={}", verb,
+              tensor_brief(t), axes.rows, axes.seq, layout.rows, layout.padded_len, layout.cp,
+              layout.local_len());
 }
 
 // [C][outer, B, ℓ, inner] as all-gathered → [outer, B, C·ℓ, inner]: rank p's tokens at p·ℓ + k.
-Tensor rank_ordered(const std::vector<std::byte>& gathered, const Tensor& local, std::int64_t seq_dim,
-                    std::int64_t cp) {
+Tensor rank_ordered(const std::vector<std::byte>& gathered, const Tensor& local,
+                    std::int64_t seq_dim, std::int64_t cp) {
   const TokenAxes axes = token_axes(local, seq_dim, "gather_token_tensor");
   Shape shape = local.shape();
   shape[static_cast<std::size_t>(seq_dim)] = cp * axes.seq;
@@ -32,7 +34,8 @@ Tensor rank_ordered(const std::vector<std::byte>& gathered, const Tensor& local,
     const std::byte* block = gathered.data() + static_cast<std::size_t>(p) * local.nbytes();
     for (std::int64_t o = 0; o < axes.outer; ++o) {
       for (std::int64_t b = 0; b < axes.rows; ++b) {
-        std::memcpy(out.raw() + wide.token(o, b, p * axes.seq) * token, block + axes.token(o, b, 0) * token,
+        std::memcpy(out.raw() + wide.token(o, b, p * axes.seq) * token,
+                    block + axes.token(o, b, 0) * token,
                     static_cast<std::size_t>(axes.seq) * token);
       }
     }
@@ -42,7 +45,8 @@ Tensor rank_ordered(const std::vector<std::byte>& gathered, const Tensor& local,
 
 }  // namespace
 
-SimImplementation::GatheredSlots SimImplementation::gather_slots(Comm& comm, const ShardLayout& layout) const {
+SimImplementation::GatheredSlots SimImplementation::gather_slots(Comm& comm,
+                                                                 const ShardLayout& layout) const {
   const std::int64_t rows = layout.rows, len = layout.local_len(), cp = comm.size();
   std::vector<std::int64_t> mine;  // [row][k][slot, caller position]
   for (std::int64_t b = 0; b < rows; ++b) {
@@ -68,27 +72,33 @@ SimImplementation::GatheredSlots SimImplementation::gather_slots(Comm& comm, con
   return out;
 }
 
-Tensor SimImplementation::reorder_to_global(const Tensor& rank_ordered_tokens, std::int64_t seq_dim,
-                                            const std::vector<std::vector<std::int64_t>>& gathered_slots) const {
+Tensor SimImplementation::reorder_to_global(
+    const Tensor& rank_ordered_tokens, std::int64_t seq_dim,
+    const std::vector<std::vector<std::int64_t>>& gathered_slots) const {
   const TokenAxes axes = token_axes(rank_ordered_tokens, seq_dim, "gather_token_tensor");
   return place_tokens(rank_ordered_tokens, seq_dim, gathered_slots, axes.seq);
 }
 
-Tensor SimImplementation::gather_token_tensor(Comm& comm, const ShardLayout& layout, const Tensor& local,
-                                              std::int64_t seq_dim, bool trim) {
-  check_local(layout, token_axes(local, seq_dim, "gather_token_tensor"), local, "gather_token_tensor");
+Tensor SimImplementation::gather_token_tensor(Comm& comm, const ShardLayout& layout,
+                                              const Tensor& local, std::int64_t seq_dim,
+                                              bool trim) {
+  check_local(layout, token_axes(local, seq_dim, "gather_token_tensor"), local,
+              "gather_token_tensor");
   const GatheredSlots slots = gather_slots(comm, layout);
   std::vector<std::byte> gathered(local.nbytes() * static_cast<std::size_t>(comm.size()));
   comm.all_gather(local.raw(), gathered.data(), local.nbytes(), DType::u8);
-  const Tensor global = reorder_to_global(rank_ordered(gathered, local, seq_dim, comm.size()), seq_dim, slots.slot);
+  const Tensor global =
+      reorder_to_global(rank_ordered(gathered, local, seq_dim, comm.size()), seq_dim, slots.slot);
   if (!trim) return global;
   // Caller coordinates: each caller position from the slot that holds it; the caller's own slots
   // that no global slot maps back to (thd drops the caller's document padding) stay 0.
-  RowMaps caller_to_global(static_cast<std::size_t>(layout.rows),
-                           std::vector<std::int64_t>(static_cast<std::size_t>(layout.caller_len), -1));
+  RowMaps caller_to_global(
+      static_cast<std::size_t>(layout.rows),
+      std::vector<std::int64_t>(static_cast<std::size_t>(layout.caller_len), -1));
   for (std::int64_t b = 0; b < layout.rows; ++b) {
     for (std::size_t j = 0; j < slots.slot[b].size(); ++j) {
-      if (slots.caller_pos[b][j] >= 0) caller_to_global[b][slots.caller_pos[b][j]] = slots.slot[b][j];
+      if (slots.caller_pos[b][j] >= 0)
+        caller_to_global[b][slots.caller_pos[b][j]] = slots.slot[b][j];
     }
   }
   return take_tokens(global, seq_dim, caller_to_global, layout.caller_len);
@@ -97,18 +107,22 @@ Tensor SimImplementation::gather_token_tensor(Comm& comm, const ShardLayout& lay
 Tensor SimImplementation::reduce_token_gradient(Comm& comm, const Tensor& blocks) const {
   const std::int64_t count = blocks.size(1);
   Tensor mine(blocks.dtype(), {count});
-  comm.reduce_scatter(blocks.raw(), mine.raw(), static_cast<std::size_t>(count), blocks.dtype(), ReduceOp::sum);
+  comm.reduce_scatter(blocks.raw(), mine.raw(), static_cast<std::size_t>(count), blocks.dtype(),
+                      ReduceOp::sum);
   return mine;
 }
 
 Tensor SimImplementation::gather_token_tensor_backward(Comm& comm, const ShardLayout& layout,
-                                                       const Tensor& grad_gathered, std::int64_t seq_dim, bool trim) {
+                                                       const Tensor& grad_gathered,
+                                                       std::int64_t seq_dim, bool trim) {
   const TokenAxes axes = token_axes(grad_gathered, seq_dim, "gather_token_tensor_backward");
   const std::int64_t expected = trim ? layout.caller_len : layout.padded_len;
   CPLAB_CHECK(axes.rows == layout.rows && axes.seq == expected,
-              "gather_token_tensor_backward: gradient {} has {} rows of {} tokens; the gathered tensor had B={} rows "
+              "gather_token_tensor_backward: gradient {} has {} rows of {} tokens; the gathered "
+              "tensor had B={} rows "
               "of {}={}",
-              tensor_brief(grad_gathered), axes.rows, axes.seq, layout.rows, trim ? "S" : "L", expected);
+              tensor_brief(grad_gathered), axes.rows, axes.seq, layout.rows, trim ? "S" : "L",
+              expected);
   const GatheredSlots slots = gather_slots(comm, layout);
   // Block p: this rank's gradient at rank p's tokens (slots the trim dropped got none).
   const std::int64_t cp = comm.size(), len = layout.local_len();
@@ -125,7 +139,8 @@ Tensor SimImplementation::gather_token_tensor_backward(Comm& comm, const ShardLa
       local_shape = block.shape();
       blocks = Tensor(block.dtype(), {cp, block.numel()});
     }
-    std::memcpy(blocks.raw() + static_cast<std::size_t>(p) * block.nbytes(), block.raw(), block.nbytes());
+    std::memcpy(blocks.raw() + static_cast<std::size_t>(p) * block.nbytes(), block.raw(),
+                block.nbytes());
   }
   return reduce_token_gradient(comm, blocks).reshaped(local_shape);
 }
@@ -143,15 +158,15 @@ Tensor SimImplementation::reduce_gathered_gradient(Comm& comm, const Tensor& gra
   Shape shape = grad_gathered.shape();
   shape[0] /= comm.size();
   Tensor mine(grad_gathered.dtype(), shape);
-  comm.reduce_scatter(grad_gathered.raw(), mine.raw(), static_cast<std::size_t>(mine.numel()), grad_gathered.dtype(),
-                      ReduceOp::sum);
+  comm.reduce_scatter(grad_gathered.raw(), mine.raw(), static_cast<std::size_t>(mine.numel()),
+                      grad_gathered.dtype(), ReduceOp::sum);
   return mine;
 }
 
 Tensor SimImplementation::gather_tokens_backward(Comm& comm, const Tensor& grad_gathered) {
   CPLAB_CHECK(grad_gathered.dim() >= 1 && grad_gathered.size(0) % comm.size() == 0,
-              "gather_tokens_backward: gradient {} does not split into {} equal rank slices", tensor_brief(grad_gathered),
-              comm.size());
+              "gather_tokens_backward: gradient {} does not split into {} equal rank slices",
+              tensor_brief(grad_gathered), comm.size());
   return reduce_gathered_gradient(comm, grad_gathered);
 }
 

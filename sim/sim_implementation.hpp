@@ -18,7 +18,7 @@ namespace cplab::sim {
 
 // The target of one local token in the shifted loss (SPEC §6).
 struct Target {
-  bool exists = false;    // g+1 < L and, in packed rows, g+1 is in the same document
+  bool exists = false;     // g+1 < L and, in packed rows, g+1 is in the same document
   std::int64_t label = 0;  // labels[g+1] when it exists (may be IGNORE)
 };
 
@@ -34,13 +34,15 @@ class SimImplementation : public Implementation, protected PartitionRules {
   std::string name() const override { return "sim"; }
 
   std::vector<RankShard> shard(Comm& comm, const LayoutSpec& spec, const Batch& batch) override;
-  Tensor shard_primary_later(Comm& comm, const ShardLayout& layout, const Batch& micro_batch) override;
+  Tensor shard_primary_later(Comm& comm, const ShardLayout& layout,
+                             const Batch& micro_batch) override;
   Tensor shard_token_tensor(Comm& comm, const ShardLayout& layout, const Tensor& value,
                             std::int64_t seq_dim, std::optional<double> fill) override;
   Tensor gather_token_tensor(Comm& comm, const ShardLayout& layout, const Tensor& local,
                              std::int64_t seq_dim, bool trim) override;
-  Tensor gather_token_tensor_backward(Comm& comm, const ShardLayout& layout, const Tensor& grad_gathered,
-                                      std::int64_t seq_dim, bool trim) override;
+  Tensor gather_token_tensor_backward(Comm& comm, const ShardLayout& layout,
+                                      const Tensor& grad_gathered, std::int64_t seq_dim,
+                                      bool trim) override;
   Tensor gather_tokens(Comm& comm, const Tensor& local) override;
   Tensor gather_tokens_backward(Comm& comm, const Tensor& grad_gathered) override;
   LossOutput shifted_cp_loss(Comm& comm, const ShardLayout& layout, const Tensor& logits,
@@ -60,7 +62,8 @@ class SimImplementation : public Implementation, protected PartitionRules {
   // ---- shard
   // The value of a slot the layout added, for keys padded with a constant (PadRule::constant) or
   // with the pad token (PadRule::pad_token): SPEC §2 per key and the layout's pad policy.
-  virtual double pad_value(const std::string& key, const TokenField& field, const ShardLayout& layout) const;
+  virtual double pad_value(const std::string& key, const TokenField& field,
+                           const ShardLayout& layout) const;
 
   // One key of one microbatch on this rank: caller tokens by caller position, added slots by the
   // key's pad rule; `stream` (the microbatch's stream) is needed only for continued positions.
@@ -70,8 +73,9 @@ class SimImplementation : public Implementation, protected PartitionRules {
   // ---- gather_token_tensor
   // Puts the all-gathered shards (rank order along the seq dim, C·ℓ tokens per row) at their
   // global slots: gathered_slots[b][j] is the slot of the j-th gathered token of row b.
-  virtual Tensor reorder_to_global(const Tensor& rank_ordered, std::int64_t seq_dim,
-                                   const std::vector<std::vector<std::int64_t>>& gathered_slots) const;
+  virtual Tensor reorder_to_global(
+      const Tensor& rank_ordered, std::int64_t seq_dim,
+      const std::vector<std::vector<std::int64_t>>& gathered_slots) const;
   // Backward: blocks [C, ...] holds, for every rank p, this rank's gradient at p's tokens; the
   // result is the block of this rank summed over all ranks (reduce-scatter).
   virtual Tensor reduce_token_gradient(Comm& comm, const Tensor& blocks) const;
@@ -89,7 +93,8 @@ class SimImplementation : public Implementation, protected PartitionRules {
   // of the exchange use it, the sender to know what to send, the receiver what to expect.
   virtual index_math::Slot target_owner(const RowMap& map, std::int64_t slot) const;
   // Whether a token of document `doc` may not take the label of a slot of `target_doc`.
-  virtual bool crosses_document(const ShardLayout& layout, std::int32_t doc, std::int32_t target_doc) const;
+  virtual bool crosses_document(const ShardLayout& layout, std::int32_t doc,
+                                std::int32_t target_doc) const;
   // valid, a target, and the target is not IGNORE.
   virtual bool token_contributes(const LossToken& token) const;
   // This rank's contributing tokens.

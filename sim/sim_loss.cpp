@@ -2,7 +2,6 @@
 // next global slot; when another rank holds that slot, its label (and document id) comes from
 // that rank by a neighbour exchange of just the labels needed. N is summed over the group.
 #include <Eigen/Core>
-
 #include <cmath>
 
 #include "reference/types/error.hpp"
@@ -21,21 +20,28 @@ struct LabelAndDoc {
 
 }  // namespace
 
-index_math::Slot SimImplementation::target_owner(const RowMap& map, std::int64_t slot) const { return map.owner(slot); }
+index_math::Slot SimImplementation::target_owner(const RowMap& map, std::int64_t slot) const {
+  return map.owner(slot);
+}
 
-bool SimImplementation::crosses_document(const ShardLayout& layout, std::int32_t doc, std::int32_t target_doc) const {
+bool SimImplementation::crosses_document(const ShardLayout& layout, std::int32_t doc,
+                                         std::int32_t target_doc) const {
   // Packed rows only: row padding (document 0) belongs to no document, so it has no target.
   return layout.packed && (doc == 0 || target_doc != doc);
 }
 
-std::vector<std::vector<Target>> SimImplementation::resolve_targets(Comm& comm, const ShardLayout& layout,
+std::vector<std::vector<Target>> SimImplementation::resolve_targets(Comm& comm,
+                                                                    const ShardLayout& layout,
                                                                     const Tensor& labels) const {
   const std::int64_t rows = layout.rows, len = layout.local_len(), cp = layout.cp, me = layout.rank;
   const std::int64_t stream_len = layout.padded_len;
-  auto label_at = [&](std::int64_t b, std::int64_t k) { return static_cast<std::int64_t>(labels.get(b * len + k)); };
+  auto label_at = [&](std::int64_t b, std::int64_t k) {
+    return static_cast<std::int64_t>(labels.get(b * len + k));
+  };
   // Every rank derives the same transfer lists from the closed-form maps: for each token of rank q
   // whose next slot rank p holds, p sends q that slot's label, in q's token order.
-  std::vector<std::vector<std::int64_t>> outgoing(static_cast<std::size_t>(cp));  // per peer, flat pairs
+  std::vector<std::vector<std::int64_t>> outgoing(
+      static_cast<std::size_t>(cp));  // per peer, flat pairs
   std::vector<std::size_t> incoming(static_cast<std::size_t>(cp), 0);
   std::vector<RowMap> maps;
   for (std::int64_t b = 0; b < rows; ++b) {
@@ -56,24 +62,30 @@ std::vector<std::vector<Target>> SimImplementation::resolve_targets(Comm& comm, 
   }
   std::vector<std::vector<LabelAndDoc>> received(static_cast<std::size_t>(cp));
   for (std::int64_t p = 0; p < cp; ++p) {  // buffered sends first, then the receives
-    if (!outgoing[p].empty()) comm.send(outgoing[p].data(), outgoing[p].size(), DType::i64, static_cast<int>(p), kLabelExchangeTag);
+    if (!outgoing[p].empty())
+      comm.send(outgoing[p].data(), outgoing[p].size(), DType::i64, static_cast<int>(p),
+                kLabelExchangeTag);
   }
   for (std::int64_t p = 0; p < cp; ++p) {
     if (incoming[p] == 0) continue;
     std::vector<std::int64_t> pairs(2 * incoming[p]);
     comm.recv(pairs.data(), pairs.size(), DType::i64, static_cast<int>(p), kLabelExchangeTag);
-    for (std::size_t i = 0; i < incoming[p]; ++i) received[p].push_back({pairs[2 * i], pairs[2 * i + 1]});
+    for (std::size_t i = 0; i < incoming[p]; ++i)
+      received[p].push_back({pairs[2 * i], pairs[2 * i + 1]});
   }
   std::vector<std::size_t> taken(static_cast<std::size_t>(cp), 0);
-  std::vector<std::vector<Target>> targets(static_cast<std::size_t>(rows), std::vector<Target>(static_cast<std::size_t>(len)));
+  std::vector<std::vector<Target>> targets(static_cast<std::size_t>(rows),
+                                           std::vector<Target>(static_cast<std::size_t>(len)));
   for (std::int64_t b = 0; b < rows; ++b) {
     for (std::int64_t k = 0; k < len; ++k) {
       const std::int64_t next = layout.index[b][k] + 1;
       if (next >= stream_len) continue;
       const index_math::Slot owner = target_owner(maps[b], next);
-      const LabelAndDoc at = owner.rank == me ? LabelAndDoc{label_at(b, owner.offset), layout.doc_ids[b][owner.offset]}
-                                              : received[owner.rank][taken[owner.rank]++];
-      if (crosses_document(layout, layout.doc_ids[b][k], static_cast<std::int32_t>(at.doc))) continue;
+      const LabelAndDoc at =
+          owner.rank == me ? LabelAndDoc{label_at(b, owner.offset), layout.doc_ids[b][owner.offset]}
+                           : received[owner.rank][taken[owner.rank]++];
+      if (crosses_document(layout, layout.doc_ids[b][k], static_cast<std::int32_t>(at.doc)))
+        continue;
       targets[b][k] = Target{.exists = true, .label = at.label};
     }
   }
@@ -84,7 +96,8 @@ bool SimImplementation::token_contributes(const LossToken& token) const {
   return token.valid && token.target.exists && token.target.label != kIgnoreIndex;
 }
 
-std::int64_t SimImplementation::count_contributing(const std::vector<std::vector<LossToken>>& tokens) const {
+std::int64_t SimImplementation::count_contributing(
+    const std::vector<std::vector<LossToken>>& tokens) const {
   std::int64_t count = 0;
   for (const auto& row : tokens) {
     for (const LossToken& token : row) count += token.contributes ? 1 : 0;
@@ -98,30 +111,38 @@ std::int64_t SimImplementation::total_contributing(Comm& comm, std::int64_t loca
   return total;
 }
 
-double SimImplementation::loss_scale(std::int64_t /*local*/, std::int64_t total, std::int64_t cp) const {
+double SimImplementation::loss_scale(std::int64_t /*local*/, std::int64_t total,
+                                     std::int64_t cp) const {
   return total > 0 ? static_cast<double>(cp) / static_cast<double>(total) : 0.0;
 }
 
-LossOutput SimImplementation::shifted_cp_loss(Comm& comm, const ShardLayout& layout, const Tensor& logits,
-                                              const Tensor& labels, const Tensor& valid) {
+LossOutput SimImplementation::shifted_cp_loss(Comm& comm, const ShardLayout& layout,
+                                              const Tensor& logits, const Tensor& labels,
+                                              const Tensor& valid) {
   const std::int64_t rows = layout.rows, len = layout.local_len();
   CPLAB_CHECK(static_cast<std::int64_t>(layout.index.size()) == rows && rows > 0,
               "shifted_cp_loss: no recorded layout; shard a batch first");
   CPLAB_CHECK(comm.size() == layout.cp && comm.rank() == layout.rank,
-              "shifted_cp_loss: the comm is rank {} of {}, the layout rank {} of {}", comm.rank(), comm.size(),
-              layout.rank, layout.cp);
+              "shifted_cp_loss: the comm is rank {} of {}, the layout rank {} of {}", comm.rank(),
+              comm.size(), layout.rank, layout.cp);
   CPLAB_CHECK(logits.dim() == 3 && logits.size(0) == rows && logits.size(1) == len,
-              "shifted_cp_loss: logits {} must be [B, ℓ, V] = [{}, {}, V]", tensor_brief(logits), rows, len);
-  CPLAB_CHECK(labels.numel() == rows * len && (labels.dtype() == DType::i64 || labels.dtype() == DType::i32),
-              "shifted_cp_loss: labels {} must be i64 or i32 [B, ℓ] = [{}, {}]", tensor_brief(labels), rows, len);
+              "shifted_cp_loss: logits {} must be [B, ℓ, V] = [{}, {}, V]", tensor_brief(logits),
+              rows, len);
+  CPLAB_CHECK(labels.numel() == rows * len &&
+                  (labels.dtype() == DType::i64 || labels.dtype() == DType::i32),
+              "shifted_cp_loss: labels {} must be i64 or i32 [B, ℓ] = [{}, {}]",
+              tensor_brief(labels), rows, len);
   CPLAB_CHECK(!valid.defined() || valid.numel() == rows * len,
-              "shifted_cp_loss: valid {} must hold B·ℓ = {} flags", tensor_brief(valid), rows * len);
+              "shifted_cp_loss: valid {} must hold B·ℓ = {} flags", tensor_brief(valid),
+              rows * len);
   const std::int64_t vocab = logits.size(2);
   const std::vector<std::vector<Target>> targets = resolve_targets(comm, layout, labels);
   std::vector<std::vector<LossToken>> tokens(static_cast<std::size_t>(rows));
   for (std::int64_t b = 0; b < rows; ++b) {
     for (std::int64_t k = 0; k < len; ++k) {
-      LossToken token{.valid = !valid.defined() || valid.get(b * len + k) != 0.0, .target = targets[b][k], .contributes = false};
+      LossToken token{.valid = !valid.defined() || valid.get(b * len + k) != 0.0,
+                      .target = targets[b][k],
+                      .contributes = false};
       token.contributes = token_contributes(token);
       tokens[b].push_back(token);
     }
@@ -140,10 +161,12 @@ LossOutput SimImplementation::shifted_cp_loss(Comm& comm, const ShardLayout& lay
       const LossToken& token = tokens[b][k];
       if (!token.contributes) continue;
       const std::int64_t y = token.target.label;
-      CPLAB_CHECK(y >= 0 && y < vocab, "shifted_cp_loss: row {} slot {}: target label {} outside the vocabulary [0, {})", b,
-                  layout.index[b][k], y, vocab);
+      CPLAB_CHECK(y >= 0 && y < vocab,
+                  "shifted_cp_loss: row {} slot {}: target label {} outside the vocabulary [0, {})",
+                  b, layout.index[b][k], y, vocab);
       const std::int64_t at = (b * len + k) * vocab;
-      const Eigen::VectorXd z = Eigen::Map<const Eigen::VectorXf>(z_data.data() + at, vocab).cast<double>();
+      const Eigen::VectorXd z =
+          Eigen::Map<const Eigen::VectorXf>(z_data.data() + at, vocab).cast<double>();
       const double top = z.maxCoeff();
       const double logsumexp = top + std::log((z.array() - top).exp().sum());
       total += logsumexp - z(y);

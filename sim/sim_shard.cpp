@@ -28,7 +28,8 @@ Batch rows_of(const Batch& batch, std::int64_t begin, std::int64_t end) {
   const std::int64_t rows = batch.rows();
   for (const auto& [name, field] : batch.tokens) {
     TokenField sliced = field;
-    if (field.value.size(field.seq_dim - 1) == rows) sliced.value = slice_rows(field.value, field.seq_dim, begin, end);
+    if (field.value.size(field.seq_dim - 1) == rows)
+      sliced.value = slice_rows(field.value, field.seq_dim, begin, end);
     part.tokens[name] = std::move(sliced);
   }
   return part;
@@ -36,13 +37,14 @@ Batch rows_of(const Batch& batch, std::int64_t begin, std::int64_t end) {
 
 void check_recorded(const ShardLayout& layout, const char* verb) {
   CPLAB_CHECK(layout.rows > 0 && static_cast<std::int64_t>(layout.index.size()) == layout.rows,
-              "{}: no recorded layout ({} rows, {} index maps); shard a batch first", verb, layout.rows,
-              layout.index.size());
+              "{}: no recorded layout ({} rows, {} index maps); shard a batch first", verb,
+              layout.rows, layout.index.size());
 }
 
 }  // namespace
 
-double SimImplementation::pad_value(const std::string& /*key*/, const TokenField& field, const ShardLayout& layout) const {
+double SimImplementation::pad_value(const std::string& /*key*/, const TokenField& field,
+                                    const ShardLayout& layout) const {
   if (field.rule == PadRule::pad_token) {
     return layout.pad_policy == PadPolicy::zero ? 0.0 : static_cast<double>(layout.pad_token_id);
   }
@@ -51,15 +53,19 @@ double SimImplementation::pad_value(const std::string& /*key*/, const TokenField
 
 // One key of one microbatch: caller tokens by caller position, added slots by the key's pad rule.
 // `stream` (for continued positions) is the stream of the microbatch's rows, null when unknown.
-Tensor SimImplementation::shard_field(const std::string& key, const TokenField& field, const ShardLayout& layout,
-                                      const StreamSlots* stream) const {
+Tensor SimImplementation::shard_field(const std::string& key, const TokenField& field,
+                                      const ShardLayout& layout, const StreamSlots* stream) const {
   Tensor local = take_tokens(field.value, field.seq_dim, layout.caller_pos, layout.local_len());
   const TokenAxes axes = token_axes(local, field.seq_dim, "shard");
   const TokenAxes src = token_axes(field.value, field.seq_dim, "shard");
-  const bool continued = field.rule == PadRule::continue_positions && layout.pad_policy != PadPolicy::zero;
-  CPLAB_CHECK(!continued || stream != nullptr, "shard: key '{}' continues positions, which needs the stream", key);
-  const std::vector<std::int64_t> last = continued ? last_caller_slot(*stream) : std::vector<std::int64_t>{};
-  const double constant = field.rule == PadRule::continue_positions ? 0.0 : pad_value(key, field, layout);
+  const bool continued =
+      field.rule == PadRule::continue_positions && layout.pad_policy != PadPolicy::zero;
+  CPLAB_CHECK(!continued || stream != nullptr,
+              "shard: key '{}' continues positions, which needs the stream", key);
+  const std::vector<std::int64_t> last =
+      continued ? last_caller_slot(*stream) : std::vector<std::int64_t>{};
+  const double constant =
+      field.rule == PadRule::continue_positions ? 0.0 : pad_value(key, field, layout);
   for (std::int64_t b = 0; b < axes.rows; ++b) {
     for (std::int64_t k = 0; k < axes.seq; ++k) {
       if (layout.caller_pos[b][k] >= 0) continue;
@@ -70,9 +76,11 @@ Tensor SimImplementation::shard_field(const std::string& key, const TokenField& 
           double value = constant;
           if (continued) {
             const std::int64_t src_row = src.rows == 1 ? 0 : b;
-            value = from < 0 ? static_cast<double>(g)
-                             : field.value.get(src.token(o, src_row, stream->caller_pos[from]) * src.inner + e) +
-                                   static_cast<double>(g - from);
+            value = from < 0
+                        ? static_cast<double>(g)
+                        : field.value.get(
+                              src.token(o, src_row, stream->caller_pos[from]) * src.inner + e) +
+                              static_cast<double>(g - from);
           }
           local.set(axes.token(o, b, k) * axes.inner + e, value);
         }
@@ -82,9 +90,10 @@ Tensor SimImplementation::shard_field(const std::string& key, const TokenField& 
   return local;
 }
 
-std::vector<RankShard> SimImplementation::shard(Comm& comm, const LayoutSpec& spec, const Batch& batch) {
-  CPLAB_CHECK(comm.size() == spec.cp, "shard: the comm has {} ranks, the spec ({}) cp={}", comm.size(), spec.layout,
-              spec.cp);
+std::vector<RankShard> SimImplementation::shard(Comm& comm, const LayoutSpec& spec,
+                                                const Batch& batch) {
+  CPLAB_CHECK(comm.size() == spec.cp, "shard: the comm has {} ranks, the spec ({}) cp={}",
+              comm.size(), spec.layout, spec.cp);
   const std::vector<MicrobatchRows> micro = microbatch_rows(spec, batch);
   const std::string primary = batch.primary();
   const std::int64_t per = batch.rows() / spec.num_chunks;
@@ -96,7 +105,8 @@ std::vector<RankShard> SimImplementation::shard(Comm& comm, const LayoutSpec& sp
     for (const auto& [name, field] : rows.tokens) {
       TokenField local = field;
       // With shard_primary = false the primary stays global, in caller coordinates (SPEC §4).
-      if (name != primary || spec.shard_primary) local.value = shard_field(name, field, shard.layout, &slots);
+      if (name != primary || spec.shard_primary)
+        local.value = shard_field(name, field, shard.layout, &slots);
       shard.local.tokens[name] = std::move(local);
     }
     if (!rows.has(keys::position_ids)) {
@@ -106,7 +116,8 @@ std::vector<RankShard> SimImplementation::shard(Comm& comm, const LayoutSpec& sp
       for (std::int64_t b = 0; b < shard.layout.rows; ++b) {
         for (std::int64_t k = 0; k < shard.layout.local_len(); ++k) {
           const bool added = shard.layout.caller_pos[b][k] < 0;
-          values[b * shard.layout.local_len() + k] = zero_policy && added ? 0 : shard.layout.positions[b][k];
+          values[b * shard.layout.local_len() + k] =
+              zero_policy && added ? 0 : shard.layout.positions[b][k];
         }
       }
       shard.local.add(keys::position_ids, std::move(positions));
@@ -117,34 +128,41 @@ std::vector<RankShard> SimImplementation::shard(Comm& comm, const LayoutSpec& sp
   return out;
 }
 
-Tensor SimImplementation::shard_primary_later(Comm& /*comm*/, const ShardLayout& layout, const Batch& micro_batch) {
+Tensor SimImplementation::shard_primary_later(Comm& /*comm*/, const ShardLayout& layout,
+                                              const Batch& micro_batch) {
   check_recorded(layout, "shard_primary_later");
   const std::string primary = micro_batch.primary();
   const TokenField& field = micro_batch.tokens.at(primary);
   const TokenAxes axes = token_axes(field.value, field.seq_dim, "shard_primary_later");
-  CPLAB_CHECK(axes.rows == layout.rows && axes.seq == layout.caller_len,
-              "shard_primary_later: {} {} has {} rows of {} tokens; the microbatch was B={} rows of S={}", primary,
-              tensor_brief(field.value), axes.rows, axes.seq, layout.rows, layout.caller_len);
+  CPLAB_CHECK(
+      axes.rows == layout.rows && axes.seq == layout.caller_len,
+      "shard_primary_later: {} {} has {} rows of {} tokens; the microbatch was B={} rows of S={}",
+      primary, tensor_brief(field.value), axes.rows, axes.seq, layout.rows, layout.caller_len);
   return shard_field(primary, field, layout, nullptr);
 }
 
-Tensor SimImplementation::shard_token_tensor(Comm& /*comm*/, const ShardLayout& layout, const Tensor& value,
-                                             std::int64_t seq_dim, std::optional<double> fill) {
+Tensor SimImplementation::shard_token_tensor(Comm& /*comm*/, const ShardLayout& layout,
+                                             const Tensor& value, std::int64_t seq_dim,
+                                             std::optional<double> fill) {
   check_recorded(layout, "shard_token_tensor");
   const TokenAxes axes = token_axes(value, seq_dim, "shard_token_tensor");
-  CPLAB_CHECK(axes.rows == layout.rows, "shard_token_tensor: {} has {} rows on dim {}; the layout has B={}",
+  CPLAB_CHECK(axes.rows == layout.rows,
+              "shard_token_tensor: {} has {} rows on dim {}; the layout has B={}",
               tensor_brief(value), axes.rows, seq_dim - 1, layout.rows);
   // Packed rows of the caller's length are the caller's THD rows, even when L happens to be S.
-  const bool caller_rows = axes.seq == layout.caller_len && (layout.packed || axes.seq != layout.padded_len);
+  const bool caller_rows =
+      axes.seq == layout.caller_len && (layout.packed || axes.seq != layout.padded_len);
   if (!caller_rows) {
     CPLAB_CHECK(axes.seq == layout.padded_len,
-                "shard_token_tensor: {} has {} tokens on seq dim {}: neither the padded length L={} nor the caller "
+                "shard_token_tensor: {} has {} tokens on seq dim {}: neither the padded length "
+                "L={} nor the caller "
                 "length S={}",
                 tensor_brief(value), axes.seq, seq_dim, layout.padded_len, layout.caller_len);
     return take_tokens(value, seq_dim, layout.index, layout.local_len());
   }
   CPLAB_CHECK(layout.packed || fill.has_value(),
-              "shard_token_tensor: {} has the caller length S={} on seq dim {}; padding it to L={} needs an explicit fill",
+              "shard_token_tensor: {} has the caller length S={} on seq dim {}; padding it to L={} "
+              "needs an explicit fill",
               tensor_brief(value), axes.seq, seq_dim, layout.padded_len);
   const double padding = fill.value_or(0.0);  // packed caller rows without a fill: 0
   Tensor local = take_tokens(value, seq_dim, layout.caller_pos, layout.local_len());
@@ -153,7 +171,8 @@ Tensor SimImplementation::shard_token_tensor(Comm& /*comm*/, const ShardLayout& 
     for (std::int64_t k = 0; k < out.seq; ++k) {
       if (layout.caller_pos[b][k] >= 0) continue;
       for (std::int64_t o = 0; o < out.outer; ++o) {
-        for (std::int64_t e = 0; e < out.inner; ++e) local.set(out.token(o, b, k) * out.inner + e, padding);
+        for (std::int64_t e = 0; e < out.inner; ++e)
+          local.set(out.token(o, b, k) * out.inner + e, padding);
       }
     }
   }

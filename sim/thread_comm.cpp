@@ -19,7 +19,8 @@ using Parts = std::vector<Contribution>;
 std::string sizes_of(const Parts& parts) {
   std::vector<std::string> listed;
   for (std::size_t r = 0; r < parts.size(); ++r) {
-    listed.push_back(fmt::format("rank {}: {} x {}", r, parts[r].count, dtype_name(parts[r].dtype)));
+    listed.push_back(
+        fmt::format("rank {}: {} x {}", r, parts[r].count, dtype_name(parts[r].dtype)));
   }
   return fmt::format("{}", fmt::join(listed, ", "));
 }
@@ -32,7 +33,8 @@ void check_equal_sizes(const char* call, std::int64_t seq, const Parts& parts) {
   }
 }
 
-template <typename T> T combine(T a, T b, ReduceOp op) {
+template <typename T>
+T combine(T a, T b, ReduceOp op) {
   if constexpr (std::is_same_v<T, bool>) {
     return op == ReduceOp::sum ? (a || b) : (a || b);
   } else if constexpr (std::is_same_v<T, bf16> || std::is_same_v<T, f16>) {
@@ -44,7 +46,8 @@ template <typename T> T combine(T a, T b, ReduceOp op) {
 }
 
 // out[i] = op over ranks (in rank order) of block `block` of every part.
-void reduce_block(const Parts& parts, std::size_t block, std::size_t count, ReduceOp op, void* out) {
+void reduce_block(const Parts& parts, std::size_t block, std::size_t count, ReduceOp op,
+                  void* out) {
   visit_dtype(parts[0].dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* result = static_cast<T*>(out);
@@ -100,7 +103,8 @@ ThreadComm::ThreadComm(int rank, detail::ThreadGroup& group) : rank_(rank), grou
 int ThreadComm::size() const { return group_.size(); }
 
 void ThreadComm::check_peer(int peer, const char* what) const {
-  CPLAB_CHECK(peer >= 0 && peer < size(), "{}: peer rank {} out of range [0, {})", what, peer, size());
+  CPLAB_CHECK(peer >= 0 && peer < size(), "{}: peer rank {} out of range [0, {})", what, peer,
+              size());
 }
 
 namespace {
@@ -127,7 +131,8 @@ void ThreadComm::all_gather(const void* send, void* recv, std::size_t count, DTy
       out += part.data.size();
     }
   });
-  bytes_sent_ += wire_bytes::all_gather(count, dtype_size(dtype), static_cast<std::uint64_t>(size()));
+  bytes_sent_ +=
+      wire_bytes::all_gather(count, dtype_size(dtype), static_cast<std::uint64_t>(size()));
 }
 
 std::vector<std::size_t> ThreadComm::all_gather_v(const void* send, std::size_t count, void* recv,
@@ -141,19 +146,21 @@ std::vector<std::size_t> ThreadComm::all_gather_v(const void* send, std::size_t 
   group_.join(rank_, "all_gather_v", std::move(mine), [&](std::int64_t seq, const Parts& parts) {
     std::size_t total = 0;
     for (const Contribution& part : parts) {
-      CPLAB_CHECK(part.dtype == dtype, "all_gather_v #{}: dtypes disagree: {}", seq, sizes_of(parts));
+      CPLAB_CHECK(part.dtype == dtype, "all_gather_v #{}: dtypes disagree: {}", seq,
+                  sizes_of(parts));
       counts.push_back(part.count);
       total += part.count;
     }
-    CPLAB_CHECK(total <= recv_capacity, "all_gather_v #{}: {} elements arrive ({}), room for {}", seq,
-                total, sizes_of(parts), recv_capacity);
+    CPLAB_CHECK(total <= recv_capacity, "all_gather_v #{}: {} elements arrive ({}), room for {}",
+                seq, total, sizes_of(parts), recv_capacity);
     auto* out = static_cast<std::byte*>(recv);
     for (const Contribution& part : parts) {
       if (!part.data.empty()) std::memcpy(out, part.data.data(), part.data.size());
       out += part.data.size();
     }
   });
-  bytes_sent_ += wire_bytes::all_gather(count, dtype_size(dtype), static_cast<std::uint64_t>(size()));
+  bytes_sent_ +=
+      wire_bytes::all_gather(count, dtype_size(dtype), static_cast<std::uint64_t>(size()));
   return counts;
 }
 
@@ -164,18 +171,21 @@ void ThreadComm::all_reduce(void* buf, std::size_t count, DType dtype, ReduceOp 
     check_equal_sizes("all_reduce", seq, parts);
     reduce_block(parts, 0, count, op, buf);
   });
-  bytes_sent_ += wire_bytes::all_reduce(count, dtype_size(dtype), static_cast<std::uint64_t>(size()));
+  bytes_sent_ +=
+      wire_bytes::all_reduce(count, dtype_size(dtype), static_cast<std::uint64_t>(size()));
 }
 
 void ThreadComm::reduce_scatter(const void* send, void* recv, std::size_t count, DType dtype,
                                 ReduceOp op) {
   Contribution mine = Contribution::copy_of(send, count * static_cast<std::size_t>(size()), dtype);
-  if (!contribute(group_, rank_, "reduce_scatter", mine)) return group_.skip(rank_, "reduce_scatter");
+  if (!contribute(group_, rank_, "reduce_scatter", mine))
+    return group_.skip(rank_, "reduce_scatter");
   group_.join(rank_, "reduce_scatter", std::move(mine), [&](std::int64_t seq, const Parts& parts) {
     check_equal_sizes("reduce_scatter", seq, parts);
     reduce_block(parts, static_cast<std::size_t>(rank_), count, op, recv);
   });
-  bytes_sent_ += wire_bytes::reduce_scatter(count, dtype_size(dtype), static_cast<std::uint64_t>(size()));
+  bytes_sent_ +=
+      wire_bytes::reduce_scatter(count, dtype_size(dtype), static_cast<std::uint64_t>(size()));
 }
 
 void ThreadComm::all_to_all(const void* send, void* recv, std::size_t count, DType dtype) {
@@ -186,10 +196,13 @@ void ThreadComm::all_to_all(const void* send, void* recv, std::size_t count, DTy
     const std::size_t block = count * dtype_size(dtype);
     auto* out = static_cast<std::byte*>(recv);
     for (std::size_t p = 0; p < parts.size(); ++p) {
-      if (block) std::memcpy(out + p * block, parts[p].data.data() + static_cast<std::size_t>(rank_) * block, block);
+      if (block)
+        std::memcpy(out + p * block, parts[p].data.data() + static_cast<std::size_t>(rank_) * block,
+                    block);
     }
   });
-  bytes_sent_ += wire_bytes::all_to_all(count, dtype_size(dtype), static_cast<std::uint64_t>(size()));
+  bytes_sent_ +=
+      wire_bytes::all_to_all(count, dtype_size(dtype), static_cast<std::uint64_t>(size()));
 }
 
 void ThreadComm::send(const void* buf, std::size_t count, DType dtype, int peer, int tag) {
@@ -204,8 +217,8 @@ void ThreadComm::recv(void* buf, std::size_t count, DType dtype, int peer, int t
   check_peer(peer, "recv");
   Contribution message = group_.take(rank_, peer, tag);
   CPLAB_CHECK(message.count == count && message.dtype == dtype,
-              "recv from rank {} (tag {}): expected {} x {}, rank {} sent {} x {}", peer, tag, count,
-              dtype_name(dtype), peer, message.count, dtype_name(message.dtype));
+              "recv from rank {} (tag {}): expected {} x {}, rank {} sent {} x {}", peer, tag,
+              count, dtype_name(dtype), peer, message.count, dtype_name(message.dtype));
   if (!message.data.empty()) std::memcpy(buf, message.data.data(), message.data.size());
 }
 

@@ -35,10 +35,10 @@ struct Fault {
     delay,    // the contribution arrives `delay` later
   };
   Kind kind = Kind::corrupt;
-  int rank = 0;                  // whose contribution
-  std::string call = "send";     // all_gather, all_gather_v, all_reduce, reduce_scatter, all_to_all,
-                                 // send (send and send_recv), barrier
-  int occurrence = -1;           // which call of that name on that rank, 0-based; -1: every one
+  int rank = 0;               // whose contribution
+  std::string call = "send";  // all_gather, all_gather_v, all_reduce, reduce_scatter, all_to_all,
+                              // send (send and send_recv), barrier
+  int occurrence = -1;        // which call of that name on that rank, 0-based; -1: every one
   std::chrono::milliseconds delay{0};
   std::function<void(void* data, std::size_t count, DType dtype)> corrupt;
 };

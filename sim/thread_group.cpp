@@ -76,7 +76,8 @@ void ThreadGroup::apply(int rank, const Fault& fault, Contribution& part) {
     case Fault::Kind::delay: {
       // A late contribution, not a race fix: the wait ends early if the group fails meanwhile.
       std::unique_lock lock(mutex_);
-      ranks_[rank].doing = fmt::format("delayed {} ms by a fault before {}", fault.delay.count(), fault.call);
+      ranks_[rank].doing =
+          fmt::format("delayed {} ms by a fault before {}", fault.delay.count(), fault.call);
       changed_.wait_for(lock, fault.delay, [&] { return first_failure_ != nullptr; });
       ranks_[rank].doing = "running";
       break;
@@ -121,13 +122,14 @@ void ThreadGroup::wait_for_round(std::unique_lock<std::mutex>& lock, int rank, s
                   ranks_[p].doing, ranks_where(round, true));
     }
     if (changed_.wait_until(lock, deadline) == std::cv_status::timeout && round.arrivals < size_) {
-      CPLAB_FAIL("{} timed out after {} ms: waiting ranks: {}; missing: {}", what,
-                 timeout_.count(), ranks_where(round, true), ranks_where(round, false));
+      CPLAB_FAIL("{} timed out after {} ms: waiting ranks: {}; missing: {}", what, timeout_.count(),
+                 ranks_where(round, true), ranks_where(round, false));
     }
   }
 }
 
-void ThreadGroup::join(int rank, const std::string& call, Contribution mine, const Consume& consume) {
+void ThreadGroup::join(int rank, const std::string& call, Contribution mine,
+                       const Consume& consume) {
   std::unique_lock lock(mutex_);
   try {
     join_locked(lock, rank, call, std::move(mine), consume);
@@ -148,8 +150,9 @@ void ThreadGroup::join_locked(std::unique_lock<std::mutex>& lock, int rank, cons
     round.parts.resize(static_cast<std::size_t>(size_));
     round.arrived.assign(static_cast<std::size_t>(size_), false);
   }
-  CPLAB_CHECK(round.call == call, "collective #{} mismatch: this rank called {}, rank(s) {} called {}",
-              seq, call, ranks_where(round, true), round.call);
+  CPLAB_CHECK(round.call == call,
+              "collective #{} mismatch: this rank called {}, rank(s) {} called {}", seq, call,
+              ranks_where(round, true), round.call);
   round.parts[rank] = std::move(mine);
   round.arrived[rank] = true;
   ++round.arrivals;
@@ -185,7 +188,8 @@ Contribution ThreadGroup::take(int to, int from, int tag) {
   }
 }
 
-Contribution ThreadGroup::take_locked(std::unique_lock<std::mutex>& lock, int to, int from, int tag) {
+Contribution ThreadGroup::take_locked(std::unique_lock<std::mutex>& lock, int to, int from,
+                                      int tag) {
   const std::string what = fmt::format("recv from rank {} (tag {})", from, tag);
   ranks_[to].doing = fmt::format("in {}", what);
   auto& box = mail_[{from, to, tag}];  // std::map: stays valid while others post

@@ -16,7 +16,9 @@ struct TokenAxes {
   std::size_t elem = 0;
 
   std::size_t token_bytes() const { return static_cast<std::size_t>(inner) * elem; }
-  std::int64_t token(std::int64_t o, std::int64_t b, std::int64_t s) const { return (o * rows + b) * seq + s; }
+  std::int64_t token(std::int64_t o, std::int64_t b, std::int64_t s) const {
+    return (o * rows + b) * seq + s;
+  }
 };
 
 using RowMaps = std::vector<std::vector<std::int64_t>>;
@@ -25,10 +27,12 @@ using RowMaps = std::vector<std::vector<std::int64_t>>;
 TokenAxes token_axes(const Tensor& t, std::int64_t seq_dim, const char* what);
 
 // out[o, b, k] = in[o, b (or 0 when `in` has one shared row), maps[b][k]]; -1 leaves a zero token.
-Tensor take_tokens(const Tensor& in, std::int64_t seq_dim, const RowMaps& maps, std::int64_t out_len);
+Tensor take_tokens(const Tensor& in, std::int64_t seq_dim, const RowMaps& maps,
+                   std::int64_t out_len);
 
-// A zero tensor like `in` with `seq` tokens per row; then out[o, b, maps[b][k]] = in[o, b, k]. Every
-// destination must be in range and written at most once (a wrong map is an error, not a blur).
+// A zero tensor like `in` with `seq` tokens per row; then out[o, b, maps[b][k]] = in[o, b, k].
+// Every destination must be in range and written at most once (a wrong map is an error, not a
+// blur).
 Tensor place_tokens(const Tensor& in, std::int64_t seq_dim, const RowMaps& maps, std::int64_t seq);
 
 // Rows [begin, end) of the row dim.

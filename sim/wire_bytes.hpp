@@ -1,7 +1,8 @@
 #pragma once
 // Bytes one rank puts on the wire for each collective, as ring algorithms move them (the model
 // nccl-tests' bus bandwidth assumes). ThreadComm counts with these, and the cost model predicts a
-// verb's traffic from a layout's geometry with them, so measured and predicted bytes can be compared.
+// verb's traffic from a layout's geometry with them, so measured and predicted bytes can be
+// compared.
 #include <cstdint>
 
 namespace cplab::sim::wire_bytes {

@@ -1,7 +1,6 @@
 #pragma once
 // Helpers of the CLI tests: a scratch folder per test, and running the built cplab executable.
 #include <gtest/gtest.h>
-
 #include <sys/wait.h>
 
 #include <cstdlib>
@@ -21,7 +20,8 @@ class ScratchDir {
     for (char& c : name) {
       if (c == '/') c = '_';
     }
-    path_ = std::filesystem::temp_directory_path() / ("cplab_cli_" + name + "_" + std::to_string(::getpid()));
+    path_ = std::filesystem::temp_directory_path() /
+            ("cplab_cli_" + name + "_" + std::to_string(::getpid()));
     std::filesystem::remove_all(path_);
     std::filesystem::create_directories(path_);
   }

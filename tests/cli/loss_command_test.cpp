@@ -37,8 +37,10 @@ struct Inputs {
 };
 
 Inputs inputs(std::int64_t rows, std::int64_t seq, std::int64_t vocab) {
-  Inputs in{Tensor(DType::f32, {rows, seq, vocab}), Tensor(DType::i64, {rows, seq}), Tensor(DType::b8, {rows, seq})};
-  for (std::int64_t i = 0; i < in.logits.numel(); ++i) in.logits.set(i, 2.0 * std::sin(0.37 * static_cast<double>(i)));
+  Inputs in{Tensor(DType::f32, {rows, seq, vocab}), Tensor(DType::i64, {rows, seq}),
+            Tensor(DType::b8, {rows, seq})};
+  for (std::int64_t i = 0; i < in.logits.numel(); ++i)
+    in.logits.set(i, 2.0 * std::sin(0.37 * static_cast<double>(i)));
   for (std::int64_t i = 0; i < rows * seq; ++i) {
     in.labels.set(i, i % 7 == 5 ? -100.0 : static_cast<double>((3 * i) % vocab));
     in.valid.set(i, i % 5 != 3);
@@ -74,12 +76,14 @@ TEST_P(LossCommandTest, json_agrees_with_the_reference) {
       continue;  // the layout refuses this batch (the error case is tested below)
     }
     ++checked;
-    const reference::LossReference ref = reference::shifted_loss_caller(plan, in.logits, in.labels, in.valid);
+    const reference::LossReference ref =
+        reference::shifted_loss_caller(plan, in.logits, in.labels, in.valid);
     cli::npy::write(dir.file("logits.npy"), in.logits);
     cli::npy::write(dir.file("labels.npy"), in.labels);
     cli::npy::write(dir.file("valid.npy"), in.valid);
-    std::string args = "loss --layout " + layout + " --cp " + std::to_string(cp) + " --logits " + dir.file("logits.npy") +
-                       " --labels " + dir.file("labels.npy") + " --valid " + dir.file("valid.npy") + " --chunk-size 3 --json";
+    std::string args = "loss --layout " + layout + " --cp " + std::to_string(cp) + " --logits " +
+                       dir.file("logits.npy") + " --labels " + dir.file("labels.npy") +
+                       " --valid " + dir.file("valid.npy") + " --chunk-size 3 --json";
     if (!c.doc_lens.empty()) args += " --doc-lens " + c.doc_lens;
     const CommandRun run = run_cplab(dir, args);
     ASSERT_EQ(run.status, 0) << run.err;
@@ -91,7 +95,8 @@ TEST_P(LossCommandTest, json_agrees_with_the_reference) {
     for (std::int64_t r = 0; r < cp; ++r) {
       const auto& rank = json.at("ranks")[r];
       EXPECT_EQ(rank.at("rank").get<std::int64_t>(), r);
-      EXPECT_NEAR(rank.at("loss").get<double>(), ref.rank_loss[r], 1e-6 * std::max(1.0, std::abs(ref.rank_loss[r])));
+      EXPECT_NEAR(rank.at("loss").get<double>(), ref.rank_loss[r],
+                  1e-6 * std::max(1.0, std::abs(ref.rank_loss[r])));
       EXPECT_EQ(rank.at("contributing").get<std::int64_t>(), ref.rank_contributing[r]);
       mean += rank.at("loss").get<double>() / static_cast<double>(cp);
     }
@@ -104,14 +109,16 @@ TEST_P(LossCommandTest, json_agrees_with_the_reference) {
     const Inputs in = inputs(1, 16, 7);
     cli::npy::write(dir.file("logits.npy"), in.logits);
     cli::npy::write(dir.file("labels.npy"), in.labels);
-    const CommandRun run = run_cplab(dir, "loss --layout " + layout + " --cp " + std::to_string(cp) + " --logits " +
-                                       dir.file("logits.npy") + " --labels " + dir.file("labels.npy") + " --json");
+    const CommandRun run = run_cplab(
+        dir, "loss --layout " + layout + " --cp " + std::to_string(cp) + " --logits " +
+                 dir.file("logits.npy") + " --labels " + dir.file("labels.npy") + " --json");
     EXPECT_EQ(run.status, 2);
     EXPECT_EQ(line_count(run.err), 1) << run.err;
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(EveryLayout, LossCommandTest, ::testing::ValuesIn(every_layout_and_cp()), param_name);
+INSTANTIATE_TEST_SUITE_P(EveryLayout, LossCommandTest, ::testing::ValuesIn(every_layout_and_cp()),
+                         param_name);
 
 class LossCommandErrors : public ::testing::Test {
  protected:
@@ -120,43 +127,53 @@ class LossCommandErrors : public ::testing::Test {
     cli::npy::write(dir_.file("logits.npy"), in.logits);
     cli::npy::write(dir_.file("labels.npy"), in.labels);
   }
-  CommandRun loss(const std::string& logits, const std::string& labels, const std::string& extra = "") {
-    return run_cplab(dir_, "loss --layout head-tail --cp 2 --logits " + logits + " --labels " + labels + " --json " + extra);
+  CommandRun loss(const std::string& logits, const std::string& labels,
+                  const std::string& extra = "") {
+    return run_cplab(dir_, "loss --layout head-tail --cp 2 --logits " + logits + " --labels " +
+                               labels + " --json " + extra);
   }
   void expect_usage_error(const CommandRun& run, const std::vector<std::string>& parts) {
     EXPECT_EQ(run.status, 2);
     EXPECT_TRUE(run.out.empty()) << run.out;
     EXPECT_EQ(line_count(run.err), 1) << run.err;
-    for (const std::string& part : parts) EXPECT_NE(run.err.find(part), std::string::npos) << part << " in: " << run.err;
+    for (const std::string& part : parts)
+      EXPECT_NE(run.err.find(part), std::string::npos) << part << " in: " << run.err;
   }
   ScratchDir dir_;
 };
 
 TEST_F(LossCommandErrors, truncated_logits_file) {
-  std::ofstream(dir_.file("cut.npy"), std::ios::binary) << slurp(dir_.file("logits.npy")).substr(0, 200);
-  expect_usage_error(loss(dir_.file("cut.npy"), dir_.file("labels.npy")), {dir_.file("cut.npy"), "needs 448 bytes"});
+  std::ofstream(dir_.file("cut.npy"), std::ios::binary)
+      << slurp(dir_.file("logits.npy")).substr(0, 200);
+  expect_usage_error(loss(dir_.file("cut.npy"), dir_.file("labels.npy")),
+                     {dir_.file("cut.npy"), "needs 448 bytes"});
 }
 
 TEST_F(LossCommandErrors, not_an_npy_file) {
   std::ofstream(dir_.file("text.npy")) << "hello, this is not numpy";
-  expect_usage_error(loss(dir_.file("logits.npy"), dir_.file("text.npy")), {dir_.file("text.npy"), "not a .npy file"});
+  expect_usage_error(loss(dir_.file("logits.npy"), dir_.file("text.npy")),
+                     {dir_.file("text.npy"), "not a .npy file"});
 }
 
 TEST_F(LossCommandErrors, labels_that_do_not_match_the_logits) {
   cli::npy::write(dir_.file("short.npy"), Tensor(DType::i64, {1, 15}));
-  expect_usage_error(loss(dir_.file("logits.npy"), dir_.file("short.npy")), {"[1, 16]", "i64[1, 15]"});
+  expect_usage_error(loss(dir_.file("logits.npy"), dir_.file("short.npy")),
+                     {"[1, 16]", "i64[1, 15]"});
   cli::npy::write(dir_.file("floats.npy"), Tensor(DType::f32, {1, 16}));
-  expect_usage_error(loss(dir_.file("logits.npy"), dir_.file("floats.npy")), {"int64 or int32", "f32[1, 16]"});
+  expect_usage_error(loss(dir_.file("logits.npy"), dir_.file("floats.npy")),
+                     {"int64 or int32", "f32[1, 16]"});
 }
 
 TEST_F(LossCommandErrors, valid_mask_of_the_wrong_shape_or_type) {
   cli::npy::write(dir_.file("valid.npy"), Tensor(DType::f32, {1, 16}));
-  expect_usage_error(loss(dir_.file("logits.npy"), dir_.file("labels.npy"), "--valid " + dir_.file("valid.npy")),
-                     {"bool or uint8", "f32[1, 16]"});
+  expect_usage_error(
+      loss(dir_.file("logits.npy"), dir_.file("labels.npy"), "--valid " + dir_.file("valid.npy")),
+      {"bool or uint8", "f32[1, 16]"});
 }
 
 TEST_F(LossCommandErrors, unknown_implementation_lists_the_known_ones) {
-  expect_usage_error(loss(dir_.file("logits.npy"), dir_.file("labels.npy"), "--impl nope"), {"'nope'", "known: sim"});
+  expect_usage_error(loss(dir_.file("logits.npy"), dir_.file("labels.npy"), "--impl nope"),
+                     {"'nope'", "known: sim"});
 }
 
 }  // namespace

@@ -1,12 +1,13 @@
 // The .npy reader and writer: every supported dtype round-trips; files laid out as NumPy writes
 // them (versions 1.0 and 2.0, f8 narrowed to f32) are read; malformed or unsupported files are one
 // clear error naming the file.
+#include "cli/npy.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <fstream>
 
-#include "cli/npy.hpp"
 #include "cli_support.hpp"
 #include "reference/types/error.hpp"
 
@@ -15,7 +16,9 @@ namespace {
 
 Tensor counting(DType dtype, Shape shape) {
   Tensor t(dtype, std::move(shape));
-  for (std::int64_t i = 0; i < t.numel(); ++i) t.set(i, dtype == DType::b8 ? static_cast<double>(i % 3 == 0) : static_cast<double>(i) - 3.0 * (dtype != DType::u8));
+  for (std::int64_t i = 0; i < t.numel(); ++i)
+    t.set(i, dtype == DType::b8 ? static_cast<double>(i % 3 == 0)
+                                : static_cast<double>(i) - 3.0 * (dtype != DType::u8));
   return t;
 }
 
@@ -32,7 +35,8 @@ TEST(Npy, every_written_dtype_round_trips) {
 
 // A file byte for byte as NumPy lays it out: magic, version, little-endian header length, the
 // header dict padded with spaces to a 64-byte boundary and ended by a newline, then the data.
-void write_raw(const std::string& path, int major, const std::string& dict, const std::string& data) {
+void write_raw(const std::string& path, int major, const std::string& dict,
+               const std::string& data) {
   std::string header = dict;
   const std::size_t prefix = major == 1 ? 10 : 12;
   header.append((64 - (prefix + header.size() + 1) % 64) % 64, ' ');
@@ -42,11 +46,13 @@ void write_raw(const std::string& path, int major, const std::string& dict, cons
   out.put(static_cast<char>(major));
   out.put(0);
   const std::size_t len_bytes = major == 1 ? 2 : 4;
-  for (std::size_t i = 0; i < len_bytes; ++i) out.put(static_cast<char>((header.size() >> (8 * i)) & 0xff));
+  for (std::size_t i = 0; i < len_bytes; ++i)
+    out.put(static_cast<char>((header.size() >> (8 * i)) & 0xff));
   out << header << data;
 }
 
-template <typename T> std::string bytes_of(std::initializer_list<T> values) {
+template <typename T>
+std::string bytes_of(std::initializer_list<T> values) {
   std::string out;
   for (T v : values) out.append(reinterpret_cast<const char*>(&v), sizeof(T));
   return out;
@@ -59,12 +65,15 @@ TEST(Npy, reads_numpy_layouts_of_versions_1_and_2_and_narrows_f64) {
   const Tensor a = cli::npy::read(dir.file("a.npy"));
   EXPECT_EQ(a.shape(), (Shape{2, 3}));
   EXPECT_EQ(a.to_vector<std::int64_t>(), (std::vector<std::int64_t>{0, 1, 2, 3, 4, -100}));
-  write_raw(dir.file("b.npy"), 2, "{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }", bytes_of<double>({0.5, -1.25, 3.0}));
+  write_raw(dir.file("b.npy"), 2, "{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }",
+            bytes_of<double>({0.5, -1.25, 3.0}));
   const Tensor b = cli::npy::read(dir.file("b.npy"));
   EXPECT_EQ(b.dtype(), DType::f32);
   EXPECT_EQ(b.to_vector<float>(), (std::vector<float>{0.5f, -1.25f, 3.0f}));
-  write_raw(dir.file("c.npy"), 1, "{'descr': '|b1', 'fortran_order': False, 'shape': (1, 3), }", std::string("\x01\x00\x01", 3));
-  EXPECT_EQ(cli::npy::read(dir.file("c.npy")).to_vector<bool>(), (std::vector<bool>{true, false, true}));
+  write_raw(dir.file("c.npy"), 1, "{'descr': '|b1', 'fortran_order': False, 'shape': (1, 3), }",
+            std::string("\x01\x00\x01", 3));
+  EXPECT_EQ(cli::npy::read(dir.file("c.npy")).to_vector<bool>(),
+            (std::vector<bool>{true, false, true}));
 }
 
 void expect_one_line_error(const std::string& path, const std::string& part) {
@@ -85,19 +94,25 @@ TEST(Npy, malformed_and_unsupported_files_are_one_line_errors) {
   expect_one_line_error(dir.file("missing.npy"), "cannot open");
   std::ofstream(dir.file("text.npy")) << "just some text, long enough";
   expect_one_line_error(dir.file("text.npy"), "not a .npy file");
-  write_raw(dir.file("short.npy"), 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (5,), }", four_floats);
+  write_raw(dir.file("short.npy"), 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (5,), }",
+            four_floats);
   expect_one_line_error(dir.file("short.npy"), "needs 20 bytes, the file holds 16");
-  write_raw(dir.file("fortran.npy"), 1, "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }", four_floats);
+  write_raw(dir.file("fortran.npy"), 1,
+            "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }", four_floats);
   expect_one_line_error(dir.file("fortran.npy"), "Fortran order");
-  write_raw(dir.file("big.npy"), 1, "{'descr': '>f4', 'fortran_order': False, 'shape': (4,), }", four_floats);
+  write_raw(dir.file("big.npy"), 1, "{'descr': '>f4', 'fortran_order': False, 'shape': (4,), }",
+            four_floats);
   expect_one_line_error(dir.file("big.npy"), "dtype '>f4' is not supported");
-  write_raw(dir.file("complex.npy"), 1, "{'descr': '<c8', 'fortran_order': False, 'shape': (2,), }", four_floats);
+  write_raw(dir.file("complex.npy"), 1, "{'descr': '<c8', 'fortran_order': False, 'shape': (2,), }",
+            four_floats);
   expect_one_line_error(dir.file("complex.npy"), "dtype '<c8' is not supported");
-  write_raw(dir.file("shape.npy"), 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, x), }", four_floats);
+  write_raw(dir.file("shape.npy"), 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, x), }",
+            four_floats);
   expect_one_line_error(dir.file("shape.npy"), "not a non-negative integer");
   write_raw(dir.file("nodescr.npy"), 1, "{'fortran_order': False, 'shape': (4,), }", four_floats);
   expect_one_line_error(dir.file("nodescr.npy"), "no 'descr' entry");
-  write_raw(dir.file("version.npy"), 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }", four_floats);
+  write_raw(dir.file("version.npy"), 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }",
+            four_floats);
   {
     std::fstream patch(dir.file("version.npy"), std::ios::in | std::ios::out | std::ios::binary);
     patch.seekp(6);

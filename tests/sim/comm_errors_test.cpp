@@ -22,7 +22,8 @@ using Clock = std::chrono::steady_clock;
 
 void expect_contains(const std::string& message, const std::vector<std::string>& parts) {
   EXPECT_FALSE(message.empty()) << "expected an error";
-  for (const std::string& part : parts) EXPECT_NE(message.find(part), std::string::npos) << part << "\n  in: " << message;
+  for (const std::string& part : parts)
+    EXPECT_NE(message.find(part), std::string::npos) << part << "\n  in: " << message;
 }
 
 void gather_three(RankContext& ctx, std::size_t count = 3) {
@@ -49,7 +50,8 @@ TEST(CommErrors, timeout_names_collective_waiting_ranks_and_missing_rank) {
     });
   });
   // Both waiters are named unless a loaded machine kept one away for the whole second.
-  expect_contains(message, {"all_gather #0 timed out after 1000 ms", "waiting ranks: 0", "rank 2 (running)"});
+  expect_contains(
+      message, {"all_gather #0 timed out after 1000 ms", "waiting ranks: 0", "rank 2 (running)"});
 }
 
 TEST(CommErrors, rank_that_returned_is_named_at_once) {
@@ -68,10 +70,10 @@ TEST(CommErrors, rank_that_returned_is_named_at_once) {
 
 TEST(CommErrors, disagreeing_sizes_are_named) {
   World world(3);
-  const std::string message = error_of([&] {
-    world.run([&](RankContext& ctx) { gather_three(ctx, ctx.rank == 1 ? 2 : 3); });
-  });
-  expect_contains(message, {"all_gather #0: sizes disagree", "rank 0: 3 x i64", "rank 1: 2 x i64", "rank 2: 3 x i64"});
+  const std::string message = error_of(
+      [&] { world.run([&](RankContext& ctx) { gather_three(ctx, ctx.rank == 1 ? 2 : 3); }); });
+  expect_contains(message, {"all_gather #0: sizes disagree", "rank 0: 3 x i64", "rank 1: 2 x i64",
+                            "rank 2: 3 x i64"});
 }
 
 TEST(CommErrors, different_collectives_are_a_mismatch) {
@@ -101,7 +103,9 @@ TEST(CommErrors, one_rank_throwing_releases_the_others_promptly) {
 TEST(CommErrors, rank_errors_carry_their_rank_tag) {
   World world(3);
   const std::string message = error_of([&] {
-    world.run([&](RankContext& ctx) { CPLAB_CHECK(ctx.rank != 2, "rank-local check failed with value {}", 42); });
+    world.run([&](RankContext& ctx) {
+      CPLAB_CHECK(ctx.rank != 2, "rank-local check failed with value {}", 42);
+    });
   });
   expect_contains(message, {"rank 2/3: rank-local check failed with value 42"});
 }
@@ -109,39 +113,48 @@ TEST(CommErrors, rank_errors_carry_their_rank_tag) {
 TEST(CommErrors, recv_size_mismatch_and_missing_sender) {
   World world(2);
   expect_contains(error_of([&] {
-    world.run([&](RankContext& ctx) {
-      Ints buf(3, 0);
-      if (ctx.rank == 0) return ctx.comm.send(buf.data(), 3, DType::i64, 1, 4);
-      ctx.comm.recv(buf.data(), 2, DType::i64, 0, 4);
-    });
-  }), {"recv from rank 0 (tag 4): expected 2 x i64, rank 0 sent 3 x i64"});
+                    world.run([&](RankContext& ctx) {
+                      Ints buf(3, 0);
+                      if (ctx.rank == 0) return ctx.comm.send(buf.data(), 3, DType::i64, 1, 4);
+                      ctx.comm.recv(buf.data(), 2, DType::i64, 0, 4);
+                    });
+                  }),
+                  {"recv from rank 0 (tag 4): expected 2 x i64, rank 0 sent 3 x i64"});
   expect_contains(error_of([&] {
-    world.run([&](RankContext& ctx) {
-      std::int64_t x = 0;
-      if (ctx.rank == 1) ctx.comm.recv(&x, 1, DType::i64, 0, 9);
-    });
-  }), {"recv from rank 0 (tag 9): rank 0 returned without sending it"});
+                    world.run([&](RankContext& ctx) {
+                      std::int64_t x = 0;
+                      if (ctx.rank == 1) ctx.comm.recv(&x, 1, DType::i64, 0, 9);
+                    });
+                  }),
+                  {"recv from rank 0 (tag 9): rank 0 returned without sending it"});
 }
 
 TEST(CommErrors, recv_timeout_names_the_missing_peer) {
   World world(2, WorldOptions{.timeout = 100ms, .faults = {}});
   std::latch receiver_done(1);
   expect_contains(error_of([&] {
-    world.run([&](RankContext& ctx) {
-      std::int64_t x = 0;
-      if (ctx.rank == 0) return receiver_done.wait();
-      try {
-        ctx.comm.recv(&x, 1, DType::i64, 0, 3);
-      } catch (const Error&) {
-        receiver_done.count_down();
-        throw;
-      }
-    });
-  }), {"recv from rank 0 (tag 3) timed out after 100 ms", "waiting ranks: 1", "missing: rank 0 (running)"});
+                    world.run([&](RankContext& ctx) {
+                      std::int64_t x = 0;
+                      if (ctx.rank == 0) return receiver_done.wait();
+                      try {
+                        ctx.comm.recv(&x, 1, DType::i64, 0, 3);
+                      } catch (const Error&) {
+                        receiver_done.count_down();
+                        throw;
+                      }
+                    });
+                  }),
+                  {"recv from rank 0 (tag 3) timed out after 100 ms", "waiting ranks: 1",
+                   "missing: rank 0 (running)"});
 }
 
 TEST(CommFaults, corrupt_alters_only_the_targeted_call_and_rank) {
-  Fault fault{.kind = Fault::Kind::corrupt, .rank = 1, .call = "all_gather", .occurrence = 1, .delay = {}, .corrupt = {}};
+  Fault fault{.kind = Fault::Kind::corrupt,
+              .rank = 1,
+              .call = "all_gather",
+              .occurrence = 1,
+              .delay = {},
+              .corrupt = {}};
   World world(3, WorldOptions{.timeout = 60s, .faults = {fault}});
   std::vector<Ints> first(3), second(3);
   world.run([&](RankContext& ctx) {
@@ -159,7 +172,12 @@ TEST(CommFaults, corrupt_alters_only_the_targeted_call_and_rank) {
 }
 
 TEST(CommFaults, reorder_reverses_a_message) {
-  Fault fault{.kind = Fault::Kind::reorder, .rank = 0, .call = "send", .occurrence = -1, .delay = {}, .corrupt = {}};
+  Fault fault{.kind = Fault::Kind::reorder,
+              .rank = 0,
+              .call = "send",
+              .occurrence = -1,
+              .delay = {},
+              .corrupt = {}};
   World world(2, WorldOptions{.timeout = 60s, .faults = {fault}});
   Ints got(3);
   world.run([&](RankContext& ctx) {
@@ -172,7 +190,12 @@ TEST(CommFaults, reorder_reverses_a_message) {
 }
 
 TEST(CommFaults, short_delay_is_waited_for_long_delay_times_out_naming_the_rank) {
-  Fault fault{.kind = Fault::Kind::delay, .rank = 2, .call = "all_gather", .occurrence = 0, .delay = 50ms, .corrupt = {}};
+  Fault fault{.kind = Fault::Kind::delay,
+              .rank = 2,
+              .call = "all_gather",
+              .occurrence = 0,
+              .delay = 50ms,
+              .corrupt = {}};
   World patient(3, WorldOptions{.timeout = 60s, .faults = {fault}});
   patient.run([&](RankContext& ctx) { gather_three(ctx); });
   EXPECT_EQ(patient.faults_fired(), 1);
@@ -186,7 +209,12 @@ TEST(CommFaults, short_delay_is_waited_for_long_delay_times_out_naming_the_rank)
 }
 
 TEST(CommFaults, dropped_contribution_is_reported_with_the_rank) {
-  Fault fault{.kind = Fault::Kind::drop, .rank = 2, .call = "all_gather", .occurrence = 0, .delay = {}, .corrupt = {}};
+  Fault fault{.kind = Fault::Kind::drop,
+              .rank = 2,
+              .call = "all_gather",
+              .occurrence = 0,
+              .delay = {},
+              .corrupt = {}};
   World world(3, WorldOptions{.timeout = 60s, .faults = {fault}});
   const auto start = Clock::now();
   const std::string message = error_of([&] {
@@ -200,7 +228,12 @@ TEST(CommFaults, dropped_contribution_is_reported_with_the_rank) {
 }
 
 TEST(CommFaults, dropped_message_is_reported_with_the_sender) {
-  Fault fault{.kind = Fault::Kind::drop, .rank = 0, .call = "send", .occurrence = 0, .delay = {}, .corrupt = {}};
+  Fault fault{.kind = Fault::Kind::drop,
+              .rank = 0,
+              .call = "send",
+              .occurrence = 0,
+              .delay = {},
+              .corrupt = {}};
   World world(2, WorldOptions{.timeout = 60s, .faults = {fault}});
   const std::string message = error_of([&] {
     world.run([&](RankContext& ctx) {

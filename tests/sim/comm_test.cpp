@@ -37,7 +37,8 @@ TEST_P(CommTest, all_gather_concatenates_in_rank_order) {
     }
   }
   for (int r = 0; r < cp(); ++r) {
-    EXPECT_EQ(world.bytes_sent()[r], sim::wire_bytes::all_gather(3, 8, static_cast<std::uint64_t>(cp())));
+    EXPECT_EQ(world.bytes_sent()[r],
+              sim::wire_bytes::all_gather(3, 8, static_cast<std::uint64_t>(cp())));
   }
 }
 
@@ -49,7 +50,8 @@ TEST_P(CommTest, all_gather_v_takes_each_ranks_own_count) {
     Ints mine(static_cast<std::size_t>(ctx.rank) + 1);
     for (std::size_t i = 0; i < mine.size(); ++i) mine[i] = mark(ctx.rank, i);
     Ints all(64, -1);
-    counts[ctx.rank] = ctx.comm.all_gather_v(mine.data(), mine.size(), all.data(), all.size(), DType::i64);
+    counts[ctx.rank] =
+        ctx.comm.all_gather_v(mine.data(), mine.size(), all.data(), all.size(), DType::i64);
     got[ctx.rank] = all;
   });
   for (int r = 0; r < cp(); ++r) {
@@ -57,7 +59,8 @@ TEST_P(CommTest, all_gather_v_takes_each_ranks_own_count) {
     ASSERT_EQ(counts[r].size(), static_cast<std::size_t>(cp()));
     for (int p = 0; p < cp(); ++p) {
       EXPECT_EQ(counts[r][p], static_cast<std::size_t>(p) + 1);
-      for (std::size_t i = 0; i <= static_cast<std::size_t>(p); ++i) EXPECT_EQ(got[r][at++], mark(p, i));
+      for (std::size_t i = 0; i <= static_cast<std::size_t>(p); ++i)
+        EXPECT_EQ(got[r][at++], mark(p, i));
     }
     EXPECT_EQ(got[r][at], -1) << "nothing written past the gathered elements";
   }
@@ -110,7 +113,8 @@ TEST_P(CommTest, all_to_all_transposes_blocks) {
   std::vector<Ints> got(static_cast<std::size_t>(cp()));
   world.run([&](RankContext& ctx) {
     Ints send(static_cast<std::size_t>(ctx.size));
-    for (std::size_t p = 0; p < send.size(); ++p) send[p] = mark(ctx.rank, p);  // block p for rank p
+    for (std::size_t p = 0; p < send.size(); ++p)
+      send[p] = mark(ctx.rank, p);  // block p for rank p
     Ints recv(send.size());
     ctx.comm.all_to_all(send.data(), recv.data(), 1, DType::i64);
     got[ctx.rank] = recv;

@@ -22,19 +22,31 @@ TEST(FaultDetection, clean_run_passes_the_check) {
 }
 
 TEST(FaultDetection, corrupted_label_exchange_is_reported) {
-  const Fault corrupt{.kind = Fault::Kind::corrupt, .rank = 0, .call = "send", .occurrence = -1, .delay = {}, .corrupt = {}};
+  const Fault corrupt{.kind = Fault::Kind::corrupt,
+                      .rank = 0,
+                      .call = "send",
+                      .occurrence = -1,
+                      .delay = {},
+                      .corrupt = {}};
   std::int64_t fired = 0;
-  const std::string report = check_loss_against_reference(spec_for("head-tail", 2), boundary_batch(), nullptr,
-                                                          {.timeout = 60s, .faults = {corrupt}}, &fired);
+  const std::string report =
+      check_loss_against_reference(spec_for("head-tail", 2), boundary_batch(), nullptr,
+                                   {.timeout = 60s, .faults = {corrupt}}, &fired);
   EXPECT_GE(fired, 1) << "the fault never fired: the check proved nothing";
   EXPECT_NE(report.find("rank 1: loss"), std::string::npos) << report;
 }
 
 TEST(FaultDetection, dropped_rank_is_reported_by_name) {
-  const Fault drop{.kind = Fault::Kind::drop, .rank = 1, .call = "all_reduce", .occurrence = 0, .delay = {}, .corrupt = {}};
+  const Fault drop{.kind = Fault::Kind::drop,
+                   .rank = 1,
+                   .call = "all_reduce",
+                   .occurrence = 0,
+                   .delay = {},
+                   .corrupt = {}};
   std::int64_t fired = 0;
-  const std::string report = check_loss_against_reference(spec_for("thd", 3), packed_batch({{5, 3, 8}}, 16), nullptr,
-                                                           {.timeout = 60s, .faults = {drop}}, &fired);
+  const std::string report =
+      check_loss_against_reference(spec_for("thd", 3), packed_batch({{5, 3, 8}}, 16), nullptr,
+                                   {.timeout = 60s, .faults = {drop}}, &fired);
   EXPECT_EQ(fired, 1);
   EXPECT_NE(report.find("all_reduce #0: rank 1 "), std::string::npos) << report;
 }
@@ -42,9 +54,14 @@ TEST(FaultDetection, dropped_rank_is_reported_by_name) {
 TEST(FaultDetection, dropped_label_message_is_reported_with_its_sender) {
   // Rank 1 waits for the lost labels while rank 0 waits for rank 1 in the count's all-reduce: only
   // the timeout can end it, and it names who waits for whom.
-  const Fault drop{.kind = Fault::Kind::drop, .rank = 0, .call = "send", .occurrence = 0, .delay = {}, .corrupt = {}};
-  const std::string report = check_loss_against_reference(spec_for("head-tail", 2), boundary_batch(), nullptr,
-                                                          {.timeout = 300ms, .faults = {drop}});
+  const Fault drop{.kind = Fault::Kind::drop,
+                   .rank = 0,
+                   .call = "send",
+                   .occurrence = 0,
+                   .delay = {},
+                   .corrupt = {}};
+  const std::string report = check_loss_against_reference(
+      spec_for("head-tail", 2), boundary_batch(), nullptr, {.timeout = 300ms, .faults = {drop}});
   EXPECT_NE(report.find("timed out after 300 ms"), std::string::npos) << report;
   EXPECT_NE(report.find("recv from rank 0"), std::string::npos) << report;
 }
@@ -53,19 +70,26 @@ TEST(FaultDetection, dropped_label_message_is_reported_with_its_sender) {
 class CountSummedTwice : public sim::SimImplementation {
  protected:
   std::int64_t total_contributing(Comm& comm, std::int64_t local) const override {
-    return SimImplementation::total_contributing(comm, SimImplementation::total_contributing(comm, local));
+    return SimImplementation::total_contributing(
+        comm, SimImplementation::total_contributing(comm, local));
   }
 };
 
 TEST(FaultDetection, count_summed_twice_is_reported) {
   CountSummedTwice twice;
-  const std::string report = check_loss_against_reference(spec_for("contiguous", 4), bshd_batch(2, 13), &twice);
+  const std::string report =
+      check_loss_against_reference(spec_for("contiguous", 4), bshd_batch(2, 13), &twice);
   EXPECT_NE(report.find("N "), std::string::npos) << report;
   EXPECT_NE(report.find("gradient differs"), std::string::npos) << report;
 }
 
 TEST(FaultDetection, late_but_complete_exchange_is_not_a_failure) {
-  const Fault late{.kind = Fault::Kind::delay, .rank = 0, .call = "send", .occurrence = -1, .delay = 20ms, .corrupt = {}};
+  const Fault late{.kind = Fault::Kind::delay,
+                   .rank = 0,
+                   .call = "send",
+                   .occurrence = -1,
+                   .delay = 20ms,
+                   .corrupt = {}};
   std::int64_t fired = 0;
   EXPECT_EQ(check_loss_against_reference(spec_for("head-tail", 2), boundary_batch(), nullptr,
                                          {.timeout = 60s, .faults = {late}}, &fired),

@@ -19,7 +19,9 @@ class ThdDocumentMajor : public SimImplementation {
     Ints flat;
     for (std::size_t i = 0; i + 1 < bounds.size(); ++i) {
       for (std::int64_t r = 0; r < cp; ++r) {
-        for (std::int64_t g : SimImplementation::thd_local_index({0, bounds[i + 1] - bounds[i]}, cp, r)) flat.push_back(bounds[i] + g);
+        for (std::int64_t g :
+             SimImplementation::thd_local_index({0, bounds[i + 1] - bounds[i]}, cp, r))
+          flat.push_back(bounds[i] + g);
       }
     }
     const std::int64_t piece = bounds.back() / cp;
@@ -38,7 +40,9 @@ class ThdUnpaddedCuSeqlens : public SimImplementation {
 
 class ThdLengthRoundedDown : public SimImplementation {
  protected:
-  std::int64_t thd_document_slots(std::int64_t n, std::int64_t cp) const override { return n / (2 * cp) * (2 * cp); }
+  std::int64_t thd_document_slots(std::int64_t n, std::int64_t cp) const override {
+    return n / (2 * cp) * (2 * cp);
+  }
 };
 
 class TailChunkTwoCMinusR : public SimImplementation {
@@ -46,7 +50,8 @@ class TailChunkTwoCMinusR : public SimImplementation {
   Ints head_tail_local_index(std::int64_t cp, std::int64_t len, std::int64_t rank) const override {
     const std::int64_t c = len / (2 * cp);
     Ints index;
-    for (std::int64_t k = 0; k < 2 * c; ++k) index.push_back((k < c ? rank : (2 * cp - rank) % (2 * cp)) * c + k % c);
+    for (std::int64_t k = 0; k < 2 * c; ++k)
+      index.push_back((k < c ? rank : (2 * cp - rank) % (2 * cp)) * c + k % c);
     return index;
   }
 };
@@ -62,21 +67,24 @@ class PositionsAfterPartition : public SimImplementation {
 
 class MagiTiesLowerFirst : public SimImplementation {
  protected:
-  bool magi_chunk_precedes(std::int64_t area_a, std::int64_t a, std::int64_t area_b, std::int64_t b) const override {
+  bool magi_chunk_precedes(std::int64_t area_a, std::int64_t a, std::int64_t area_b,
+                           std::int64_t b) const override {
     return area_a != area_b ? area_a > area_b : a < b;
   }
 };
 
 class PadLabelsZero : public SimImplementation {
  protected:
-  double pad_value(const std::string& key, const TokenField& field, const ShardLayout& layout) const override {
+  double pad_value(const std::string& key, const TokenField& field,
+                   const ShardLayout& layout) const override {
     return key == keys::labels ? 0.0 : SimImplementation::pad_value(key, field, layout);
   }
 };
 
 class GatherWithoutReorder : public SimImplementation {
  protected:
-  Tensor reorder_to_global(const Tensor& rank_ordered, std::int64_t, const std::vector<Ints>&) const override {
+  Tensor reorder_to_global(const Tensor& rank_ordered, std::int64_t,
+                           const std::vector<Ints>&) const override {
     return rank_ordered;
   }
 };
@@ -110,12 +118,15 @@ TEST(LayoutHooks, standard_sim_passes_the_checks_these_variants_fail) {
 
 TEST(LayoutHooks, thd_document_major) {
   ThdDocumentMajor variant;
-  EXPECT_NE(check_shard_against_reference(spec_for("thd", 2), packed_batch({{4, 12}}, 16), variant), "");
+  EXPECT_NE(check_shard_against_reference(spec_for("thd", 2), packed_batch({{4, 12}}, 16), variant),
+            "");
 }
 
 TEST(LayoutHooks, thd_unpadded_cu_seqlens) {
   ThdUnpaddedCuSeqlens variant;
-  EXPECT_NE(check_shard_against_reference(spec_for("thd", 2), docs_5_3_8(), variant).find("cu_seqlens"), std::string::npos);
+  EXPECT_NE(
+      check_shard_against_reference(spec_for("thd", 2), docs_5_3_8(), variant).find("cu_seqlens"),
+      std::string::npos);
 }
 
 TEST(LayoutHooks, thd_document_length_rounded_down) {
@@ -125,42 +136,53 @@ TEST(LayoutHooks, thd_document_length_rounded_down) {
 
 TEST(LayoutHooks, head_tail_tail_chunk_two_c_minus_r) {
   TailChunkTwoCMinusR variant;
-  EXPECT_NE(check_shard_against_reference(spec_for("head-tail", 3), bshd_batch(2, 13), variant).find("index map"), std::string::npos);
+  EXPECT_NE(check_shard_against_reference(spec_for("head-tail", 3), bshd_batch(2, 13), variant)
+                .find("index map"),
+            std::string::npos);
 }
 
 TEST(LayoutHooks, positions_computed_after_partitioning) {
   PositionsAfterPartition variant;
-  EXPECT_NE(check_shard_against_reference(spec_for("contiguous", 2), docs_5_3_8(), variant).find("position_ids"), std::string::npos);
+  EXPECT_NE(check_shard_against_reference(spec_for("contiguous", 2), docs_5_3_8(), variant)
+                .find("position_ids"),
+            std::string::npos);
 }
 
 TEST(LayoutHooks, magi_ties_broken_the_other_way) {
   MagiTiesLowerFirst variant;
   LayoutSpec spec = spec_for("magi", 4);
   spec.chunk_size = 4;  // SPEC §9 example 6: equal areas 10, 10 and 26, 26
-  EXPECT_NE(check_shard_against_reference(spec, packed_batch({{8, 24}}, 32), variant).find("index map"), std::string::npos);
+  EXPECT_NE(
+      check_shard_against_reference(spec, packed_batch({{8, 24}}, 32), variant).find("index map"),
+      std::string::npos);
 }
 
 TEST(LayoutHooks, pad_labels_zero_instead_of_ignore) {
   PadLabelsZero variant;
-  EXPECT_NE(check_shard_against_reference(spec_for("head-tail", 2), bshd_batch(2, 13), variant).find("labels"), std::string::npos);
+  EXPECT_NE(check_shard_against_reference(spec_for("head-tail", 2), bshd_batch(2, 13), variant)
+                .find("labels"),
+            std::string::npos);
 }
 
 TEST(LayoutHooks, gather_without_the_reorder) {
   GatherWithoutReorder variant;
-  EXPECT_NE(check_gathers_against_reference(spec_for("head-tail", 2), bshd_batch(1, 8), variant).find("gather_token_tensor"),
+  EXPECT_NE(check_gathers_against_reference(spec_for("head-tail", 2), bshd_batch(1, 8), variant)
+                .find("gather_token_tensor"),
             std::string::npos);
 }
 
 TEST(LayoutHooks, gather_backward_keeps_only_the_local_contribution) {
   GatherBackwardKeepsLocal variant;
   EXPECT_NE(check_gathers_against_reference(spec_for("contiguous", 3), bshd_batch(1, 12), variant)
-                .find("gather_token_tensor_backward"), std::string::npos);
+                .find("gather_token_tensor_backward"),
+            std::string::npos);
 }
 
 TEST(LayoutHooks, gather_tokens_backward_without_the_sum) {
   GatherTokensBackwardWithoutSum variant;
   EXPECT_NE(check_gathers_against_reference(spec_for("contiguous", 3), bshd_batch(1, 12), variant)
-                .find("gather_tokens_backward"), std::string::npos);
+                .find("gather_tokens_backward"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -13,11 +13,14 @@ using sim::Target;
 
 class LabelsShiftedLocally : public SimImplementation {
  protected:
-  std::vector<std::vector<Target>> resolve_targets(Comm&, const ShardLayout& layout, const Tensor& labels) const override {
+  std::vector<std::vector<Target>> resolve_targets(Comm&, const ShardLayout& layout,
+                                                   const Tensor& labels) const override {
     const std::int64_t len = layout.local_len();
-    std::vector<std::vector<Target>> targets(static_cast<std::size_t>(layout.rows), std::vector<Target>(static_cast<std::size_t>(len)));
+    std::vector<std::vector<Target>> targets(static_cast<std::size_t>(layout.rows),
+                                             std::vector<Target>(static_cast<std::size_t>(len)));
     for (std::int64_t b = 0; b < layout.rows; ++b) {
-      for (std::int64_t k = 0; k + 1 < len; ++k) targets[b][k] = {true, static_cast<std::int64_t>(labels.get(b * len + k + 1))};
+      for (std::int64_t k = 0; k + 1 < len; ++k)
+        targets[b][k] = {true, static_cast<std::int64_t>(labels.get(b * len + k + 1))};
     }
     return targets;
   }
@@ -25,12 +28,16 @@ class LabelsShiftedLocally : public SimImplementation {
 
 class MeanOfRankMeans : public SimImplementation {
  protected:
-  double loss_scale(std::int64_t local, std::int64_t, std::int64_t) const override { return local > 0 ? 1.0 / static_cast<double>(local) : 0.0; }
+  double loss_scale(std::int64_t local, std::int64_t, std::int64_t) const override {
+    return local > 0 ? 1.0 / static_cast<double>(local) : 0.0;
+  }
 };
 
 class FactorCForgotten : public SimImplementation {
  protected:
-  double loss_scale(std::int64_t, std::int64_t total, std::int64_t) const override { return total > 0 ? 1.0 / static_cast<double>(total) : 0.0; }
+  double loss_scale(std::int64_t, std::int64_t total, std::int64_t) const override {
+    return total > 0 ? 1.0 / static_cast<double>(total) : 0.0;
+  }
 };
 
 class CountOverCopies : public SimImplementation {  // every rank holds a copy of the sum: C × N
@@ -47,7 +54,9 @@ class CountFromOneRank : public SimImplementation {
 
 class ShiftAcrossDocuments : public SimImplementation {
  protected:
-  bool crosses_document(const ShardLayout&, std::int32_t, std::int32_t) const override { return false; }
+  bool crosses_document(const ShardLayout&, std::int32_t, std::int32_t) const override {
+    return false;
+  }
 };
 
 // head-tail: rank C-1's early chunk ends where its own tail chunk begins; this takes that target
@@ -57,7 +66,8 @@ class WrongNeighbourForLastRank : public SimImplementation {
   index_math::Slot target_owner(const sim::RowMap& map, std::int64_t slot) const override {
     const index_math::Slot right = SimImplementation::target_owner(map, slot);
     const std::int64_t c = map.padded_len() / (2 * map.cp());
-    if (map.layout() == "head-tail" && map.cp() > 1 && slot == map.cp() * c) return {0, right.offset - c};
+    if (map.layout() == "head-tail" && map.cp() > 1 && slot == map.cp() * c)
+      return {0, right.offset - c};
     return right;
   }
 };
@@ -71,7 +81,8 @@ class ValidMaskIgnored : public SimImplementation {
 
 class CountsIgnoredTargets : public SimImplementation {
  protected:
-  std::int64_t count_contributing(const std::vector<std::vector<LossToken>>& tokens) const override {
+  std::int64_t count_contributing(
+      const std::vector<std::vector<LossToken>>& tokens) const override {
     std::int64_t count = 0;
     for (const auto& row : tokens) {
       for (const LossToken& token : row) count += token.valid && token.target.exists ? 1 : 0;
@@ -85,7 +96,8 @@ const Batch& docs_5_3_8() {
   return batch;
 }
 
-template <typename Variant> std::string loss_report(const std::string& layout, std::int64_t cp, const Batch& batch) {
+template <typename Variant>
+std::string loss_report(const std::string& layout, std::int64_t cp, const Batch& batch) {
   Variant variant;
   return check_loss_against_reference(spec_for(layout, cp), batch, &variant);
 }
@@ -96,17 +108,33 @@ TEST(LossHooks, standard_sim_passes_the_check_these_variants_fail) {
   EXPECT_EQ(loss_report<SimImplementation>("contiguous", 2, docs_5_3_8()), "");
 }
 
-TEST(LossHooks, labels_shifted_locally_after_the_split) { EXPECT_NE(loss_report<LabelsShiftedLocally>("head-tail", 2, dense_batch(1, 16)), ""); }
-TEST(LossHooks, mean_of_per_rank_means) { EXPECT_NE(loss_report<MeanOfRankMeans>("contiguous", 2, bshd_batch(2, 13)), ""); }
-TEST(LossHooks, factor_c_forgotten) { EXPECT_NE(loss_report<FactorCForgotten>("head-tail", 3, bshd_batch(2, 13)), ""); }
-TEST(LossHooks, count_summed_over_copies) { EXPECT_NE(loss_report<CountOverCopies>("magi", 2, bshd_batch(2, 13)), ""); }
-TEST(LossHooks, count_from_one_rank) { EXPECT_NE(loss_report<CountFromOneRank>("thd", 2, docs_5_3_8()), ""); }
-TEST(LossHooks, shift_across_a_document_boundary) { EXPECT_NE(loss_report<ShiftAcrossDocuments>("contiguous", 2, docs_5_3_8()), ""); }
+TEST(LossHooks, labels_shifted_locally_after_the_split) {
+  EXPECT_NE(loss_report<LabelsShiftedLocally>("head-tail", 2, dense_batch(1, 16)), "");
+}
+TEST(LossHooks, mean_of_per_rank_means) {
+  EXPECT_NE(loss_report<MeanOfRankMeans>("contiguous", 2, bshd_batch(2, 13)), "");
+}
+TEST(LossHooks, factor_c_forgotten) {
+  EXPECT_NE(loss_report<FactorCForgotten>("head-tail", 3, bshd_batch(2, 13)), "");
+}
+TEST(LossHooks, count_summed_over_copies) {
+  EXPECT_NE(loss_report<CountOverCopies>("magi", 2, bshd_batch(2, 13)), "");
+}
+TEST(LossHooks, count_from_one_rank) {
+  EXPECT_NE(loss_report<CountFromOneRank>("thd", 2, docs_5_3_8()), "");
+}
+TEST(LossHooks, shift_across_a_document_boundary) {
+  EXPECT_NE(loss_report<ShiftAcrossDocuments>("contiguous", 2, docs_5_3_8()), "");
+}
 TEST(LossHooks, last_ranks_early_chunk_target_from_the_wrong_neighbour) {
   EXPECT_NE(loss_report<WrongNeighbourForLastRank>("head-tail", 2, dense_batch(1, 16)), "");
 }
-TEST(LossHooks, valid_mask_ignored) { EXPECT_NE(loss_report<ValidMaskIgnored>("head-tail", 2, bshd_batch(1, 16)), ""); }
-TEST(LossHooks, n_counts_tokens_whose_target_is_ignore) { EXPECT_NE(loss_report<CountsIgnoredTargets>("thd", 2, docs_5_3_8()), ""); }
+TEST(LossHooks, valid_mask_ignored) {
+  EXPECT_NE(loss_report<ValidMaskIgnored>("head-tail", 2, bshd_batch(1, 16)), "");
+}
+TEST(LossHooks, n_counts_tokens_whose_target_is_ignore) {
+  EXPECT_NE(loss_report<CountsIgnoredTargets>("thd", 2, docs_5_3_8()), "");
+}
 
 }  // namespace
 }  // namespace cplab::simtest

@@ -1,7 +1,6 @@
 // DESIGN.md: implementations under test (sim/, gpu/) include only the reference's vocabulary types
 // (reference/types/*.hpp), never its algorithms. Greps every source file of those folders.
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <filesystem>
@@ -22,14 +21,18 @@ std::vector<std::string> forbidden_includes(const fs::path& folder, int& files_s
   if (!fs::exists(folder)) return found;
   for (const auto& entry : fs::recursive_directory_iterator(folder)) {
     const std::string ext = entry.path().extension().string();
-    if (!entry.is_regular_file() || (ext != ".hpp" && ext != ".cpp" && ext != ".cu" && ext != ".cuh" && ext != ".h")) continue;
+    if (!entry.is_regular_file() ||
+        (ext != ".hpp" && ext != ".cpp" && ext != ".cu" && ext != ".cuh" && ext != ".h"))
+      continue;
     ++files_scanned;
     std::ifstream in(entry.path());
     std::string line;
     for (int number = 1; std::getline(in, line); ++number) {
       std::smatch match;
-      if (std::regex_search(line, match, include) && match[1].str().rfind("reference/types/", 0) != 0) {
-        found.push_back(entry.path().string() + ":" + std::to_string(number) + ": " + match[1].str());
+      if (std::regex_search(line, match, include) &&
+          match[1].str().rfind("reference/types/", 0) != 0) {
+        found.push_back(entry.path().string() + ":" + std::to_string(number) + ": " +
+                        match[1].str());
       }
     }
   }
@@ -47,9 +50,11 @@ TEST(IncludeRule, sim_and_gpu_include_only_reference_vocabulary) {
 }
 
 TEST(IncludeRule, the_pattern_catches_an_algorithm_include) {
-  const fs::path folder = fs::temp_directory_path() / ("cplab_include_rule_probe_" + std::to_string(::getpid()));
+  const fs::path folder =
+      fs::temp_directory_path() / ("cplab_include_rule_probe_" + std::to_string(::getpid()));
   fs::create_directories(folder);
-  std::ofstream(folder / "probe.cpp") << "#include \"reference/types/tensor.hpp\"\n#include \"reference/plan.hpp\"\n";
+  std::ofstream(folder / "probe.cpp")
+      << "#include \"reference/types/tensor.hpp\"\n#include \"reference/plan.hpp\"\n";
   int scanned = 0;
   const auto found = forbidden_includes(folder, scanned);
   fs::remove_all(folder);

@@ -1,8 +1,9 @@
 // The rank-local partition (closed form, from metadata) against the reference's plan (by
 // construction) for every layout, C and batch shape; and the closed-form maps' inverses.
+#include "sim/partition.hpp"
+
 #include <gtest/gtest.h>
 
-#include "sim/partition.hpp"
 #include "sim/row_map.hpp"
 #include "support.hpp"
 
@@ -12,7 +13,8 @@ namespace {
 class PartitionTest : public ::testing::TestWithParam<LayoutCp> {};
 
 // Compares what rank r records for microbatch m with the reference plan's rows of m.
-void expect_layout_matches(const ShardPlan& plan, const ShardLayout& mine, std::int64_t m, std::int64_t r) {
+void expect_layout_matches(const ShardPlan& plan, const ShardLayout& mine, std::int64_t m,
+                           std::int64_t r) {
   const std::int64_t per = plan.rows_per_microbatch();
   ASSERT_EQ(mine.rows, per);
   for (std::int64_t b = 0; b < per; ++b) {
@@ -52,7 +54,8 @@ TEST_P(PartitionTest, rank_partition_equals_reference_plan) {
       for (const auto& rows : micro) sim::partition_rank(spec, 0, rows);
     });
     // Both refuse the same cases (identity at C > 1, thd on BSHD rows) or both plan.
-    ASSERT_EQ(reference_error.empty(), sim_error.empty()) << "reference: " << reference_error << "\nsim: " << sim_error;
+    ASSERT_EQ(reference_error.empty(), sim_error.empty())
+        << "reference: " << reference_error << "\nsim: " << sim_error;
     if (!reference_error.empty()) continue;
     ASSERT_EQ(static_cast<std::int64_t>(micro.size()), spec.num_chunks);
     for (std::int64_t m = 0; m < spec.num_chunks; ++m) {
@@ -69,7 +72,11 @@ TEST_P(PartitionTest, closed_form_owner_inverts_global_index) {
     SCOPED_TRACE(c.name);
     const LayoutSpec spec = spec_for(layout, cp, c.num_chunks);
     std::vector<sim::MicrobatchRows> micro;
-    if (!error_of([&] { micro = sim::microbatch_rows(spec, c.batch); sim::partition_rank(spec, 0, micro[0]); }).empty()) continue;
+    if (!error_of([&] {
+           micro = sim::microbatch_rows(spec, c.batch);
+           sim::partition_rank(spec, 0, micro[0]);
+         }).empty())
+      continue;
     const ShardPlan plan = reference::plan(spec, c.batch);
     for (std::int64_t m = 0; m < spec.num_chunks; ++m) {
       const ShardLayout mine = sim::partition_rank(spec, 0, micro[m]);
@@ -91,7 +98,8 @@ TEST_P(PartitionTest, closed_form_owner_inverts_global_index) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(EveryLayout, PartitionTest, ::testing::ValuesIn(every_layout_and_cp()), layout_cp_name);
+INSTANTIATE_TEST_SUITE_P(EveryLayout, PartitionTest, ::testing::ValuesIn(every_layout_and_cp()),
+                         layout_cp_name);
 
 TEST(MagiPartition, closed_form_areas_and_heap_assignment_equal_the_counted_ones) {
   for (std::int64_t cp : cp_sizes()) {

@@ -23,7 +23,8 @@ std::vector<std::vector<Batch>> sim_shards(const LayoutSpec& spec, const Batch& 
   return out;
 }
 
-void expect_same_batches(const std::vector<std::vector<Batch>>& mine, const std::vector<std::vector<Batch>>& expected) {
+void expect_same_batches(const std::vector<std::vector<Batch>>& mine,
+                         const std::vector<std::vector<Batch>>& expected) {
   ASSERT_EQ(mine.size(), expected.size());
   for (std::size_t m = 0; m < mine.size(); ++m) {
     for (std::size_t r = 0; r < mine[m].size(); ++r) {
@@ -34,22 +35,26 @@ void expect_same_batches(const std::vector<std::vector<Batch>>& mine, const std:
       for (const auto& [name, field] : b.tokens) {
         ASSERT_TRUE(a.has(name)) << name;
         EXPECT_TRUE(a.tokens.at(name).value == field.value)
-            << name << ": sim " << tensor_brief(a.tokens.at(name).value) << " vs reference " << tensor_brief(field.value);
+            << name << ": sim " << tensor_brief(a.tokens.at(name).value) << " vs reference "
+            << tensor_brief(field.value);
         EXPECT_EQ(a.tokens.at(name).seq_dim, field.seq_dim) << name;
       }
       ASSERT_EQ(a.passthrough.size(), b.passthrough.size());
-      for (const auto& [name, value] : b.passthrough) EXPECT_TRUE(a.passthrough.at(name) == value) << name;
+      for (const auto& [name, value] : b.passthrough)
+        EXPECT_TRUE(a.passthrough.at(name) == value) << name;
     }
   }
 }
 
-template <typename F> void for_each_plannable_case(const LayoutCp& param, const F& body) {
+template <typename F>
+void for_each_plannable_case(const LayoutCp& param, const F& body) {
   const auto& [layout, cp] = param;
   for (const BatchCase& c : batch_cases()) {
     SCOPED_TRACE(c.name);
     const LayoutSpec spec = spec_for(layout, cp, c.num_chunks);
     ShardPlan plan;
-    if (!error_of([&] { plan = reference::plan(spec, c.batch); }).empty()) continue;  // refused: see partition_test
+    if (!error_of([&] { plan = reference::plan(spec, c.batch); }).empty())
+      continue;  // refused: see partition_test
     body(spec, c.batch, plan);
   }
 }
@@ -59,33 +64,37 @@ TEST_P(ShardTest, shard_equals_reference_for_both_pad_policies) {
     spec.pad_token_id = 9;
     for (PadPolicy policy : {PadPolicy::spec, PadPolicy::zero}) {
       spec.pad_policy = policy;
-      expect_same_batches(sim_shards(spec, batch), reference::shard_batch(reference::plan(spec, batch), batch));
+      expect_same_batches(sim_shards(spec, batch),
+                          reference::shard_batch(reference::plan(spec, batch), batch));
     }
   });
 }
 
 TEST_P(ShardTest, primary_sharded_later_equals_primary_sharded_at_once) {
-  for_each_plannable_case(GetParam(), [](LayoutSpec spec, const Batch& batch, const ShardPlan& plan) {
-    spec.shard_primary = false;
-    const std::string primary = batch.primary();
-    std::mutex mutex;
-    std::vector<std::pair<Tensor, Tensor>> later_and_reference;
-    on_every_rank(spec, batch, [&](sim::RankContext& ctx, std::vector<RankShard>& shards) {
-      sim::SimImplementation sim;
-      const auto expected = reference::shard_batch(plan, batch);
-      for (std::size_t m = 0; m < shards.size(); ++m) {
-        const Batch& local = shards[m].local;
-        Tensor later = sim.shard_primary_later(ctx.comm, shards[m].layout, local);
-        std::lock_guard lock(mutex);
-        later_and_reference.emplace_back(std::move(later), expected[m][ctx.rank].at(primary));
-      }
-    });
-    for (const auto& [later, expected] : later_and_reference) EXPECT_TRUE(later == expected) << tensor_brief(later);
-  });
+  for_each_plannable_case(
+      GetParam(), [](LayoutSpec spec, const Batch& batch, const ShardPlan& plan) {
+        spec.shard_primary = false;
+        const std::string primary = batch.primary();
+        std::mutex mutex;
+        std::vector<std::pair<Tensor, Tensor>> later_and_reference;
+        on_every_rank(spec, batch, [&](sim::RankContext& ctx, std::vector<RankShard>& shards) {
+          sim::SimImplementation sim;
+          const auto expected = reference::shard_batch(plan, batch);
+          for (std::size_t m = 0; m < shards.size(); ++m) {
+            const Batch& local = shards[m].local;
+            Tensor later = sim.shard_primary_later(ctx.comm, shards[m].layout, local);
+            std::lock_guard lock(mutex);
+            later_and_reference.emplace_back(std::move(later), expected[m][ctx.rank].at(primary));
+          }
+        });
+        for (const auto& [later, expected] : later_and_reference)
+          EXPECT_TRUE(later == expected) << tensor_brief(later);
+      });
 }
 
 TEST_P(ShardTest, shard_token_tensor_accepts_padded_caller_and_thd_lengths_like_reference) {
-  for_each_plannable_case(GetParam(), [](const LayoutSpec& spec, const Batch& batch, const ShardPlan& plan) {
+  for_each_plannable_case(GetParam(), [](const LayoutSpec& spec, const Batch& batch,
+                                         const ShardPlan& plan) {
     const std::int64_t per = plan.rows_per_microbatch();
     std::mutex mutex;
     std::vector<std::string> problems;
@@ -99,17 +108,23 @@ TEST_P(ShardTest, shard_token_tensor_accepts_padded_caller_and_thd_lengths_like_
         const Tensor wrong = located(DType::f32, {per, layout.padded_len + 1});
         const Tensor a = sim.shard_token_tensor(ctx.comm, layout, padded, 1, std::nullopt);
         const Tensor b = sim.shard_token_tensor(ctx.comm, layout, caller, 1, -1.5);
-        const std::string sim_error = error_of([&] { sim.shard_token_tensor(ctx.comm, layout, wrong, 1, std::nullopt); });
+        const std::string sim_error =
+            error_of([&] { sim.shard_token_tensor(ctx.comm, layout, wrong, 1, std::nullopt); });
         std::lock_guard lock(mutex);
-        if (!(a == reference::shard_token_tensor(part, padded, 1, std::nullopt, ctx.rank))) problems.push_back("padded length");
-        if (!(b == reference::shard_token_tensor(part, caller, 1, -1.5, ctx.rank))) problems.push_back("caller length with fill");
+        if (!(a == reference::shard_token_tensor(part, padded, 1, std::nullopt, ctx.rank)))
+          problems.push_back("padded length");
+        if (!(b == reference::shard_token_tensor(part, caller, 1, -1.5, ctx.rank)))
+          problems.push_back("caller length with fill");
         if (sim_error.find(std::to_string(layout.padded_len + 1)) == std::string::npos ||
             sim_error.find("L=" + std::to_string(layout.padded_len)) == std::string::npos) {
           problems.push_back("wrong length error: " + sim_error);
         }
-        if (layout.caller_len != layout.padded_len && !layout.packed) {  // S without fill is refused
-          const std::string no_fill = error_of([&] { sim.shard_token_tensor(ctx.comm, layout, caller, 1, std::nullopt); });
-          if (no_fill.find("explicit fill") == std::string::npos) problems.push_back("S without fill: " + no_fill);
+        if (layout.caller_len != layout.padded_len &&
+            !layout.packed) {  // S without fill is refused
+          const std::string no_fill =
+              error_of([&] { sim.shard_token_tensor(ctx.comm, layout, caller, 1, std::nullopt); });
+          if (no_fill.find("explicit fill") == std::string::npos)
+            problems.push_back("S without fill: " + no_fill);
         }
       }
     });
@@ -132,12 +147,16 @@ TEST(ShardErrors, comm_size_must_match_the_spec) {
   sim::SimImplementation sim;
   sim::World world(2);
   const std::string message = error_of([&] {
-    world.run([&](sim::RankContext& ctx) { sim.shard(ctx.comm, spec_for("head-tail", 4), bshd_batch(1, 8)); });
+    world.run([&](sim::RankContext& ctx) {
+      sim.shard(ctx.comm, spec_for("head-tail", 4), bshd_batch(1, 8));
+    });
   });
-  EXPECT_NE(message.find("the comm has 2 ranks, the spec (head-tail) cp=4"), std::string::npos) << message;
+  EXPECT_NE(message.find("the comm has 2 ranks, the spec (head-tail) cp=4"), std::string::npos)
+      << message;
 }
 
-INSTANTIATE_TEST_SUITE_P(EveryLayout, ShardTest, ::testing::ValuesIn(every_layout_and_cp()), layout_cp_name);
+INSTANTIATE_TEST_SUITE_P(EveryLayout, ShardTest, ::testing::ValuesIn(every_layout_and_cp()),
+                         layout_cp_name);
 
 }  // namespace
 }  // namespace cplab::simtest

@@ -1,8 +1,9 @@
 // The Sharder binds implementation, Comm and spec once: verbs before the first shard are refused,
 // and after it they act on the recorded layout of the microbatch asked for.
+#include "sim/sharder.hpp"
+
 #include <gtest/gtest.h>
 
-#include "sim/sharder.hpp"
 #include "sim_runner.hpp"
 
 namespace cplab::simtest {
@@ -35,7 +36,8 @@ TEST(Sharder, shards_each_microbatch_and_gathers_it_back) {
       if (ctx.rank == 0) back[m].push_back(ids);
     }
     CPLAB_CHECK(sharder.layout(1).padded_len == 20 && sharder.layout(0).padded_len == 16,
-                "each packed row has its own L: got {} and {}", sharder.layout(0).padded_len, sharder.layout(1).padded_len);
+                "each packed row has its own L: got {} and {}", sharder.layout(0).padded_len,
+                sharder.layout(1).padded_len);
   });
   for (std::int64_t m = 0; m < 2; ++m) {
     const Tensor row = rows_slice(batch.at(keys::input_ids), m, m + 1);
@@ -43,7 +45,8 @@ TEST(Sharder, shards_each_microbatch_and_gathers_it_back) {
     const auto& lens = batch.seq_lens[static_cast<std::size_t>(m)];
     std::int64_t at = 0;
     for (std::int64_t len : lens) {
-      for (std::int64_t t = at; t < at + len; ++t) EXPECT_EQ(back[m][0].get(t), row.get(t)) << "microbatch " << m << " slot " << t;
+      for (std::int64_t t = at; t < at + len; ++t)
+        EXPECT_EQ(back[m][0].get(t), row.get(t)) << "microbatch " << m << " slot " << t;
       at += len;
     }
   }

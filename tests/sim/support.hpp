@@ -50,7 +50,8 @@ inline Tensor located(DType dtype, Shape shape) {
   const std::int64_t inner = t.numel() / std::max<std::int64_t>(rows * seq, 1);
   for (std::int64_t b = 0; b < rows; ++b) {
     for (std::int64_t s = 0; s < seq; ++s) {
-      for (std::int64_t e = 0; e < inner; ++e) t.set((b * seq + s) * inner + e, token_value(b, s, e));
+      for (std::int64_t e = 0; e < inner; ++e)
+        t.set((b * seq + s) * inner + e, token_value(b, s, e));
     }
   }
   return t;
@@ -61,7 +62,8 @@ inline Tensor labels_for(std::int64_t rows, std::int64_t seq, std::int64_t vocab
   Tensor t(DType::i64, {rows, seq});
   for (std::int64_t b = 0; b < rows; ++b) {
     for (std::int64_t s = 0; s < seq; ++s) {
-      t.set(b * seq + s, s % 7 == 5 ? static_cast<double>(kIgnoreIndex) : static_cast<double>((3 * s + b) % vocab));
+      t.set(b * seq + s, s % 7 == 5 ? static_cast<double>(kIgnoreIndex)
+                                    : static_cast<double>((3 * s + b) % vocab));
     }
   }
   return t;
@@ -105,7 +107,8 @@ inline Batch rich_bshd_batch(std::int64_t rows, std::int64_t seq) {
   batch.add(keys::inputs_embeds, located(DType::f32, {rows, seq, 3}));
   batch.add(keys::labels, labels_for(rows, seq, 11));
   Tensor mrope(DType::i64, {3, rows, seq});
-  for (std::int64_t i = 0; i < mrope.numel(); ++i) mrope.set(i, static_cast<double>(i % seq + 10 * (i / (rows * seq))));
+  for (std::int64_t i = 0; i < mrope.numel(); ++i)
+    mrope.set(i, static_cast<double>(i % seq + 10 * (i / (rows * seq))));
   batch.add(keys::position_ids, mrope);
   batch.add(keys::padding_mask, Tensor(DType::b8, {rows, seq}));
   Tensor mask(DType::b8, {rows, seq});
@@ -151,7 +154,8 @@ inline std::vector<BatchCase> batch_cases() {
   };
 }
 
-inline LayoutSpec spec_for(const std::string& layout, std::int64_t cp, std::int64_t num_chunks = 1) {
+inline LayoutSpec spec_for(const std::string& layout, std::int64_t cp,
+                           std::int64_t num_chunks = 1) {
   LayoutSpec spec;
   spec.layout = layout;
   spec.cp = cp;
@@ -180,7 +184,8 @@ inline std::string error_of(const std::function<void()>& f) {
   return "";
 }
 
-template <typename T> std::vector<T> select(const std::vector<T>& values, const Ints& index) {
+template <typename T>
+std::vector<T> select(const std::vector<T>& values, const Ints& index) {
   std::vector<T> out;
   for (std::int64_t g : index) out.push_back(values[static_cast<std::size_t>(g)]);
   return out;
