@@ -4,6 +4,7 @@
 // the layout the reference's, so that this checks the loss and nothing before it.
 #include <fmt/format.h>
 
+#include <cmath>
 #include <numeric>
 
 #include "properties/checks/checks.hpp"
@@ -26,6 +27,37 @@ std::string describe_slot(const reference::LossReference& ref, const RowPlan& ro
       "slot {} (caller token {}, document {}): target {}, {}", g,
       row.caller_pos[static_cast<std::size_t>(g)], row.doc_ids[static_cast<std::size_t>(g)], t,
       ref.contributes[b][static_cast<std::size_t>(g)] ? "contributes" : "does not contribute");
+}
+
+// The first local token that the implementation's gradient says contributes (a non-zero row)
+// while the reference says it does not, or the reverse: where a count or a loss went wrong.
+// Nothing to say when the implementation's scale is 0 (N = 0) or not finite.
+std::string first_contribution_difference(const reference::LossReference& ref,
+                                          const ShardPlan& plan,
+                                          const std::vector<LossOutput>& outputs,
+                                          std::int64_t vocab) {
+  for (std::size_t r = 0; r < outputs.size(); ++r) {
+    const Tensor& grad = outputs[r].grad;
+    if (outputs[r].contributing_total == 0 || !std::isfinite(outputs[r].loss)) return {};
+    for (std::size_t b = 0; b < plan.rows.size(); ++b) {
+      const auto& index = plan.rows[b].index[r];
+      for (std::size_t k = 0; k < index.size(); ++k) {
+        bool nonzero = false;
+        for (std::int64_t v = 0; v < vocab; ++v) {
+          nonzero = nonzero ||
+                    grad.get(static_cast<std::int64_t>((b * index.size() + k)) * vocab + v) != 0.0;
+        }
+        if (nonzero != (ref.contributes[b][static_cast<std::size_t>(index[k])] != 0)) {
+          return fmt::format(
+              "; first token counted differently: rank {} row {} local token {}, {}, but the "
+              "implementation {} it",
+              r, b, k, describe_slot(ref, plan.rows[b], b, index[k]),
+              nonzero ? "counts" : "does not count");
+        }
+      }
+    }
+  }
+  return {};
 }
 
 std::string check_microbatch(const Case& c, Implementation& impl, const Subject& subject,
@@ -52,21 +84,22 @@ std::string check_microbatch(const Case& c, Implementation& impl, const Subject&
   });
   const std::string at = fmt::format("microbatch {} (N={}, global mean {:.7g})", m,
                                      ref.contributing_total, ref.global_mean);
+  const auto where = [&] { return first_contribution_difference(ref, plan, outputs, c.vocab); };
   double mean = 0.0;
   for (std::int64_t r = 0; r < cp; ++r) {
     const LossOutput& out = outputs[static_cast<std::size_t>(r)];
     if (out.contributing_total != ref.contributing_total) {
-      return fmt::format("{}: rank {} counts N={} contributing tokens, the global count is {}", at,
-                         r, out.contributing_total, ref.contributing_total);
+      return fmt::format("{}: rank {} counts N={} contributing tokens, the global count is {}{}",
+                         at, r, out.contributing_total, ref.contributing_total, where());
     }
     if (out.contributing_local != ref.rank_contributing[static_cast<std::size_t>(r)]) {
-      return fmt::format("{}: rank {} counts {} local contributing tokens, it holds {}", at, r,
-                         out.contributing_local,
-                         ref.rank_contributing[static_cast<std::size_t>(r)]);
+      return fmt::format("{}: rank {} counts {} local contributing tokens, it holds {}{}", at, r,
+                         out.contributing_local, ref.rank_contributing[static_cast<std::size_t>(r)],
+                         where());
     }
     if (!close(ref.rank_loss[static_cast<std::size_t>(r)], out.loss, kLossAbs, kLossRel)) {
-      return fmt::format("{}: rank {} loss_r = {:.7g}, expected Σ CE · C / N = {:.7g}", at, r,
-                         out.loss, ref.rank_loss[static_cast<std::size_t>(r)]);
+      return fmt::format("{}: rank {} loss_r = {:.7g}, expected Σ CE · C / N = {:.7g}{}", at, r,
+                         out.loss, ref.rank_loss[static_cast<std::size_t>(r)], where());
     }
     mean += out.loss / static_cast<double>(cp);
   }
