@@ -34,8 +34,10 @@ RowPartition partition_row(const std::string& layout, std::int64_t cp, std::int6
   return out;
 }
 
-void report_bandwidth(benchmark::State& state, std::int64_t bytes_per_iteration, double seconds, double baseline_gbps) {
-  const double bytes = static_cast<double>(bytes_per_iteration) * static_cast<double>(state.iterations());
+void report_bandwidth(benchmark::State& state, std::int64_t bytes_per_iteration, double seconds,
+                      double baseline_gbps) {
+  const double bytes =
+      static_cast<double>(bytes_per_iteration) * static_cast<double>(state.iterations());
   state.SetBytesProcessed(static_cast<std::int64_t>(bytes));
   const double gbps = seconds > 0.0 ? bytes / seconds / 1e9 : 0.0;
   state.counters["GB/s"] = gbps;

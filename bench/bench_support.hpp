@@ -30,6 +30,7 @@ inline std::uint16_t token_bits(std::int64_t g, std::int64_t e) {
 
 // bytes_processed, and from the seconds the loop measured itself: GB/s and the ratio to a baseline
 // measured in the same process (1.0 = as fast as a plain copy of the same bytes).
-void report_bandwidth(benchmark::State& state, std::int64_t bytes_per_iteration, double seconds, double baseline_gbps);
+void report_bandwidth(benchmark::State& state, std::int64_t bytes_per_iteration, double seconds,
+                      double baseline_gbps);
 
 }  // namespace cplab::bench

@@ -26,7 +26,8 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 // GB/s of memcpy of `bytes` (counted as read + write, like the token moves).
 double memcpy_gbps(std::int64_t bytes) {
-  std::vector<std::byte> a(static_cast<std::size_t>(bytes), std::byte{1}), b(static_cast<std::size_t>(bytes));
+  std::vector<std::byte> a(static_cast<std::size_t>(bytes), std::byte{1}),
+      b(static_cast<std::size_t>(bytes));
   std::memcpy(b.data(), a.data(), a.size());  // fault the pages in before timing
   const auto start = std::chrono::steady_clock::now();
   constexpr int kRepeats = 5;
@@ -39,7 +40,8 @@ double memcpy_gbps(std::int64_t bytes) {
 
 void BM_host_memcpy(benchmark::State& state) {
   const std::int64_t bytes = kLen * kHidden * 2 / kCp;
-  std::vector<std::byte> a(static_cast<std::size_t>(bytes), std::byte{1}), b(static_cast<std::size_t>(bytes));
+  std::vector<std::byte> a(static_cast<std::size_t>(bytes), std::byte{1}),
+      b(static_cast<std::size_t>(bytes));
   double seconds = 0.0;
   for (auto _ : state) {
     const auto start = std::chrono::steady_clock::now();
@@ -48,7 +50,8 @@ void BM_host_memcpy(benchmark::State& state) {
     seconds += seconds_since(start);
   }
   report_bandwidth(state, 2 * bytes, seconds, memcpy_gbps(bytes));
-  if (std::memcmp(a.data(), b.data(), a.size()) != 0) state.SkipWithError("memcpy copied wrong bytes");
+  if (std::memcmp(a.data(), b.data(), a.size()) != 0)
+    state.SkipWithError("memcpy copied wrong bytes");
 }
 
 void BM_host_shard(benchmark::State& state, const std::string& layout) {
@@ -70,7 +73,8 @@ void BM_host_shard(benchmark::State& state, const std::string& layout) {
   for (std::int64_t k = 0; k < local; ++k) {
     for (std::int64_t e = 0; e < kHidden; ++e) {
       if (bits[k * kHidden + e] != token_bits(part.index[0][k], e)) {
-        state.SkipWithError(("shard: local token " + std::to_string(k) + " holds the wrong token").c_str());
+        state.SkipWithError(
+            ("shard: local token " + std::to_string(k) + " holds the wrong token").c_str());
         return;
       }
     }
@@ -83,7 +87,8 @@ void BM_host_gather(benchmark::State& state, const std::string& layout) {
   const std::int64_t local = part.padded_len / kCp;
   // What every rank holds, concatenated in rank order as an all-gather leaves it.
   sim::RowMaps gathered_slots(1);
-  for (const auto& idx : part.index) gathered_slots[0].insert(gathered_slots[0].end(), idx.begin(), idx.end());
+  for (const auto& idx : part.index)
+    gathered_slots[0].insert(gathered_slots[0].end(), idx.begin(), idx.end());
   const Tensor gathered = sim::take_tokens(global, 1, gathered_slots, part.padded_len);
   Tensor out;
   double seconds = 0.0;
@@ -95,14 +100,17 @@ void BM_host_gather(benchmark::State& state, const std::string& layout) {
   }
   const std::int64_t bytes = local * kCp * kHidden * 2;
   report_bandwidth(state, 2 * bytes, seconds, memcpy_gbps(bytes));
-  if (!(out == global)) state.SkipWithError("gather did not put every token back at its global slot");
+  if (!(out == global))
+    state.SkipWithError("gather did not put every token back at its global slot");
 }
 
 const bool registered = [] {
   benchmark::RegisterBenchmark("BM_host_memcpy", BM_host_memcpy)->UseRealTime();
   for (const std::string layout : {"contiguous", "head-tail", "thd", "magi"}) {
-    benchmark::RegisterBenchmark(("BM_host_shard/" + layout).c_str(), BM_host_shard, layout)->UseRealTime();
-    benchmark::RegisterBenchmark(("BM_host_gather/" + layout).c_str(), BM_host_gather, layout)->UseRealTime();
+    benchmark::RegisterBenchmark(("BM_host_shard/" + layout).c_str(), BM_host_shard, layout)
+        ->UseRealTime();
+    benchmark::RegisterBenchmark(("BM_host_gather/" + layout).c_str(), BM_host_gather, layout)
+        ->UseRealTime();
   }
   return true;
 }();

@@ -1,8 +1,9 @@
 // Device suite, data movement: shard (local[k] = global[idx[k]], idx from the device's closed-form
 // map) and gather (global[g] = gathered[owner(g)]) of one long row, against cudaMemcpy.
+#include "bench/gpu_bench.hpp"
+
 #include <vector>
 
-#include "bench/gpu_bench.hpp"
 #include "gpu/impl/device_layout.hpp"
 #include "gpu/kernels/copy_tokens.hpp"
 #include "gpu/kernels/index_map.hpp"
@@ -19,7 +20,8 @@ void BM_cuda_memcpy(benchmark::State& state) {
   double seconds = 0.0;
   for (auto _ : state) {
     const double s = time_on_device(nullptr, [&] {
-      CPLAB_CUDA_CHECK(cudaMemcpyAsync(b.get(), a.get(), a.bytes(), cudaMemcpyDeviceToDevice, nullptr));
+      CPLAB_CUDA_CHECK(
+          cudaMemcpyAsync(b.get(), a.get(), a.bytes(), cudaMemcpyDeviceToDevice, nullptr));
     });
     state.SetIterationTime(s);
     seconds += s;
@@ -44,7 +46,8 @@ void BM_gpu_shard(benchmark::State& state, const std::string& layout) {
   if (skip_without_device(state)) return;
   const std::int64_t len = state.range(0), hidden = state.range(1);
   const RowPartition part = partition_row(layout, kCp, len);
-  const gpu::DeviceLayout device_layout(part.rank0, 0, nullptr);  // index map computed on the device
+  const gpu::DeviceLayout device_layout(part.rank0, 0,
+                                        nullptr);  // index map computed on the device
   const std::int64_t local = part.padded_len / kCp;
   const gpu::DeviceBuffer global = located_row(part.padded_len, hidden);
   gpu::DeviceBuffer out(static_cast<std::size_t>(local * hidden * 2));
@@ -62,11 +65,13 @@ void BM_gpu_shard(benchmark::State& state, const std::string& layout) {
   }
   const std::int64_t bytes = local * hidden * 2;
   report_bandwidth(state, 2 * bytes, seconds, cuda_memcpy_gbps(bytes));
-  const auto bits = gpu::download_vector<std::uint16_t>(out, static_cast<std::size_t>(local * hidden), nullptr);
+  const auto bits =
+      gpu::download_vector<std::uint16_t>(out, static_cast<std::size_t>(local * hidden), nullptr);
   for (std::int64_t k = 0; k < local; ++k) {
     for (std::int64_t e = 0; e < hidden; ++e) {
       if (bits[k * hidden + e] != token_bits(part.index[0][k], e)) {
-        state.SkipWithError(("shard: local token " + std::to_string(k) + " holds the wrong token").c_str());
+        state.SkipWithError(
+            ("shard: local token " + std::to_string(k) + " holds the wrong token").c_str());
         return;
       }
     }
@@ -108,7 +113,8 @@ void BM_gpu_gather(benchmark::State& state, const std::string& layout) {
   for (std::int64_t g = 0; g < part.padded_len; ++g) {
     for (std::int64_t e = 0; e < hidden; ++e) {
       if (bits[g * hidden + e] != token_bits(g, e)) {
-        state.SkipWithError(("gather: global slot " + std::to_string(g) + " holds the wrong token").c_str());
+        state.SkipWithError(
+            ("gather: global slot " + std::to_string(g) + " holds the wrong token").c_str());
         return;
       }
     }
@@ -117,15 +123,20 @@ void BM_gpu_gather(benchmark::State& state, const std::string& layout) {
 
 const bool registered = [] {
   // 256 MiB rows of 4 KiB tokens (hidden 2048 in 16 bits), and 8-byte tokens (ids) at 32 MiB.
-  benchmark::RegisterBenchmark("BM_cuda_memcpy", BM_cuda_memcpy)->Arg(std::int64_t{1} << 28)->UseManualTime();
+  benchmark::RegisterBenchmark("BM_cuda_memcpy", BM_cuda_memcpy)
+      ->Arg(std::int64_t{1} << 28)
+      ->UseManualTime();
   for (const std::string layout : {"contiguous", "head-tail", "thd", "magi"}) {
     benchmark::RegisterBenchmark(("BM_gpu_shard/" + layout).c_str(), BM_gpu_shard, layout)
-        ->Args({1 << 16, 2048})->UseManualTime();
+        ->Args({1 << 16, 2048})
+        ->UseManualTime();
     benchmark::RegisterBenchmark(("BM_gpu_gather/" + layout).c_str(), BM_gpu_gather, layout)
-        ->Args({1 << 16, 2048})->UseManualTime();
+        ->Args({1 << 16, 2048})
+        ->UseManualTime();
   }
   benchmark::RegisterBenchmark("BM_gpu_shard/head-tail", BM_gpu_shard, std::string("head-tail"))
-      ->Args({1 << 22, 4})->UseManualTime();
+      ->Args({1 << 22, 4})
+      ->UseManualTime();
   return true;
 }();
 

@@ -29,7 +29,10 @@ inline double time_on_device(gpu::Stream stream, const std::function<void()>& la
 // GB/s of a device-to-device cudaMemcpy of `bytes`, counted as read + write like the kernels.
 inline double cuda_memcpy_gbps(std::int64_t bytes) {
   gpu::DeviceBuffer a(static_cast<std::size_t>(bytes)), b(static_cast<std::size_t>(bytes));
-  auto copy = [&] { CPLAB_CUDA_CHECK(cudaMemcpyAsync(b.get(), a.get(), a.bytes(), cudaMemcpyDeviceToDevice, nullptr)); };
+  auto copy = [&] {
+    CPLAB_CUDA_CHECK(
+        cudaMemcpyAsync(b.get(), a.get(), a.bytes(), cudaMemcpyDeviceToDevice, nullptr));
+  };
   time_on_device(nullptr, copy);  // warm-up
   double seconds = 0.0;
   constexpr int kRepeats = 10;

@@ -27,15 +27,23 @@ void BM_gpu_fused_ce(benchmark::State& state, gpu::LossElem in) {
     }
   }
   std::vector<std::int64_t> targets(static_cast<std::size_t>(rows));
-  for (std::int64_t r = 0; r < rows; ++r) targets[r] = r % 7 == 6 ? -1 : static_cast<std::int64_t>(rng() % vocab);
-  const gpu::DeviceBuffer d_logits =
-      in == gpu::LossElem::f32 ? gpu::upload_vector(logits, nullptr) : gpu::upload_vector(narrow, nullptr);
+  for (std::int64_t r = 0; r < rows; ++r)
+    targets[r] = r % 7 == 6 ? -1 : static_cast<std::int64_t>(rng() % vocab);
+  const gpu::DeviceBuffer d_logits = in == gpu::LossElem::f32 ? gpu::upload_vector(logits, nullptr)
+                                                              : gpu::upload_vector(narrow, nullptr);
   const gpu::DeviceBuffer d_targets = gpu::upload_vector(targets, nullptr);
-  gpu::DeviceBuffer grad(static_cast<std::size_t>(rows * vocab) * 4), row_loss(static_cast<std::size_t>(rows) * 4);
+  gpu::DeviceBuffer grad(static_cast<std::size_t>(rows * vocab) * 4),
+      row_loss(static_cast<std::size_t>(rows) * 4);
   const float scale = 2.0f / static_cast<float>(rows);
-  const gpu::FusedCe args{.logits = d_logits.get(), .logits_elem = in, .grad = grad.get(),
-                          .grad_elem = gpu::LossElem::f32, .rows = rows, .vocab = vocab,
-                          .targets = d_targets.as<std::int64_t>(), .scale = scale, .row_loss = row_loss.as<float>()};
+  const gpu::FusedCe args{.logits = d_logits.get(),
+                          .logits_elem = in,
+                          .grad = grad.get(),
+                          .grad_elem = gpu::LossElem::f32,
+                          .rows = rows,
+                          .vocab = vocab,
+                          .targets = d_targets.as<std::int64_t>(),
+                          .scale = scale,
+                          .row_loss = row_loss.as<float>()};
   double seconds = 0.0;
   for (auto _ : state) {
     const double s = time_on_device(nullptr, [&] { gpu::fused_shifted_ce(args, nullptr); });
@@ -43,11 +51,14 @@ void BM_gpu_fused_ce(benchmark::State& state, gpu::LossElem in) {
     seconds += s;
   }
   const std::int64_t logits_bytes = rows * vocab * in_bytes;
-  report_bandwidth(state, 2 * logits_bytes + rows * vocab * 4, seconds, cuda_memcpy_gbps(logits_bytes));
-  state.counters["rows/s"] = seconds > 0.0 ? static_cast<double>(rows * state.iterations()) / seconds : 0.0;
+  report_bandwidth(state, 2 * logits_bytes + rows * vocab * 4, seconds,
+                   cuda_memcpy_gbps(logits_bytes));
+  state.counters["rows/s"] =
+      seconds > 0.0 ? static_cast<double>(rows * state.iterations()) / seconds : 0.0;
 
   // Check a few rows, contributing and not, against double precision.
-  const auto losses = gpu::download_vector<float>(row_loss, static_cast<std::size_t>(rows), nullptr);
+  const auto losses =
+      gpu::download_vector<float>(row_loss, static_cast<std::size_t>(rows), nullptr);
   const auto g = gpu::download_vector<float>(grad, static_cast<std::size_t>(8 * vocab), nullptr);
   for (std::int64_t r = 0; r < 8; ++r) {
     const float* z = logits.data() + r * vocab;
@@ -59,11 +70,14 @@ void BM_gpu_fused_ce(benchmark::State& state, gpu::LossElem in) {
     const double ce = y < 0 ? 0.0 : lse - static_cast<double>(z[y]);
     bool ok = std::abs(losses[r] - ce) <= 1e-5 * std::max(1.0, std::abs(ce));
     for (std::int64_t v = 0; ok && v < vocab; ++v) {
-      const double want = y < 0 ? 0.0 : (std::exp(static_cast<double>(z[v]) - lse) - (v == y ? 1.0 : 0.0)) * scale;
+      const double want =
+          y < 0 ? 0.0 : (std::exp(static_cast<double>(z[v]) - lse) - (v == y ? 1.0 : 0.0)) * scale;
       ok = std::abs(g[r * vocab + v] - want) <= 1e-5 * (std::abs(want) + 1e-3 * scale);
     }
     if (!ok) {
-      state.SkipWithError(("fused CE: row " + std::to_string(r) + " differs from the double-precision loss or gradient").c_str());
+      state.SkipWithError(("fused CE: row " + std::to_string(r) +
+                           " differs from the double-precision loss or gradient")
+                              .c_str());
       return;
     }
   }
@@ -72,11 +86,15 @@ void BM_gpu_fused_ce(benchmark::State& state, gpu::LossElem in) {
 const bool registered = [] {
   // 4096 tokens × 32768 classes: 512 MiB of f32 logits (256 MiB bf16), 512 MiB of gradient.
   benchmark::RegisterBenchmark("BM_gpu_fused_ce/f32", BM_gpu_fused_ce, gpu::LossElem::f32)
-      ->Args({4096, 32768})->UseManualTime();
+      ->Args({4096, 32768})
+      ->UseManualTime();
   benchmark::RegisterBenchmark("BM_gpu_fused_ce/bf16", BM_gpu_fused_ce, gpu::LossElem::bf16)
-      ->Args({4096, 32768})->UseManualTime();
-  benchmark::RegisterBenchmark("BM_gpu_fused_ce/bf16_vocab_not_aligned", BM_gpu_fused_ce, gpu::LossElem::bf16)
-      ->Args({1024, 50257})->UseManualTime();
+      ->Args({4096, 32768})
+      ->UseManualTime();
+  benchmark::RegisterBenchmark("BM_gpu_fused_ce/bf16_vocab_not_aligned", BM_gpu_fused_ce,
+                               gpu::LossElem::bf16)
+      ->Args({1024, 50257})
+      ->UseManualTime();
   return true;
 }();
 

@@ -22,8 +22,10 @@ void check_nccl(int code, const char* call, const char* file, int line) {
   // ncclGetLastError(nullptr) holds the detail NCCL logged for the failing call (if any).
   const char* last = ncclGetLastError(nullptr);
   throw_error(file, line,
-              detail::concat(call, " failed: NCCL error ", code, ": ", ncclGetErrorString(static_cast<ncclResult_t>(code)),
-                             (last && *last) ? " (" : "", (last && *last) ? last : "", (last && *last) ? ")" : ""));
+              detail::concat(call, " failed: NCCL error ", code, ": ",
+                             ncclGetErrorString(static_cast<ncclResult_t>(code)),
+                             (last && *last) ? " (" : "", (last && *last) ? last : "",
+                             (last && *last) ? ")" : ""));
 }
 
 }  // namespace cplab::gpu

@@ -13,5 +13,7 @@ std::string cuda_error_text(int code);
 
 }  // namespace cplab::gpu
 
-#define CPLAB_CUDA_CHECK(call) ::cplab::gpu::check_cuda(static_cast<int>(call), #call, __FILE__, __LINE__)
-#define CPLAB_NCCL_CHECK(call) ::cplab::gpu::check_nccl(static_cast<int>(call), #call, __FILE__, __LINE__)
+#define CPLAB_CUDA_CHECK(call) \
+  ::cplab::gpu::check_cuda(static_cast<int>(call), #call, __FILE__, __LINE__)
+#define CPLAB_NCCL_CHECK(call) \
+  ::cplab::gpu::check_nccl(static_cast<int>(call), #call, __FILE__, __LINE__)

@@ -64,13 +64,17 @@ void DeviceBuffer::release() noexcept {
 }
 
 void DeviceBuffer::upload(const void* host, std::size_t bytes, Stream stream) {
-  CPLAB_LAUNCH_CHECK(bytes <= bytes_, "DeviceBuffer::upload: ", bytes, " bytes into a buffer of ", bytes_);
-  if (bytes > 0) CPLAB_CUDA_CHECK(cudaMemcpyAsync(ptr_, host, bytes, cudaMemcpyHostToDevice, stream));
+  CPLAB_LAUNCH_CHECK(bytes <= bytes_, "DeviceBuffer::upload: ", bytes, " bytes into a buffer of ",
+                     bytes_);
+  if (bytes > 0)
+    CPLAB_CUDA_CHECK(cudaMemcpyAsync(ptr_, host, bytes, cudaMemcpyHostToDevice, stream));
 }
 
 void DeviceBuffer::download(void* host, std::size_t bytes, Stream stream) const {
-  CPLAB_LAUNCH_CHECK(bytes <= bytes_, "DeviceBuffer::download: ", bytes, " bytes from a buffer of ", bytes_);
-  if (bytes > 0) CPLAB_CUDA_CHECK(cudaMemcpyAsync(host, ptr_, bytes, cudaMemcpyDeviceToHost, stream));
+  CPLAB_LAUNCH_CHECK(bytes <= bytes_, "DeviceBuffer::download: ", bytes, " bytes from a buffer of ",
+                     bytes_);
+  if (bytes > 0)
+    CPLAB_CUDA_CHECK(cudaMemcpyAsync(host, ptr_, bytes, cudaMemcpyDeviceToHost, stream));
   CPLAB_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
@@ -78,7 +82,9 @@ void DeviceBuffer::fill_bytes(int value, Stream stream) {
   if (bytes_ > 0) CPLAB_CUDA_CHECK(cudaMemsetAsync(ptr_, value, bytes_, stream));
 }
 
-StreamOwner::StreamOwner() { CPLAB_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
+StreamOwner::StreamOwner() {
+  CPLAB_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+}
 StreamOwner::~StreamOwner() {
   if (stream_ != nullptr) static_cast<void>(cudaStreamDestroy(stream_));
 }

@@ -31,7 +31,10 @@ class DeviceBuffer {
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
 
   void* get() const { return ptr_; }
-  template <typename T> T* as() const { return static_cast<T*>(ptr_); }
+  template <typename T>
+  T* as() const {
+    return static_cast<T*>(ptr_);
+  }
   std::size_t bytes() const { return bytes_; }
 
   // Stream-ordered copies; `download` returns once the bytes are on the host.
@@ -45,12 +48,14 @@ class DeviceBuffer {
   std::size_t bytes_ = 0;
 };
 
-template <typename T> DeviceBuffer upload_vector(const std::vector<T>& host, Stream stream) {
+template <typename T>
+DeviceBuffer upload_vector(const std::vector<T>& host, Stream stream) {
   DeviceBuffer buffer(host.size() * sizeof(T));
   buffer.upload(host.data(), host.size() * sizeof(T), stream);
   return buffer;
 }
-template <typename T> std::vector<T> download_vector(const DeviceBuffer& buffer, std::size_t n, Stream stream) {
+template <typename T>
+std::vector<T> download_vector(const DeviceBuffer& buffer, std::size_t n, Stream stream) {
   std::vector<T> host(n);
   buffer.download(host.data(), n * sizeof(T), stream);
   return host;

@@ -41,21 +41,25 @@ struct Handle {
 
 const char* gpu_comm_kind_name(GpuCommKind kind) {
   switch (kind) {
-    case GpuCommKind::host: return "host";
-    case GpuCommKind::device_sim: return "device-sim";
-    case GpuCommKind::nccl: return "nccl";
+    case GpuCommKind::host:
+      return "host";
+    case GpuCommKind::device_sim:
+      return "device-sim";
+    case GpuCommKind::nccl:
+      return "nccl";
   }
   return "?";
 }
 
 DeviceComm& device_comm_for(Comm& host, GpuCommKind kind, std::chrono::milliseconds timeout) {
   if (auto* device = dynamic_cast<DeviceComm*>(&host)) return *device;
-  CPLAB_CHECK(kind != GpuCommKind::host, "device_comm_for: the host kind uses the given comm directly");
+  CPLAB_CHECK(kind != GpuCommKind::host,
+              "device_comm_for: the host kind uses the given comm directly");
   thread_local std::map<GpuCommKind, Cached> cache;
   Cached& mine = cache[kind];
   const int rank = host.rank(), size = host.size();
-  const bool same = mine.host == &host && mine.rank == rank && mine.size == size && mine.comm != nullptr &&
-                    !mine.comm->broken();
+  const bool same = mine.host == &host && mine.rank == rank && mine.size == size &&
+                    mine.comm != nullptr && !mine.comm->broken();
 
   // Reuse only when every rank holds the same healthy group: then they are exactly its ranks.
   std::int64_t token = same ? mine.token : 0;
@@ -70,7 +74,8 @@ DeviceComm& device_comm_for(Comm& host, GpuCommKind kind, std::chrono::milliseco
   if (rank == 0) {
     handle.token = next_token++;
     if (kind == GpuCommKind::device_sim) {
-      mine.world = std::make_shared<DeviceSimWorld>(size, DeviceSimOptions{.timeout = timeout, .device = current_device()});
+      mine.world = std::make_shared<DeviceSimWorld>(
+          size, DeviceSimOptions{.timeout = timeout, .device = current_device()});
       std::lock_guard lock(registry_mu);
       registry()[handle.token] = mine.world;
     } else {
@@ -86,7 +91,8 @@ DeviceComm& device_comm_for(Comm& host, GpuCommKind kind, std::chrono::milliseco
       std::lock_guard lock(registry_mu);
       mine.world = registry()[handle.token].lock();
     }
-    CPLAB_CHECK(mine.world != nullptr, "device-sim bootstrap: rank {} found no world for token {}", rank, handle.token);
+    CPLAB_CHECK(mine.world != nullptr, "device-sim bootstrap: rank {} found no world for token {}",
+                rank, handle.token);
     mine.comm = &mine.world->comm(rank);
     // Every rank holds the world now; the registry entry is no longer needed.
     host.barrier();
@@ -96,8 +102,11 @@ DeviceComm& device_comm_for(Comm& host, GpuCommKind kind, std::chrono::milliseco
     }
   } else {
     const int devices = device_count();
-    CPLAB_CHECK(size <= devices, "nccl needs one GPU per rank: cp={} but {} visible devices (use device-sim for more "
-                "ranks than GPUs)", size, devices);
+    CPLAB_CHECK(
+        size <= devices,
+        "nccl needs one GPU per rank: cp={} but {} visible devices (use device-sim for more "
+        "ranks than GPUs)",
+        size, devices);
     mine.own = NcclComm::init_rank(handle.id, size, rank, rank, timeout);
     mine.comm = mine.own.get();
   }

@@ -14,12 +14,16 @@ namespace cplab::gpu {
 namespace {
 
 std::byte* at(void* p, std::size_t offset) { return static_cast<std::byte*>(p) + offset; }
-const std::byte* at(const void* p, std::size_t offset) { return static_cast<const std::byte*>(p) + offset; }
+const std::byte* at(const void* p, std::size_t offset) {
+  return static_cast<const std::byte*>(p) + offset;
+}
 
 }  // namespace
 
-DeviceSimComm::DeviceSimComm(std::shared_ptr<detail::SimGroup> group, int rank) : group_(std::move(group)), rank_(rank) {
-  CPLAB_CHECK(rank >= 0 && rank < group_->size, "device-sim rank {} outside [0, {})", rank, group_->size);
+DeviceSimComm::DeviceSimComm(std::shared_ptr<detail::SimGroup> group, int rank)
+    : group_(std::move(group)), rank_(rank) {
+  CPLAB_CHECK(rank >= 0 && rank < group_->size, "device-sim rank {} outside [0, {})", rank,
+              group_->size);
 }
 
 DeviceSimComm::~DeviceSimComm() = default;
@@ -38,8 +42,9 @@ void* DeviceSimComm::scratch(std::size_t bytes) {
 // more), and only then each rank writes its own output, so in-place calls are safe.
 void DeviceSimComm::all_gather(const void* send, void* recv, std::size_t count, DType dtype) {
   synchronize(stream());
-  const auto peers = group_->arrive(rank_, {.op = "all_gather", .send = send, .recv = recv, .count = count,
-                                            .dtype = dtype}, true);
+  const auto peers = group_->arrive(
+      rank_, {.op = "all_gather", .send = send, .recv = recv, .count = count, .dtype = dtype},
+      true);
   const std::size_t bytes = count * dtype_size(dtype);
   try {
     void* out = scratch(bytes * static_cast<std::size_t>(size()));
@@ -52,14 +57,22 @@ void DeviceSimComm::all_gather(const void* send, void* recv, std::size_t count, 
   group_->rendezvous(rank_, "all_gather (completion)");
   copy_bytes(recv, scratch_.get(), bytes * static_cast<std::size_t>(size()), stream());
   synchronize(stream());
-  bytes_sent_ += sim::wire_bytes::all_gather(count, dtype_size(dtype), static_cast<std::uint64_t>(size()));
+  bytes_sent_ +=
+      sim::wire_bytes::all_gather(count, dtype_size(dtype), static_cast<std::uint64_t>(size()));
 }
 
-std::vector<std::size_t> DeviceSimComm::all_gather_v(const void* send, std::size_t count, void* recv,
-                                                     std::size_t recv_capacity, DType dtype) {
+std::vector<std::size_t> DeviceSimComm::all_gather_v(const void* send, std::size_t count,
+                                                     void* recv, std::size_t recv_capacity,
+                                                     DType dtype) {
   synchronize(stream());
-  const auto peers = group_->arrive(rank_, {.op = "all_gather_v", .send = send, .recv = recv, .count = count,
-                                            .capacity = recv_capacity, .dtype = dtype}, false);
+  const auto peers = group_->arrive(rank_,
+                                    {.op = "all_gather_v",
+                                     .send = send,
+                                     .recv = recv,
+                                     .count = count,
+                                     .capacity = recv_capacity,
+                                     .dtype = dtype},
+                                    false);
   std::vector<std::size_t> counts;
   std::size_t total = 0;
   for (const auto& a : peers) {
@@ -67,8 +80,9 @@ std::vector<std::size_t> DeviceSimComm::all_gather_v(const void* send, std::size
     total += a.count;
   }
   for (int r = 0; r < size(); ++r) {
-    CPLAB_CHECK(peers[r].capacity >= total, "device-sim all_gather_v: rank {} has room for {} elements, the ranks send {}",
-                r, peers[r].capacity, total);
+    CPLAB_CHECK(peers[r].capacity >= total,
+                "device-sim all_gather_v: rank {} has room for {} elements, the ranks send {}", r,
+                peers[r].capacity, total);
   }
   const std::size_t es = dtype_size(dtype);
   try {
@@ -93,14 +107,17 @@ std::vector<std::size_t> DeviceSimComm::all_gather_v(const void* send, std::size
 void DeviceSimComm::all_reduce(void* buf, std::size_t count, DType dtype, ReduceOp op) {
   const ReduceElem elem = reduce_elem(dtype, "all_reduce");
   synchronize(stream());
-  const auto peers = group_->arrive(rank_, {.op = "all_reduce", .send = buf, .recv = buf, .count = count,
-                                            .dtype = dtype, .reduce = op}, true);
+  const auto peers = group_->arrive(
+      rank_,
+      {.op = "all_reduce", .send = buf, .recv = buf, .count = count, .dtype = dtype, .reduce = op},
+      true);
   const std::size_t bytes = count * dtype_size(dtype);
   try {
     void* acc = scratch(bytes);
     copy_bytes(acc, peers[0].send, bytes, stream());
     for (int p = 1; p < size(); ++p) {
-      reduce_into(acc, peers[p].send, static_cast<std::int64_t>(count), elem, reduce_kind(op), stream());
+      reduce_into(acc, peers[p].send, static_cast<std::int64_t>(count), elem, reduce_kind(op),
+                  stream());
     }
     synchronize(stream());
   } catch (const std::exception& e) {
@@ -110,21 +127,30 @@ void DeviceSimComm::all_reduce(void* buf, std::size_t count, DType dtype, Reduce
   group_->rendezvous(rank_, "all_reduce (completion)");
   copy_bytes(buf, scratch_.get(), bytes, stream());
   synchronize(stream());
-  bytes_sent_ += sim::wire_bytes::all_reduce(count, dtype_size(dtype), static_cast<std::uint64_t>(size()));
+  bytes_sent_ +=
+      sim::wire_bytes::all_reduce(count, dtype_size(dtype), static_cast<std::uint64_t>(size()));
 }
 
-void DeviceSimComm::reduce_scatter(const void* send, void* recv, std::size_t count, DType dtype, ReduceOp op) {
+void DeviceSimComm::reduce_scatter(const void* send, void* recv, std::size_t count, DType dtype,
+                                   ReduceOp op) {
   const ReduceElem elem = reduce_elem(dtype, "reduce_scatter");
   synchronize(stream());
-  const auto peers = group_->arrive(rank_, {.op = "reduce_scatter", .send = send, .recv = recv, .count = count,
-                                            .dtype = dtype, .reduce = op}, true);
+  const auto peers = group_->arrive(rank_,
+                                    {.op = "reduce_scatter",
+                                     .send = send,
+                                     .recv = recv,
+                                     .count = count,
+                                     .dtype = dtype,
+                                     .reduce = op},
+                                    true);
   const std::size_t bytes = count * dtype_size(dtype);
   const std::size_t mine = bytes * static_cast<std::size_t>(rank_);
   try {
     void* acc = scratch(bytes);
     copy_bytes(acc, at(peers[0].send, mine), bytes, stream());
     for (int p = 1; p < size(); ++p) {
-      reduce_into(acc, at(peers[p].send, mine), static_cast<std::int64_t>(count), elem, reduce_kind(op), stream());
+      reduce_into(acc, at(peers[p].send, mine), static_cast<std::int64_t>(count), elem,
+                  reduce_kind(op), stream());
     }
     synchronize(stream());
   } catch (const std::exception& e) {
@@ -134,18 +160,21 @@ void DeviceSimComm::reduce_scatter(const void* send, void* recv, std::size_t cou
   group_->rendezvous(rank_, "reduce_scatter (completion)");
   copy_bytes(recv, scratch_.get(), bytes, stream());
   synchronize(stream());
-  bytes_sent_ += sim::wire_bytes::reduce_scatter(count, dtype_size(dtype), static_cast<std::uint64_t>(size()));
+  bytes_sent_ +=
+      sim::wire_bytes::reduce_scatter(count, dtype_size(dtype), static_cast<std::uint64_t>(size()));
 }
 
 void DeviceSimComm::all_to_all(const void* send, void* recv, std::size_t count, DType dtype) {
   synchronize(stream());
-  const auto peers = group_->arrive(rank_, {.op = "all_to_all", .send = send, .recv = recv, .count = count,
-                                            .dtype = dtype}, true);
+  const auto peers = group_->arrive(
+      rank_, {.op = "all_to_all", .send = send, .recv = recv, .count = count, .dtype = dtype},
+      true);
   const std::size_t bytes = count * dtype_size(dtype);
   try {
     void* out = scratch(bytes * static_cast<std::size_t>(size()));
     for (int p = 0; p < size(); ++p) {
-      copy_bytes(at(out, p * bytes), at(peers[p].send, bytes * static_cast<std::size_t>(rank_)), bytes, stream());
+      copy_bytes(at(out, p * bytes), at(peers[p].send, bytes * static_cast<std::size_t>(rank_)),
+                 bytes, stream());
     }
     synchronize(stream());
   } catch (const std::exception& e) {
@@ -155,7 +184,8 @@ void DeviceSimComm::all_to_all(const void* send, void* recv, std::size_t count, 
   group_->rendezvous(rank_, "all_to_all (completion)");
   copy_bytes(recv, scratch_.get(), bytes * static_cast<std::size_t>(size()), stream());
   synchronize(stream());
-  bytes_sent_ += sim::wire_bytes::all_to_all(count, dtype_size(dtype), static_cast<std::uint64_t>(size()));
+  bytes_sent_ +=
+      sim::wire_bytes::all_to_all(count, dtype_size(dtype), static_cast<std::uint64_t>(size()));
 }
 
 void DeviceSimComm::send(const void* buf, std::size_t count, DType dtype, int peer, int tag) {
@@ -168,10 +198,12 @@ void DeviceSimComm::send(const void* buf, std::size_t count, DType dtype, int pe
 
 void DeviceSimComm::recv(void* buf, std::size_t count, DType dtype, int peer, int tag) {
   CPLAB_CHECK(peer >= 0 && peer < size(), "device-sim recv: peer {} outside [0, {})", peer, size());
-  const auto post = group_->take(peer, rank_, tag, fmt::format("recv from rank {} (tag {})", peer, tag));
+  const auto post =
+      group_->take(peer, rank_, tag, fmt::format("recv from rank {} (tag {})", peer, tag));
   if (post->count != count || post->dtype != dtype) {
-    const std::string error = fmt::format("rank {} sends {} × {} to rank {} (tag {}), which expects {} × {}", peer,
-                                          post->count, dtype_name(post->dtype), rank_, tag, count, dtype_name(dtype));
+    const std::string error =
+        fmt::format("rank {} sends {} × {} to rank {} (tag {}), which expects {} × {}", peer,
+                    post->count, dtype_name(post->dtype), rank_, tag, count, dtype_name(dtype));
     group_->finish(post, error);
     CPLAB_FAIL("device-sim recv: {}", error);
   }
@@ -187,8 +219,8 @@ void DeviceSimComm::recv(void* buf, std::size_t count, DType dtype, int peer, in
 
 void DeviceSimComm::send_recv(const void* send_buf, std::size_t send_count, int to, void* recv_buf,
                               std::size_t recv_count, int from, DType dtype, int tag) {
-  CPLAB_CHECK(to >= 0 && to < size() && from >= 0 && from < size(), "device-sim send_recv: peers {} and {} outside [0, {})",
-              to, from, size());
+  CPLAB_CHECK(to >= 0 && to < size() && from >= 0 && from < size(),
+              "device-sim send_recv: peers {} and {} outside [0, {})", to, from, size());
   synchronize(stream());
   // Posting first and waiting last is what makes a ring of send_recv calls deadlock-free.
   const auto post = group_->post(rank_, to, tag, send_buf, send_count, dtype);

@@ -34,15 +34,16 @@ class DeviceSimComm final : public DeviceComm {
   bool broken() const override;
 
   void all_gather(const void* send, void* recv, std::size_t count, DType dtype) override;
-  std::vector<std::size_t> all_gather_v(const void* send, std::size_t count, void* recv, std::size_t recv_capacity,
-                                        DType dtype) override;
+  std::vector<std::size_t> all_gather_v(const void* send, std::size_t count, void* recv,
+                                        std::size_t recv_capacity, DType dtype) override;
   void all_reduce(void* buf, std::size_t count, DType dtype, ReduceOp op) override;
-  void reduce_scatter(const void* send, void* recv, std::size_t count, DType dtype, ReduceOp op) override;
+  void reduce_scatter(const void* send, void* recv, std::size_t count, DType dtype,
+                      ReduceOp op) override;
   void all_to_all(const void* send, void* recv, std::size_t count, DType dtype) override;
   void send(const void* buf, std::size_t count, DType dtype, int peer, int tag) override;
   void recv(void* buf, std::size_t count, DType dtype, int peer, int tag) override;
-  void send_recv(const void* send_buf, std::size_t send_count, int to, void* recv_buf, std::size_t recv_count,
-                 int from, DType dtype, int tag) override;
+  void send_recv(const void* send_buf, std::size_t send_count, int to, void* recv_buf,
+                 std::size_t recv_count, int from, DType dtype, int tag) override;
   void barrier() override;
   std::uint64_t bytes_sent() const override { return bytes_sent_; }
 
@@ -50,7 +51,8 @@ class DeviceSimComm final : public DeviceComm {
   std::shared_ptr<detail::SimGroup> group_;
   int rank_;
   StreamOwner stream_;
-  DeviceBuffer scratch_;  // results are built here and copied out after every rank has read its inputs
+  DeviceBuffer
+      scratch_;  // results are built here and copied out after every rank has read its inputs
   std::uint64_t bytes_sent_ = 0;
 
   void* scratch(std::size_t bytes);

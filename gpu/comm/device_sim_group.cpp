@@ -9,13 +9,17 @@
 namespace cplab::gpu::detail {
 
 SimGroup::SimGroup(int size_, int device_, std::chrono::milliseconds timeout_)
-    : size(size_), device(device_), timeout(timeout_), slots_(static_cast<std::size_t>(size_)),
+    : size(size_),
+      device(device_),
+      timeout(timeout_),
+      slots_(static_cast<std::size_t>(size_)),
       waiting_(static_cast<std::size_t>(size_), 0) {
   CPLAB_CHECK(size_ >= 1, "device-sim world of {} ranks; needs at least 1", size_);
 }
 
 void SimGroup::throw_if_aborted(const std::string& what) const {
-  if (!abort_reason_.empty()) CPLAB_FAIL("device-sim {}: group broken earlier: {}", what, abort_reason_);
+  if (!abort_reason_.empty())
+    CPLAB_FAIL("device-sim {}: group broken earlier: {}", what, abort_reason_);
 }
 
 void SimGroup::abort(const std::string& reason) {
@@ -46,7 +50,8 @@ void SimGroup::rendezvous(int rank, const std::string& what) {
   if (abort_reason_.empty()) {
     std::vector<int> in, out;
     for (int r = 0; r < size; ++r) (waiting_[r] ? in : out).push_back(r);
-    abort_reason_ = fmt::format("{}: ranks {} arrived, ranks {} missing after {} ms", what, in, out, timeout.count());
+    abort_reason_ = fmt::format("{}: ranks {} arrived, ranks {} missing after {} ms", what, in, out,
+                                timeout.count());
     cv_.notify_all();
   }
   CPLAB_FAIL("device-sim {}", abort_reason_);
@@ -66,20 +71,22 @@ std::vector<Arrival> SimGroup::arrive(int rank, const Arrival& mine, bool same_c
   }
   for (int r = 0; r < size; ++r) {
     const Arrival& a = all[r];
-    CPLAB_CHECK(std::strcmp(a.op, all[0].op) == 0, "device-sim: rank {} called {} while rank 0 called {}", r, a.op,
-                all[0].op);
-    CPLAB_CHECK(a.dtype == all[0].dtype, "device-sim {}: rank {} sends {} but rank 0 sends {}", a.op, r,
-                dtype_name(a.dtype), dtype_name(all[0].dtype));
+    CPLAB_CHECK(std::strcmp(a.op, all[0].op) == 0,
+                "device-sim: rank {} called {} while rank 0 called {}", r, a.op, all[0].op);
+    CPLAB_CHECK(a.dtype == all[0].dtype, "device-sim {}: rank {} sends {} but rank 0 sends {}",
+                a.op, r, dtype_name(a.dtype), dtype_name(all[0].dtype));
     if (same_count) {
-      CPLAB_CHECK(a.count == all[0].count && a.reduce == all[0].reduce,
-                  "device-sim {}: rank {} passes count {} but rank 0 passes {} (every rank must agree)", a.op, r,
-                  a.count, all[0].count);
+      CPLAB_CHECK(
+          a.count == all[0].count && a.reduce == all[0].reduce,
+          "device-sim {}: rank {} passes count {} but rank 0 passes {} (every rank must agree)",
+          a.op, r, a.count, all[0].count);
     }
   }
   return all;
 }
 
-std::shared_ptr<Post> SimGroup::post(int from, int to, int tag, const void* buf, std::size_t count, DType dtype) {
+std::shared_ptr<Post> SimGroup::post(int from, int to, int tag, const void* buf, std::size_t count,
+                                     DType dtype) {
   auto p = std::make_shared<Post>();
   p->buf = buf;
   p->count = count;
@@ -94,11 +101,12 @@ std::shared_ptr<Post> SimGroup::post(int from, int to, int tag, const void* buf,
 std::shared_ptr<Post> SimGroup::take(int from, int to, int tag, const std::string& what) {
   std::unique_lock lock(mu_);
   auto& box = mail_[{from, to, tag}];
-  const bool ready = cv_.wait_for(lock, timeout, [&] { return !box.empty() || !abort_reason_.empty(); });
+  const bool ready =
+      cv_.wait_for(lock, timeout, [&] { return !box.empty() || !abort_reason_.empty(); });
   throw_if_aborted(what);
   if (!ready) {
-    abort_reason_ = fmt::format("{}: rank {} waited {} ms for rank {} to send (tag {})", what, to, timeout.count(),
-                                from, tag);
+    abort_reason_ = fmt::format("{}: rank {} waited {} ms for rank {} to send (tag {})", what, to,
+                                timeout.count(), from, tag);
     cv_.notify_all();
     CPLAB_FAIL("device-sim {}", abort_reason_);
   }

@@ -52,7 +52,8 @@ struct SimGroup {
   void abort(const std::string& reason);
   bool aborted();
 
-  std::shared_ptr<Post> post(int from, int to, int tag, const void* buf, std::size_t count, DType dtype);
+  std::shared_ptr<Post> post(int from, int to, int tag, const void* buf, std::size_t count,
+                             DType dtype);
   std::shared_ptr<Post> take(int from, int to, int tag, const std::string& what);
   void finish(const std::shared_ptr<Post>& p, std::string error);
   void wait_done(const std::shared_ptr<Post>& p, const std::string& what);

@@ -2,7 +2,8 @@
 // NCCL behind the Comm interface, one communicator per rank and one GPU per rank. Three ways in:
 //   NcclWorld           one process drives several GPUs (ncclCommInitAll), one host thread each;
 //   NcclComm::init_rank one rank of a group whose unique id travelled some other way: over a host
-//                       Comm (gpu/comm/bootstrap.hpp) or MPI (gpu/comm/nccl_mpi.hpp, for many nodes).
+//                       Comm (gpu/comm/bootstrap.hpp) or MPI (gpu/comm/nccl_mpi.hpp, for many
+//                       nodes).
 // Counts are compared across ranks before every collective (a mismatch is an error on every rank,
 // not a hang), and every wait is bounded: past the timeout the communicator is aborted.
 #include <array>
@@ -39,22 +40,24 @@ class NcclComm final : public DeviceComm {
   bool broken() const override { return comm_ == nullptr; }
 
   void all_gather(const void* send, void* recv, std::size_t count, DType dtype) override;
-  std::vector<std::size_t> all_gather_v(const void* send, std::size_t count, void* recv, std::size_t recv_capacity,
-                                        DType dtype) override;
+  std::vector<std::size_t> all_gather_v(const void* send, std::size_t count, void* recv,
+                                        std::size_t recv_capacity, DType dtype) override;
   void all_reduce(void* buf, std::size_t count, DType dtype, ReduceOp op) override;
-  void reduce_scatter(const void* send, void* recv, std::size_t count, DType dtype, ReduceOp op) override;
+  void reduce_scatter(const void* send, void* recv, std::size_t count, DType dtype,
+                      ReduceOp op) override;
   void all_to_all(const void* send, void* recv, std::size_t count, DType dtype) override;
   // NCCL has no tags: point-to-point messages between two ranks match in the order they are issued.
   void send(const void* buf, std::size_t count, DType dtype, int peer, int tag) override;
   void recv(void* buf, std::size_t count, DType dtype, int peer, int tag) override;
-  void send_recv(const void* send_buf, std::size_t send_count, int to, void* recv_buf, std::size_t recv_count,
-                 int from, DType dtype, int tag) override;
+  void send_recv(const void* send_buf, std::size_t send_count, int to, void* recv_buf,
+                 std::size_t recv_count, int from, DType dtype, int tag) override;
   void barrier() override;
   std::uint64_t bytes_sent() const override { return bytes_sent_; }
 
  private:
   struct Meta;
-  std::vector<Meta> agree(const char* what, std::size_t count, std::size_t capacity, DType dtype, int op);
+  std::vector<Meta> agree(const char* what, std::size_t count, std::size_t capacity, DType dtype,
+                          int op);
   void wait(const char* what);
   void check_alive(const char* what) const;
 
@@ -69,7 +72,8 @@ class NcclComm final : public DeviceComm {
 
 class NcclWorld {
  public:
-  explicit NcclWorld(std::vector<int> devices, std::chrono::milliseconds timeout = std::chrono::milliseconds(60000));
+  explicit NcclWorld(std::vector<int> devices,
+                     std::chrono::milliseconds timeout = std::chrono::milliseconds(60000));
   ~NcclWorld();
   int size() const { return static_cast<int>(comms_.size()); }
   NcclComm& comm(int rank);

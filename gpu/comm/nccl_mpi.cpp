@@ -1,6 +1,7 @@
 #include "gpu/comm/nccl_mpi.hpp"
 
-// Only the C API: the deprecated C++ bindings some MPIs pull in by default do not build warning-free.
+// Only the C API: the deprecated C++ bindings some MPIs pull in by default do not build
+// warning-free.
 #define OMPI_SKIP_MPICXX 1
 #define MPICH_SKIP_MPICXX 1
 #include <mpi.h>
@@ -36,10 +37,12 @@ std::unique_ptr<NcclComm> nccl_comm_over_mpi(std::chrono::milliseconds timeout) 
   check_mpi(MPI_Comm_size(node, &local_size), "MPI_Comm_size(node)");
   MPI_Comm_free(&node);
   const int devices = device_count();
-  CPLAB_CHECK(local_size <= devices, "nccl over MPI: {} ranks on this node but {} visible GPUs", local_size, devices);
+  CPLAB_CHECK(local_size <= devices, "nccl over MPI: {} ranks on this node but {} visible GPUs",
+              local_size, devices);
   NcclId id{};
   if (rank == 0) id = nccl_unique_id();
-  check_mpi(MPI_Bcast(id.data(), static_cast<int>(id.size()), MPI_BYTE, 0, MPI_COMM_WORLD), "MPI_Bcast");
+  check_mpi(MPI_Bcast(id.data(), static_cast<int>(id.size()), MPI_BYTE, 0, MPI_COMM_WORLD),
+            "MPI_Bcast");
   return NcclComm::init_rank(id, size, rank, local_rank, timeout);
 }
 

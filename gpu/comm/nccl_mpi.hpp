@@ -10,6 +10,7 @@
 
 namespace cplab::gpu {
 
-std::unique_ptr<NcclComm> nccl_comm_over_mpi(std::chrono::milliseconds timeout = std::chrono::milliseconds(60000));
+std::unique_ptr<NcclComm> nccl_comm_over_mpi(
+    std::chrono::milliseconds timeout = std::chrono::milliseconds(60000));
 
 }  // namespace cplab::gpu

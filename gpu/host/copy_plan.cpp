@@ -15,7 +15,8 @@ std::int64_t copy_width(std::uintptr_t src, std::uintptr_t dst, std::int64_t tok
 }
 
 CopyPlan plan_copy(std::uintptr_t src, std::uintptr_t dst, std::int64_t token_bytes) {
-  CPLAB_CHECK(token_bytes >= 1, "copy_tokens: a token slice must have at least 1 byte, got {}", token_bytes);
+  CPLAB_CHECK(token_bytes >= 1, "copy_tokens: a token slice must have at least 1 byte, got {}",
+              token_bytes);
   CopyPlan plan;
   plan.width = copy_width(src, dst, token_bytes);
   plan.chunks = token_bytes / plan.width;
@@ -28,8 +29,8 @@ CopyPlan plan_copy(std::uintptr_t src, std::uintptr_t dst, std::int64_t token_by
 }
 
 std::int64_t grid_blocks(std::int64_t items, std::int64_t per_block, std::int64_t max_blocks) {
-  CPLAB_CHECK(per_block >= 1 && max_blocks >= 1, "grid_blocks: per_block {} and max_blocks {} must be >= 1",
-              per_block, max_blocks);
+  CPLAB_CHECK(per_block >= 1 && max_blocks >= 1,
+              "grid_blocks: per_block {} and max_blocks {} must be >= 1", per_block, max_blocks);
   if (items <= 0) return 1;
   const std::int64_t blocks = (items + per_block - 1) / per_block;
   return blocks < max_blocks ? blocks : max_blocks;
@@ -51,8 +52,8 @@ namespace cplab::gpu {
 
 std::int64_t loss_vector_elems(std::uintptr_t logits, std::uintptr_t grad, std::int64_t vocab,
                                std::int64_t logits_bytes) {
-  CPLAB_CHECK(logits_bytes == 2 || logits_bytes == 4, "fused loss: logits of {} bytes; supported: f32, bf16",
-              logits_bytes);
+  CPLAB_CHECK(logits_bytes == 2 || logits_bytes == 4,
+              "fused loss: logits of {} bytes; supported: f32, bf16", logits_bytes);
   const std::int64_t n = 16 / logits_bytes;
   return vocab % n == 0 && logits % 16 == 0 && grad % 16 == 0 ? n : 1;
 }

@@ -10,8 +10,9 @@ namespace cplab::gpu {
 inline constexpr std::int64_t kNotPadded = -2;  // the local token is a caller token
 
 struct PadAnchors {
-  std::vector<std::int64_t> anchor;  // [ℓ]: caller position of p; -1: no caller slot before g; kNotPadded
-  std::vector<std::int64_t> delta;   // [ℓ]: g - p, or g
+  std::vector<std::int64_t>
+      anchor;  // [ℓ]: caller position of p; -1: no caller slot before g; kNotPadded
+  std::vector<std::int64_t> delta;  // [ℓ]: g - p, or g
 };
 
 // stream_caller_pos: [L] caller position of every stream slot (-1: added); local_index: [ℓ] slots.

@@ -48,7 +48,8 @@ TargetExchange plan_target_exchange(const Map& map, std::int64_t rank, std::int6
     std::sort(to[p].begin(), to[p].end());
     std::sort(from[p].begin(), from[p].end());
     for (const auto& [slot, k] : to[p]) plan.send[p].push_back(k);
-    for (std::size_t i = 0; i < from[p].size(); ++i) plan.recv_index[from[p][i].second] = static_cast<std::int64_t>(i);
+    for (std::size_t i = 0; i < from[p].size(); ++i)
+      plan.recv_index[from[p][i].second] = static_cast<std::int64_t>(i);
   }
   return plan;
 }
@@ -70,8 +71,9 @@ struct Target {
 // contributes: valid, has a target (g+1 < L, same document when packed), target not IGNORE.
 template <typename Map>
 CPLAB_HD Target shifted_target(const Map& map, std::int64_t rank, std::int64_t row, std::int64_t k,
-                               std::int64_t padded_len, bool packed, bool valid, const std::int64_t* labels,
-                               const std::int32_t* doc_ids, std::int64_t recv_index, ReceivedLabels in) {
+                               std::int64_t padded_len, bool packed, bool valid,
+                               const std::int64_t* labels, const std::int32_t* doc_ids,
+                               std::int64_t recv_index, ReceivedLabels in) {
   const std::int64_t g = map.global_index(rank, k);
   if (g + 1 >= padded_len) return {kIgnoreLabel, false};
   const index_math::Slot next = map.owner(g + 1);
@@ -80,7 +82,8 @@ CPLAB_HD Target shifted_target(const Map& map, std::int64_t rank, std::int64_t r
     label = labels[next.offset];
     doc = doc_ids[next.offset];
   } else {
-    const std::int64_t* entry = in.received + ((next.rank * in.rows + row) * in.width + recv_index) * 2;
+    const std::int64_t* entry =
+        in.received + ((next.rank * in.rows + row) * in.width + recv_index) * 2;
     label = entry[0];
     doc = entry[1];
   }

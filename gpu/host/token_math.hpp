@@ -8,8 +8,8 @@ namespace cplab::gpu {
 
 // Token t of outer slice o: in a plain [outer, tokens] tensor, or in blocks
 // [tokens / block][outer][block] (rank shards as an all-gather or a reduce-scatter lays them out).
-CPLAB_HD inline std::int64_t token_offset(std::int64_t o, std::int64_t t, std::int64_t tokens, std::int64_t block,
-                                          std::int64_t outer) {
+CPLAB_HD inline std::int64_t token_offset(std::int64_t o, std::int64_t t, std::int64_t tokens,
+                                          std::int64_t block, std::int64_t outer) {
   if (block == 0) return o * tokens + t;
   const std::int64_t b = t / block;
   return (b * outer + o) * block + (t - b * block);
@@ -32,8 +32,8 @@ struct ThdToken {
   bool real;
 };
 
-CPLAB_HD inline ThdToken thd_token(const index_math::ThdMap& map, const std::int64_t* doc_lens, std::int64_t rank,
-                                   std::int64_t k) {
+CPLAB_HD inline ThdToken thd_token(const index_math::ThdMap& map, const std::int64_t* doc_lens,
+                                   std::int64_t rank, std::int64_t k) {
   const std::int64_t doc = index_math::upper_index(map.cu_padded, map.n_docs, k * map.cp);
   const std::int64_t g = map.global_index(rank, k);
   const std::int64_t offset = g - map.cu_padded[doc];

@@ -12,7 +12,8 @@
 namespace cplab::gpu {
 namespace {
 
-template <typename T> std::vector<T> flatten(const std::vector<std::vector<T>>& rows) {
+template <typename T>
+std::vector<T> flatten(const std::vector<std::vector<T>>& rows) {
   std::vector<T> flat;
   for (const auto& row : rows) flat.insert(flat.end(), row.begin(), row.end());
   return flat;
@@ -20,29 +21,34 @@ template <typename T> std::vector<T> flatten(const std::vector<std::vector<T>>& 
 
 }  // namespace
 
-AttentionOutput GpuImplementation::attention(Comm& comm, const ShardLayout& layout, const Tensor& q, const Tensor& k,
-                                             const Tensor& v, const Tensor& grad_out) {
+AttentionOutput GpuImplementation::attention(Comm& comm, const ShardLayout& layout, const Tensor& q,
+                                             const Tensor& k, const Tensor& v,
+                                             const Tensor& grad_out) {
   RankContext ctx(comm, kind_);
   const std::int64_t rows = layout.rows, len = layout.local_len(), cp = ctx.size();
   const char* names[] = {"q", "k", "v", "grad_out"};
   const Tensor* inputs[] = {&q, &k, &v, &grad_out};
   for (int i = 0; i < 4; ++i) {
     const Tensor& t = *inputs[i];
-    CPLAB_CHECK(t.dtype() == DType::f32 && t.dim() == 3 && t.size(0) == rows && t.size(1) == len &&
-                    t.shape() == q.shape(),
-                "gpu attention: {} is {}; every input must be f32 [B, ℓ, D] = [{}, {}, D] with one D", names[i],
-                tensor_brief(t), rows, len);
+    CPLAB_CHECK(
+        t.dtype() == DType::f32 && t.dim() == 3 && t.size(0) == rows && t.size(1) == len &&
+            t.shape() == q.shape(),
+        "gpu attention: {} is {}; every input must be f32 [B, ℓ, D] = [{}, {}, D] with one D",
+        names[i], tensor_brief(t), rows, len);
   }
   const Stream s = ctx.stream();
   const DeviceLayout device_layout(layout, ctx.rank(), s);
-  const std::size_t local_bytes = q.nbytes(), all_bytes = local_bytes * static_cast<std::size_t>(cp);
+  const std::size_t local_bytes = q.nbytes(),
+                    all_bytes = local_bytes * static_cast<std::size_t>(cp);
   const auto tokens = static_cast<std::size_t>(rows * len);
 
-  const DeviceBuffer d_q = upload_tensor(q, s), d_k = upload_tensor(k, s), d_v = upload_tensor(v, s);
+  const DeviceBuffer d_q = upload_tensor(q, s), d_k = upload_tensor(k, s),
+                     d_v = upload_tensor(v, s);
   DeviceBuffer k_all(all_bytes), v_all(all_bytes);
   ctx.all_gather(d_k.get(), k_all.get(), static_cast<std::size_t>(k.numel()), DType::f32);
   ctx.all_gather(d_v.get(), v_all.get(), static_cast<std::size_t>(v.numel()), DType::f32);
-  const DeviceBuffer docs = upload_vector(flatten(layout.doc_ids), s), real = upload_vector(flatten(layout.real), s);
+  const DeviceBuffer docs = upload_vector(flatten(layout.doc_ids), s),
+                     real = upload_vector(flatten(layout.real), s);
   DeviceBuffer docs_all(tokens * sizeof(std::int32_t) * static_cast<std::size_t>(cp)),
       real_all(tokens * static_cast<std::size_t>(cp));
   ctx.all_gather(docs.get(), docs_all.get(), tokens, DType::i32);
@@ -50,23 +56,33 @@ AttentionOutput GpuImplementation::attention(Comm& comm, const ShardLayout& layo
   DeviceBuffer key_slot(static_cast<std::size_t>(cp * len) * sizeof(std::int64_t));
   index_map(device_layout.device_map(), 0, cp, key_slot.as<std::int64_t>(), s);
 
-  const DocCausalAttention a{.rows = rows, .local = len, .cp = cp, .head = q.size(2), .q = d_q.as<float>(),
-                             .k = k_all.as<float>(), .v = v_all.as<float>(), .query_slot = device_layout.index(),
-                             .query_doc = docs.as<std::int32_t>(), .query_real = real.as<std::uint8_t>(),
-                             .key_slot = key_slot.as<std::int64_t>(), .key_doc = docs_all.as<std::int32_t>(),
+  const DocCausalAttention a{.rows = rows,
+                             .local = len,
+                             .cp = cp,
+                             .head = q.size(2),
+                             .q = d_q.as<float>(),
+                             .k = k_all.as<float>(),
+                             .v = v_all.as<float>(),
+                             .query_slot = device_layout.index(),
+                             .query_doc = docs.as<std::int32_t>(),
+                             .query_real = real.as<std::uint8_t>(),
+                             .key_slot = key_slot.as<std::int64_t>(),
+                             .key_doc = docs_all.as<std::int32_t>(),
                              .key_real = real_all.as<std::uint8_t>()};
   DeviceBuffer out(local_bytes), lse(tokens * sizeof(float));
   attention_forward(a, out.as<float>(), lse.as<float>(), s);
 
   const DeviceBuffer d_grad_out = upload_tensor(grad_out, s);
-  DeviceBuffer grad_q(local_bytes), grad_k_all(all_bytes), grad_v_all(all_bytes), grad_k(local_bytes),
-      grad_v(local_bytes);
+  DeviceBuffer grad_q(local_bytes), grad_k_all(all_bytes), grad_v_all(all_bytes),
+      grad_k(local_bytes), grad_v(local_bytes);
   grad_k_all.fill_bytes(0, s);
   grad_v_all.fill_bytes(0, s);
-  attention_backward(a, out.as<float>(), lse.as<float>(), d_grad_out.as<float>(), grad_q.as<float>(),
-                     grad_k_all.as<float>(), grad_v_all.as<float>(), s);
-  ctx.reduce_scatter(grad_k_all.get(), grad_k.get(), static_cast<std::size_t>(k.numel()), DType::f32, ReduceOp::sum);
-  ctx.reduce_scatter(grad_v_all.get(), grad_v.get(), static_cast<std::size_t>(v.numel()), DType::f32, ReduceOp::sum);
+  attention_backward(a, out.as<float>(), lse.as<float>(), d_grad_out.as<float>(),
+                     grad_q.as<float>(), grad_k_all.as<float>(), grad_v_all.as<float>(), s);
+  ctx.reduce_scatter(grad_k_all.get(), grad_k.get(), static_cast<std::size_t>(k.numel()),
+                     DType::f32, ReduceOp::sum);
+  ctx.reduce_scatter(grad_v_all.get(), grad_v.get(), static_cast<std::size_t>(v.numel()),
+                     DType::f32, ReduceOp::sum);
   return {.out = download_tensor(out, DType::f32, q.shape(), s),
           .grad_q = download_tensor(grad_q, DType::f32, q.shape(), s),
           .grad_k = download_tensor(grad_k, DType::f32, q.shape(), s),

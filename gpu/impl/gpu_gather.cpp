@@ -25,24 +25,36 @@ DeviceBuffer gathered_caller_positions(RankContext& ctx, const ShardLayout& layo
   std::iota(identity.begin(), identity.end(), 0);
   const DeviceBuffer source = upload_vector(identity, ctx.stream());
   DeviceBuffer plain(blocks.bytes());
-  TokenCopy c{.src = blocks.get(), .dst = plain.get(), .outer = 1, .rows = rows, .src_rows = rows,
-              .token_bytes = sizeof(std::int64_t), .element_bytes = sizeof(std::int64_t), .src_tokens = cp * local,
-              .src_block = local, .dst_tokens = cp * local, .source = source.as<std::int64_t>()};
+  TokenCopy c{.src = blocks.get(),
+              .dst = plain.get(),
+              .outer = 1,
+              .rows = rows,
+              .src_rows = rows,
+              .token_bytes = sizeof(std::int64_t),
+              .element_bytes = sizeof(std::int64_t),
+              .src_tokens = cp * local,
+              .src_block = local,
+              .dst_tokens = cp * local,
+              .source = source.as<std::int64_t>()};
   copy_tokens(c, ctx.stream());
   synchronize(ctx.stream());
   return plain;
 }
 
-void check_local(const ShardLayout& layout, const sim::TokenAxes& axes, const Tensor& t, const char* verb) {
+void check_local(const ShardLayout& layout, const sim::TokenAxes& axes, const Tensor& t,
+                 const char* verb) {
   CPLAB_CHECK(axes.rows == layout.rows && axes.seq == layout.local_len(),
-              "gpu {}: local shard {} has {} rows of {} tokens; the layout holds B={} rows of ℓ=L/C={}/{}={}", verb,
-              tensor_brief(t), axes.rows, axes.seq, layout.rows, layout.padded_len, layout.cp, layout.local_len());
+              "gpu {}: local shard {} has {} rows of {} tokens; the layout holds B={} rows of "
+              "ℓ=L/C={}/{}={}",
+              verb, tensor_brief(t), axes.rows, axes.seq, layout.rows, layout.padded_len, layout.cp,
+              layout.local_len());
 }
 
 }  // namespace
 
-Tensor GpuImplementation::gather_token_tensor(Comm& comm, const ShardLayout& layout, const Tensor& local,
-                                              std::int64_t seq_dim, bool trim) {
+Tensor GpuImplementation::gather_token_tensor(Comm& comm, const ShardLayout& layout,
+                                              const Tensor& local, std::int64_t seq_dim,
+                                              bool trim) {
   RankContext ctx(comm, kind_);
   const sim::TokenAxes axes = sim::token_axes(local, seq_dim, "gpu gather_token_tensor");
   check_local(layout, axes, local, "gather_token_tensor");
@@ -58,10 +70,12 @@ Tensor GpuImplementation::gather_token_tensor(Comm& comm, const ShardLayout& lay
     callers = gathered_caller_positions(ctx, layout);
     source = DeviceBuffer(static_cast<std::size_t>(layout.rows * out_len) * sizeof(std::int64_t));
     const ErrorSlot bad(ctx.stream());
-    invert_positions(callers.as<std::int64_t>(), layout.rows, cp * len, source.as<std::int64_t>(), out_len, bad.get(),
-                     ctx.stream());
-    CPLAB_CHECK(bad.first_bad(ctx.stream()) < 0, "gpu gather_token_tensor: the ranks' caller positions are not a "
-                "partial permutation of [0, S={})", out_len);
+    invert_positions(callers.as<std::int64_t>(), layout.rows, cp * len, source.as<std::int64_t>(),
+                     out_len, bad.get(), ctx.stream());
+    CPLAB_CHECK(bad.first_bad(ctx.stream()) < 0,
+                "gpu gather_token_tensor: the ranks' caller positions are not a "
+                "partial permutation of [0, S={})",
+                out_len);
   } else {
     source = DeviceBuffer(static_cast<std::size_t>(out_len) * sizeof(std::int64_t));
     owner_map(device_layout.device_map(), source.as<std::int64_t>(), ctx.stream());
@@ -79,18 +93,23 @@ Tensor GpuImplementation::gather_token_tensor(Comm& comm, const ShardLayout& lay
   c.bad = bad.get();
   copy_tokens(c, ctx.stream());  // caller slots no rank holds (thd's dropped caller padding) get 0
   check_sources(bad, ctx.stream(), "gather_token_tensor");
-  return download_tensor(out, local.dtype(), token_shape(local, seq_dim, axes.rows, out_len), ctx.stream());
+  return download_tensor(out, local.dtype(), token_shape(local, seq_dim, axes.rows, out_len),
+                         ctx.stream());
 }
 
 Tensor GpuImplementation::gather_token_tensor_backward(Comm& comm, const ShardLayout& layout,
-                                                       const Tensor& grad_gathered, std::int64_t seq_dim, bool trim) {
+                                                       const Tensor& grad_gathered,
+                                                       std::int64_t seq_dim, bool trim) {
   RankContext ctx(comm, kind_);
-  const sim::TokenAxes axes = sim::token_axes(grad_gathered, seq_dim, "gpu gather_token_tensor_backward");
+  const sim::TokenAxes axes =
+      sim::token_axes(grad_gathered, seq_dim, "gpu gather_token_tensor_backward");
   const std::int64_t expected = trim ? layout.caller_len : layout.padded_len;
   CPLAB_CHECK(axes.rows == layout.rows && axes.seq == expected,
-              "gpu gather_token_tensor_backward: gradient {} has {} rows of {} tokens; the gathered tensor had B={} "
+              "gpu gather_token_tensor_backward: gradient {} has {} rows of {} tokens; the "
+              "gathered tensor had B={} "
               "rows of {}={}",
-              tensor_brief(grad_gathered), axes.rows, axes.seq, layout.rows, trim ? "S" : "L", expected);
+              tensor_brief(grad_gathered), axes.rows, axes.seq, layout.rows, trim ? "S" : "L",
+              expected);
   const DeviceLayout device_layout(layout, ctx.rank(), ctx.stream());
   const std::int64_t cp = ctx.size(), len = layout.local_len();
   // Block p: this rank's gradient at rank p's tokens; the reduce-scatter sums block r to rank r.
@@ -102,7 +121,8 @@ Tensor GpuImplementation::gather_token_tensor_backward(Comm& comm, const ShardLa
     index_map(device_layout.device_map(), 0, cp, source.as<std::int64_t>(), ctx.stream());
   }
   const DeviceBuffer grad = upload_tensor(grad_gathered, ctx.stream());
-  const std::size_t local_bytes = static_cast<std::size_t>(axes.outer * axes.rows * len) * axes.token_bytes();
+  const std::size_t local_bytes =
+      static_cast<std::size_t>(axes.outer * axes.rows * len) * axes.token_bytes();
   DeviceBuffer blocks(local_bytes * static_cast<std::size_t>(cp)), mine(local_bytes);
   const ErrorSlot bad(ctx.stream());
   TokenCopy c = token_copy(axes);
@@ -116,15 +136,17 @@ Tensor GpuImplementation::gather_token_tensor_backward(Comm& comm, const ShardLa
   c.bad = bad.get();
   copy_tokens(c, ctx.stream());  // slots the trim dropped (padding) get no gradient
   check_sources(bad, ctx.stream(), "gather_token_tensor_backward");
-  ctx.reduce_scatter(blocks.get(), mine.get(), static_cast<std::size_t>(axes.outer * axes.rows * len * axes.inner),
+  ctx.reduce_scatter(blocks.get(), mine.get(),
+                     static_cast<std::size_t>(axes.outer * axes.rows * len * axes.inner),
                      grad_gathered.dtype(), ReduceOp::sum);
-  return download_tensor(mine, grad_gathered.dtype(), token_shape(grad_gathered, seq_dim, axes.rows, len),
-                         ctx.stream());
+  return download_tensor(mine, grad_gathered.dtype(),
+                         token_shape(grad_gathered, seq_dim, axes.rows, len), ctx.stream());
 }
 
 Tensor GpuImplementation::gather_tokens(Comm& comm, const Tensor& local) {
   RankContext ctx(comm, kind_);
-  CPLAB_CHECK(local.dim() >= 1, "gpu gather_tokens: a scalar {} has no token dim", tensor_brief(local));
+  CPLAB_CHECK(local.dim() >= 1, "gpu gather_tokens: a scalar {} has no token dim",
+              tensor_brief(local));
   const DeviceBuffer mine = upload_tensor(local, ctx.stream());
   DeviceBuffer all(local.nbytes() * static_cast<std::size_t>(ctx.size()));
   // Counts are checked by the comm: ranks with other local lengths get an error, not a hang.
@@ -136,15 +158,16 @@ Tensor GpuImplementation::gather_tokens(Comm& comm, const Tensor& local) {
 
 Tensor GpuImplementation::gather_tokens_backward(Comm& comm, const Tensor& grad_gathered) {
   RankContext ctx(comm, kind_);
-  CPLAB_CHECK(grad_gathered.dim() >= 1 && grad_gathered.size(0) % ctx.size() == 0,
-              "gpu gather_tokens_backward: gradient {} does not split into cp={} rank slices on dim 0",
-              tensor_brief(grad_gathered), ctx.size());
+  CPLAB_CHECK(
+      grad_gathered.dim() >= 1 && grad_gathered.size(0) % ctx.size() == 0,
+      "gpu gather_tokens_backward: gradient {} does not split into cp={} rank slices on dim 0",
+      tensor_brief(grad_gathered), ctx.size());
   const DeviceBuffer grad = upload_tensor(grad_gathered, ctx.stream());
   Shape shape = grad_gathered.shape();
   shape[0] /= ctx.size();
   DeviceBuffer mine(grad_gathered.nbytes() / static_cast<std::size_t>(ctx.size()));
-  ctx.reduce_scatter(grad.get(), mine.get(), static_cast<std::size_t>(shape_numel(shape)), grad_gathered.dtype(),
-                     ReduceOp::sum);
+  ctx.reduce_scatter(grad.get(), mine.get(), static_cast<std::size_t>(shape_numel(shape)),
+                     grad_gathered.dtype(), ReduceOp::sum);
   return download_tensor(mine, grad_gathered.dtype(), shape, ctx.stream());
 }
 

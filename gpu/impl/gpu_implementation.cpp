@@ -6,9 +6,12 @@ namespace cplab::gpu {
 
 std::string GpuImplementation::name() const {
   switch (kind_) {
-    case GpuCommKind::device_sim: return "gpu";
-    case GpuCommKind::nccl: return "gpu-nccl";
-    case GpuCommKind::host: return "gpu-host";
+    case GpuCommKind::device_sim:
+      return "gpu";
+    case GpuCommKind::nccl:
+      return "gpu-nccl";
+    case GpuCommKind::host:
+      return "gpu-host";
   }
   return "gpu";
 }

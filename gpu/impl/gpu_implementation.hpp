@@ -15,19 +15,21 @@ class GpuImplementation final : public Implementation {
   std::string why_unavailable() const override;
 
   std::vector<RankShard> shard(Comm& comm, const LayoutSpec& spec, const Batch& batch) override;
-  Tensor shard_primary_later(Comm& comm, const ShardLayout& layout, const Batch& micro_batch) override;
-  Tensor shard_token_tensor(Comm& comm, const ShardLayout& layout, const Tensor& value, std::int64_t seq_dim,
-                            std::optional<double> fill) override;
-  Tensor gather_token_tensor(Comm& comm, const ShardLayout& layout, const Tensor& local, std::int64_t seq_dim,
-                             bool trim) override;
-  Tensor gather_token_tensor_backward(Comm& comm, const ShardLayout& layout, const Tensor& grad_gathered,
-                                      std::int64_t seq_dim, bool trim) override;
+  Tensor shard_primary_later(Comm& comm, const ShardLayout& layout,
+                             const Batch& micro_batch) override;
+  Tensor shard_token_tensor(Comm& comm, const ShardLayout& layout, const Tensor& value,
+                            std::int64_t seq_dim, std::optional<double> fill) override;
+  Tensor gather_token_tensor(Comm& comm, const ShardLayout& layout, const Tensor& local,
+                             std::int64_t seq_dim, bool trim) override;
+  Tensor gather_token_tensor_backward(Comm& comm, const ShardLayout& layout,
+                                      const Tensor& grad_gathered, std::int64_t seq_dim,
+                                      bool trim) override;
   Tensor gather_tokens(Comm& comm, const Tensor& local) override;
   Tensor gather_tokens_backward(Comm& comm, const Tensor& grad_gathered) override;
-  LossOutput shifted_cp_loss(Comm& comm, const ShardLayout& layout, const Tensor& logits, const Tensor& labels,
-                             const Tensor& valid) override;
-  AttentionOutput attention(Comm& comm, const ShardLayout& layout, const Tensor& q, const Tensor& k, const Tensor& v,
-                            const Tensor& grad_out) override;
+  LossOutput shifted_cp_loss(Comm& comm, const ShardLayout& layout, const Tensor& logits,
+                             const Tensor& labels, const Tensor& valid) override;
+  AttentionOutput attention(Comm& comm, const ShardLayout& layout, const Tensor& q, const Tensor& k,
+                            const Tensor& v, const Tensor& grad_out) override;
 
  private:
   GpuCommKind kind_;

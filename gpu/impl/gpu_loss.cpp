@@ -14,8 +14,9 @@ namespace cplab::gpu {
 namespace {
 
 struct Exchange {
-  std::int64_t width = 0;            // slots per (peer, row): the largest any pair needs
-  std::vector<std::int64_t> send_k;  // [C][width]: local token whose label goes to peer p, -1 unused
+  std::int64_t width = 0;  // slots per (peer, row): the largest any pair needs
+  std::vector<std::int64_t>
+      send_k;  // [C][width]: local token whose label goes to peer p, -1 unused
   std::vector<std::int64_t> recv_index;
 };
 
@@ -32,30 +33,37 @@ Exchange plan_exchange(RankContext& ctx, const DeviceLayout& layout) {
   width.download(&out.width, sizeof out.width, ctx.stream());
   out.send_k.assign(static_cast<std::size_t>(ctx.size() * out.width), -1);
   for (std::size_t p = 0; p < plan.send.size(); ++p) {
-    for (std::size_t i = 0; i < plan.send[p].size(); ++i) out.send_k[p * out.width + i] = plan.send[p][i];
+    for (std::size_t i = 0; i < plan.send[p].size(); ++i)
+      out.send_k[p * out.width + i] = plan.send[p][i];
   }
   out.recv_index = plan.recv_index;
   return out;
 }
 
 LossElem loss_elem(DType dtype) {
-  CPLAB_CHECK(dtype == DType::f32 || dtype == DType::bf16, "gpu shifted_cp_loss: logits are {}; supported: f32, bf16",
-              dtype_name(dtype));
+  CPLAB_CHECK(dtype == DType::f32 || dtype == DType::bf16,
+              "gpu shifted_cp_loss: logits are {}; supported: f32, bf16", dtype_name(dtype));
   return dtype == DType::f32 ? LossElem::f32 : LossElem::bf16;
 }
 
 }  // namespace
 
-LossOutput GpuImplementation::shifted_cp_loss(Comm& comm, const ShardLayout& layout, const Tensor& logits,
-                                              const Tensor& labels, const Tensor& valid) {
+LossOutput GpuImplementation::shifted_cp_loss(Comm& comm, const ShardLayout& layout,
+                                              const Tensor& logits, const Tensor& labels,
+                                              const Tensor& valid) {
   RankContext ctx(comm, kind_);
   const std::int64_t rows = layout.rows, len = layout.local_len(), cp = ctx.size();
   CPLAB_CHECK(logits.dim() == 3 && logits.size(0) == rows && logits.size(1) == len,
-              "gpu shifted_cp_loss: logits {} are not [B={}, ℓ={}, V]", tensor_brief(logits), rows, len);
-  CPLAB_CHECK(labels.numel() == rows * len && (labels.dtype() == DType::i64 || labels.dtype() == DType::i32),
-              "gpu shifted_cp_loss: labels {} are not [B={}, ℓ={}] of i64 or i32", tensor_brief(labels), rows, len);
-  CPLAB_CHECK(valid.numel() == rows * len && (valid.dtype() == DType::b8 || valid.dtype() == DType::u8),
-              "gpu shifted_cp_loss: valid {} is not [B·ℓ={}] of bool or u8", tensor_brief(valid), rows * len);
+              "gpu shifted_cp_loss: logits {} are not [B={}, ℓ={}, V]", tensor_brief(logits), rows,
+              len);
+  CPLAB_CHECK(labels.numel() == rows * len &&
+                  (labels.dtype() == DType::i64 || labels.dtype() == DType::i32),
+              "gpu shifted_cp_loss: labels {} are not [B={}, ℓ={}] of i64 or i32",
+              tensor_brief(labels), rows, len);
+  CPLAB_CHECK(
+      valid.numel() == rows * len && (valid.dtype() == DType::b8 || valid.dtype() == DType::u8),
+      "gpu shifted_cp_loss: valid {} is not [B·ℓ={}] of bool or u8", tensor_brief(valid),
+      rows * len);
   const std::int64_t vocab = logits.size(2);
   const LossElem elem = loss_elem(logits.dtype());
   const Stream s = ctx.stream();
@@ -69,12 +77,14 @@ LossOutput GpuImplementation::shifted_cp_loss(Comm& comm, const ShardLayout& lay
 
   // The labels that live on other ranks: packed per (peer, row), exchanged in one all-to-all.
   const Exchange ex = plan_exchange(ctx, device_layout);
-  const std::size_t message = static_cast<std::size_t>(rows * ex.width * 2);  // (label, document) pairs
-  DeviceBuffer sent(message * static_cast<std::size_t>(cp) * sizeof(std::int64_t)), received(sent.bytes());
+  const std::size_t message =
+      static_cast<std::size_t>(rows * ex.width * 2);  // (label, document) pairs
+  DeviceBuffer sent(message * static_cast<std::size_t>(cp) * sizeof(std::int64_t)),
+      received(sent.bytes());
   if (ex.width > 0) {
     const DeviceBuffer send_k = upload_vector(ex.send_k, s);
-    pack_target_labels(d_labels.as<std::int64_t>(), d_docs.as<std::int32_t>(), rows, len, send_k.as<std::int64_t>(),
-                       cp, ex.width, sent.as<std::int64_t>(), s);
+    pack_target_labels(d_labels.as<std::int64_t>(), d_docs.as<std::int32_t>(), rows, len,
+                       send_k.as<std::int64_t>(), cp, ex.width, sent.as<std::int64_t>(), s);
     ctx.all_to_all(sent.get(), received.get(), message, DType::i64);
   }
 
@@ -83,28 +93,47 @@ LossOutput GpuImplementation::shifted_cp_loss(Comm& comm, const ShardLayout& lay
   DeviceBuffer count(sizeof(std::int64_t));
   count.fill_bytes(0, s);
   const ErrorSlot bad(s);
-  shifted_targets({.map = device_layout.device_map(), .rank = ctx.rank(), .rows = rows, .packed = layout.packed,
-                   .labels = d_labels.as<std::int64_t>(), .doc_ids = d_docs.as<std::int32_t>(),
-                   .valid = d_valid.as<std::uint8_t>(), .recv_index = recv_index.as<std::int64_t>(),
-                   .received = received.as<std::int64_t>(), .width = ex.width, .vocab = vocab,
-                   .targets = targets.as<std::int64_t>(), .count = count.as<std::int64_t>(), .bad = bad.get()},
+  shifted_targets({.map = device_layout.device_map(),
+                   .rank = ctx.rank(),
+                   .rows = rows,
+                   .packed = layout.packed,
+                   .labels = d_labels.as<std::int64_t>(),
+                   .doc_ids = d_docs.as<std::int32_t>(),
+                   .valid = d_valid.as<std::uint8_t>(),
+                   .recv_index = recv_index.as<std::int64_t>(),
+                   .received = received.as<std::int64_t>(),
+                   .width = ex.width,
+                   .vocab = vocab,
+                   .targets = targets.as<std::int64_t>(),
+                   .count = count.as<std::int64_t>(),
+                   .bad = bad.get()},
                   s);
   const std::int64_t first_bad = bad.first_bad(s);
-  CPLAB_CHECK(first_bad < 0, "gpu shifted_cp_loss: the target of local token {} of row {} is outside [0, V={})",
-              first_bad % std::max<std::int64_t>(len, 1), first_bad / std::max<std::int64_t>(len, 1), vocab);
+  CPLAB_CHECK(first_bad < 0,
+              "gpu shifted_cp_loss: the target of local token {} of row {} is outside [0, V={})",
+              first_bad % std::max<std::int64_t>(len, 1),
+              first_bad / std::max<std::int64_t>(len, 1), vocab);
 
   LossOutput out;
   count.download(&out.contributing_local, sizeof(std::int64_t), s);
   ctx.all_reduce(count.get(), 1, DType::i64, ReduceOp::sum);  // N: ranks hold disjoint tokens
   count.download(&out.contributing_total, sizeof(std::int64_t), s);
-  const double scale = out.contributing_total > 0 ? static_cast<double>(cp) / static_cast<double>(out.contributing_total) : 0.0;
+  const double scale = out.contributing_total > 0
+                           ? static_cast<double>(cp) / static_cast<double>(out.contributing_total)
+                           : 0.0;
 
   const DeviceBuffer d_logits = upload_tensor(logits, s);
   DeviceBuffer grad(static_cast<std::size_t>(rows * len * vocab) * sizeof(float));
   DeviceBuffer row_loss(static_cast<std::size_t>(rows * len) * sizeof(float)), sum(sizeof(double));
-  fused_shifted_ce({.logits = d_logits.get(), .logits_elem = elem, .grad = grad.get(), .grad_elem = LossElem::f32,
-                    .rows = rows * len, .vocab = vocab, .targets = targets.as<std::int64_t>(),
-                    .scale = static_cast<float>(scale), .row_loss = row_loss.as<float>()},
+  fused_shifted_ce({.logits = d_logits.get(),
+                    .logits_elem = elem,
+                    .grad = grad.get(),
+                    .grad_elem = LossElem::f32,
+                    .rows = rows * len,
+                    .vocab = vocab,
+                    .targets = targets.as<std::int64_t>(),
+                    .scale = static_cast<float>(scale),
+                    .row_loss = row_loss.as<float>()},
                    s);
   sum_in_order(row_loss.as<float>(), rows * len, sum.as<double>(), s);
   double ce_sum = 0.0;

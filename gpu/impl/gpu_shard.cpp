@@ -17,25 +17,32 @@ namespace {
 
 PositionElem position_elem(DType dtype, const std::string& key) {
   switch (dtype) {
-    case DType::i64: return PositionElem::i64;
-    case DType::i32: return PositionElem::i32;
-    case DType::f32: return PositionElem::f32;
-    default: break;
+    case DType::i64:
+      return PositionElem::i64;
+    case DType::i32:
+      return PositionElem::i32;
+    case DType::f32:
+      return PositionElem::f32;
+    default:
+      break;
   }
-  CPLAB_FAIL("gpu shard: key '{}' continues positions in {}; supported: i64, i32, f32", key, dtype_name(dtype));
+  CPLAB_FAIL("gpu shard: key '{}' continues positions in {}; supported: i64, i32, f32", key,
+             dtype_name(dtype));
 }
 
 // Caller rows [row_begin, row_begin + layout.rows) of `value` (or its one shared row), cut to this
 // rank's tokens: caller tokens by their recorded caller positions, added slots `constant`, or
 // continued positions when `anchors` is given.
-Tensor shard_caller_rows(const std::string& key, const Tensor& value, std::int64_t seq_dim, const ShardLayout& layout,
-                         std::int64_t row_begin, double constant, const PadAnchors* anchors, Stream stream) {
+Tensor shard_caller_rows(const std::string& key, const Tensor& value, std::int64_t seq_dim,
+                         const ShardLayout& layout, std::int64_t row_begin, double constant,
+                         const PadAnchors* anchors, Stream stream) {
   const sim::TokenAxes axes = sim::token_axes(value, seq_dim, "gpu shard");
-  CPLAB_CHECK(axes.seq == layout.caller_len, "gpu shard: key '{}' {} has {} tokens on seq dim {}; the rows have S={}",
-              key, tensor_brief(value), axes.seq, seq_dim, layout.caller_len);
+  CPLAB_CHECK(axes.seq == layout.caller_len,
+              "gpu shard: key '{}' {} has {} tokens on seq dim {}; the rows have S={}", key,
+              tensor_brief(value), axes.seq, seq_dim, layout.caller_len);
   CPLAB_CHECK(axes.rows == 1 || row_begin + layout.rows <= axes.rows,
-              "gpu shard: key '{}' {} has {} rows; the microbatch needs rows [{}, {})", key, tensor_brief(value),
-              axes.rows, row_begin, row_begin + layout.rows);
+              "gpu shard: key '{}' {} has {} rows; the microbatch needs rows [{}, {})", key,
+              tensor_brief(value), axes.rows, row_begin, row_begin + layout.rows);
   const std::int64_t local = layout.local_len();
   const DeviceBuffer src = upload_tensor(value, stream);
   const DeviceBuffer source = upload_rows(layout.caller_pos, stream);
@@ -57,17 +64,27 @@ Tensor shard_caller_rows(const std::string& key, const Tensor& value, std::int64
   if (anchors != nullptr) {
     anchor = upload_vector(anchors->anchor, stream);
     delta = upload_vector(anchors->delta, stream);
-    continue_positions({.dst = dst.get(), .src = src.get(), .elem = position_elem(value.dtype(), key),
-                        .outer = axes.outer, .rows = layout.rows, .src_rows = axes.rows, .src_row_begin = c.src_row_begin,
-                        .src_tokens = axes.seq, .local = local, .inner = axes.inner,
-                        .anchor = anchor.as<std::int64_t>(), .delta = delta.as<std::int64_t>()},
+    continue_positions({.dst = dst.get(),
+                        .src = src.get(),
+                        .elem = position_elem(value.dtype(), key),
+                        .outer = axes.outer,
+                        .rows = layout.rows,
+                        .src_rows = axes.rows,
+                        .src_row_begin = c.src_row_begin,
+                        .src_tokens = axes.seq,
+                        .local = local,
+                        .inner = axes.inner,
+                        .anchor = anchor.as<std::int64_t>(),
+                        .delta = delta.as<std::int64_t>()},
                        stream);
   }
   check_sources(bad, stream, "shard");
-  return download_tensor(dst, value.dtype(), token_shape(value, seq_dim, layout.rows, local), stream);
+  return download_tensor(dst, value.dtype(), token_shape(value, seq_dim, layout.rows, local),
+                         stream);
 }
 
-// SPEC §2 value of an added slot for constant and pad-token keys (continued positions: see anchors).
+// SPEC §2 value of an added slot for constant and pad-token keys (continued positions: see
+// anchors).
 double pad_constant(const TokenField& field, const ShardLayout& layout) {
   if (field.rule == PadRule::pad_token) {
     return layout.pad_policy == PadPolicy::zero ? 0.0 : static_cast<double>(layout.pad_token_id);
@@ -81,7 +98,8 @@ Tensor positions_of(const ShardLayout& layout) {
   for (std::int64_t b = 0; b < layout.rows; ++b) {
     for (std::int64_t k = 0; k < layout.local_len(); ++k) {
       const bool added = layout.caller_pos[b][k] < 0;
-      out[b * layout.local_len() + k] = layout.pad_policy == PadPolicy::zero && added ? 0 : layout.positions[b][k];
+      out[b * layout.local_len() + k] =
+          layout.pad_policy == PadPolicy::zero && added ? 0 : layout.positions[b][k];
     }
   }
   return positions;
@@ -89,9 +107,10 @@ Tensor positions_of(const ShardLayout& layout) {
 
 }  // namespace
 
-std::vector<RankShard> GpuImplementation::shard(Comm& comm, const LayoutSpec& spec, const Batch& batch) {
-  CPLAB_CHECK(comm.size() == spec.cp, "gpu shard: the comm has {} ranks, the spec ({}) cp={}", comm.size(),
-              spec.layout, spec.cp);
+std::vector<RankShard> GpuImplementation::shard(Comm& comm, const LayoutSpec& spec,
+                                                const Batch& batch) {
+  CPLAB_CHECK(comm.size() == spec.cp, "gpu shard: the comm has {} ranks, the spec ({}) cp={}",
+              comm.size(), spec.layout, spec.cp);
   RankContext ctx(comm, kind_);
   const std::vector<sim::MicrobatchRows> micro = sim::microbatch_rows(spec, batch);
   const std::string primary = batch.primary();
@@ -100,20 +119,25 @@ std::vector<RankShard> GpuImplementation::shard(Comm& comm, const LayoutSpec& sp
   for (std::int64_t m = 0; m < spec.num_chunks; ++m) {
     RankShard shard{.local = {}, .layout = sim::partition_rank(spec, ctx.rank(), micro[m])};
     const ShardLayout& layout = shard.layout;
-    const DeviceLayout device_layout(layout, ctx.rank(), ctx.stream(), micro[m].packed ? &micro[m].seq_lens : nullptr);
+    const DeviceLayout device_layout(layout, ctx.rank(), ctx.stream(),
+                                     micro[m].packed ? &micro[m].seq_lens : nullptr);
     std::optional<PadAnchors> anchors;
     for (const auto& [name, field] : batch.tokens) {
       TokenField local = field;
       const bool shared = field.value.size(field.seq_dim - 1) != batch.rows();
       if (name == primary && !spec.shard_primary) {
         // Kept global in caller coordinates for later splicing (SPEC §4): this microbatch's rows.
-        if (!shared) local.value = sim::slice_rows(field.value, field.seq_dim, m * per, (m + 1) * per);
+        if (!shared)
+          local.value = sim::slice_rows(field.value, field.seq_dim, m * per, (m + 1) * per);
       } else {
-        const bool continued = field.rule == PadRule::continue_positions && layout.pad_policy != PadPolicy::zero;
+        const bool continued =
+            field.rule == PadRule::continue_positions && layout.pad_policy != PadPolicy::zero;
         if (continued && !anchors) {
-          anchors = continue_anchors(sim::stream_slots(sim::row_stream(spec, micro[m])).caller_pos, layout.index[0]);
+          anchors = continue_anchors(sim::stream_slots(sim::row_stream(spec, micro[m])).caller_pos,
+                                     layout.index[0]);
         }
-        local.value = shard_caller_rows(name, field.value, field.seq_dim, layout, m * per, pad_constant(field, layout),
+        local.value = shard_caller_rows(name, field.value, field.seq_dim, layout, m * per,
+                                        pad_constant(field, layout),
                                         continued ? &*anchors : nullptr, ctx.stream());
       }
       shard.local.tokens[name] = std::move(local);
@@ -125,39 +149,49 @@ std::vector<RankShard> GpuImplementation::shard(Comm& comm, const LayoutSpec& sp
   return out;
 }
 
-Tensor GpuImplementation::shard_primary_later(Comm& comm, const ShardLayout& layout, const Batch& micro_batch) {
+Tensor GpuImplementation::shard_primary_later(Comm& comm, const ShardLayout& layout,
+                                              const Batch& micro_batch) {
   RankContext ctx(comm, kind_);
   const std::string primary = micro_batch.primary();
   const TokenField& field = micro_batch.tokens.at(primary);
-  const sim::TokenAxes axes = sim::token_axes(field.value, field.seq_dim, "gpu shard_primary_later");
+  const sim::TokenAxes axes =
+      sim::token_axes(field.value, field.seq_dim, "gpu shard_primary_later");
   CPLAB_CHECK(axes.rows == layout.rows && axes.seq == layout.caller_len,
-              "gpu shard_primary_later: {} {} has {} rows of {} tokens; the microbatch was B={} rows of S={}", primary,
-              tensor_brief(field.value), axes.rows, axes.seq, layout.rows, layout.caller_len);
-  CPLAB_CHECK(field.rule != PadRule::continue_positions, "gpu shard_primary_later: primary '{}' cannot continue positions",
-              primary);
+              "gpu shard_primary_later: {} {} has {} rows of {} tokens; the microbatch was B={} "
+              "rows of S={}",
+              primary, tensor_brief(field.value), axes.rows, axes.seq, layout.rows,
+              layout.caller_len);
+  CPLAB_CHECK(field.rule != PadRule::continue_positions,
+              "gpu shard_primary_later: primary '{}' cannot continue positions", primary);
   const DeviceLayout device_layout(layout, ctx.rank(), ctx.stream());
-  return shard_caller_rows(primary, field.value, field.seq_dim, layout, 0, pad_constant(field, layout), nullptr,
-                           ctx.stream());
+  return shard_caller_rows(primary, field.value, field.seq_dim, layout, 0,
+                           pad_constant(field, layout), nullptr, ctx.stream());
 }
 
-Tensor GpuImplementation::shard_token_tensor(Comm& comm, const ShardLayout& layout, const Tensor& value,
-                                             std::int64_t seq_dim, std::optional<double> fill) {
+Tensor GpuImplementation::shard_token_tensor(Comm& comm, const ShardLayout& layout,
+                                             const Tensor& value, std::int64_t seq_dim,
+                                             std::optional<double> fill) {
   RankContext ctx(comm, kind_);
   const DeviceLayout device_layout(layout, ctx.rank(), ctx.stream());
   const sim::TokenAxes axes = sim::token_axes(value, seq_dim, "gpu shard_token_tensor");
-  CPLAB_CHECK(axes.rows == layout.rows, "shard_token_tensor: {} has {} rows on dim {}; the layout has B={}",
+  CPLAB_CHECK(axes.rows == layout.rows,
+              "shard_token_tensor: {} has {} rows on dim {}; the layout has B={}",
               tensor_brief(value), axes.rows, seq_dim - 1, layout.rows);
   // Packed rows of the caller's length are the caller's THD rows, even when L happens to be S.
-  const bool caller_rows = axes.seq == layout.caller_len && (layout.packed || axes.seq != layout.padded_len);
+  const bool caller_rows =
+      axes.seq == layout.caller_len && (layout.packed || axes.seq != layout.padded_len);
   if (caller_rows) {
     CPLAB_CHECK(layout.packed || fill.has_value(),
-                "shard_token_tensor: {} has the caller length S={} on seq dim {}; padding it to L={} needs an "
+                "shard_token_tensor: {} has the caller length S={} on seq dim {}; padding it to "
+                "L={} needs an "
                 "explicit fill",
                 tensor_brief(value), axes.seq, seq_dim, layout.padded_len);
-    return shard_caller_rows("(tensor)", value, seq_dim, layout, 0, fill.value_or(0.0), nullptr, ctx.stream());
+    return shard_caller_rows("(tensor)", value, seq_dim, layout, 0, fill.value_or(0.0), nullptr,
+                             ctx.stream());
   }
   CPLAB_CHECK(axes.seq == layout.padded_len,
-              "shard_token_tensor: {} has {} tokens on seq dim {}: neither the padded length L={} nor the caller "
+              "shard_token_tensor: {} has {} tokens on seq dim {}: neither the padded length L={} "
+              "nor the caller "
               "length S={}",
               tensor_brief(value), axes.seq, seq_dim, layout.padded_len, layout.caller_len);
   // Global-length rows: local[k] = global[idx[k]], idx from the device's closed-form map.
@@ -174,7 +208,8 @@ Tensor GpuImplementation::shard_token_tensor(Comm& comm, const ShardLayout& layo
   c.bad = bad.get();
   copy_tokens(c, ctx.stream());
   check_sources(bad, ctx.stream(), "shard_token_tensor");
-  return download_tensor(dst, value.dtype(), token_shape(value, seq_dim, axes.rows, local), ctx.stream());
+  return download_tensor(dst, value.dtype(), token_shape(value, seq_dim, axes.rows, local),
+                         ctx.stream());
 }
 
 }  // namespace cplab::gpu

@@ -31,7 +31,8 @@ RankContext::RankContext(Comm& comm, GpuCommKind kind) : comm_(&comm) {
   const int devices = device_count();
   CPLAB_CHECK(devices > 0, "gpu: {}", device_unavailable_reason());
   auto* device_comm = dynamic_cast<DeviceComm*>(&comm);
-  if (device_comm == nullptr && kind != GpuCommKind::host) device_comm = &device_comm_for(comm, kind);
+  if (device_comm == nullptr && kind != GpuCommKind::host)
+    device_comm = &device_comm_for(comm, kind);
   if (device_comm != nullptr) {
     comm_ = device_comm;
     device_memory_ = true;
@@ -63,7 +64,8 @@ void RankContext::all_reduce(void* buf, std::size_t count, DType dtype, ReduceOp
   synchronize(stream_);
 }
 
-void RankContext::reduce_scatter(const void* send, void* recv, std::size_t count, DType dtype, ReduceOp op) {
+void RankContext::reduce_scatter(const void* send, void* recv, std::size_t count, DType dtype,
+                                 ReduceOp op) {
   if (device_memory_) return comm_->reduce_scatter(send, recv, count, dtype, op);
   const std::size_t bytes = count * dtype_size(dtype);
   const auto all = to_host(send, bytes * static_cast<std::size_t>(size()), stream_);

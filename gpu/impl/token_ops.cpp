@@ -13,8 +13,8 @@ DeviceBuffer upload_tensor(const Tensor& t, Stream stream) {
 
 Tensor download_tensor(const DeviceBuffer& buffer, DType dtype, Shape shape, Stream stream) {
   Tensor t(dtype, std::move(shape));
-  CPLAB_CHECK(t.nbytes() <= buffer.bytes(), "gpu: {} needs {} bytes, the device buffer holds {}", tensor_brief(t),
-              t.nbytes(), buffer.bytes());
+  CPLAB_CHECK(t.nbytes() <= buffer.bytes(), "gpu: {} needs {} bytes, the device buffer holds {}",
+              tensor_brief(t), t.nbytes(), buffer.bytes());
   buffer.download(t.raw(), t.nbytes(), stream);
   return t;
 }
@@ -28,7 +28,8 @@ std::array<std::uint8_t, 16> fill_of(DType dtype, double value) {
 DeviceBuffer upload_rows(const std::vector<std::vector<std::int64_t>>& rows, Stream stream) {
   std::vector<std::int64_t> flat;
   for (const auto& row : rows) {
-    CPLAB_CHECK(row.size() == rows[0].size(), "gpu: per-row maps of {} and {} entries", rows[0].size(), row.size());
+    CPLAB_CHECK(row.size() == rows[0].size(), "gpu: per-row maps of {} and {} entries",
+                rows[0].size(), row.size());
     flat.insert(flat.end(), row.begin(), row.end());
   }
   return upload_vector(flat, stream);
@@ -53,7 +54,8 @@ TokenCopy token_copy(const sim::TokenAxes& axes) {
 
 void check_sources(const ErrorSlot& bad, Stream stream, const char* verb) {
   const std::int64_t first = bad.first_bad(stream);
-  CPLAB_CHECK(first < 0, "gpu {}: destination token {} was given a source index outside its tensor", verb, first);
+  CPLAB_CHECK(first < 0, "gpu {}: destination token {} was given a source index outside its tensor",
+              verb, first);
 }
 
 }  // namespace cplab::gpu

@@ -14,13 +14,16 @@ namespace {
 constexpr int kThreads = 128;
 
 // Row-major offset of gathered key j of row b: blocks [C][B][ℓ].
-__device__ __forceinline__ std::int64_t key_token(const DocCausalAttention& a, std::int64_t b, std::int64_t j) {
+__device__ __forceinline__ std::int64_t key_token(const DocCausalAttention& a, std::int64_t b,
+                                                  std::int64_t j) {
   return token_offset(b, j, a.cp * a.local, a.local, a.rows);
 }
 
-__device__ __forceinline__ bool visible(const DocCausalAttention& a, std::int64_t b, std::int64_t i, std::int64_t j) {
+__device__ __forceinline__ bool visible(const DocCausalAttention& a, std::int64_t b, std::int64_t i,
+                                        std::int64_t j) {
   const std::int64_t key = key_token(a, b, j);
-  return a.key_real[key] != 0 && a.key_doc[key] == a.query_doc[b * a.local + i] && a.key_slot[j] <= a.query_slot[i];
+  return a.key_real[key] != 0 && a.key_doc[key] == a.query_doc[b * a.local + i] &&
+         a.key_slot[j] <= a.query_slot[i];
 }
 
 __device__ __forceinline__ float dot(const float* x, const float* y, std::int64_t n) {
@@ -29,10 +32,11 @@ __device__ __forceinline__ float dot(const float* x, const float* y, std::int64_
   return s;
 }
 
-__global__ void attention_forward_kernel(DocCausalAttention a, float scale, float* out, float* lse) {
+__global__ void attention_forward_kernel(DocCausalAttention a, float scale, float* out,
+                                         float* lse) {
   const std::int64_t keys = a.cp * a.local;
-  for (std::int64_t qi = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; qi < a.rows * a.local;
-       qi += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+  for (std::int64_t qi = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+       qi < a.rows * a.local; qi += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     const std::int64_t b = qi / a.local, i = qi - b * a.local;
     const float* q = a.q + qi * a.head;
     float* o = out + qi * a.head;
@@ -65,11 +69,12 @@ __global__ void attention_forward_kernel(DocCausalAttention a, float scale, floa
   }
 }
 
-__global__ void attention_backward_kernel(DocCausalAttention a, float scale, const float* out, const float* lse,
-                                          const float* grad_out, float* grad_q, float* grad_k, float* grad_v) {
+__global__ void attention_backward_kernel(DocCausalAttention a, float scale, const float* out,
+                                          const float* lse, const float* grad_out, float* grad_q,
+                                          float* grad_k, float* grad_v) {
   const std::int64_t keys = a.cp * a.local;
-  for (std::int64_t qi = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; qi < a.rows * a.local;
-       qi += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+  for (std::int64_t qi = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+       qi < a.rows * a.local; qi += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     const std::int64_t b = qi / a.local, i = qi - b * a.local;
     const float* q = a.q + qi * a.head;
     const float* dout = grad_out + qi * a.head;
@@ -95,13 +100,14 @@ __global__ void attention_backward_kernel(DocCausalAttention a, float scale, con
 }
 
 void check(const DocCausalAttention& a, const char* what) {
-  CPLAB_LAUNCH_CHECK(a.rows >= 0 && a.local >= 0 && a.cp >= 1, what, ": rows=", a.rows, " local=", a.local,
-                     " cp=", a.cp);
-  CPLAB_LAUNCH_CHECK(a.head >= 1 && a.head <= kAttentionMaxHead, what, ": head dim D=", a.head, " outside [1, ",
-                     kAttentionMaxHead, "]");
-  CPLAB_LAUNCH_CHECK(a.rows * a.local == 0 || (a.q && a.k && a.v && a.query_slot && a.query_doc && a.query_real &&
-                                               a.key_slot && a.key_doc && a.key_real),
-                     what, ": a required device array is null");
+  CPLAB_LAUNCH_CHECK(a.rows >= 0 && a.local >= 0 && a.cp >= 1, what, ": rows=", a.rows,
+                     " local=", a.local, " cp=", a.cp);
+  CPLAB_LAUNCH_CHECK(a.head >= 1 && a.head <= kAttentionMaxHead, what, ": head dim D=", a.head,
+                     " outside [1, ", kAttentionMaxHead, "]");
+  CPLAB_LAUNCH_CHECK(
+      a.rows * a.local == 0 || (a.q && a.k && a.v && a.query_slot && a.query_doc && a.query_real &&
+                                a.key_slot && a.key_doc && a.key_real),
+      what, ": a required device array is null");
 }
 
 unsigned blocks_for(const DocCausalAttention& a) {
@@ -118,13 +124,14 @@ void attention_forward(const DocCausalAttention& a, float* out, float* lse, Stre
   CPLAB_CUDA_CHECK(cudaGetLastError());
 }
 
-void attention_backward(const DocCausalAttention& a, const float* out, const float* lse, const float* grad_out,
-                        float* grad_q, float* grad_k, float* grad_v, Stream stream) {
+void attention_backward(const DocCausalAttention& a, const float* out, const float* lse,
+                        const float* grad_out, float* grad_q, float* grad_k, float* grad_v,
+                        Stream stream) {
   check(a, "attention_backward");
   if (a.rows * a.local == 0) return;
   const float scale = 1.0f / std::sqrt(static_cast<float>(a.head));
-  attention_backward_kernel<<<blocks_for(a), kThreads, 0, stream>>>(a, scale, out, lse, grad_out, grad_q, grad_k,
-                                                                     grad_v);
+  attention_backward_kernel<<<blocks_for(a), kThreads, 0, stream>>>(a, scale, out, lse, grad_out,
+                                                                    grad_q, grad_k, grad_v);
   CPLAB_CUDA_CHECK(cudaGetLastError());
 }
 

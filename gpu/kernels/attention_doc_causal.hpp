@@ -19,16 +19,17 @@ struct DocCausalAttention {
   const std::int64_t* query_slot = nullptr;            // [ℓ] global slot of each local query
   const std::int32_t* query_doc = nullptr;             // [B, ℓ]
   const std::uint8_t* query_real = nullptr;            // [B, ℓ]
-  const std::int64_t* key_slot = nullptr;              // [C·ℓ] global slot of gathered key j (rank-major)
-  const std::int32_t* key_doc = nullptr;               // [C][B][ℓ]
-  const std::uint8_t* key_real = nullptr;              // [C][B][ℓ]
+  const std::int64_t* key_slot = nullptr;  // [C·ℓ] global slot of gathered key j (rank-major)
+  const std::int32_t* key_doc = nullptr;   // [C][B][ℓ]
+  const std::uint8_t* key_real = nullptr;  // [C][B][ℓ]
 };
 
 // out [B, ℓ, D] (0 for a query that sees nothing) and lse [B, ℓ] (-inf there).
 void attention_forward(const DocCausalAttention& a, float* out, float* lse, Stream stream);
 // Given grad_out [B, ℓ, D] and the forward's out and lse: grad_q [B, ℓ, D] (written) and
 // grad_k, grad_v [C][B][ℓ][D] (accumulated: zero them first), still to be summed to their owners.
-void attention_backward(const DocCausalAttention& a, const float* out, const float* lse, const float* grad_out,
-                        float* grad_q, float* grad_k, float* grad_v, Stream stream);
+void attention_backward(const DocCausalAttention& a, const float* out, const float* lse,
+                        const float* grad_out, float* grad_q, float* grad_k, float* grad_v,
+                        Stream stream);
 
 }  // namespace cplab::gpu

@@ -11,7 +11,7 @@ namespace cplab::gpu {
 // positions: device [rows][n] (caller position of gathered token j, -1 = a pad slot);
 // inverse: device [rows][m], set to j for the token holding caller position c, -1 where none does.
 // A position outside [-1, m) or held twice lowers `bad` (ErrorSlot) to row·n + j.
-void invert_positions(const std::int64_t* positions, std::int64_t rows, std::int64_t n, std::int64_t* inverse,
-                      std::int64_t m, std::int64_t* bad, Stream stream);
+void invert_positions(const std::int64_t* positions, std::int64_t rows, std::int64_t n,
+                      std::int64_t* inverse, std::int64_t m, std::int64_t* bad, Stream stream);
 
 }  // namespace cplab::gpu

@@ -10,7 +10,8 @@ namespace cplab {
 }
 
 namespace cplab::gpu::detail {
-template <typename... Parts> std::string concat(const Parts&... parts) {
+template <typename... Parts>
+std::string concat(const Parts&... parts) {
   std::ostringstream out;
   (out << ... << parts);
   return out.str();
@@ -18,7 +19,8 @@ template <typename... Parts> std::string concat(const Parts&... parts) {
 }  // namespace cplab::gpu::detail
 
 // CPLAB_LAUNCH_CHECK(cond, "copy_tokens: width ", w, " does not divide ", n);
-#define CPLAB_LAUNCH_CHECK(cond, ...)                                                        \
-  do {                                                                                       \
-    if (!(cond)) ::cplab::throw_error(__FILE__, __LINE__, ::cplab::gpu::detail::concat(__VA_ARGS__)); \
+#define CPLAB_LAUNCH_CHECK(cond, ...)                                                      \
+  do {                                                                                     \
+    if (!(cond))                                                                           \
+      ::cplab::throw_error(__FILE__, __LINE__, ::cplab::gpu::detail::concat(__VA_ARGS__)); \
   } while (0)

@@ -17,24 +17,35 @@ constexpr int kThreads = 256;
 constexpr std::int64_t kMaxBlocks = 32768;
 
 // ---- helpers ------------------------------------------------------------------------------
-template <typename T> __device__ __forceinline__ float to_float(T v) {
-  if constexpr (std::is_same_v<T, float>) return v;
-  else return __bfloat162float(v);
+template <typename T>
+__device__ __forceinline__ float to_float(T v) {
+  if constexpr (std::is_same_v<T, float>)
+    return v;
+  else
+    return __bfloat162float(v);
 }
-template <typename T> __device__ __forceinline__ T from_float(float v) {
-  if constexpr (std::is_same_v<T, float>) return v;
-  else return __float2bfloat16_rn(v);
+template <typename T>
+__device__ __forceinline__ T from_float(float v) {
+  if constexpr (std::is_same_v<T, float>)
+    return v;
+  else
+    return __float2bfloat16_rn(v);
 }
 
-template <typename T, int N> struct alignas(sizeof(T) * N) Pack { T v[N]; };
+template <typename T, int N>
+struct alignas(sizeof(T) * N) Pack {
+  T v[N];
+};
 
 // N consecutive elements from a pointer aligned to N·sizeof(T) (N = 1: a scalar load).
-template <typename T, int N> __device__ __forceinline__ void load(const T* p, float (&out)[N]) {
+template <typename T, int N>
+__device__ __forceinline__ void load(const T* p, float (&out)[N]) {
   const Pack<T, N> pack = *reinterpret_cast<const Pack<T, N>*>(p);
 #pragma unroll
   for (int j = 0; j < N; ++j) out[j] = to_float(pack.v[j]);
 }
-template <typename T, int N> __device__ __forceinline__ void store(T* p, const float (&in)[N]) {
+template <typename T, int N>
+__device__ __forceinline__ void store(T* p, const float (&in)[N]) {
   // Pieces of at most 16 bytes: 8 f32 of a bf16 row go out as two 16-byte stores.
   constexpr int M = N * sizeof(T) > 16 ? 16 / static_cast<int>(sizeof(T)) : N;
 #pragma unroll
@@ -85,8 +96,9 @@ __device__ float block_lse(Lse st) {
 }
 
 // ---- kernels ------------------------------------------------------------------------------
-__global__ void pack_target_labels_kernel(const std::int64_t* labels, const std::int32_t* doc_ids, std::int64_t rows,
-                                          std::int64_t local, const std::int64_t* send_k, std::int64_t cp,
+__global__ void pack_target_labels_kernel(const std::int64_t* labels, const std::int32_t* doc_ids,
+                                          std::int64_t rows, std::int64_t local,
+                                          const std::int64_t* send_k, std::int64_t cp,
                                           std::int64_t width, std::int64_t* out) {
   const std::int64_t total = cp * rows * width;
   for (std::int64_t e = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; e < total;
@@ -99,7 +111,8 @@ __global__ void pack_target_labels_kernel(const std::int64_t* labels, const std:
   }
 }
 
-template <typename Map> __global__ void shifted_targets_kernel(Map map, ShiftedTargets a, std::int64_t local) {
+template <typename Map>
+__global__ void shifted_targets_kernel(Map map, ShiftedTargets a, std::int64_t local) {
   const std::int64_t total = a.rows * local;
   const ReceivedLabels in{a.received, a.rows, a.width};
   // Whole blocks step together so that __syncthreads_count sees every thread.
@@ -109,18 +122,22 @@ template <typename Map> __global__ void shifted_targets_kernel(Map map, ShiftedT
     bool counted = false;
     if (i < total) {
       const std::int64_t b = i / local, k = i - b * local;
-      const Target t = shifted_target(map, a.rank, b, k, a.map.padded_len, a.packed, a.valid[i] != 0,
-                                      a.labels + b * local, a.doc_ids + b * local, a.recv_index[k], in);
+      const Target t =
+          shifted_target(map, a.rank, b, k, a.map.padded_len, a.packed, a.valid[i] != 0,
+                         a.labels + b * local, a.doc_ids + b * local, a.recv_index[k], in);
       counted = t.contributes && t.label >= 0 && t.label < a.vocab;
-      if (t.contributes && !counted && a.bad != nullptr) atomicMin(reinterpret_cast<long long*>(a.bad), i);
+      if (t.contributes && !counted && a.bad != nullptr)
+        atomicMin(reinterpret_cast<long long*>(a.bad), i);
       a.targets[i] = counted ? t.label : -1;
     }
     const int n = __syncthreads_count(counted);
-    if (threadIdx.x == 0 && n > 0) atomicAdd(reinterpret_cast<unsigned long long*>(a.count), static_cast<unsigned long long>(n));
+    if (threadIdx.x == 0 && n > 0)
+      atomicAdd(reinterpret_cast<unsigned long long*>(a.count), static_cast<unsigned long long>(n));
   }
 }
 
-template <typename TIn, typename TOut, int N> __global__ void fused_shifted_ce_kernel(FusedCe a) {
+template <typename TIn, typename TOut, int N>
+__global__ void fused_shifted_ce_kernel(FusedCe a) {
   const auto* logits = static_cast<const TIn*>(a.logits);
   auto* grad = static_cast<TOut*>(a.grad);
   const std::int64_t stride = static_cast<std::int64_t>(blockDim.x) * N;
@@ -147,7 +164,8 @@ template <typename TIn, typename TOut, int N> __global__ void fused_shifted_ce_k
       float vals[N];
       load<TIn, N>(x + v, vals);
 #pragma unroll
-      for (int j = 0; j < N; ++j) vals[j] = (expf(vals[j] - lse) - (v + j == y ? 1.0f : 0.0f)) * a.scale;
+      for (int j = 0; j < N; ++j)
+        vals[j] = (expf(vals[j] - lse) - (v + j == y ? 1.0f : 0.0f)) * a.scale;
       store<TOut, N>(g + v, vals);
     }
   }
@@ -170,33 +188,39 @@ unsigned blocks_for(std::int64_t items, std::int64_t per_block) {
   return static_cast<unsigned>(grid_blocks(items, per_block, kMaxBlocks));
 }
 
-template <typename TIn, typename TOut> void launch_ce(const FusedCe& a, std::int64_t n, Stream stream) {
+template <typename TIn, typename TOut>
+void launch_ce(const FusedCe& a, std::int64_t n, Stream stream) {
   const unsigned blocks = blocks_for(a.rows, 1);
-  if (n == 1) fused_shifted_ce_kernel<TIn, TOut, 1><<<blocks, kThreads, 0, stream>>>(a);
-  else if (n == 4) fused_shifted_ce_kernel<TIn, TOut, 4><<<blocks, kThreads, 0, stream>>>(a);
-  else fused_shifted_ce_kernel<TIn, TOut, 8><<<blocks, kThreads, 0, stream>>>(a);
+  if (n == 1)
+    fused_shifted_ce_kernel<TIn, TOut, 1><<<blocks, kThreads, 0, stream>>>(a);
+  else if (n == 4)
+    fused_shifted_ce_kernel<TIn, TOut, 4><<<blocks, kThreads, 0, stream>>>(a);
+  else
+    fused_shifted_ce_kernel<TIn, TOut, 8><<<blocks, kThreads, 0, stream>>>(a);
   CPLAB_CUDA_CHECK(cudaGetLastError());
 }
 
 }  // namespace
 
 void pack_target_labels(const std::int64_t* labels, const std::int32_t* doc_ids, std::int64_t rows,
-                        std::int64_t local_len, const std::int64_t* send_k, std::int64_t cp, std::int64_t width,
-                        std::int64_t* out, Stream stream) {
-  CPLAB_LAUNCH_CHECK(rows >= 0 && local_len >= 0 && cp >= 1 && width >= 0, "pack_target_labels: bad sizes rows=",
-                     rows, " local_len=", local_len, " cp=", cp, " width=", width);
+                        std::int64_t local_len, const std::int64_t* send_k, std::int64_t cp,
+                        std::int64_t width, std::int64_t* out, Stream stream) {
+  CPLAB_LAUNCH_CHECK(rows >= 0 && local_len >= 0 && cp >= 1 && width >= 0,
+                     "pack_target_labels: bad sizes rows=", rows, " local_len=", local_len,
+                     " cp=", cp, " width=", width);
   const std::int64_t total = cp * rows * width;
   if (total == 0) return;
-  pack_target_labels_kernel<<<blocks_for(total, kThreads), kThreads, 0, stream>>>(labels, doc_ids, rows, local_len,
-                                                                                  send_k, cp, width, out);
+  pack_target_labels_kernel<<<blocks_for(total, kThreads), kThreads, 0, stream>>>(
+      labels, doc_ids, rows, local_len, send_k, cp, width, out);
   CPLAB_CUDA_CHECK(cudaGetLastError());
 }
 
 void shifted_targets(const ShiftedTargets& a, Stream stream) {
   validate_map(a.map, "shifted_targets");
-  CPLAB_LAUNCH_CHECK(a.rank >= 0 && a.rank < a.map.cp, "shifted_targets: rank ", a.rank, " outside [0, ", a.map.cp, ")");
-  CPLAB_LAUNCH_CHECK(a.rows >= 0 && a.vocab >= 1, "shifted_targets: rows=", a.rows, ", vocab V=", a.vocab,
-                     " (V must be >= 1)");
+  CPLAB_LAUNCH_CHECK(a.rank >= 0 && a.rank < a.map.cp, "shifted_targets: rank ", a.rank,
+                     " outside [0, ", a.map.cp, ")");
+  CPLAB_LAUNCH_CHECK(a.rows >= 0 && a.vocab >= 1, "shifted_targets: rows=", a.rows,
+                     ", vocab V=", a.vocab, " (V must be >= 1)");
   const std::int64_t local = a.map.local_len();
   if (a.rows * local == 0) return;
   CPLAB_LAUNCH_CHECK(a.labels && a.doc_ids && a.valid && a.recv_index && a.targets && a.count,
@@ -204,30 +228,38 @@ void shifted_targets(const ShiftedTargets& a, Stream stream) {
   CPLAB_LAUNCH_CHECK(a.map.cp == 1 || a.width == 0 || a.received != nullptr,
                      "shifted_targets: ", a.width, " received slots per peer but no buffer");
   visit_map(a.map, [&](auto m) {
-    shifted_targets_kernel<<<blocks_for(a.rows * local, kThreads), kThreads, 0, stream>>>(m, a, local);
+    shifted_targets_kernel<<<blocks_for(a.rows * local, kThreads), kThreads, 0, stream>>>(m, a,
+                                                                                          local);
   });
   CPLAB_CUDA_CHECK(cudaGetLastError());
 }
 
 void fused_shifted_ce(const FusedCe& a, Stream stream) {
-  CPLAB_LAUNCH_CHECK(a.rows >= 0 && a.vocab >= 1, "fused_shifted_ce: rows=", a.rows, ", V=", a.vocab,
-                     " (V must be >= 1)");
+  CPLAB_LAUNCH_CHECK(a.rows >= 0 && a.vocab >= 1, "fused_shifted_ce: rows=", a.rows,
+                     ", V=", a.vocab, " (V must be >= 1)");
   if (a.rows == 0) return;
-  CPLAB_LAUNCH_CHECK(a.logits && a.grad && a.targets && a.row_loss, "fused_shifted_ce: a required device array is null");
-  CPLAB_LAUNCH_CHECK(std::isfinite(a.scale), "fused_shifted_ce: gradient scale C/N = ", a.scale, " is not finite");
+  CPLAB_LAUNCH_CHECK(a.logits && a.grad && a.targets && a.row_loss,
+                     "fused_shifted_ce: a required device array is null");
+  CPLAB_LAUNCH_CHECK(std::isfinite(a.scale), "fused_shifted_ce: gradient scale C/N = ", a.scale,
+                     " is not finite");
   const std::int64_t in_bytes = a.logits_elem == LossElem::f32 ? 4 : 2;
-  const std::int64_t n = loss_vector_elems(reinterpret_cast<std::uintptr_t>(a.logits),
-                                           reinterpret_cast<std::uintptr_t>(a.grad), a.vocab, in_bytes);
+  const std::int64_t n =
+      loss_vector_elems(reinterpret_cast<std::uintptr_t>(a.logits),
+                        reinterpret_cast<std::uintptr_t>(a.grad), a.vocab, in_bytes);
   const bool in32 = a.logits_elem == LossElem::f32, out32 = a.grad_elem == LossElem::f32;
-  if (in32 && out32) launch_ce<float, float>(a, n, stream);
-  else if (in32) launch_ce<float, __nv_bfloat16>(a, n, stream);
-  else if (out32) launch_ce<__nv_bfloat16, float>(a, n, stream);
-  else launch_ce<__nv_bfloat16, __nv_bfloat16>(a, n, stream);
+  if (in32 && out32)
+    launch_ce<float, float>(a, n, stream);
+  else if (in32)
+    launch_ce<float, __nv_bfloat16>(a, n, stream);
+  else if (out32)
+    launch_ce<__nv_bfloat16, float>(a, n, stream);
+  else
+    launch_ce<__nv_bfloat16, __nv_bfloat16>(a, n, stream);
 }
 
 void sum_in_order(const float* values, std::int64_t n, double* out, Stream stream) {
-  CPLAB_LAUNCH_CHECK(n >= 0 && out != nullptr && (n == 0 || values != nullptr), "sum_in_order: n=", n,
-                     " with a null buffer");
+  CPLAB_LAUNCH_CHECK(n >= 0 && out != nullptr && (n == 0 || values != nullptr),
+                     "sum_in_order: n=", n, " with a null buffer");
   sum_in_order_kernel<<<1, kThreads, 0, stream>>>(values, n, out);
   CPLAB_CUDA_CHECK(cudaGetLastError());
 }

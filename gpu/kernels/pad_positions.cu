@@ -11,7 +11,8 @@ namespace {
 
 constexpr int kThreads = 256;
 
-template <typename T> __global__ void continue_positions_kernel(ContinuePositions a) {
+template <typename T>
+__global__ void continue_positions_kernel(ContinuePositions a) {
   const std::int64_t total = a.outer * a.rows * a.local * a.inner;
   const T* src = static_cast<const T*>(a.src);
   T* dst = static_cast<T*>(a.dst);
@@ -35,20 +36,29 @@ template <typename T> __global__ void continue_positions_kernel(ContinuePosition
 }  // namespace
 
 void continue_positions(const ContinuePositions& a, Stream stream) {
-  CPLAB_LAUNCH_CHECK(a.outer >= 0 && a.rows >= 0 && a.local >= 0 && a.inner >= 0 && a.src_tokens >= 0,
-                     "continue_positions: negative sizes outer=", a.outer, " rows=", a.rows, " local=", a.local,
-                     " inner=", a.inner);
-  CPLAB_LAUNCH_CHECK(a.src_rows == 1 || (a.src_row_begin >= 0 && a.src_row_begin + a.rows <= a.src_rows),
-                     "continue_positions: rows [", a.src_row_begin, ", ", a.src_row_begin + a.rows,
-                     ") of a source with ", a.src_rows, " rows");
+  CPLAB_LAUNCH_CHECK(
+      a.outer >= 0 && a.rows >= 0 && a.local >= 0 && a.inner >= 0 && a.src_tokens >= 0,
+      "continue_positions: negative sizes outer=", a.outer, " rows=", a.rows, " local=", a.local,
+      " inner=", a.inner);
+  CPLAB_LAUNCH_CHECK(
+      a.src_rows == 1 || (a.src_row_begin >= 0 && a.src_row_begin + a.rows <= a.src_rows),
+      "continue_positions: rows [", a.src_row_begin, ", ", a.src_row_begin + a.rows,
+      ") of a source with ", a.src_rows, " rows");
   const std::int64_t total = a.outer * a.rows * a.local * a.inner;
   if (total == 0) return;
-  CPLAB_LAUNCH_CHECK(a.dst && a.src && a.anchor && a.delta, "continue_positions: a required device array is null");
+  CPLAB_LAUNCH_CHECK(a.dst && a.src && a.anchor && a.delta,
+                     "continue_positions: a required device array is null");
   const auto blocks = static_cast<unsigned>(grid_blocks(total, kThreads, 32768));
   switch (a.elem) {
-    case PositionElem::i64: continue_positions_kernel<long long><<<blocks, kThreads, 0, stream>>>(a); break;
-    case PositionElem::i32: continue_positions_kernel<int><<<blocks, kThreads, 0, stream>>>(a); break;
-    case PositionElem::f32: continue_positions_kernel<float><<<blocks, kThreads, 0, stream>>>(a); break;
+    case PositionElem::i64:
+      continue_positions_kernel<long long><<<blocks, kThreads, 0, stream>>>(a);
+      break;
+    case PositionElem::i32:
+      continue_positions_kernel<int><<<blocks, kThreads, 0, stream>>>(a);
+      break;
+    case PositionElem::f32:
+      continue_positions_kernel<float><<<blocks, kThreads, 0, stream>>>(a);
+      break;
   }
   CPLAB_CUDA_CHECK(cudaGetLastError());
 }

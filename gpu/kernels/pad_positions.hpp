@@ -13,7 +13,8 @@ struct ContinuePositions {
   void* dst = nullptr;        // [outer, rows, local, inner]
   const void* src = nullptr;  // the caller tensor [outer, src_rows, src_tokens, inner]
   PositionElem elem = PositionElem::i64;
-  std::int64_t outer = 1, rows = 1, src_rows = 1, src_row_begin = 0, src_tokens = 0, local = 0, inner = 1;
+  std::int64_t outer = 1, rows = 1, src_rows = 1, src_row_begin = 0, src_tokens = 0, local = 0,
+               inner = 1;
   const std::int64_t* anchor = nullptr;  // device [local]
   const std::int64_t* delta = nullptr;   // device [local]
 };

@@ -27,12 +27,15 @@ __global__ void partition_thd_kernel(ThdRow row, ThdTokens out, std::int64_t loc
 }  // namespace
 
 void partition_thd(const ThdRow& row, const ThdTokens& out, Stream stream) {
-  CPLAB_LAUNCH_CHECK(row.cp >= 1 && row.rank >= 0 && row.rank < row.cp, "partition_thd: rank ", row.rank,
-                     " outside [0, ", row.cp, ")");
-  CPLAB_LAUNCH_CHECK(row.n_docs >= 1 && row.cu_padded != nullptr && row.doc_lens != nullptr,
-                     "partition_thd: needs cu_seqlens_padded and seq_lens of at least one document, got ", row.n_docs);
-  CPLAB_LAUNCH_CHECK(row.padded_len >= 0 && row.padded_len % (2 * row.cp) == 0, "partition_thd: row length L=",
-                     row.padded_len, " is not a multiple of 2C=", 2 * row.cp);
+  CPLAB_LAUNCH_CHECK(row.cp >= 1 && row.rank >= 0 && row.rank < row.cp, "partition_thd: rank ",
+                     row.rank, " outside [0, ", row.cp, ")");
+  CPLAB_LAUNCH_CHECK(
+      row.n_docs >= 1 && row.cu_padded != nullptr && row.doc_lens != nullptr,
+      "partition_thd: needs cu_seqlens_padded and seq_lens of at least one document, got ",
+      row.n_docs);
+  CPLAB_LAUNCH_CHECK(row.padded_len >= 0 && row.padded_len % (2 * row.cp) == 0,
+                     "partition_thd: row length L=", row.padded_len,
+                     " is not a multiple of 2C=", 2 * row.cp);
   const std::int64_t local = row.padded_len / row.cp;
   if (local == 0) return;
   const auto blocks = static_cast<unsigned>(grid_blocks(local, kThreads, 32768));

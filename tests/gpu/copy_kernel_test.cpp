@@ -19,9 +19,10 @@ struct Case {
   std::int64_t src_rows, src_row_begin, source_rows;
 };
 
-// Index of token t of slice (o, b) in a plain [outer, rows, tokens] or blocked [tokens/blk][outer·rows][blk] tensor.
-std::int64_t at(std::int64_t o, std::int64_t b, std::int64_t rows, std::int64_t outer, std::int64_t t, std::int64_t tokens,
-                std::int64_t blk) {
+// Index of token t of slice (o, b) in a plain [outer, rows, tokens] or blocked
+// [tokens/blk][outer·rows][blk] tensor.
+std::int64_t at(std::int64_t o, std::int64_t b, std::int64_t rows, std::int64_t outer,
+                std::int64_t t, std::int64_t tokens, std::int64_t blk) {
   if (blk == 0) return (o * rows + b) * tokens + t;
   return ((t / blk) * outer * rows + o * rows + b) * blk + t % blk;
 }
@@ -50,7 +51,8 @@ void run_case(const Case& c, std::mt19937& rng) {
   copy.fill = gpu::fill_pattern(&fill_value, c.element);
 
   const std::size_t dst_bytes = static_cast<std::size_t>(outer * rows * dst_tokens * token_bytes);
-  DeviceBuffer d_src(src.size() + 16), d_dst(dst_bytes + 16), d_source = gpu::upload_vector(source, nullptr);
+  DeviceBuffer d_src(src.size() + 16), d_dst(dst_bytes + 16),
+      d_source = gpu::upload_vector(source, nullptr);
   const gpu::ErrorSlot bad(nullptr);
   auto* src_ptr = static_cast<std::uint8_t*>(d_src.get()) + c.misalign;
   auto* dst_ptr = static_cast<std::uint8_t*>(d_dst.get()) + c.misalign;
@@ -70,13 +72,19 @@ void run_case(const Case& c, std::mt19937& rng) {
       for (std::int64_t t = 0; t < dst_tokens; ++t) {
         const std::int64_t s = source[(c.source_rows == 1 ? 0 : b) * dst_tokens + t];
         const std::int64_t src_b = c.src_rows == 1 ? 0 : c.src_row_begin + b;
-        const std::uint8_t* want = s < 0 ? nullptr : src.data() + at(o, src_b, c.src_rows, outer, s, src_tokens, c.src_block) * token_bytes;
-        const std::uint8_t* have = got.data() + at(o, b, rows, outer, t, dst_tokens, c.dst_block) * token_bytes;
+        const std::uint8_t* want =
+            s < 0 ? nullptr
+                  : src.data() +
+                        at(o, src_b, c.src_rows, outer, s, src_tokens, c.src_block) * token_bytes;
+        const std::uint8_t* have =
+            got.data() + at(o, b, rows, outer, t, dst_tokens, c.dst_block) * token_bytes;
         for (std::int64_t i = 0; i < token_bytes; ++i) {
-          const auto expected = want ? want[i] : static_cast<std::uint8_t>(fill_value >> (8 * (i % c.element)));
-          ASSERT_EQ(have[i], expected) << "element " << c.element << " inner " << c.inner << " misalign " << c.misalign
-                                       << " blocks " << c.src_block << "/" << c.dst_block << " token (" << o << "," << b
-                                       << "," << t << ") byte " << i;
+          const auto expected =
+              want ? want[i] : static_cast<std::uint8_t>(fill_value >> (8 * (i % c.element)));
+          ASSERT_EQ(have[i], expected)
+              << "element " << c.element << " inner " << c.inner << " misalign " << c.misalign
+              << " blocks " << c.src_block << "/" << c.dst_block << " token (" << o << "," << b
+              << "," << t << ") byte " << i;
         }
       }
     }
@@ -93,8 +101,10 @@ TEST_F(CopyTokens, matches_the_host_loop_for_every_width_layout_and_row_mapping)
         for (std::int64_t src_block : {0, 4}) {
           for (std::int64_t dst_block : {0, 2}) {
             run_case({element, inner, misalign, src_block, dst_block, 3, 0, 3}, rng);  // plain rows
-            run_case({element, inner, misalign, src_block, dst_block, 1, 0, 1}, rng);  // one shared row
-            run_case({element, inner, misalign, src_block, dst_block, 5, 2, 1}, rng);  // a microbatch's rows
+            run_case({element, inner, misalign, src_block, dst_block, 1, 0, 1},
+                     rng);  // one shared row
+            run_case({element, inner, misalign, src_block, dst_block, 5, 2, 1},
+                     rng);  // a microbatch's rows
           }
         }
       }
@@ -105,11 +115,18 @@ TEST_F(CopyTokens, matches_the_host_loop_for_every_width_layout_and_row_mapping)
 TEST_F(CopyTokens, reports_the_first_out_of_range_source_and_fills_it) {
   const std::vector<std::int64_t> src = {10, 11, 12, 13};
   const std::vector<std::int64_t> source = {3, 4, 0, -7};  // 4 and -7 are out of range
-  DeviceBuffer d_src = gpu::upload_vector(src, nullptr), d_source = gpu::upload_vector(source, nullptr), d_dst(32);
+  DeviceBuffer d_src = gpu::upload_vector(src, nullptr),
+               d_source = gpu::upload_vector(source, nullptr), d_dst(32);
   const gpu::ErrorSlot bad(nullptr);
   const std::int64_t fill = -1;
-  gpu::TokenCopy copy{.src = d_src.get(), .dst = d_dst.get(), .token_bytes = 8, .element_bytes = 8, .src_tokens = 4,
-                      .dst_tokens = 4, .source = d_source.as<std::int64_t>(), .fill = gpu::fill_pattern(&fill, 8),
+  gpu::TokenCopy copy{.src = d_src.get(),
+                      .dst = d_dst.get(),
+                      .token_bytes = 8,
+                      .element_bytes = 8,
+                      .src_tokens = 4,
+                      .dst_tokens = 4,
+                      .source = d_source.as<std::int64_t>(),
+                      .fill = gpu::fill_pattern(&fill, 8),
                       .bad = bad.get()};
   gpu::copy_tokens(copy, nullptr);
   EXPECT_EQ(fetch<std::int64_t>(d_dst, 4), (std::vector<std::int64_t>{13, -1, 10, -1}));

@@ -1,10 +1,11 @@
 // The copy kernel's planning: piece width from alignment, threads per token, grid size, fill
 // pattern, and the fused loss's vector width.
+#include "gpu/host/copy_plan.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
 
-#include "gpu/host/copy_plan.hpp"
 #include "reference/types/error.hpp"
 
 namespace cplab::gpu {
@@ -13,9 +14,9 @@ namespace {
 TEST(CopyPlan, width_is_the_widest_piece_that_divides_the_token_and_both_alignments) {
   EXPECT_EQ(copy_width(0, 0, 16), 16);
   EXPECT_EQ(copy_width(256, 512, 4096), 16);
-  EXPECT_EQ(copy_width(0, 0, 24), 8);   // 24 bytes: not a multiple of 16
-  EXPECT_EQ(copy_width(8, 0, 32), 8);   // source only 8-aligned
-  EXPECT_EQ(copy_width(0, 4, 32), 4);   // destination only 4-aligned
+  EXPECT_EQ(copy_width(0, 0, 24), 8);  // 24 bytes: not a multiple of 16
+  EXPECT_EQ(copy_width(8, 0, 32), 8);  // source only 8-aligned
+  EXPECT_EQ(copy_width(0, 4, 32), 4);  // destination only 4-aligned
   EXPECT_EQ(copy_width(2, 0, 6), 2);
   EXPECT_EQ(copy_width(0, 0, 3), 1);
   EXPECT_EQ(copy_width(1, 0, 16), 1);

@@ -1,9 +1,10 @@
 // The one-GPU device-sim comm: every collective's result on C virtual ranks, disagreeing counts
 // and a missing rank reported by name (never a hang), and the bootstrap over a host comm.
+#include "gpu/comm/device_sim_comm.hpp"
+
 #include <atomic>
 
 #include "gpu/comm/bootstrap.hpp"
-#include "gpu/comm/device_sim_comm.hpp"
 #include "gpu_test.hpp"
 #include "reference/types/error.hpp"
 #include "sim/thread_comm.hpp"
@@ -33,15 +34,19 @@ TEST_P(DeviceSimComm, collectives_give_every_rank_the_expected_blocks) {
     const std::int64_t r = comm.rank();
     const gpu::Stream s = comm.stream();
     // all_gather: rank r sends [10r, 10r+1, 10r+2].
-    DeviceBuffer mine = gpu::upload_vector(Ints{10 * r, 10 * r + 1, 10 * r + 2}, s), all(8 * 3 * cp);
+    DeviceBuffer mine = gpu::upload_vector(Ints{10 * r, 10 * r + 1, 10 * r + 2}, s),
+                 all(8 * 3 * cp);
     comm.all_gather(mine.get(), all.get(), 3, DType::i64);
     Ints expected;
-    for (std::int64_t p = 0; p < cp; ++p) expected.insert(expected.end(), {10 * p, 10 * p + 1, 10 * p + 2});
+    for (std::int64_t p = 0; p < cp; ++p)
+      expected.insert(expected.end(), {10 * p, 10 * p + 1, 10 * p + 2});
     EXPECT_EQ(gpu::download_vector<std::int64_t>(all, 3 * cp, s), expected);
 
     // all_gather_v: rank r sends r+1 copies of r.
-    DeviceBuffer var = gpu::upload_vector(Ints(static_cast<std::size_t>(r + 1), r), s), var_all(8 * cp * cp);
-    const auto counts = comm.all_gather_v(var.get(), static_cast<std::size_t>(r + 1), var_all.get(), cp * cp, DType::i64);
+    DeviceBuffer var = gpu::upload_vector(Ints(static_cast<std::size_t>(r + 1), r), s),
+                 var_all(8 * cp * cp);
+    const auto counts = comm.all_gather_v(var.get(), static_cast<std::size_t>(r + 1), var_all.get(),
+                                          cp * cp, DType::i64);
     Ints var_expected;
     for (std::int64_t p = 0; p < cp; ++p) {
       EXPECT_EQ(counts[p], static_cast<std::size_t>(p + 1));
@@ -50,7 +55,8 @@ TEST_P(DeviceSimComm, collectives_give_every_rank_the_expected_blocks) {
     EXPECT_EQ(gpu::download_vector<std::int64_t>(var_all, var_expected.size(), s), var_expected);
 
     // all_reduce in place: sum and max of [r, -r].
-    DeviceBuffer red = gpu::upload_vector(std::vector<float>{static_cast<float>(r), -static_cast<float>(r)}, s);
+    DeviceBuffer red =
+        gpu::upload_vector(std::vector<float>{static_cast<float>(r), -static_cast<float>(r)}, s);
     comm.all_reduce(red.get(), 2, DType::f32, ReduceOp::sum);
     const float total = static_cast<float>(cp * (cp - 1) / 2);
     EXPECT_EQ(gpu::download_vector<float>(red, 2, s), (std::vector<float>{total, -total}));
@@ -63,7 +69,8 @@ TEST_P(DeviceSimComm, collectives_give_every_rank_the_expected_blocks) {
     for (std::int64_t p = 0; p < cp; ++p) blocks.push_back(100 * p + r);
     DeviceBuffer rs = gpu::upload_vector(blocks, s), rs_out(8);
     comm.reduce_scatter(rs.get(), rs_out.get(), 1, DType::i64, ReduceOp::sum);
-    EXPECT_EQ(gpu::download_vector<std::int64_t>(rs_out, 1, s)[0], 100 * r * cp + cp * (cp - 1) / 2);
+    EXPECT_EQ(gpu::download_vector<std::int64_t>(rs_out, 1, s)[0],
+              100 * r * cp + cp * (cp - 1) / 2);
 
     // all_to_all: block p of rank r is 1000r + p; rank r receives 1000p + r from every p.
     Ints out_blocks, in_expected;
@@ -99,7 +106,8 @@ TEST_P(DeviceSimCommErrors, disagreeing_counts_are_an_error_naming_them) {
       comm.all_gather(buf.get(), out.get(), comm.rank() == 1 ? 3 : 2, DType::i64);
     });
   });
-  EXPECT_NE(message.find("rank 1 passes count 3 but rank 0 passes 2"), std::string::npos) << message;
+  EXPECT_NE(message.find("rank 1 passes count 3 but rank 0 passes 2"), std::string::npos)
+      << message;
 }
 
 TEST_P(DeviceSimCommErrors, a_rank_that_never_arrives_is_named_after_the_timeout) {
@@ -133,7 +141,9 @@ TEST_P(DeviceSimComm, bootstraps_over_a_host_comm_and_reuses_the_group) {
   });
 }
 
-std::string cp_name(const ::testing::TestParamInfo<int>& param) { return "cp" + std::to_string(param.param); }
+std::string cp_name(const ::testing::TestParamInfo<int>& param) {
+  return "cp" + std::to_string(param.param);
+}
 INSTANTIATE_TEST_SUITE_P(Ranks, DeviceSimComm, ::testing::Values(1, 2, 3, 4, 8), cp_name);
 INSTANTIATE_TEST_SUITE_P(Ranks, DeviceSimCommErrors, ::testing::Values(2, 3, 4, 8), cp_name);
 

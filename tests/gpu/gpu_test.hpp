@@ -11,9 +11,10 @@
 namespace cplab::gputest {
 
 // The reason starts "no CUDA device", so the skip reads "skipped: no CUDA device (...)".
-#define CPLAB_REQUIRE_DEVICE()                                                                        \
-  do {                                                                                                 \
-    if (::cplab::gpu::device_count() == 0) GTEST_SKIP() << "skipped: " << ::cplab::gpu::device_unavailable_reason(); \
+#define CPLAB_REQUIRE_DEVICE()                                                  \
+  do {                                                                          \
+    if (::cplab::gpu::device_count() == 0)                                      \
+      GTEST_SKIP() << "skipped: " << ::cplab::gpu::device_unavailable_reason(); \
   } while (0)
 
 class GpuTest : public ::testing::Test {
@@ -21,13 +22,15 @@ class GpuTest : public ::testing::Test {
   void SetUp() override { CPLAB_REQUIRE_DEVICE(); }
 };
 
-template <typename P> class GpuParamTest : public ::testing::TestWithParam<P> {
+template <typename P>
+class GpuParamTest : public ::testing::TestWithParam<P> {
  protected:
   void SetUp() override { CPLAB_REQUIRE_DEVICE(); }
 };
 
 // Host bytes of a device buffer.
-template <typename T> std::vector<T> fetch(const gpu::DeviceBuffer& buffer, std::size_t n) {
+template <typename T>
+std::vector<T> fetch(const gpu::DeviceBuffer& buffer, std::size_t n) {
   return gpu::download_vector<T>(buffer, n, nullptr);
 }
 

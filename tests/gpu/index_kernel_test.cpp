@@ -24,16 +24,19 @@ class IndexKernels : public GpuTest {};
 void expect_maps_match(const LayoutSpec& spec, const RowPlan& row) {
   SCOPED_TRACE(::testing::Message() << spec.layout << " cp " << row.cp << " L " << row.padded_len);
   Ints rank_chunks, slots;
-  gpu::LayoutMapDesc host{.kind = gpu::MapKind::contiguous, .cp = row.cp, .padded_len = row.padded_len};
+  gpu::LayoutMapDesc host{
+      .kind = gpu::MapKind::contiguous, .cp = row.cp, .padded_len = row.padded_len};
   if (row.cp > 1 && spec.layout == "head-tail") host.kind = gpu::MapKind::head_tail;
   if (row.cp > 1 && spec.layout == "thd") host.kind = gpu::MapKind::thd;
   if (row.cp > 1 && spec.layout == "magi") {
     host.kind = gpu::MapKind::magi;
-    for (const auto& chunks : row.magi_chunks) rank_chunks.insert(rank_chunks.end(), chunks.begin(), chunks.end());
+    for (const auto& chunks : row.magi_chunks)
+      rank_chunks.insert(rank_chunks.end(), chunks.begin(), chunks.end());
     slots = gpu::magi_chunk_slots(rank_chunks, row.cp);
   }
   const DeviceBuffer cu = gpu::upload_vector(row.cu_seqlens_padded, nullptr);
-  const DeviceBuffer chunks = gpu::upload_vector(rank_chunks, nullptr), chunk_slot = gpu::upload_vector(slots, nullptr);
+  const DeviceBuffer chunks = gpu::upload_vector(rank_chunks, nullptr),
+                     chunk_slot = gpu::upload_vector(slots, nullptr);
   gpu::LayoutMapDesc map = host;
   map.cu_padded = cu.as<std::int64_t>();
   map.n_docs = static_cast<std::int64_t>(row.cu_seqlens_padded.size()) - 1;
@@ -63,7 +66,8 @@ TEST_F(IndexKernels, every_layouts_maps_equal_the_reference_construction) {
       spec.cp = cp;
       spec.chunk_size = 3;
       if (layout != "thd") expect_maps_match(spec, reference::plan_row(spec, 37));
-      for (const Ints& docs : doc_sets) expect_maps_match(spec, reference::plan_row(spec, 21, &docs));
+      for (const Ints& docs : doc_sets)
+        expect_maps_match(spec, reference::plan_row(spec, 21, &docs));
     }
   }
 }
@@ -75,16 +79,22 @@ TEST_F(IndexKernels, thd_partition_gives_the_reference_positions_documents_and_r
       spec.layout = "thd";
       spec.cp = cp;
       const RowPlan row = reference::plan_row(spec, 21, &docs);
-      const DeviceBuffer cu = gpu::upload_vector(row.cu_seqlens_padded, nullptr), lens = gpu::upload_vector(docs, nullptr);
+      const DeviceBuffer cu = gpu::upload_vector(row.cu_seqlens_padded, nullptr),
+                         lens = gpu::upload_vector(docs, nullptr);
       const auto local = static_cast<std::size_t>(row.local_len());
       for (std::int64_t r = 0; r < cp; ++r) {
         DeviceBuffer index(local * 8), positions(local * 8), doc_ids(local * 4), real(local);
-        gpu::partition_thd({.cp = cp, .rank = r, .cu_padded = cu.as<std::int64_t>(), .doc_lens = lens.as<std::int64_t>(),
-                            .n_docs = static_cast<std::int64_t>(docs.size()), .padded_len = row.padded_len},
-                           {index.as<std::int64_t>(), positions.as<std::int64_t>(), doc_ids.as<std::int32_t>(),
-                            real.as<std::uint8_t>()},
+        gpu::partition_thd({.cp = cp,
+                            .rank = r,
+                            .cu_padded = cu.as<std::int64_t>(),
+                            .doc_lens = lens.as<std::int64_t>(),
+                            .n_docs = static_cast<std::int64_t>(docs.size()),
+                            .padded_len = row.padded_len},
+                           {index.as<std::int64_t>(), positions.as<std::int64_t>(),
+                            doc_ids.as<std::int32_t>(), real.as<std::uint8_t>()},
                            nullptr);
-        const Ints slot = fetch<std::int64_t>(index, local), pos = fetch<std::int64_t>(positions, local);
+        const Ints slot = fetch<std::int64_t>(index, local),
+                   pos = fetch<std::int64_t>(positions, local);
         const auto doc = fetch<std::int32_t>(doc_ids, local);
         const auto is_real = fetch<std::uint8_t>(real, local);
         for (std::size_t k = 0; k < local; ++k) {
@@ -104,14 +114,16 @@ TEST_F(IndexKernels, invert_positions_finds_each_holder_and_reports_duplicates) 
   const Ints positions = {2, -1, 0, 4, 1, 3, /* row 1 */ 3, 0, -1, -1, 1, 2};
   DeviceBuffer d_pos = gpu::upload_vector(positions, nullptr), inverse(2 * 5 * 8);
   const gpu::ErrorSlot bad(nullptr);
-  gpu::invert_positions(d_pos.as<std::int64_t>(), 2, 6, inverse.as<std::int64_t>(), 5, bad.get(), nullptr);
+  gpu::invert_positions(d_pos.as<std::int64_t>(), 2, 6, inverse.as<std::int64_t>(), 5, bad.get(),
+                        nullptr);
   EXPECT_EQ(fetch<std::int64_t>(inverse, 10), (Ints{2, 4, 0, 5, 3, /* row 1 */ 1, 4, 5, 0, -1}));
   EXPECT_EQ(bad.first_bad(nullptr), -1);
 
   const Ints twice = {0, 1, 1, 5};  // position 1 twice, 5 out of range
   DeviceBuffer d_twice = gpu::upload_vector(twice, nullptr), out(3 * 8);
   const gpu::ErrorSlot bad2(nullptr);
-  gpu::invert_positions(d_twice.as<std::int64_t>(), 1, 4, out.as<std::int64_t>(), 3, bad2.get(), nullptr);
+  gpu::invert_positions(d_twice.as<std::int64_t>(), 1, 4, out.as<std::int64_t>(), 3, bad2.get(),
+                        nullptr);
   const std::int64_t first = bad2.first_bad(nullptr);
   EXPECT_TRUE(first == 1 || first == 2) << first;  // whichever of the two lost the race
 }
@@ -138,11 +150,13 @@ TEST_F(IndexKernels, reduce_into_sums_and_maxes_every_supported_type) {
   const std::vector<std::uint16_t> f16 = {0x3c00, 0xc000};  // f16 1.0, -2.0
   DeviceBuffer df = gpu::upload_vector(f16, nullptr), df2 = gpu::upload_vector(f16, nullptr);
   gpu::reduce_into(df.get(), df2.get(), 2, gpu::ReduceElem::f16, gpu::ReduceKind::sum, nullptr);
-  EXPECT_EQ(fetch<std::uint16_t>(df, 2), (std::vector<std::uint16_t>{0x4000, 0xc400}));  // 2.0, -4.0
+  EXPECT_EQ(fetch<std::uint16_t>(df, 2),
+            (std::vector<std::uint16_t>{0x4000, 0xc400}));  // 2.0, -4.0
   const std::vector<std::int32_t> i = {7, -3};
   const std::vector<std::uint8_t> u = {200, 3};
   DeviceBuffer di = gpu::upload_vector(i, nullptr), di2 = gpu::upload_vector(i, nullptr);
-  DeviceBuffer du = gpu::upload_vector(u, nullptr), du2 = gpu::upload_vector(std::vector<std::uint8_t>{100, 9}, nullptr);
+  DeviceBuffer du = gpu::upload_vector(u, nullptr),
+               du2 = gpu::upload_vector(std::vector<std::uint8_t>{100, 9}, nullptr);
   gpu::reduce_into(di.get(), di2.get(), 2, gpu::ReduceElem::i32, gpu::ReduceKind::sum, nullptr);
   gpu::reduce_into(du.get(), du2.get(), 2, gpu::ReduceElem::u8, gpu::ReduceKind::max, nullptr);
   EXPECT_EQ(fetch<std::int32_t>(di, 2), (std::vector<std::int32_t>{14, -6}));
@@ -150,7 +164,8 @@ TEST_F(IndexKernels, reduce_into_sums_and_maxes_every_supported_type) {
 }
 
 TEST_F(IndexKernels, continued_positions_follow_the_last_caller_token) {
-  // One row, inner 2 (mRoPE-like), caller values 100+10c+e; stream slots 0..7, added slots 0, 4, 6, 7.
+  // One row, inner 2 (mRoPE-like), caller values 100+10c+e; stream slots 0..7, added slots 0, 4,
+  // 6, 7.
   const Ints stream = {-1, 0, 1, 2, -1, 3, -1, -1};
   const Ints local = {0, 4, 5, 7};
   const gpu::PadAnchors anchors = gpu::continue_anchors(stream, local);
@@ -160,9 +175,16 @@ TEST_F(IndexKernels, continued_positions_follow_the_last_caller_token) {
   }
   DeviceBuffer d_src = gpu::upload_vector(src, nullptr), dst(4 * 2 * 8);
   dst.fill_bytes(0, nullptr);
-  DeviceBuffer anchor = gpu::upload_vector(anchors.anchor, nullptr), delta = gpu::upload_vector(anchors.delta, nullptr);
-  gpu::continue_positions({.dst = dst.get(), .src = d_src.get(), .elem = gpu::PositionElem::i64, .src_tokens = 4,
-                           .local = 4, .inner = 2, .anchor = anchor.as<std::int64_t>(), .delta = delta.as<std::int64_t>()},
+  DeviceBuffer anchor = gpu::upload_vector(anchors.anchor, nullptr),
+               delta = gpu::upload_vector(anchors.delta, nullptr);
+  gpu::continue_positions({.dst = dst.get(),
+                           .src = d_src.get(),
+                           .elem = gpu::PositionElem::i64,
+                           .src_tokens = 4,
+                           .local = 4,
+                           .inner = 2,
+                           .anchor = anchor.as<std::int64_t>(),
+                           .delta = delta.as<std::int64_t>()},
                           nullptr);
   // slot 0: 0 (nothing before); slot 4: caller 2 (120+e) + 1; slot 5 is a caller token (left as
   // the copy wrote it: 0 here); slot 7: caller 3 (130+e) + 2.

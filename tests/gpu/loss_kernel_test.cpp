@@ -16,29 +16,39 @@ using gpu::DeviceBuffer;
 class LossKernels : public GpuTest {};
 
 void check_fused(std::int64_t vocab, gpu::LossElem in, gpu::LossElem out, std::mt19937& rng) {
-  SCOPED_TRACE(::testing::Message() << "V " << vocab << " logits " << (in == gpu::LossElem::f32 ? "f32" : "bf16")
-                                    << " grad " << (out == gpu::LossElem::f32 ? "f32" : "bf16"));
+  SCOPED_TRACE(::testing::Message()
+               << "V " << vocab << " logits " << (in == gpu::LossElem::f32 ? "f32" : "bf16")
+               << " grad " << (out == gpu::LossElem::f32 ? "f32" : "bf16"));
   const std::int64_t rows = 9;
   std::normal_distribution<float> normal(0.0f, 3.0f);
   std::vector<float> logits(static_cast<std::size_t>(rows * vocab));
   for (auto& x : logits) x = normal(rng);
   if (vocab > 2) logits[static_cast<std::size_t>(2 * vocab + 1)] = -INFINITY;  // a masked-out class
   std::vector<std::int64_t> targets(static_cast<std::size_t>(rows));
-  for (std::int64_t r = 0; r < rows; ++r) targets[r] = r % 4 == 3 ? -1 : static_cast<std::int64_t>(rng() % vocab);
+  for (std::int64_t r = 0; r < rows; ++r)
+    targets[r] = r % 4 == 3 ? -1 : static_cast<std::int64_t>(rng() % vocab);
   if (vocab > 2) targets[2] = 0;
   std::vector<bf16> logits_bf16;
   for (float& x : logits) {
     logits_bf16.emplace_back(x);
-    if (in == gpu::LossElem::bf16) x = static_cast<float>(logits_bf16.back());  // what the device reads
+    if (in == gpu::LossElem::bf16)
+      x = static_cast<float>(logits_bf16.back());  // what the device reads
   }
   const DeviceBuffer d_logits = in == gpu::LossElem::f32 ? gpu::upload_vector(logits, nullptr)
                                                          : gpu::upload_vector(logits_bf16, nullptr);
-  const std::size_t grad_bytes = static_cast<std::size_t>(rows * vocab) * (out == gpu::LossElem::f32 ? 4 : 2);
+  const std::size_t grad_bytes =
+      static_cast<std::size_t>(rows * vocab) * (out == gpu::LossElem::f32 ? 4 : 2);
   DeviceBuffer grad(grad_bytes), row_loss(static_cast<std::size_t>(rows) * 4), sum(8);
   const DeviceBuffer d_targets = gpu::upload_vector(targets, nullptr);
   const float scale = 2.0f / 7.0f;  // C / N of some group
-  gpu::fused_shifted_ce({.logits = d_logits.get(), .logits_elem = in, .grad = grad.get(), .grad_elem = out,
-                         .rows = rows, .vocab = vocab, .targets = d_targets.as<std::int64_t>(), .scale = scale,
+  gpu::fused_shifted_ce({.logits = d_logits.get(),
+                         .logits_elem = in,
+                         .grad = grad.get(),
+                         .grad_elem = out,
+                         .rows = rows,
+                         .vocab = vocab,
+                         .targets = d_targets.as<std::int64_t>(),
+                         .scale = scale,
                          .row_loss = row_loss.as<float>()},
                         nullptr);
   gpu::sum_in_order(row_loss.as<float>(), rows, sum.as<double>(), nullptr);
@@ -64,8 +74,10 @@ void check_fused(std::int64_t vocab, gpu::LossElem in, gpu::LossElem out, std::m
     total += ce;
     EXPECT_NEAR(losses[r], ce, 1e-5 * std::max(1.0, std::abs(ce))) << "row " << r;
     for (std::int64_t v = 0; v < vocab; ++v) {
-      const double want = y < 0 ? 0.0 : (std::exp(static_cast<double>(z[v]) - lse) - (v == y ? 1.0 : 0.0)) * scale;
-      ASSERT_NEAR(g[r * vocab + v], want, grad_tol * (std::abs(want) + 1e-3)) << "row " << r << " class " << v;
+      const double want =
+          y < 0 ? 0.0 : (std::exp(static_cast<double>(z[v]) - lse) - (v == y ? 1.0 : 0.0)) * scale;
+      ASSERT_NEAR(g[r * vocab + v], want, grad_tol * (std::abs(want) + 1e-3))
+          << "row " << r << " class " << v;
     }
   }
   EXPECT_NEAR(fetch<double>(sum, 1)[0], total, 1e-4 * std::max(1.0, total));
@@ -75,18 +87,22 @@ TEST_F(LossKernels, fused_forward_backward_matches_double_precision) {
   std::mt19937 rng(11);
   for (std::int64_t vocab : {1, 2, 37, 1024, 4100, 32768}) {
     for (gpu::LossElem in : {gpu::LossElem::f32, gpu::LossElem::bf16}) {
-      for (gpu::LossElem out : {gpu::LossElem::f32, gpu::LossElem::bf16}) check_fused(vocab, in, out, rng);
+      for (gpu::LossElem out : {gpu::LossElem::f32, gpu::LossElem::bf16})
+        check_fused(vocab, in, out, rng);
     }
   }
 }
 
 TEST_F(LossKernels, sum_in_order_is_the_same_bits_every_time) {
   std::vector<float> values(100000);
-  for (std::size_t i = 0; i < values.size(); ++i) values[i] = std::sin(static_cast<float>(i)) * 1e3f;
+  for (std::size_t i = 0; i < values.size(); ++i)
+    values[i] = std::sin(static_cast<float>(i)) * 1e3f;
   const DeviceBuffer d = gpu::upload_vector(values, nullptr);
   DeviceBuffer a(8), b(8);
-  gpu::sum_in_order(d.as<float>(), static_cast<std::int64_t>(values.size()), a.as<double>(), nullptr);
-  gpu::sum_in_order(d.as<float>(), static_cast<std::int64_t>(values.size()), b.as<double>(), nullptr);
+  gpu::sum_in_order(d.as<float>(), static_cast<std::int64_t>(values.size()), a.as<double>(),
+                    nullptr);
+  gpu::sum_in_order(d.as<float>(), static_cast<std::int64_t>(values.size()), b.as<double>(),
+                    nullptr);
   double host = 0.0;
   for (float v : values) host += v;
   const double x = fetch<double>(a, 1)[0], y = fetch<double>(b, 1)[0];

@@ -1,7 +1,8 @@
 // magi's inverse assignment (chunk → its place in the rank-major list) and its refusals.
+#include "gpu/host/magi_slots.hpp"
+
 #include <gtest/gtest.h>
 
-#include "gpu/host/magi_slots.hpp"
 #include "reference/types/error.hpp"
 #include "sim/index_math.hpp"
 
@@ -31,7 +32,8 @@ TEST(MagiSlots, refuses_what_is_not_an_even_permutation) {
   try {
     magi_chunk_slots({0, 1, 1, 3}, 2);
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("chunk 1 is assigned twice"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("chunk 1 is assigned twice"), std::string::npos)
+        << e.what();
   }
 }
 

@@ -1,7 +1,8 @@
 // NcclComm on every visible GPU of this machine (one process, ncclCommInitAll, a thread per GPU),
 // and bootstrapped over a host comm. With one GPU that is a group of one: still NCCL's code path.
-#include "gpu/comm/bootstrap.hpp"
 #include "gpu/comm/nccl_comm.hpp"
+
+#include "gpu/comm/bootstrap.hpp"
 #include "gpu_test.hpp"
 #include "reference/types/error.hpp"
 #include "sim/thread_comm.hpp"
@@ -30,10 +31,13 @@ TEST_F(NcclComm, collectives_on_every_visible_device) {
     for (std::int64_t p = 0; p < cp; ++p) gathered.insert(gathered.end(), {p, 7});
     EXPECT_EQ(gpu::download_vector<std::int64_t>(all, 2 * cp, s), gathered);
 
-    DeviceBuffer var = gpu::upload_vector(Ints(static_cast<std::size_t>(r + 1), r), s), var_all(8 * cp * cp);
-    comm.all_gather_v(var.get(), static_cast<std::size_t>(r + 1), var_all.get(), cp * cp, DType::i64);
+    DeviceBuffer var = gpu::upload_vector(Ints(static_cast<std::size_t>(r + 1), r), s),
+                 var_all(8 * cp * cp);
+    comm.all_gather_v(var.get(), static_cast<std::size_t>(r + 1), var_all.get(), cp * cp,
+                      DType::i64);
     Ints var_expected;
-    for (std::int64_t p = 0; p < cp; ++p) var_expected.insert(var_expected.end(), static_cast<std::size_t>(p + 1), p);
+    for (std::int64_t p = 0; p < cp; ++p)
+      var_expected.insert(var_expected.end(), static_cast<std::size_t>(p + 1), p);
     EXPECT_EQ(gpu::download_vector<std::int64_t>(var_all, var_expected.size(), s), var_expected);
 
     DeviceBuffer sum = gpu::upload_vector(std::vector<float>{1.5f}, s);
@@ -47,7 +51,8 @@ TEST_F(NcclComm, collectives_on_every_visible_device) {
     }
     DeviceBuffer rs = gpu::upload_vector(blocks, s), rs_out(8), a2a_in(8 * cp);
     comm.reduce_scatter(rs.get(), rs_out.get(), 1, DType::i64, ReduceOp::sum);
-    EXPECT_EQ(gpu::download_vector<std::int64_t>(rs_out, 1, s)[0], 1000 * cp * (cp - 1) / 2 + cp * r);
+    EXPECT_EQ(gpu::download_vector<std::int64_t>(rs_out, 1, s)[0],
+              1000 * cp * (cp - 1) / 2 + cp * r);
     comm.all_to_all(rs.get(), a2a_in.get(), 1, DType::i64);
     EXPECT_EQ(gpu::download_vector<std::int64_t>(a2a_in, cp, s), in_expected);
 
@@ -74,11 +79,13 @@ TEST_F(NcclComm, more_ranks_than_devices_is_an_error_naming_both) {
   sim::World host(cp);
   std::string message;
   try {
-    host.run([&](sim::RankContext& ctx) { gpu::device_comm_for(ctx.comm, gpu::GpuCommKind::nccl); });
+    host.run(
+        [&](sim::RankContext& ctx) { gpu::device_comm_for(ctx.comm, gpu::GpuCommKind::nccl); });
   } catch (const Error& e) {
     message = e.what();
   }
-  EXPECT_NE(message.find("cp=" + std::to_string(cp) + " but " + std::to_string(cp - 1) + " visible devices"),
+  EXPECT_NE(message.find("cp=" + std::to_string(cp) + " but " + std::to_string(cp - 1) +
+                         " visible devices"),
             std::string::npos)
       << message;
 }

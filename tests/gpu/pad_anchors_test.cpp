@@ -1,8 +1,9 @@
 // Continued position ids in closed form per token against the sequential rule of SPEC §2 (each
 // added slot is the slot before plus one; the stream starts at 0).
+#include "gpu/host/pad_anchors.hpp"
+
 #include <gtest/gtest.h>
 
-#include "gpu/host/pad_anchors.hpp"
 #include "reference/types/error.hpp"
 
 namespace cplab::gpu {
@@ -15,7 +16,8 @@ TEST(PadAnchors, closed_form_equals_the_sequential_continuation) {
   auto caller_value = [](std::int64_t c) { return 50 + 3 * c; };  // caller position ids, any values
   std::vector<std::int64_t> sequential(caller_pos.size());
   for (std::size_t g = 0; g < caller_pos.size(); ++g) {
-    sequential[g] = caller_pos[g] >= 0 ? caller_value(caller_pos[g]) : (g == 0 ? 0 : sequential[g - 1] + 1);
+    sequential[g] =
+        caller_pos[g] >= 0 ? caller_value(caller_pos[g]) : (g == 0 ? 0 : sequential[g - 1] + 1);
   }
   const std::vector<std::int64_t> local = {13, 0, 5, 2, 11, 1, 9, 6};  // any subset, any order
   const PadAnchors a = continue_anchors(caller_pos, local);

@@ -1,10 +1,11 @@
 // The shifted loss's target selection as the device runs it (gpu/host/shifted_target.hpp): the
 // host's exchange plan, the all-to-all's layout and the per-token pick, simulated for every rank on
 // the host and compared with the targets read off the reference's global stream.
+#include "gpu/host/shifted_target.hpp"
+
 #include <gtest/gtest.h>
 
 #include "gpu/host/magi_slots.hpp"
-#include "gpu/host/shifted_target.hpp"
 #include "gpu/kernels/layout_map.hpp"
 #include "reference/plan.hpp"
 
@@ -17,7 +18,8 @@ struct RankTargets {
 };
 
 // Every rank's targets for one row whose global labels are `labels` (length L).
-std::vector<RankTargets> simulate(const LayoutSpec& spec, const RowPlan& row, const std::vector<std::int64_t>& labels) {
+std::vector<RankTargets> simulate(const LayoutSpec& spec, const RowPlan& row,
+                                  const std::vector<std::int64_t>& labels) {
   LayoutMapDesc map{.kind = MapKind::contiguous, .cp = row.cp, .padded_len = row.padded_len};
   std::vector<std::int64_t> rank_chunks, chunk_slot;
   if (row.cp > 1 && spec.layout == "head-tail") map.kind = MapKind::head_tail;
@@ -27,7 +29,8 @@ std::vector<RankTargets> simulate(const LayoutSpec& spec, const RowPlan& row, co
     map.n_docs = static_cast<std::int64_t>(row.cu_seqlens_padded.size()) - 1;
   }
   if (row.cp > 1 && spec.layout == "magi") {
-    for (const auto& chunks : row.magi_chunks) rank_chunks.insert(rank_chunks.end(), chunks.begin(), chunks.end());
+    for (const auto& chunks : row.magi_chunks)
+      rank_chunks.insert(rank_chunks.end(), chunks.begin(), chunks.end());
     chunk_slot = magi_chunk_slots(rank_chunks, row.cp);
     map.kind = MapKind::magi;
     map.chunk_size = spec.chunk_size;
@@ -38,7 +41,8 @@ std::vector<RankTargets> simulate(const LayoutSpec& spec, const RowPlan& row, co
   std::vector<TargetExchange> plans;
   std::int64_t width = 0;
   for (std::int64_t r = 0; r < cp; ++r) {
-    plans.push_back(visit_map(map, [&](auto m) { return plan_target_exchange(m, r, row.padded_len); }));
+    plans.push_back(
+        visit_map(map, [&](auto m) { return plan_target_exchange(m, r, row.padded_len); }));
     width = std::max(width, plans.back().max_send());
   }
   // What rank p puts in its all-to-all block for rank q (pack_target_labels' layout, one row).
@@ -57,7 +61,8 @@ std::vector<RankTargets> simulate(const LayoutSpec& spec, const RowPlan& row, co
   for (std::int64_t r = 0; r < cp; ++r) {
     std::vector<std::int64_t> received;  // block p of rank r = block r of rank p
     for (std::int64_t p = 0; p < cp; ++p) {
-      received.insert(received.end(), sent[p].begin() + r * width * 2, sent[p].begin() + (r + 1) * width * 2);
+      received.insert(received.end(), sent[p].begin() + r * width * 2,
+                      sent[p].begin() + (r + 1) * width * 2);
     }
     std::vector<std::int64_t> mine;
     std::vector<std::int32_t> docs;
@@ -67,8 +72,9 @@ std::vector<RankTargets> simulate(const LayoutSpec& spec, const RowPlan& row, co
     }
     for (std::int64_t k = 0; k < local; ++k) {
       const Target t = visit_map(map, [&](auto m) {
-        return shifted_target(m, r, 0, k, row.padded_len, row.packed, true, mine.data(), docs.data(),
-                              plans[r].recv_index[k], ReceivedLabels{received.data(), 1, width});
+        return shifted_target(m, r, 0, k, row.padded_len, row.packed, true, mine.data(),
+                              docs.data(), plans[r].recv_index[k],
+                              ReceivedLabels{received.data(), 1, width});
       });
       out[r].label.push_back(t.contributes ? t.label : kIgnoreLabel);
       out[r].contributes.push_back(t.contributes);
@@ -92,7 +98,8 @@ TEST(ShiftedTarget, spec_example_7_head_tail_across_ranks) {
   const std::vector<std::int64_t> docs = {8, 8};
   const RowPlan packed = reference::plan_row(spec, 16, &docs);
   const auto by_document = simulate(spec, packed, t);
-  EXPECT_EQ(by_document[1].label, (std::vector<std::int64_t>{5, 6, 7, kIgnoreLabel, 9, 10, 11, 12}));
+  EXPECT_EQ(by_document[1].label,
+            (std::vector<std::int64_t>{5, 6, 7, kIgnoreLabel, 9, 10, 11, 12}));
   EXPECT_EQ(by_document[0].label, whole_row[0].label);
 }
 
@@ -110,16 +117,20 @@ TEST(ShiftedTarget, every_layout_and_cp_fetches_the_label_of_the_next_slot) {
       for (const auto& docs : doc_sets) rows.push_back(reference::plan_row(spec, 21, &docs));
       for (const RowPlan& row : rows) {
         std::vector<std::int64_t> labels(static_cast<std::size_t>(row.padded_len));
-        for (std::int64_t g = 0; g < row.padded_len; ++g) labels[g] = g % 9 == 4 ? kIgnoreLabel : 1000 + g;
+        for (std::int64_t g = 0; g < row.padded_len; ++g)
+          labels[g] = g % 9 == 4 ? kIgnoreLabel : 1000 + g;
         const auto got = simulate(spec, row, labels);
         for (std::int64_t r = 0; r < cp; ++r) {
           for (std::int64_t k = 0; k < row.local_len(); ++k) {
             const std::int64_t g = row.index[r][k];
-            const bool has = g + 1 < row.padded_len && (!row.packed || row.doc_ids[g + 1] == row.doc_ids[g]);
+            const bool has =
+                g + 1 < row.padded_len && (!row.packed || row.doc_ids[g + 1] == row.doc_ids[g]);
             const bool contributes = has && labels[g + 1] != kIgnoreLabel;
-            EXPECT_EQ(got[r].contributes[k], contributes) << layout << " cp " << cp << " rank " << r << " k " << k;
-            EXPECT_EQ(got[r].label[k], contributes ? labels[g + 1] : kIgnoreLabel) << layout << " cp " << cp << " L " << row.padded_len << " rank " << r
-                                                 << " k " << k << " slot " << g;
+            EXPECT_EQ(got[r].contributes[k], contributes)
+                << layout << " cp " << cp << " rank " << r << " k " << k;
+            EXPECT_EQ(got[r].label[k], contributes ? labels[g + 1] : kIgnoreLabel)
+                << layout << " cp " << cp << " L " << row.padded_len << " rank " << r << " k " << k
+                << " slot " << g;
           }
         }
       }

@@ -1,13 +1,14 @@
 // Per-token arithmetic of the copy and thd kernels, run on the host: blocked token offsets (the
 // all-gather's layout), fill bytes of any piece, and the thd partition's binary search against the
 // reference's partition built by construction.
+#include "gpu/host/token_math.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <set>
 
 #include "gpu/host/copy_plan.hpp"
-#include "gpu/host/token_math.hpp"
 #include "reference/plan.hpp"
 
 namespace cplab::gpu {
@@ -46,24 +47,28 @@ TEST(FillBits, every_aligned_piece_is_the_pattern_bytes_at_its_offset) {
       for (std::int64_t at = 0; at < 64; at += width) {
         std::uint64_t expected = 0;
         std::memcpy(&expected, pattern.data() + at % 16, static_cast<std::size_t>(width));
-        EXPECT_EQ(fill_bits(first8, at, width), expected) << "element " << es << " width " << width << " at " << at;
+        EXPECT_EQ(fill_bits(first8, at, width), expected)
+            << "element " << es << " width " << width << " at " << at;
       }
     }
   }
 }
 
 // What the thd partition kernel computes for every local token, against the reference plan.
-void expect_thd_tokens_match_reference(const std::vector<std::int64_t>& docs, std::int64_t cp, std::int64_t caller_len) {
+void expect_thd_tokens_match_reference(const std::vector<std::int64_t>& docs, std::int64_t cp,
+                                       std::int64_t caller_len) {
   LayoutSpec spec;
   spec.layout = "thd";
   spec.cp = cp;
   const RowPlan row = reference::plan_row(spec, caller_len, &docs);
-  const index_math::ThdMap map{cp, row.cu_seqlens_padded.data(), static_cast<std::int64_t>(docs.size())};
+  const index_math::ThdMap map{cp, row.cu_seqlens_padded.data(),
+                               static_cast<std::int64_t>(docs.size())};
   for (std::int64_t r = 0; r < cp; ++r) {
     for (std::int64_t k = 0; k < row.local_len(); ++k) {
       const ThdToken t = thd_token(map, docs.data(), r, k);
       const std::int64_t g = row.index[r][k];
-      SCOPED_TRACE(::testing::Message() << "cp " << cp << " rank " << r << " k " << k << " g " << g);
+      SCOPED_TRACE(::testing::Message()
+                   << "cp " << cp << " rank " << r << " k " << k << " g " << g);
       EXPECT_EQ(t.slot, g);
       EXPECT_EQ(t.position, row.positions[g]);
       EXPECT_EQ(t.doc_id, row.doc_ids[g]);
