@@ -274,44 +274,4 @@ void NcclComm::recv(void* buf, std::size_t count, DType dtype, int peer, int tag
 
 void NcclComm::barrier() { agree("barrier", 0, 0, DType::u8, -1); }
 
-NcclWorld::NcclWorld(std::vector<int> devices, std::chrono::milliseconds timeout) {
-  CPLAB_CHECK(!devices.empty(), "NcclWorld needs at least one device");
-  const int available = device_count();
-  for (int d : devices) {
-    CPLAB_CHECK(d >= 0 && d < available, "NcclWorld: device {} outside the {} visible devices", d,
-                available);
-  }
-  std::vector<ncclComm_t> comms(devices.size());
-  CPLAB_NCCL_CHECK(ncclCommInitAll(comms.data(), static_cast<int>(devices.size()), devices.data()));
-  for (std::size_t r = 0; r < comms.size(); ++r)
-    comms_.push_back(std::make_unique<NcclComm>(comms[r], devices[r], timeout, true));
-}
-
-NcclWorld::~NcclWorld() = default;
-
-NcclComm& NcclWorld::comm(int rank) {
-  CPLAB_CHECK(rank >= 0 && rank < size(), "nccl rank {} outside [0, {})", rank, size());
-  return *comms_[static_cast<std::size_t>(rank)];
-}
-
-void NcclWorld::run(const std::function<void(NcclComm&)>& fn) {
-  std::mutex mu;
-  std::exception_ptr first;
-  std::vector<std::thread> threads;
-  for (int r = 0; r < size(); ++r) {
-    threads.emplace_back([&, r] {
-      ScopedRankTag tag(r, size());
-      try {
-        set_device(comms_[static_cast<std::size_t>(r)]->device());
-        fn(*comms_[static_cast<std::size_t>(r)]);
-      } catch (...) {
-        std::lock_guard lock(mu);
-        if (!first) first = std::current_exception();
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
-  if (first) std::rethrow_exception(first);
-}
-
 }  // namespace cplab::gpu
