@@ -4,7 +4,6 @@
 #include <nccl.h>
 
 #include <cstring>
-#include <mutex>
 #include <thread>
 
 #include "gpu/comm/reduce_elem.hpp"
