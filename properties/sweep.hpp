@@ -14,7 +14,7 @@ namespace cplab::properties {
 
 // Cases per job of the default sweep: sized so that the default sweep of sim (9 properties × 5
 // layouts) finishes in a few minutes on 2 cores.
-inline constexpr std::int64_t kDefaultCasesPerJob = 300;
+inline constexpr std::int64_t kDefaultCasesPerJob = 500;
 
 struct SweepOptions {
   std::int64_t cases = kDefaultCasesPerJob;

@@ -8,7 +8,8 @@
 
 namespace cplab::reports {
 
-using nlohmann::json;
+// Ordered, so that report.json reads in the order reports/README.md documents it.
+using json = nlohmann::ordered_json;
 using properties::JobResult;
 using properties::SweepReport;
 

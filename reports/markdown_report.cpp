@@ -61,8 +61,9 @@ std::string to_markdown(const properties::SweepReport& report) {
   std::map<std::tuple<std::string, std::string, std::string>, const JobResult*> grid;
   for (const JobResult& r : report.results) grid[{r.impl, r.property, r.layout}] = &r;
   for (const std::string& impl : impls) {
-    md += fmt::format("## {}\n\n| property | {} |\n|---|{}\n", impl, fmt::join(layouts, " | "),
-                      std::string(layouts.size() * 4, '-') + "|");
+    std::string rule;
+    for (std::size_t i = 0; i < layouts.size(); ++i) rule += "---|";
+    md += fmt::format("## {}\n\n| property | {} |\n|---|{}\n", impl, fmt::join(layouts, " | "), rule);
     for (const std::string& prop : props) {
       md += "| " + prop + " |";
       for (const std::string& layout : layouts) {

@@ -86,40 +86,80 @@ std::string identity_mismatch(const Case& c, const Form& form, const Tensor& gat
   return tensor_mismatch(c, frame, expected, gathered);
 }
 
+// The batch's row-aligned keys of one microbatch (a shared [1,S] row and a primary kept global
+// are not sharded, so they are not gathered back).
+std::vector<Form> key_forms(const Case& c, const Batch& caller, std::int64_t rows) {
+  std::vector<Form> keys;
+  for (const auto& [name, field] : caller.tokens) {
+    if (name == caller.primary() && !c.spec.shard_primary) continue;
+    if (field.value.size(field.seq_dim - 1) != rows) continue;
+    keys.push_back({name, field.value, field.seq_dim, std::nullopt, true});
+  }
+  return keys;
+}
+
+// Everything one rank computes, in one run of the world (one set of threads per case): its shard
+// of the batch, then per microbatch the gather of each key, and per form its shard_token_tensor
+// and the gather of that.
+struct RankRun {
+  std::vector<std::vector<Tensor>> key_gathers, form_shards, form_gathers;  // [m][i]
+};
+
 std::string check_shard_gather(const Case& c, Implementation& impl, CheckNotes& notes) {
   const Subject subject(c);
-  const auto shards = shard_on_ranks(impl, c.spec, subject.batch);
   notes.tags.push_back(
       fmt::format("{} {} {}", c.spec.layout, dtype_name(c.dtype), c.packed() ? "packed" : "bshd"));
+  std::vector<std::vector<Form>> keys, forms;
   for (std::int64_t m = 0; m < c.spec.num_chunks; ++m) {
     const ShardPlan& plan = subject.microbatches[static_cast<std::size_t>(m)];
-    const std::int64_t first_row = m * c.rows_per_microbatch();
-    // The batch's own keys: gather(trim) of each sharded key is the caller's key back.
-    const Batch caller = subject.microbatch_batch(m);
-    for (const auto& [name, field] : caller.tokens) {
-      if (name == caller.primary() && !c.spec.shard_primary) continue;
-      if (field.value.size(field.seq_dim - 1) != static_cast<std::int64_t>(plan.rows.size()))
-        continue;  // shared row
-      const auto gathered = on_ranks(c.spec.cp, [&](Comm& comm, std::int64_t r) {
-        const RankShard& mine = shard_of(shards, r, m);
-        return impl.gather_token_tensor(comm, mine.layout, mine.local.at(name), field.seq_dim,
-                                        true);
-      });
-      const Form form{name, field.value, field.seq_dim, std::nullopt, true};
-      for (std::int64_t r = 0; r < c.spec.cp; ++r) {
-        const std::string bad =
-            identity_mismatch(c, form, gathered[static_cast<std::size_t>(r)], plan, m);
-        if (!bad.empty())
-          return failure_prefix(c) + fmt::format("key '{}' gathered on rank {}: ", name, r) + bad;
+    keys.push_back(
+        key_forms(c, subject.microbatch_batch(m), static_cast<std::int64_t>(plan.rows.size())));
+    forms.push_back(forms_of(c, plan, m * c.rows_per_microbatch()));
+  }
+  const auto runs = on_ranks(c.spec.cp, [&](Comm& comm, std::int64_t) {
+    RankRun run;
+    const std::vector<RankShard> shards = impl.shard(comm, c.spec, subject.batch);
+    CPLAB_CHECK(static_cast<std::int64_t>(shards.size()) == c.spec.num_chunks,
+                "shard returned {} microbatches, expected {}", shards.size(), c.spec.num_chunks);
+    for (std::size_t m = 0; m < shards.size(); ++m) {
+      const RankShard& mine = shards[m];
+      auto& gathers = run.key_gathers.emplace_back();
+      for (const Form& key : keys[m]) {
+        gathers.push_back(impl.gather_token_tensor(comm, mine.layout, mine.local.at(key.name),
+                                                   key.seq_dim, true));
+      }
+      auto& form_shards = run.form_shards.emplace_back();
+      auto& form_gathers = run.form_gathers.emplace_back();
+      for (const Form& form : forms[m]) {
+        form_shards.push_back(
+            impl.shard_token_tensor(comm, mine.layout, form.value, form.seq_dim, form.fill));
+        form_gathers.push_back(impl.gather_token_tensor(comm, mine.layout, form_shards.back(),
+                                                        form.seq_dim, form.trim));
       }
     }
-    // Any token tensor, in each form a caller may pass it.
-    for (const Form& form : forms_of(c, plan, first_row)) {
-      const auto locals = on_ranks(c.spec.cp, [&](Comm& comm, std::int64_t r) {
-        return impl.shard_token_tensor(comm, shard_of(shards, r, m).layout, form.value,
-                                       form.seq_dim, form.fill);
-      });
+    return run;
+  });
+  for (std::int64_t m = 0; m < c.spec.num_chunks; ++m) {
+    const auto mb = static_cast<std::size_t>(m);
+    const ShardPlan& plan = subject.microbatches[mb];
+    // The batch's own keys: gather(trim) of each sharded key is the caller's key back.
+    for (std::size_t i = 0; i < keys[mb].size(); ++i) {
       for (std::int64_t r = 0; r < c.spec.cp; ++r) {
+        const std::string bad = identity_mismatch(
+            c, keys[mb][i], runs[static_cast<std::size_t>(r)].key_gathers[mb][i], plan, m);
+        if (!bad.empty()) {
+          return failure_prefix(c) +
+                 fmt::format("key '{}' gathered on rank {}: ", keys[mb][i].name, r) + bad;
+        }
+      }
+    }
+    // Any token tensor, in each form a caller may pass it: the shard the reference gives, and
+    // gathered back, the input (and the reference's gather).
+    for (std::size_t i = 0; i < forms[mb].size(); ++i) {
+      const Form& form = forms[mb][i];
+      std::vector<Tensor> locals;
+      for (std::int64_t r = 0; r < c.spec.cp; ++r) {
+        locals.push_back(runs[static_cast<std::size_t>(r)].form_shards[mb][i]);
         const Tensor expected =
             reference::shard_token_tensor(plan, form.value, form.seq_dim, form.fill, r);
         TokenFrame frame{.what = fmt::format("shard_token_tensor ({}) on rank {}, microbatch {}",
@@ -129,28 +169,20 @@ std::string check_shard_gather(const Case& c, Implementation& impl, CheckNotes& 
                          .locate_len = form.value.size(form.seq_dim)};
         for (const RowPlan& row : plan.rows)
           frame.slots.push_back(row.index[static_cast<std::size_t>(r)]);
-        const std::string bad =
-            tensor_mismatch(c, frame, expected, locals[static_cast<std::size_t>(r)]);
+        const std::string bad = tensor_mismatch(c, frame, expected, locals.back());
         if (!bad.empty()) return failure_prefix(c) + bad;
       }
-      const auto gathered = on_ranks(c.spec.cp, [&](Comm& comm, std::int64_t r) {
-        return impl.gather_token_tensor(comm, shard_of(shards, r, m).layout,
-                                        locals[static_cast<std::size_t>(r)], form.seq_dim,
-                                        form.trim);
-      });
+      const Tensor expected = reference::gather_token_tensor(plan, locals, form.seq_dim, form.trim);
       for (std::int64_t r = 0; r < c.spec.cp; ++r) {
-        const std::string bad =
-            identity_mismatch(c, form, gathered[static_cast<std::size_t>(r)], plan, m);
+        const Tensor& gathered = runs[static_cast<std::size_t>(r)].form_gathers[mb][i];
+        const std::string bad = identity_mismatch(c, form, gathered, plan, m);
         if (!bad.empty()) return failure_prefix(c) + fmt::format("on rank {}: ", r) + bad;
-        const Tensor expected =
-            reference::gather_token_tensor(plan, locals, form.seq_dim, form.trim);
         TokenFrame frame{.what = fmt::format("gather_token_tensor ({}) on rank {}, microbatch {}",
                                              form.name, r, m),
                          .seq_dim = form.seq_dim,
                          .plan = &plan,
                          .caller = form.trim};
-        const std::string off_reference =
-            tensor_mismatch(c, frame, expected, gathered[static_cast<std::size_t>(r)]);
+        const std::string off_reference = tensor_mismatch(c, frame, expected, gathered);
         if (!off_reference.empty()) return failure_prefix(c) + off_reference;
       }
     }
@@ -164,9 +196,9 @@ extern const PropertyInfo shard_gather_property;
 const PropertyInfo shard_gather_property{
     .name = "shard_then_gather_is_identity",
     .invariant =
-        "gather_token_tensor(trim) of every sharded key and of any token tensor (padded length, "
-        "original "
-        "length with fill, THD rows, seq dim 2) gives back the caller's tokens",
+        "gather_token_tensor(trim) of every sharded key and of any token tensor (padded "
+        "length, original length with fill, THD rows, seq dim 2) gives back the caller's "
+        "tokens",
     .check = check_shard_gather,
 };
 

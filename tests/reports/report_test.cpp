@@ -58,7 +58,9 @@ SweepReport sample_report(std::int64_t index, std::int64_t count) {
 }
 
 TEST(SweepReportJson, FollowsTheDocumentedSchema) {
-  const nlohmann::json doc = nlohmann::json::parse(to_json(sample_report(0, 1)));
+  const std::string text = to_json(sample_report(0, 1));
+  EXPECT_EQ(text.find("\"schema\""), text.find('"'));  // the first key, as documented
+  const nlohmann::json doc = nlohmann::json::parse(text);
   EXPECT_EQ(doc.at("schema"), kSweepSchema);
   for (const char* key : {"seed", "cases_per_job", "shards", "selection", "time_budget_seconds",
                           "seconds", "cases", "cases_per_second", "totals", "results"}) {
@@ -151,7 +153,9 @@ TEST(JunitXml, CountsFailuresAndSkipsAndEscapes) {
 TEST(MarkdownSummary, ShowsTheGridAndEveryFailureWithItsReplay) {
   const std::string md = to_markdown(sample_report(0, 1));
   EXPECT_NE(md.find("**RED**"), std::string::npos);
-  EXPECT_NE(md.find("| a | ok 10 | **FAIL** after 10 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| property | thd | magi |\n|---|---|---|\n| a | ok 10 | **FAIL** after 10 |"),
+            std::string::npos)
+      << md;
   EXPECT_NE(md.find("cplab replay --impl sim --property p 'thd cp=2 docs=5'"), std::string::npos);
   EXPECT_NE(md.find("- b · thd · sim: no CUDA device"), std::string::npos);
 }
