@@ -4,6 +4,7 @@
 
 #include "properties/case_data.hpp"
 #include "reference/plan.hpp"
+#include "reference/types/error.hpp"
 #include "sim/thread_comm.hpp"
 
 namespace cplab::properties {
@@ -16,7 +17,13 @@ void run_ranks(std::int64_t cp, const std::function<void(Comm&, std::int64_t)>& 
 }
 
 Subject::Subject(const Case& the_case) : c(the_case), batch(make_batch(the_case)) {
-  plan = reference::plan(c.spec, batch);
+  // A case the reference refuses is a generator's or the reference's problem, not the
+  // implementation's: say so, so that the failure is read right.
+  try {
+    plan = reference::plan(c.spec, batch);
+  } catch (const Error& e) {
+    CPLAB_FAIL("the reference refuses the case (generator or reference bug): {}", e.what());
+  }
   for (std::int64_t m = 0; m < c.spec.num_chunks; ++m)
     microbatches.push_back(reference::microbatch_plan(plan, m));
 }

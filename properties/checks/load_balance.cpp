@@ -73,8 +73,9 @@ std::string balance_mismatch(const Case& c, const LayoutEntry& entry, const RowP
         }
         if (std::any_of(doc_work.begin(), doc_work.end(),
                         [&](std::int64_t w) { return w != doc_work.front(); })) {
-          return fmt::format("thd document {} of {} tokens (no padding) gives unequal work [{}]",
-                             i + 1, real, fmt::join(doc_work, ", "));
+          return fmt::format(
+              "thd document {} of {} tokens (no padding) gives unequal work [{}] (whole row: [{}])",
+              i + 1, real, fmt::join(doc_work, ", "), fmt::join(work, ", "));
         }
       }
       break;
