@@ -3,49 +3,31 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <charconv>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "cli/command.hpp"
+#include "cli/layout_source.hpp"
 #include "reference/plan.hpp"
 #include "reference/types/error.hpp"
 #include "reference/work.hpp"
+#include "reports/layout_svg.hpp"
 
 namespace cplab::cli {
 namespace {
 
 struct LayoutOptions {
   LayoutSpec spec;
-  std::int64_t seq_len = 0;
-  std::string doc_lens;
+  LayoutSourceArgs source;
+  std::string svg_path;
   bool json = false;
   CLI::Option* seq_len_option = nullptr;
   CLI::Option* doc_lens_option = nullptr;
+  CLI::Option* batch_option = nullptr;
+  CLI::Option* row_option = nullptr;
 };
-
-// "5,3,8" → {5, 3, 8}; anything that is not a list of non-negative integers is an error.
-std::vector<std::int64_t> parse_doc_lens(const std::string& text) {
-  std::vector<std::int64_t> lens;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t comma = text.find(',', start);
-    const std::string item =
-        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    std::int64_t value = 0;
-    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
-    CPLAB_CHECK(!item.empty() && ec == std::errc() && end == item.data() + item.size(),
-                "--doc-lens '{}': '{}' is not an integer (expected a list like 5,3,8)", text, item);
-    CPLAB_CHECK(value >= 0, "--doc-lens '{}': document {} has negative length {}", text,
-                lens.size(), value);
-    lens.push_back(value);
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return lens;
-}
 
 std::vector<std::int64_t> local(const RowPlan& row, const std::vector<std::int64_t>& global,
                                 std::size_t rank) {
@@ -60,10 +42,9 @@ std::vector<std::int64_t> local_doc_ids(const RowPlan& row, std::size_t rank) {
   return out;
 }
 
-void print_json(const LayoutSpec& spec, const RowPlan& row, const std::vector<std::int64_t>& work) {
-  nlohmann::ordered_json out;
-  out["layout"] = spec.layout;
-  out["cp"] = spec.cp;
+// Appends the single-row fields to out, in the order of the `cplab layout --json` contract.
+void add_row_fields(nlohmann::ordered_json& out, const LayoutSpec& spec, const RowPlan& row,
+                    const std::vector<std::int64_t>& work) {
   out["padded_seq_len"] = row.padded_len;
   out["original_seq_len"] =
       row.packed ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(row.original_len);
@@ -79,6 +60,26 @@ void print_json(const LayoutSpec& spec, const RowPlan& row, const std::vector<st
     rank["valid_tokens"] = row.valid_tokens[r];
     rank["causal_work"] = work[r];
     out["ranks"].push_back(std::move(rank));
+  }
+}
+
+// The chosen row as the single-row contract; with --batch, "row" (the chosen one) and "rows" (every
+// row of the batch, each with its single-row fields and its "row" number) are added after it.
+void print_json(const LayoutSpec& spec, const LayoutSource& source,
+                const std::vector<std::vector<std::int64_t>>& works) {
+  nlohmann::ordered_json out;
+  out["layout"] = spec.layout;
+  out["cp"] = spec.cp;
+  add_row_fields(out, spec, source.rows[source.chosen], works[source.chosen]);
+  if (source.from_batch) {
+    out["row"] = source.chosen;
+    out["rows"] = nlohmann::ordered_json::array();
+    for (std::size_t b = 0; b < source.rows.size(); ++b) {
+      nlohmann::ordered_json row;
+      row["row"] = b;
+      add_row_fields(row, spec, source.rows[b], works[b]);
+      out["rows"].push_back(std::move(row));
+    }
   }
   fmt::print("{}\n", out.dump());
 }
@@ -104,30 +105,35 @@ void print_table(const LayoutSpec& spec, const RowPlan& row,
 }
 
 int run_layout(const LayoutOptions& options) {
-  const bool has_seq_len = options.seq_len_option->count() > 0;
-  const bool has_doc_lens = options.doc_lens_option->count() > 0;
-  CPLAB_CHECK(
-      has_seq_len != has_doc_lens,
-      "give exactly one of --seq-len S (a BSHD row) and --doc-lens 5,3,8 (a packed row); got {}",
-      has_seq_len ? "both" : "neither");
-  validate_spec(options.spec);
-  RowPlan row;
-  if (has_seq_len) {
-    CPLAB_CHECK(options.seq_len >= 0, "--seq-len must be non-negative, got {}", options.seq_len);
-    row = reference::plan_row(options.spec, options.seq_len);
-  } else {
-    // One packed row with the documents back to back.
-    const std::vector<std::int64_t> docs = parse_doc_lens(options.doc_lens);
-    std::int64_t total = 0;
-    for (std::int64_t len : docs) total += len;
-    row = reference::plan_row(options.spec, total, &docs);
+  LayoutSourceArgs args = options.source;
+  args.has_seq_len = options.seq_len_option->count() > 0;
+  args.has_doc_lens = options.doc_lens_option->count() > 0;
+  args.has_batch = options.batch_option->count() > 0;
+  args.has_row = options.row_option->count() > 0;
+  const LayoutSource source = read_layout_source(options.spec, args);
+  std::vector<std::vector<std::int64_t>> works;
+  for (const RowPlan& row : source.rows) works.push_back(reference::causal_work(row));
+  const RowPlan& row = source.rows[source.chosen];
+  const std::vector<std::int64_t>& work = works[source.chosen];
+  // The picture first: a path that cannot be written fails before anything reaches stdout.
+  if (!options.svg_path.empty()) {
+    reports::write_layout_svg(options.svg_path, row, work,
+                              fmt::format("{} · {}", spec_brief(options.spec), source.description));
   }
-  const std::vector<std::int64_t> work = reference::causal_work(row);
   if (options.json) {
-    print_json(options.spec, row, work);
-  } else {
-    print_table(options.spec, row, work);
+    print_json(options.spec, source, works);
+    return 0;
   }
+  if (source.from_batch) fmt::print("{}\n", source.description);
+  print_table(options.spec, row, work);
+  if (source.rows.size() > 1) {
+    // Every row in one line, to spot the row whose layout is off.
+    for (std::size_t b = 0; b < source.rows.size(); ++b) {
+      fmt::print("row {:>3}: padded length {}, imbalance {:.3f}{}\n", b, source.rows[b].padded_len,
+                 reference::imbalance(works[b]), b == source.chosen ? "  (shown above)" : "");
+    }
+  }
+  if (!options.svg_path.empty()) fmt::print("picture: {}\n", options.svg_path);
   return 0;
 }
 
@@ -142,9 +148,17 @@ Command add_layout_command(CLI::App& app) {
       ->required();
   sub->add_option("--cp", options->spec.cp, "CP size C (ranks in the group)")->required();
   options->seq_len_option =
-      sub->add_option("--seq-len", options->seq_len, "Length S of one BSHD row");
-  options->doc_lens_option = sub->add_option(
-      "--doc-lens", options->doc_lens, "One packed row: document lengths back to back, e.g. 5,3,8");
+      sub->add_option("--seq-len", options->source.seq_len, "Length S of one BSHD row");
+  options->doc_lens_option =
+      sub->add_option("--doc-lens", options->source.doc_lens,
+                      "One packed row: document lengths back to back, e.g. 5,3,8");
+  options->batch_option =
+      sub->add_option("--batch", options->source.batch_path,
+                      "A batch saved with torch.save (packed rows when it has seq_lens)");
+  options->row_option = sub->add_option(
+      "--row", options->source.row, "With --batch: the row to show (default 0; JSON lists all)");
+  sub->add_option("--svg", options->svg_path,
+                  "Also draw the shown row as a self-contained SVG picture at this path");
   sub->add_option("--pad-multiple", options->spec.pad_multiple,
                   "contiguous: pad multiple m (D = C·m)")
       ->capture_default_str();

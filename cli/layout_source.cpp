@@ -1,0 +1,99 @@
+#include "cli/layout_source.hpp"
+
+#include <fmt/format.h>
+
+#include <charconv>
+
+#include "io/torch_batch.hpp"
+#include "reference/plan.hpp"
+#include "reference/types/error.hpp"
+
+namespace cplab::cli {
+
+std::vector<std::int64_t> parse_doc_lens(const std::string& text) {
+  std::vector<std::int64_t> lens;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', start);
+    const std::string item =
+        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    std::int64_t value = 0;
+    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
+    CPLAB_CHECK(!item.empty() && ec == std::errc() && end == item.data() + item.size(),
+                "--doc-lens '{}': '{}' is not an integer (expected a list like 5,3,8)", text, item);
+    CPLAB_CHECK(value >= 0, "--doc-lens '{}': document {} has negative length {}", text,
+                lens.size(), value);
+    lens.push_back(value);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return lens;
+}
+
+namespace {
+
+std::string given_sources(const LayoutSourceArgs& args) {
+  std::vector<std::string> given;
+  if (args.has_seq_len) given.emplace_back("--seq-len");
+  if (args.has_doc_lens) given.emplace_back("--doc-lens");
+  if (args.has_batch) given.emplace_back("--batch");
+  if (given.empty()) return "neither";
+  if (given.size() == 3) return "all three";
+  return fmt::format("both {} and {}", given[0], given[1]);
+}
+
+LayoutSource batch_source(const LayoutSpec& spec, const LayoutSourceArgs& args) {
+  // Checked before touching the file, so that a build without libtorch says so and not "bad file".
+  CPLAB_CHECK(io::torch_available(),
+              "--batch {}: this cplab cannot read torch.save files (it has no libtorch); give the "
+              "row with --seq-len or --doc-lens instead",
+              args.batch_path);
+  const Batch batch = io::load_torch_batch(args.batch_path);
+  const std::int64_t rows = batch.rows();
+  CPLAB_CHECK(rows >= 1, "--batch {}: the batch holds no rows", args.batch_path);
+  CPLAB_CHECK(args.row >= 0 && args.row < rows, "--row {} is out of range: {} holds B={} rows",
+              args.row, args.batch_path, rows);
+  // A packed batch is one packed row per microbatch (SPEC §4), so each row is planned as its own
+  // microbatch; BSHD rows share one layout whatever the microbatching.
+  LayoutSpec batch_spec = spec;
+  batch_spec.num_chunks = batch.packed() ? rows : 1;
+  LayoutSource source;
+  source.rows = reference::plan(batch_spec, batch).rows;
+  source.chosen = static_cast<std::size_t>(args.row);
+  source.from_batch = true;
+  source.description = fmt::format("{} row {} of {} ({})", args.batch_path, args.row, rows,
+                                   batch.packed() ? fmt::format("packed, S={}", batch.seq_len())
+                                                  : fmt::format("BSHD, S={}", batch.seq_len()));
+  return source;
+}
+
+}  // namespace
+
+LayoutSource read_layout_source(const LayoutSpec& spec, const LayoutSourceArgs& args) {
+  const int sources = int{args.has_seq_len} + int{args.has_doc_lens} + int{args.has_batch};
+  CPLAB_CHECK(sources == 1,
+              "give exactly one of --seq-len S (a BSHD row), --doc-lens 5,3,8 (a packed row) and "
+              "--batch FILE.pt (rows saved with torch.save); got {}",
+              given_sources(args));
+  CPLAB_CHECK(args.has_batch || !args.has_row,
+              "--row {} chooses a row of --batch FILE.pt; --seq-len and --doc-lens give one row",
+              args.row);
+  validate_spec(spec);
+  if (args.has_batch) return batch_source(spec, args);
+  LayoutSource source;
+  if (args.has_seq_len) {
+    CPLAB_CHECK(args.seq_len >= 0, "--seq-len must be non-negative, got {}", args.seq_len);
+    source.rows.push_back(reference::plan_row(spec, args.seq_len));
+    source.description = fmt::format("BSHD row, S={}", args.seq_len);
+  } else {
+    // One packed row with the documents back to back.
+    const std::vector<std::int64_t> docs = parse_doc_lens(args.doc_lens);
+    std::int64_t total = 0;
+    for (std::int64_t len : docs) total += len;
+    source.rows.push_back(reference::plan_row(spec, total, &docs));
+    source.description = fmt::format("packed row, documents {}", args.doc_lens);
+  }
+  return source;
+}
+
+}  // namespace cplab::cli

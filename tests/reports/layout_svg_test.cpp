@@ -1,0 +1,231 @@
+// The layout picture: well-formed for every layout, one band per rank holding exactly its index
+// map in local order, colours that follow the document ids, labels that drop as cells shrink, and
+// the work panel. Plans come from the reference, so the picture is checked against the plan.
+#include "reports/layout_svg.hpp"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "reference/plan.hpp"
+#include "reference/types/error.hpp"
+#include "reference/work.hpp"
+#include "svg_reader.hpp"
+
+namespace cplab::testing {
+namespace {
+
+using Ints = std::vector<std::int64_t>;
+
+LayoutSpec spec_of(const std::string& layout, std::int64_t cp) {
+  LayoutSpec spec;
+  spec.layout = layout;
+  spec.cp = cp;
+  spec.chunk_size = 4;
+  return spec;
+}
+
+RowPlan packed_row(const std::string& layout, std::int64_t cp, const Ints& docs) {
+  std::int64_t total = 0;
+  for (std::int64_t n : docs) total += n;
+  return reference::plan_row(spec_of(layout, cp), total, &docs);
+}
+
+SvgDocument draw(const RowPlan& row, const std::string& title = "test") {
+  return read_svg(reports::layout_svg(row, reference::causal_work(row), title));
+}
+
+std::vector<const SvgElement*> with_class(const SvgDocument& doc, const std::string& cls) {
+  std::vector<const SvgElement*> out;
+  for (const auto& e : doc.elements) {
+    if (e.attr("class") == cls) out.push_back(&e);
+  }
+  return out;
+}
+
+// The cells of each band, in document (= drawing) order, checked to sit inside their rank's band.
+std::vector<std::vector<const SvgElement*>> cells_by_rank(const SvgDocument& doc) {
+  std::vector<std::vector<const SvgElement*>> out(with_class(doc, "band").size());
+  for (const SvgElement* cell : with_class(doc, "cell")) {
+    const std::size_t rank = std::stoul(cell->attr("data-rank"));
+    EXPECT_LT(rank, out.size());
+    if (rank >= out.size()) continue;
+    EXPECT_EQ(doc.elements[cell->parent].attr("data-rank"), cell->attr("data-rank"));
+    out[rank].push_back(cell);
+  }
+  return out;
+}
+
+TEST(LayoutSvg, WellFormedForEveryLayoutAndC) {
+  for (const std::string& layout : reference::layout_names()) {
+    for (std::int64_t cp : {1, 2, 3, 4}) {
+      if (layout == "identity" && cp != 1) continue;
+      // A packed row, a BSHD row that does not divide (thd: one document, as it partitions
+      // packed rows only), and an empty row (thd refuses those).
+      std::vector<RowPlan> rows{packed_row(layout, cp, {5, 3, 8})};
+      if (layout == "thd") {
+        rows.push_back(packed_row(layout, cp, {13}));
+      } else {
+        rows.push_back(reference::plan_row(spec_of(layout, cp), 13));
+        rows.push_back(reference::plan_row(spec_of(layout, cp), 0));
+      }
+      for (const RowPlan& row : rows) {
+        const SvgDocument doc = draw(row, "title with <, & and \"quotes\"");
+        EXPECT_EQ(doc.error, "") << layout << " cp=" << cp;
+      }
+    }
+  }
+}
+
+TEST(LayoutSvg, OneBandPerRankHoldingItsIndexMapInLocalOrder) {
+  for (const RowPlan& row :
+       {packed_row("thd", 2, {5, 3, 8}), packed_row("magi", 4, {8, 24}),
+        packed_row("contiguous", 3, {5, 3, 7}), reference::plan_row(spec_of("head-tail", 4), 16)}) {
+    const SvgDocument doc = draw(row);
+    ASSERT_EQ(doc.error, "");
+    const auto cells = cells_by_rank(doc);
+    ASSERT_EQ(static_cast<std::int64_t>(cells.size()), row.cp);
+    for (std::size_t r = 0; r < cells.size(); ++r) {
+      Ints drawn;
+      for (const SvgElement* cell : cells[r]) drawn.push_back(std::stoll(cell->attr("data-g")));
+      EXPECT_EQ(drawn, row.index[r]) << "rank " << r;
+    }
+  }
+}
+
+TEST(LayoutSvg, ColoursFollowTheDocumentIds) {
+  // thd pads documents (5 → 8, 3 → 4); contiguous at C=3 pads the row's end (15 → 18).
+  for (const RowPlan& row :
+       {packed_row("thd", 2, {5, 3, 8}), packed_row("contiguous", 3, {5, 3, 7})}) {
+    const SvgDocument doc = draw(row);
+    ASSERT_EQ(doc.error, "");
+    std::map<std::string, std::set<std::string>> fills_of;  // "real 2", "pad 1", "row pad" → fills
+    for (const SvgElement* cell : with_class(doc, "cell")) {
+      const auto g = std::stoll(cell->attr("data-g"));
+      ASSERT_EQ(cell->attr("data-doc"), std::to_string(row.doc_ids[g]));
+      const std::string kind = row.real[g]          ? "real " + std::to_string(row.doc_ids[g])
+                               : row.doc_ids[g] > 0 ? "pad " + std::to_string(row.doc_ids[g])
+                                                    : "row pad";
+      fills_of[kind].insert(cell->attr("fill"));
+      if (row.real[g]) {
+        EXPECT_EQ(cell->attr("fill"), reports::document_colour(row.doc_ids[g]));
+      }
+    }
+    std::set<std::string> all;
+    for (const auto& [kind, fills] : fills_of) {
+      EXPECT_EQ(fills.size(), 1u) << kind << " drawn in several fills";
+      EXPECT_TRUE(all.insert(*fills.begin()).second) << kind << " shares its fill";
+      if (kind.rfind("real", 0) == 0) continue;
+      // Pad fills are hatch patterns that the picture itself defines.
+      const std::string fill = *fills.begin();
+      ASSERT_EQ(fill.rfind("url(#", 0), 0u) << kind << ": " << fill;
+      const std::string id = fill.substr(5, fill.size() - 6);
+      bool defined = false;
+      for (const auto& e : doc.elements) defined |= e.name == "pattern" && e.attr("id") == id;
+      EXPECT_TRUE(defined) << id;
+    }
+  }
+  for (std::int32_t d = 1; d < 40; ++d) {
+    EXPECT_NE(reports::document_colour(d), reports::document_colour(d + 1)) << d;
+    EXPECT_NE(reports::document_pad_fill(d), reports::document_pad_fill(d + 1)) << d;
+  }
+}
+
+TEST(LayoutSvg, CellsAreLabelledWithTheirGlobalIndexWhileTheyFit) {
+  const RowPlan row = reference::plan_row(spec_of("head-tail", 4), 16);
+  const SvgDocument doc = draw(row);
+  ASSERT_EQ(doc.error, "");
+  for (const auto& band : {0, 1, 2, 3}) {
+    Ints labels;
+    for (const auto& e : doc.elements) {
+      if (e.attr("class") == "label" &&
+          doc.elements[e.parent].attr("data-rank") == std::to_string(band))
+        labels.push_back(std::stoll(e.text));
+    }
+    EXPECT_EQ(labels, row.index[band]);
+  }
+  EXPECT_TRUE(with_class(doc, "ramp").empty()) << "labels already say where each cell comes from";
+}
+
+TEST(LayoutSvg, TicksMarkWhereTheLocalOrderJumpsInGlobalIndex) {
+  for (const RowPlan& row : {packed_row("thd", 2, {5, 3, 8}), packed_row("magi", 4, {8, 24})}) {
+    const SvgDocument doc = draw(row);
+    ASSERT_EQ(doc.error, "");
+    const auto cells = cells_by_rank(doc);
+    EXPECT_FALSE(with_class(doc, "jump").empty());
+    for (std::size_t r = 0; r < cells.size(); ++r) {
+      std::vector<std::string> expected, drawn;
+      for (std::size_t k = 1; k < row.index[r].size(); ++k) {
+        if (row.index[r][k] != row.index[r][k - 1] + 1) expected.push_back(cells[r][k]->attr("x"));
+      }
+      for (const SvgElement* tick : with_class(doc, "jump")) {
+        if (doc.elements[tick->parent].attr("data-rank") == std::to_string(r))
+          drawn.push_back(tick->attr("x1"));
+      }
+      EXPECT_EQ(drawn, expected) << "rank " << r;
+    }
+  }
+}
+
+TEST(LayoutSvg, LongRowsStayReadableAndSmall) {
+  const RowPlan row = packed_row("thd", 8, {700, 300, 1200, 50, 900, 421, 500});
+  const std::string svg = reports::layout_svg(row, reference::causal_work(row), "long row");
+  const SvgDocument doc = read_svg(svg);
+  ASSERT_EQ(doc.error, "");
+  EXPECT_EQ(with_class(doc, "cell").size(), static_cast<std::size_t>(row.padded_len));
+  EXPECT_TRUE(with_class(doc, "label").empty()) << "labels of sub-pixel cells are unreadable";
+  EXPECT_FALSE(with_class(doc, "ramp").empty()) << "without labels the position ramp must show";
+  EXPECT_LE(std::stod(doc.elements[0].attr("width")), 1700.0);
+  // Runs of equal owner / document are merged on the stream strips: well under 3 rects per slot.
+  std::size_t rects = 0;
+  for (const auto& e : doc.elements) rects += e.name == "rect";
+  EXPECT_LT(rects, static_cast<std::size_t>(row.padded_len) * 3 / 2);
+  EXPECT_LT(svg.size(), 2'000'000u);
+}
+
+TEST(LayoutSvg, WorkPanelShowsValidTokensWorkAndTheMean) {
+  const RowPlan row = packed_row("magi", 4, {8, 24});  // SPEC §9.6: loads 100, 84, 84, 68
+  const SvgDocument doc = draw(row);
+  ASSERT_EQ(doc.error, "");
+  std::vector<double> bars;
+  for (const SvgElement* bar : with_class(doc, "work"))
+    bars.push_back(std::stod(bar->attr("width")));
+  ASSERT_EQ(bars.size(), 4u);
+  const std::vector<double> relative{1.0, 0.84, 0.84, 0.68};
+  for (std::size_t r = 0; r < 4; ++r) EXPECT_NEAR(bars[r] / bars[0], relative[r], 1e-3) << r;
+  std::multiset<std::string> texts;  // captions and numbers, not cell labels or axis ticks
+  for (const auto& e : doc.elements) {
+    if (e.name == "text" && e.attr("class") != "label" && e.attr("class") != "tick")
+      texts.insert(e.text);
+  }
+  for (const char* work : {"100", "84", "68"}) EXPECT_TRUE(texts.count(work)) << work;
+  bool mean = false;
+  for (const auto& e : doc.elements) mean |= e.name == "text" && e.text == "mean";
+  EXPECT_TRUE(mean) << "the mean line is named";
+  EXPECT_EQ(texts.count("8"), 4u) << "every rank holds 8 valid tokens";
+  bool imbalance = false;
+  for (const auto& text : texts) imbalance |= text.find("imbalance 1.190") != std::string::npos;
+  EXPECT_TRUE(imbalance) << "100 / mean 84 = 1.190";
+}
+
+TEST(LayoutSvg, RankColoursAreDistinctAndOrdered) {
+  for (std::int64_t cp : {2, 3, 8, 16}) {
+    std::set<std::string> seen;
+    for (std::int64_t r = 0; r < cp; ++r)
+      EXPECT_TRUE(seen.insert(reports::rank_colour(r, cp)).second) << r;
+  }
+}
+
+TEST(LayoutSvg, MismatchedInputsAreAnError) {
+  const RowPlan row = packed_row("thd", 2, {5, 3, 8});
+  EXPECT_THROW(reports::layout_svg(row, {1, 2, 3}, "work of three ranks for two"), Error);
+  RowPlan broken = row;
+  broken.index[1][0] = 99;
+  EXPECT_THROW(reports::layout_svg(broken, reference::causal_work(row), "slot outside L"), Error);
+  EXPECT_THROW(
+      reports::write_layout_svg("/nonexistent/dir/x.svg", row, reference::causal_work(row), "t"),
+      Error);
+}
+
+}  // namespace
+}  // namespace cplab::testing
