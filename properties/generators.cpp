@@ -47,6 +47,13 @@ std::string cp_class(I cp) {
   return cp % 2 ? "cp=odd" : "cp=even";
 }
 
+void validate_gen_options(const GenOptions& options) {
+  for (const I cp : options.cp) {
+    CPLAB_CHECK(cp >= 1 && cp <= 1024, "--cp {}: a CP size must be in [1, 1024] (one thread per rank)", cp);
+  }
+  CPLAB_CHECK(options.max_tokens >= 1, "--max-tokens {}: must be at least 1", options.max_tokens);
+}
+
 rc::Gen<I> gen_cp(const std::vector<I>& allowed) {
   if (!allowed.empty()) return gen::elementOf(allowed);
   return gen::weightedOneOf<I>({{3, gen::just<I>(1)},

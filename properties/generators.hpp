@@ -19,6 +19,9 @@ struct GenOptions {
   std::int64_t logits_budget = 1 << 16;  // bound on B·L·V (the loss property's logits)
 };
 
+// Throws on a C below 1 or a token bound below 1: a sweep must refuse them before its first case.
+void validate_gen_options(const GenOptions& options);
+
 // C in 1..64: mostly small, more non-powers of two than powers, now and then large.
 rc::Gen<std::int64_t> gen_cp(const std::vector<std::int64_t>& allowed);
 // BSHD row length S: just below, at or just above a multiple of C, 2C or the layout's unit D.

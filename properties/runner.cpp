@@ -69,6 +69,7 @@ CaseOutcome run_case(const PropertyInfo& property, const Case& c, Implementation
 }
 
 JobResult run_job(const JobSpec& job, const RunOptions& options) {
+  validate_gen_options(options.gen);
   JobResult result;
   result.property = job.property->name;
   result.layout = job.layout->name;

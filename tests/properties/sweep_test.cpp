@@ -24,6 +24,20 @@ TEST(Sweep, DefaultSelectionIsEveryPropertyAndLayoutOnSimAndGpu) {
   EXPECT_THROW(all_jobs(unknown), Error);
 }
 
+TEST(Sweep, RefusesACpSizeBelowOneBeforeItsFirstCase) {
+  SweepOptions options;
+  options.impls = {"sim"};
+  options.layouts = {"head-tail"};
+  options.cases = 1;
+  options.cps = {2, 0};
+  try {
+    run_sweep(options, {});
+    FAIL() << "a sweep with --cp 0 ran";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--cp 0"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Sweep, ShardsCoverEveryJobExactlyOnce) {
   SweepOptions options;
   options.impls = {"sim", "gpu", "labels_shifted_locally"};
