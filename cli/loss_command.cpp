@@ -3,7 +3,6 @@
 // NumPy files, so a batch from a real training run can be checked as it is.
 #include <fmt/format.h>
 
-#include <charconv>
 #include <cmath>
 #include <memory>
 #include <mutex>
@@ -16,7 +15,8 @@
 #include "reference/loss.hpp"
 #include "reference/plan.hpp"
 #include "reference/types/error.hpp"
-#include "sim/sim_implementation.hpp"
+#include "cli/layout_source.hpp"
+#include "properties/implementation_registry.hpp"
 #include "sim/thread_comm.hpp"
 
 namespace cplab::cli {
@@ -28,30 +28,6 @@ struct LossOptions {
   std::string impl = "sim";
   bool json = false;
 };
-
-// The implementations under test, by name. One place, so it can become the registry's lookup.
-std::unique_ptr<Implementation> implementation_named(const std::string& name) {
-  if (name == "sim") return std::make_unique<sim::SimImplementation>();
-  CPLAB_FAIL("--impl '{}': unknown implementation; known: sim", name);
-}
-
-std::vector<std::int64_t> parse_lengths(const std::string& text) {
-  std::vector<std::int64_t> lens;
-  for (std::size_t start = 0;;) {
-    const std::size_t comma = text.find(',', start);
-    const std::string item =
-        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    std::int64_t value = -1;
-    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
-    CPLAB_CHECK(
-        !item.empty() && ec == std::errc() && end == item.data() + item.size() && value >= 0,
-        "--doc-lens '{}': '{}' is not a non-negative integer (expected a list like 5,3,8)", text,
-        item);
-    lens.push_back(value);
-    if (comma == std::string::npos) return lens;
-    start = comma + 1;
-  }
-}
 
 // The inputs as the reference and the sharder take them: logits [B,S,V] f32, labels [B,S] i64,
 // valid [B,S] b8 (all true when no file is given).
@@ -96,7 +72,7 @@ Batch batch_of(const LossOptions& options, const LossFiles& in) {
   batch.add(keys::loss_mask, in.valid);
   if (!options.doc_lens.empty()) {
     CPLAB_CHECK(rows == 1, "--doc-lens describes one packed row; the logits have B={} rows", rows);
-    batch.seq_lens = {parse_lengths(options.doc_lens)};
+    batch.seq_lens = {parse_doc_lens(options.doc_lens)};
   }
   return batch;
 }
@@ -114,9 +90,12 @@ int run_loss(LossOptions options) {
   const ShardPlan plan = reference::plan(options.spec, batch);
   const reference::LossReference expected =
       reference::shifted_loss_caller(plan, in.logits, in.labels, in.valid);
-  const std::unique_ptr<Implementation> impl = implementation_named(options.impl);
-  CPLAB_CHECK(impl->available(), "--impl {} cannot run here: {}", options.impl,
-              impl->why_unavailable());
+  // Any registered implementation, mutants included (`cplab loss --impl factor_c_forgotten` shows
+  // what that bug does to a real batch).
+  const properties::ImplementationInfo& info = properties::find_implementation(options.impl);
+  const std::string unavailable = properties::unavailable_reason(info);
+  CPLAB_CHECK(unavailable.empty(), "--impl {} cannot run here: {}", options.impl, unavailable);
+  const std::unique_ptr<Implementation> impl = info.make();
   const std::int64_t cp = options.spec.cp, vocab = in.logits.size(2);
   std::vector<RankResult> results(static_cast<std::size_t>(cp));
   sim::World world(static_cast<int>(cp));

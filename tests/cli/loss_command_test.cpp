@@ -178,3 +178,27 @@ TEST_F(LossCommandErrors, unknown_implementation_lists_the_known_ones) {
 
 }  // namespace
 }  // namespace cplab::clitest
+
+namespace cplab::clitest {
+namespace {
+
+// --impl takes any registered implementation: a mutant's damage shows in the contract's error
+// fields (forgetting the factor C halves every rank's loss at C = 2), while sim's stays ~0.
+TEST(LossCommandImplementations, a_mutant_shows_its_error_and_sim_does_not) {
+  ScratchDir dir;
+  const Inputs in = inputs(1, 16, 7);
+  cli::npy::write(dir.file("logits.npy"), in.logits);
+  cli::npy::write(dir.file("labels.npy"), in.labels);
+  auto err_of = [&](const std::string& impl) {
+    const CommandRun run = run_cplab(dir, "loss --layout head-tail --cp 2 --logits " +
+                                              dir.file("logits.npy") + " --labels " +
+                                              dir.file("labels.npy") + " --json --impl " + impl);
+    EXPECT_EQ(run.status, 0) << run.err;
+    return nlohmann::json::parse(run.out).at("max_abs_err").get<double>();
+  };
+  EXPECT_LT(err_of("sim"), 1e-6);
+  EXPECT_GT(err_of("factor_c_forgotten"), 1e-3);
+}
+
+}  // namespace
+}  // namespace cplab::clitest
