@@ -67,6 +67,10 @@ __device__ __forceinline__ void lse_add(Lse& a, float x) {
     a.m = x;
   } else if (a.m != -INFINITY) {
     a.s += expf(x - a.m);  // NaN logits fall here and poison the sum, as they should
+  } else if (isnan(x)) {
+    // A NaN before any other value: a NaN max keeps the state from reading as "nothing seen", so
+    // lse_merge and later lse_add calls carry the NaN into the row's loss and gradient.
+    a = {x, x};
   }
 }
 __device__ __forceinline__ Lse lse_merge(Lse a, Lse b) {
