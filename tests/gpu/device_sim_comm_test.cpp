@@ -112,7 +112,9 @@ TEST_P(DeviceSimCommErrors, disagreeing_counts_are_an_error_naming_them) {
 
 TEST_P(DeviceSimCommErrors, a_rank_that_never_arrives_is_named_after_the_timeout) {
   const int cp = GetParam();
-  gpu::DeviceSimWorld world(cp, {.timeout = std::chrono::milliseconds(300)});
+  // Long enough that every joining rank has arrived when the first waiter gives up, even with 8
+  // test processes sharing the machine: the message must name rank cp-1 alone as missing.
+  gpu::DeviceSimWorld world(cp, {.timeout = std::chrono::milliseconds(1500)});
   const std::string message = error_of([&] {
     world.run([&](gpu::DeviceSimComm& comm) {
       if (comm.rank() == cp - 1) return;  // never joins
