@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "bench/bench_support.hpp"
-#include "sim/token_moves.hpp"
+#include "reference/types/token_moves.hpp"
 
 namespace cplab::bench {
 namespace {
@@ -57,13 +57,13 @@ void BM_host_memcpy(benchmark::State& state) {
 void BM_host_shard(benchmark::State& state, const std::string& layout) {
   const RowPartition part = partition_row(layout, kCp, kLen);
   const Tensor global = located_row(part.padded_len);
-  const sim::RowMaps maps = {part.index[0]};
+  const RowMaps maps = {part.index[0]};
   const std::int64_t local = part.padded_len / kCp;
   Tensor out;
   double seconds = 0.0;
   for (auto _ : state) {
     const auto start = std::chrono::steady_clock::now();
-    out = sim::take_tokens(global, 1, maps, local);
+    out = take_tokens(global, 1, maps, local);
     benchmark::DoNotOptimize(out.raw());
     seconds += seconds_since(start);
   }
@@ -86,15 +86,15 @@ void BM_host_gather(benchmark::State& state, const std::string& layout) {
   const Tensor global = located_row(part.padded_len);
   const std::int64_t local = part.padded_len / kCp;
   // What every rank holds, concatenated in rank order as an all-gather leaves it.
-  sim::RowMaps gathered_slots(1);
+  RowMaps gathered_slots(1);
   for (const auto& idx : part.index)
     gathered_slots[0].insert(gathered_slots[0].end(), idx.begin(), idx.end());
-  const Tensor gathered = sim::take_tokens(global, 1, gathered_slots, part.padded_len);
+  const Tensor gathered = take_tokens(global, 1, gathered_slots, part.padded_len);
   Tensor out;
   double seconds = 0.0;
   for (auto _ : state) {
     const auto start = std::chrono::steady_clock::now();
-    out = sim::place_tokens(gathered, 1, gathered_slots, part.padded_len);
+    out = place_tokens(gathered, 1, gathered_slots, part.padded_len);
     benchmark::DoNotOptimize(out.raw());
     seconds += seconds_since(start);
   }

@@ -2,7 +2,7 @@
 // shard or gather any token tensor, and the gather's backward.
 #include "reference/plan.hpp"
 #include "reference/plan_lengths.hpp"
-#include "reference/token_axes.hpp"
+#include "reference/types/token_moves.hpp"
 #include "reference/verbs.hpp"
 
 namespace cplab::reference {
@@ -26,15 +26,7 @@ TokenField plan_positions(const ShardPlan& plan, const PlanLengths& lengths) {
 // Rows [begin, end) of a batch: token keys (a shared [1,S] row stays shared), documents, and the
 // pass-through tensors unchanged.
 Batch batch_rows(const Batch& batch, std::int64_t begin, std::int64_t end) {
-  Batch part;
-  part.passthrough = batch.passthrough;
-  const std::int64_t rows = batch.rows();
-  for (const auto& [name, field] : batch.tokens) {
-    TokenField sliced = field;
-    if (field.value.size(field.seq_dim - 1) == rows)
-      sliced.value = tokens::slice_rows(field.value, field.seq_dim, begin, end);
-    part.tokens[name] = std::move(sliced);
-  }
+  Batch part = slice_token_rows(batch, begin, end);
   if (batch.packed()) {
     part.seq_lens.assign(batch.seq_lens.begin() + begin, batch.seq_lens.begin() + end);
     if (!batch.seq_lens_padded.empty()) {
@@ -43,6 +35,14 @@ Batch batch_rows(const Batch& batch, std::int64_t begin, std::int64_t end) {
     }
   }
   return part;
+}
+
+// Multiplies every element by `factor` (gradients: f32, bf16, f16 only).
+void scale_gradient(Tensor& t, double factor) {
+  const DType dtype = t.dtype();
+  CPLAB_CHECK(dtype == DType::f32 || dtype == DType::bf16 || dtype == DType::f16,
+              "gradients are f32, bf16 or f16; got {}", tensor_brief(t));
+  for (std::int64_t i = 0; i < t.numel(); ++i) t.set(i, t.get(i) * factor);
 }
 
 // One microbatch on every rank: each token key padded to the global stream and cut per rank.
@@ -97,7 +97,7 @@ std::vector<std::vector<Batch>> shard_batch(const ShardPlan& plan, const Batch& 
 Tensor shard_token_tensor(const ShardPlan& plan, const Tensor& value, std::int64_t seq_dim,
                           std::optional<double> fill, std::int64_t rank) {
   const PlanLengths lengths = plan_lengths(plan);
-  const tokens::TokenAxes axes = tokens::token_axes(value, seq_dim, "shard_token_tensor:");
+  const TokenAxes axes = token_axes(value, seq_dim, "shard_token_tensor");
   CPLAB_CHECK(axes.rows == lengths.rows,
               "shard_token_tensor: {} has {} rows on dim {}; the plan has B={}",
               tensor_brief(value), axes.rows, seq_dim - 1, lengths.rows);
@@ -132,8 +132,7 @@ Tensor gather_token_tensor(const ShardPlan& plan, const std::vector<Tensor>& loc
 Tensor gather_token_tensor_backward(const ShardPlan& plan, const Tensor& grad_gathered,
                                     std::int64_t seq_dim, bool trim, std::int64_t rank) {
   const PlanLengths lengths = plan_lengths(plan);
-  const tokens::TokenAxes axes =
-      tokens::token_axes(grad_gathered, seq_dim, "gather_token_tensor_backward:");
+  const TokenAxes axes = token_axes(grad_gathered, seq_dim, "gather_token_tensor_backward");
   const std::int64_t expected = trim ? lengths.caller : lengths.padded;
   CPLAB_CHECK(axes.seq == expected && axes.rows == lengths.rows,
               "gather_token_tensor_backward: gradient {} has {} rows and {} tokens on seq dim {}; "
@@ -145,12 +144,12 @@ Tensor gather_token_tensor_backward(const ShardPlan& plan, const Tensor& grad_ga
     // Slots the trim dropped (padding) got no gradient.
     std::vector<std::vector<std::int64_t>> maps;
     for (const RowPlan& row : plan.rows) maps.push_back(row.caller_pos);
-    global = tokens::take_tokens(grad_gathered, seq_dim, maps, lengths.padded);
+    global = take_tokens(grad_gathered, seq_dim, maps, lengths.padded);
   }
   // Reduce-scatter of a gradient every rank holds identically: each of the C ranks sends the owner
   // the same slice, so the owner receives C times it.
   Tensor local = select_rank(plan, global, seq_dim, rank);
-  tokens::scale_gradient(local, static_cast<double>(lengths.cp));
+  scale_gradient(local, static_cast<double>(lengths.cp));
   return local;
 }
 

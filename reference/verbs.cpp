@@ -2,7 +2,7 @@
 #include "reference/verbs.hpp"
 
 #include "reference/plan_lengths.hpp"
-#include "reference/token_axes.hpp"
+#include "reference/types/token_moves.hpp"
 
 namespace cplab::reference {
 
@@ -29,7 +29,7 @@ namespace {
 // SPEC §2 pad values of the slots the plan added (caller_pos = -1), in stream order so that
 // continued positions can read the slot before.
 void fill_added_slots(const ShardPlan& plan, const TokenField& field, Tensor& global) {
-  const tokens::TokenAxes axes = tokens::token_axes(global, field.seq_dim, "pad_to_global:");
+  const TokenAxes axes = token_axes(global, field.seq_dim, "pad_to_global");
   const bool zero_policy = plan.spec.pad_policy == PadPolicy::zero;
   for (std::int64_t o = 0; o < axes.outer; ++o) {
     for (std::int64_t b = 0; b < axes.rows; ++b) {
@@ -54,13 +54,13 @@ void fill_added_slots(const ShardPlan& plan, const TokenField& field, Tensor& gl
 
 Tensor pad_to_global(const ShardPlan& plan, const TokenField& field) {
   const PlanLengths lengths = plan_lengths(plan);
-  const tokens::TokenAxes axes = tokens::token_axes(field.value, field.seq_dim, "pad_to_global:");
+  const TokenAxes axes = token_axes(field.value, field.seq_dim, "pad_to_global");
   CPLAB_CHECK(axes.seq == lengths.caller,
               "pad_to_global: {} has {} tokens on seq dim {}; the caller rows have S={}",
               tensor_brief(field.value), axes.seq, field.seq_dim, lengths.caller);
   std::vector<std::vector<std::int64_t>> maps;
   for (const RowPlan& row : plan.rows) maps.push_back(row.caller_pos);
-  Tensor global = tokens::take_tokens(field.value, field.seq_dim, maps, lengths.padded);
+  Tensor global = take_tokens(field.value, field.seq_dim, maps, lengths.padded);
   fill_added_slots(plan, field, global);
   return global;
 }
@@ -68,7 +68,7 @@ Tensor pad_to_global(const ShardPlan& plan, const TokenField& field) {
 Tensor select_rank(const ShardPlan& plan, const Tensor& global, std::int64_t seq_dim,
                    std::int64_t rank) {
   const PlanLengths lengths = plan_lengths(plan);
-  const tokens::TokenAxes axes = tokens::token_axes(global, seq_dim, "select_rank:");
+  const TokenAxes axes = token_axes(global, seq_dim, "select_rank");
   CPLAB_CHECK(rank >= 0 && rank < lengths.cp, "rank {} out of range for cp={}", rank, lengths.cp);
   CPLAB_CHECK(
       axes.seq == lengths.padded && axes.rows == lengths.rows,
@@ -76,7 +76,7 @@ Tensor select_rank(const ShardPlan& plan, const Tensor& global, std::int64_t seq
       tensor_brief(global), axes.rows, axes.seq, seq_dim, lengths.rows, lengths.padded);
   std::vector<std::vector<std::int64_t>> maps;
   for (const RowPlan& row : plan.rows) maps.push_back(row.index[rank]);
-  return tokens::take_tokens(global, seq_dim, maps, lengths.padded / lengths.cp);
+  return take_tokens(global, seq_dim, maps, lengths.padded / lengths.cp);
 }
 
 Tensor place_ranks(const ShardPlan& plan, const std::vector<Tensor>& locals, std::int64_t seq_dim) {
@@ -85,7 +85,7 @@ Tensor place_ranks(const ShardPlan& plan, const std::vector<Tensor>& locals, std
               "place_ranks: {} local shards for cp={}", locals.size(), lengths.cp);
   const std::int64_t local_len = lengths.padded / lengths.cp;
   for (std::size_t r = 0; r < locals.size(); ++r) {
-    const tokens::TokenAxes axes = tokens::token_axes(locals[r], seq_dim, "place_ranks:");
+    const TokenAxes axes = token_axes(locals[r], seq_dim, "place_ranks");
     CPLAB_CHECK(axes.seq == local_len && axes.rows == lengths.rows,
                 "place_ranks: rank {} shard {} has {} rows and {} tokens on seq dim {}; expected "
                 "B={} rows of ℓ=L/C={}/{}={}",
@@ -93,18 +93,18 @@ Tensor place_ranks(const ShardPlan& plan, const std::vector<Tensor>& locals, std
                 lengths.padded, lengths.cp, local_len);
   }
   Tensor global(locals[0].dtype(),
-                tokens::with_rows_and_seq(locals[0], seq_dim, lengths.rows, lengths.padded));
+                with_rows_and_seq(locals[0], seq_dim, lengths.rows, lengths.padded));
   for (std::size_t r = 0; r < locals.size(); ++r) {
     std::vector<std::vector<std::int64_t>> maps;
     for (const RowPlan& row : plan.rows) maps.push_back(row.index[r]);
-    tokens::put_tokens(locals[r], seq_dim, maps, global);
+    put_tokens(locals[r], seq_dim, maps, global);
   }
   return global;
 }
 
 Tensor trim_to_caller(const ShardPlan& plan, const Tensor& global, std::int64_t seq_dim) {
   const PlanLengths lengths = plan_lengths(plan);
-  const tokens::TokenAxes axes = tokens::token_axes(global, seq_dim, "trim_to_caller:");
+  const TokenAxes axes = token_axes(global, seq_dim, "trim_to_caller");
   CPLAB_CHECK(
       axes.seq == lengths.padded && axes.rows == lengths.rows,
       "trim_to_caller: {} has {} rows and {} tokens on seq dim {}; the plan has B={} rows of L={}",
@@ -118,7 +118,7 @@ Tensor trim_to_caller(const ShardPlan& plan, const Tensor& global, std::int64_t 
     }
     maps.push_back(std::move(caller_to_global));
   }
-  return tokens::take_tokens(global, seq_dim, maps, lengths.caller);
+  return take_tokens(global, seq_dim, maps, lengths.caller);
 }
 
 }  // namespace cplab::reference

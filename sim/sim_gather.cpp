@@ -4,8 +4,8 @@
 #include <cstring>
 
 #include "reference/types/error.hpp"
+#include "reference/types/token_moves.hpp"
 #include "sim/sim_implementation.hpp"
-#include "sim/token_moves.hpp"
 
 namespace cplab::sim {
 namespace {

@@ -4,8 +4,8 @@
 #include <fmt/format.h>
 
 #include "reference/types/error.hpp"
+#include "reference/types/token_moves.hpp"
 #include "sim/sim_implementation.hpp"
-#include "sim/token_moves.hpp"
 
 namespace cplab::sim {
 namespace {
@@ -20,19 +20,6 @@ std::vector<std::int64_t> last_caller_slot(const StreamSlots& slots) {
     if (slots.caller_pos[g] >= 0) seen = static_cast<std::int64_t>(g);
   }
   return last;
-}
-
-Batch rows_of(const Batch& batch, std::int64_t begin, std::int64_t end) {
-  Batch part;
-  part.passthrough = batch.passthrough;
-  const std::int64_t rows = batch.rows();
-  for (const auto& [name, field] : batch.tokens) {
-    TokenField sliced = field;
-    if (field.value.size(field.seq_dim - 1) == rows)
-      sliced.value = slice_rows(field.value, field.seq_dim, begin, end);
-    part.tokens[name] = std::move(sliced);
-  }
-  return part;
 }
 
 void check_recorded(const ShardLayout& layout, const char* verb) {
@@ -101,7 +88,7 @@ std::vector<RankShard> SimImplementation::shard(Comm& comm, const LayoutSpec& sp
   for (std::int64_t m = 0; m < spec.num_chunks; ++m) {
     RankShard shard{.local = {}, .layout = partition_rank(spec, comm.rank(), micro[m], *this)};
     const StreamSlots slots = stream_slots(row_stream(spec, micro[m], *this));
-    const Batch rows = rows_of(batch, m * per, (m + 1) * per);
+    const Batch rows = slice_token_rows(batch, m * per, (m + 1) * per);
     for (const auto& [name, field] : rows.tokens) {
       TokenField local = field;
       // With shard_primary = false the primary stays global, in caller coordinates (SPEC §4).

@@ -41,7 +41,7 @@ DeviceBuffer gathered_caller_positions(RankContext& ctx, const ShardLayout& layo
   return plain;
 }
 
-void check_local(const ShardLayout& layout, const sim::TokenAxes& axes, const Tensor& t,
+void check_local(const ShardLayout& layout, const TokenAxes& axes, const Tensor& t,
                  const char* verb) {
   CPLAB_CHECK(axes.rows == layout.rows && axes.seq == layout.local_len(),
               "gpu {}: local shard {} has {} rows of {} tokens; the layout holds B={} rows of "
@@ -56,7 +56,7 @@ Tensor GpuImplementation::gather_token_tensor(Comm& comm, const ShardLayout& lay
                                               const Tensor& local, std::int64_t seq_dim,
                                               bool trim) {
   RankContext ctx(comm, kind_);
-  const sim::TokenAxes axes = sim::token_axes(local, seq_dim, "gpu gather_token_tensor");
+  const TokenAxes axes = token_axes(local, seq_dim, "gpu gather_token_tensor");
   check_local(layout, axes, local, "gather_token_tensor");
   const DeviceLayout device_layout(layout, ctx.rank(), ctx.stream());
   const std::int64_t cp = ctx.size(), len = layout.local_len();
@@ -101,8 +101,7 @@ Tensor GpuImplementation::gather_token_tensor_backward(Comm& comm, const ShardLa
                                                        const Tensor& grad_gathered,
                                                        std::int64_t seq_dim, bool trim) {
   RankContext ctx(comm, kind_);
-  const sim::TokenAxes axes =
-      sim::token_axes(grad_gathered, seq_dim, "gpu gather_token_tensor_backward");
+  const TokenAxes axes = token_axes(grad_gathered, seq_dim, "gpu gather_token_tensor_backward");
   const std::int64_t expected = trim ? layout.caller_len : layout.padded_len;
   CPLAB_CHECK(axes.rows == layout.rows && axes.seq == expected,
               "gpu gather_token_tensor_backward: gradient {} has {} rows of {} tokens; the "

@@ -36,7 +36,7 @@ PositionElem position_elem(DType dtype, const std::string& key) {
 Tensor shard_caller_rows(const std::string& key, const Tensor& value, std::int64_t seq_dim,
                          const ShardLayout& layout, std::int64_t row_begin, double constant,
                          const PadAnchors* anchors, Stream stream) {
-  const sim::TokenAxes axes = sim::token_axes(value, seq_dim, "gpu shard");
+  const TokenAxes axes = token_axes(value, seq_dim, "gpu shard");
   CPLAB_CHECK(axes.seq == layout.caller_len,
               "gpu shard: key '{}' {} has {} tokens on seq dim {}; the rows have S={}", key,
               tensor_brief(value), axes.seq, seq_dim, layout.caller_len);
@@ -128,7 +128,7 @@ std::vector<RankShard> GpuImplementation::shard(Comm& comm, const LayoutSpec& sp
       if (name == primary && !spec.shard_primary) {
         // Kept global in caller coordinates for later splicing (SPEC §4): this microbatch's rows.
         if (!shared)
-          local.value = sim::slice_rows(field.value, field.seq_dim, m * per, (m + 1) * per);
+          local.value = slice_rows(field.value, field.seq_dim, m * per, (m + 1) * per);
       } else {
         const bool continued =
             field.rule == PadRule::continue_positions && layout.pad_policy != PadPolicy::zero;
@@ -154,8 +154,7 @@ Tensor GpuImplementation::shard_primary_later(Comm& comm, const ShardLayout& lay
   RankContext ctx(comm, kind_);
   const std::string primary = micro_batch.primary();
   const TokenField& field = micro_batch.tokens.at(primary);
-  const sim::TokenAxes axes =
-      sim::token_axes(field.value, field.seq_dim, "gpu shard_primary_later");
+  const TokenAxes axes = token_axes(field.value, field.seq_dim, "gpu shard_primary_later");
   CPLAB_CHECK(axes.rows == layout.rows && axes.seq == layout.caller_len,
               "gpu shard_primary_later: {} {} has {} rows of {} tokens; the microbatch was B={} "
               "rows of S={}",
@@ -173,7 +172,7 @@ Tensor GpuImplementation::shard_token_tensor(Comm& comm, const ShardLayout& layo
                                              std::optional<double> fill) {
   RankContext ctx(comm, kind_);
   const DeviceLayout device_layout(layout, ctx.rank(), ctx.stream());
-  const sim::TokenAxes axes = sim::token_axes(value, seq_dim, "gpu shard_token_tensor");
+  const TokenAxes axes = token_axes(value, seq_dim, "gpu shard_token_tensor");
   CPLAB_CHECK(axes.rows == layout.rows,
               "shard_token_tensor: {} has {} rows on dim {}; the layout has B={}",
               tensor_brief(value), axes.rows, seq_dim - 1, layout.rows);

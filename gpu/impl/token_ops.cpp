@@ -42,7 +42,7 @@ Shape token_shape(const Tensor& t, std::int64_t seq_dim, std::int64_t rows, std:
   return shape;
 }
 
-TokenCopy token_copy(const sim::TokenAxes& axes) {
+TokenCopy token_copy(const TokenAxes& axes) {
   TokenCopy c;
   c.outer = axes.outer;
   c.rows = axes.rows;

@@ -1,6 +1,6 @@
 #pragma once
 // Host tensors to and from the device, and the token-copy descriptors the verbs build from a
-// tensor's token axes ([outer, rows, seq, inner], sim/token_moves.hpp).
+// tensor's token axes ([outer, rows, seq, inner], reference/types/token_moves.hpp).
 #include <array>
 #include <cstdint>
 #include <vector>
@@ -8,7 +8,7 @@
 #include "gpu/device.hpp"
 #include "gpu/kernels/copy_tokens.hpp"
 #include "reference/types/tensor.hpp"
-#include "sim/token_moves.hpp"
+#include "reference/types/token_moves.hpp"
 
 namespace cplab::gpu {
 
@@ -21,7 +21,7 @@ DeviceBuffer upload_rows(const std::vector<std::vector<std::int64_t>>& rows, Str
 // The shape of t with its row and seq dims replaced.
 Shape token_shape(const Tensor& t, std::int64_t seq_dim, std::int64_t rows, std::int64_t seq);
 // A copy of whole tokens of a tensor with these axes: src/dst/source and lengths still to be set.
-TokenCopy token_copy(const sim::TokenAxes& axes);
+TokenCopy token_copy(const TokenAxes& axes);
 // Checks the copy kernel's error slot: a source index out of range is a bug in what built it.
 void check_sources(const ErrorSlot& bad, Stream stream, const char* verb);
 

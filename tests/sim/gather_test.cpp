@@ -6,8 +6,8 @@
 #include <mutex>
 
 #include "reference/plan.hpp"
+#include "reference/types/token_moves.hpp"
 #include "reference/verbs.hpp"
-#include "sim/token_moves.hpp"
 #include "sim_runner.hpp"
 
 namespace cplab::simtest {
@@ -33,7 +33,7 @@ void for_each_plannable_case(const LayoutCp& param, const F& body) {
 
 // The caller tensor with every caller position no slot holds zeroed: what a trim can give back.
 Tensor reachable_part(const ShardPlan& part, const Tensor& caller, std::int64_t seq_dim) {
-  const sim::TokenAxes axes = sim::token_axes(caller, seq_dim, "reachable_part");
+  const TokenAxes axes = token_axes(caller, seq_dim, "reachable_part");
   Tensor out(caller.dtype(), caller.shape());
   for (std::int64_t b = 0; b < axes.rows; ++b) {
     for (std::int64_t c : part.rows[static_cast<std::size_t>(b)].caller_pos) {
@@ -80,7 +80,7 @@ TEST_P(GatherTest, shard_then_gather_gives_back_the_caller_tensor) {
               const Tensor back = sim.gather_token_tensor(
                   ctx.comm, layout, shards[m].local.at(name), field.seq_dim, true);
               const Tensor caller_rows =
-                  sim::slice_rows(field.value, field.seq_dim, first, first + per);
+                  slice_rows(field.value, field.seq_dim, first, first + per);
               if (!(back == reachable_part(part, caller_rows, field.seq_dim)))
                 mine.push_back("key " + name);
             }

@@ -1,0 +1,138 @@
+#include "reference/types/token_moves.hpp"
+
+#include <cstring>
+
+#include "reference/types/error.hpp"
+
+namespace cplab {
+
+TokenAxes token_axes(const Tensor& t, std::int64_t seq_dim, const char* what) {
+  CPLAB_CHECK(seq_dim >= 1 && seq_dim < t.dim(),
+              "{}: {} has seq dim {}; it needs a row dim before it (1 <= seq dim < {})", what,
+              tensor_brief(t), seq_dim, t.dim());
+  TokenAxes axes;
+  for (std::int64_t d = 0; d < seq_dim - 1; ++d) axes.outer *= t.size(d);
+  axes.rows = t.size(seq_dim - 1);
+  axes.seq = t.size(seq_dim);
+  for (std::int64_t d = seq_dim + 1; d < t.dim(); ++d) axes.inner *= t.size(d);
+  axes.elem = dtype_size(t.dtype());
+  return axes;
+}
+
+Shape with_rows_and_seq(const Tensor& t, std::int64_t seq_dim, std::int64_t rows,
+                        std::int64_t seq) {
+  Shape shape = t.shape();
+  shape[static_cast<std::size_t>(seq_dim - 1)] = rows;
+  shape[static_cast<std::size_t>(seq_dim)] = seq;
+  return shape;
+}
+
+Tensor take_tokens(const Tensor& in, std::int64_t seq_dim, const RowMaps& maps,
+                   std::int64_t out_len) {
+  const TokenAxes src = token_axes(in, seq_dim, "take_tokens");
+  const auto rows = static_cast<std::int64_t>(maps.size());
+  CPLAB_CHECK(src.rows == rows || src.rows == 1,
+              "take_tokens: {} has {} rows on dim {}; expected B={} (or one shared row)",
+              tensor_brief(in), src.rows, seq_dim - 1, rows);
+  Tensor out(in.dtype(), with_rows_and_seq(in, seq_dim, rows, out_len));
+  const TokenAxes dst = token_axes(out, seq_dim, "take_tokens");
+  const std::size_t bytes = src.token_bytes();
+  if (bytes == 0) return out;  // no elements to move (and memcpy must not see null pointers)
+  for (std::int64_t b = 0; b < rows; ++b) {
+    const auto& map = maps[b];
+    CPLAB_CHECK(static_cast<std::int64_t>(map.size()) == out_len,
+                "take_tokens: row {} map has {} entries for {} tokens", b, map.size(), out_len);
+    const std::int64_t src_row = src.rows == 1 ? 0 : b;
+    for (std::int64_t k = 0; k < out_len; ++k) {
+      const std::int64_t from = map[k];
+      if (from < 0) continue;
+      CPLAB_CHECK(from < src.seq,
+                  "take_tokens: row {} token {} comes from position {}, beyond the {} tokens of {}",
+                  b, k, from, src.seq, tensor_brief(in));
+      for (std::int64_t o = 0; o < src.outer; ++o) {
+        std::memcpy(out.raw() + dst.token(o, b, k) * bytes,
+                    in.raw() + src.token(o, src_row, from) * bytes, bytes);
+      }
+    }
+  }
+  return out;
+}
+
+void put_tokens(const Tensor& in, std::int64_t seq_dim, const RowMaps& maps, Tensor& out) {
+  const TokenAxes src = token_axes(in, seq_dim, "put_tokens");
+  const TokenAxes dst = token_axes(out, seq_dim, "put_tokens");
+  CPLAB_CHECK(in.dtype() == out.dtype() && src.outer == dst.outer && src.inner == dst.inner &&
+                  src.rows == dst.rows,
+              "put_tokens: cannot place {} into {}: dtype or non-token dims differ",
+              tensor_brief(in), tensor_brief(out));
+  CPLAB_CHECK(static_cast<std::int64_t>(maps.size()) == src.rows,
+              "put_tokens: {} row maps for {} rows", maps.size(), src.rows);
+  const std::size_t bytes = src.token_bytes();
+  if (bytes == 0) return;
+  for (std::int64_t b = 0; b < src.rows; ++b) {
+    CPLAB_CHECK(static_cast<std::int64_t>(maps[b].size()) == src.seq,
+                "put_tokens: row {} map has {} entries for {} tokens", b, maps[b].size(), src.seq);
+    for (std::int64_t k = 0; k < src.seq; ++k) {
+      const std::int64_t to = maps[b][k];
+      CPLAB_CHECK(to >= 0 && to < dst.seq,
+                  "put_tokens: row {} token {} goes to slot {}, outside [0, {})", b, k, to,
+                  dst.seq);
+      for (std::int64_t o = 0; o < src.outer; ++o) {
+        std::memcpy(out.raw() + dst.token(o, b, to) * bytes, in.raw() + src.token(o, b, k) * bytes,
+                    bytes);
+      }
+    }
+  }
+}
+
+Tensor place_tokens(const Tensor& in, std::int64_t seq_dim, const RowMaps& maps, std::int64_t seq) {
+  const TokenAxes src = token_axes(in, seq_dim, "place_tokens");
+  CPLAB_CHECK(static_cast<std::int64_t>(maps.size()) == src.rows,
+              "place_tokens: {} row maps for {} rows", maps.size(), src.rows);
+  // The maps are checked whole (sizes, range, each slot once) before any byte moves.
+  for (std::int64_t b = 0; b < src.rows; ++b) {
+    CPLAB_CHECK(static_cast<std::int64_t>(maps[b].size()) == src.seq,
+                "place_tokens: row {} map has {} entries for {} tokens", b, maps[b].size(),
+                src.seq);
+    std::vector<std::uint8_t> written(static_cast<std::size_t>(seq), 0);
+    for (std::int64_t k = 0; k < src.seq; ++k) {
+      const std::int64_t to = maps[b][k];
+      CPLAB_CHECK(to >= 0 && to < seq && !written[to],
+                  "place_tokens: row {} token {} goes to slot {}: {}", b, k, to,
+                  to >= 0 && to < seq ? "already written" : "outside the stream");
+      written[to] = 1;
+    }
+  }
+  Tensor out(in.dtype(), with_rows_and_seq(in, seq_dim, src.rows, seq));
+  put_tokens(in, seq_dim, maps, out);
+  return out;
+}
+
+Tensor slice_rows(const Tensor& t, std::int64_t seq_dim, std::int64_t begin, std::int64_t end) {
+  const TokenAxes axes = token_axes(t, seq_dim, "slice_rows");
+  CPLAB_CHECK(0 <= begin && begin <= end && end <= axes.rows, "slice_rows: rows [{}, {}) of {}",
+              begin, end, tensor_brief(t));
+  Tensor out(t.dtype(), with_rows_and_seq(t, seq_dim, end - begin, axes.seq));
+  const std::size_t block = static_cast<std::size_t>((end - begin) * axes.seq) * axes.token_bytes();
+  if (block == 0) return out;
+  for (std::int64_t o = 0; o < axes.outer; ++o) {
+    std::memcpy(out.raw() + static_cast<std::size_t>(o) * block,
+                t.raw() + axes.token(o, begin, 0) * axes.token_bytes(), block);
+  }
+  return out;
+}
+
+Batch slice_token_rows(const Batch& batch, std::int64_t begin, std::int64_t end) {
+  Batch part;
+  part.passthrough = batch.passthrough;
+  const std::int64_t rows = batch.rows();
+  for (const auto& [name, field] : batch.tokens) {
+    TokenField sliced = field;
+    if (field.value.size(field.seq_dim - 1) == rows)
+      sliced.value = slice_rows(field.value, field.seq_dim, begin, end);
+    part.tokens[name] = std::move(sliced);
+  }
+  return part;
+}
+
+}  // namespace cplab
