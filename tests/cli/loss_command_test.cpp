@@ -7,30 +7,23 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/npy.hpp"
-#include "cli_support.hpp"
 #include "reference/loss.hpp"
 #include "reference/plan.hpp"
+#include "tests/support/cli.hpp"
+#include "tests/support/fixtures.hpp"
 
 namespace cplab::clitest {
 namespace {
 
-using LayoutCp = std::tuple<std::string, std::int64_t>;
-
-std::vector<LayoutCp> every_layout_and_cp() {
-  std::vector<LayoutCp> params;
-  for (const std::string& layout : reference::layout_names()) {
-    for (std::int64_t cp : {1, 2, 3, 4, 8}) params.emplace_back(layout, cp);
-  }
-  return params;
-}
-
-std::string param_name(const ::testing::TestParamInfo<LayoutCp>& info) {
-  std::string name = std::get<0>(info.param) + "_cp" + std::to_string(std::get<1>(info.param));
-  for (char& c : name) {
-    if (c == '-') c = '_';
-  }
-  return name;
-}
+using testsupport::CliRun;
+using testsupport::every_layout_and_cp;
+using testsupport::expect_usage_error;
+using testsupport::layout_cp_name;
+using testsupport::LayoutCp;
+using testsupport::line_count;
+using testsupport::run_cplab;
+using testsupport::ScratchDir;
+using testsupport::slurp;
 
 struct Inputs {
   Tensor logits, labels, valid;
@@ -85,7 +78,7 @@ TEST_P(LossCommandTest, json_agrees_with_the_reference) {
                        dir.file("logits.npy") + " --labels " + dir.file("labels.npy") +
                        " --valid " + dir.file("valid.npy") + " --chunk-size 3 --json";
     if (!c.doc_lens.empty()) args += " --doc-lens " + c.doc_lens;
-    const CommandRun run = run_cplab(dir, args);
+    const CliRun run = run_cplab(args);
     ASSERT_EQ(run.status, 0) << run.err;
     const auto json = nlohmann::json::parse(run.out);
     EXPECT_NEAR(json.at("global_mean").get<double>(), ref.global_mean, 1e-12);
@@ -109,16 +102,16 @@ TEST_P(LossCommandTest, json_agrees_with_the_reference) {
     const Inputs in = inputs(1, 16, 7);
     cli::npy::write(dir.file("logits.npy"), in.logits);
     cli::npy::write(dir.file("labels.npy"), in.labels);
-    const CommandRun run = run_cplab(
-        dir, "loss --layout " + layout + " --cp " + std::to_string(cp) + " --logits " +
-                 dir.file("logits.npy") + " --labels " + dir.file("labels.npy") + " --json");
+    const CliRun run =
+        run_cplab("loss --layout " + layout + " --cp " + std::to_string(cp) + " --logits " +
+                  dir.file("logits.npy") + " --labels " + dir.file("labels.npy") + " --json");
     EXPECT_EQ(run.status, 2);
     EXPECT_EQ(line_count(run.err), 1) << run.err;
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryLayout, LossCommandTest, ::testing::ValuesIn(every_layout_and_cp()),
-                         param_name);
+                         layout_cp_name);
 
 class LossCommandErrors : public ::testing::Test {
  protected:
@@ -127,17 +120,9 @@ class LossCommandErrors : public ::testing::Test {
     cli::npy::write(dir_.file("logits.npy"), in.logits);
     cli::npy::write(dir_.file("labels.npy"), in.labels);
   }
-  CommandRun loss(const std::string& logits, const std::string& labels,
-                  const std::string& extra = "") {
-    return run_cplab(dir_, "loss --layout head-tail --cp 2 --logits " + logits + " --labels " +
-                               labels + " --json " + extra);
-  }
-  void expect_usage_error(const CommandRun& run, const std::vector<std::string>& parts) {
-    EXPECT_EQ(run.status, 2);
-    EXPECT_TRUE(run.out.empty()) << run.out;
-    EXPECT_EQ(line_count(run.err), 1) << run.err;
-    for (const std::string& part : parts)
-      EXPECT_NE(run.err.find(part), std::string::npos) << part << " in: " << run.err;
+  CliRun loss(const std::string& logits, const std::string& labels, const std::string& extra = "") {
+    return run_cplab("loss --layout head-tail --cp 2 --logits " + logits + " --labels " + labels +
+                     " --json " + extra);
   }
   ScratchDir dir_;
 };
@@ -190,9 +175,9 @@ TEST(LossCommandImplementations, a_mutant_shows_its_error_and_sim_does_not) {
   cli::npy::write(dir.file("logits.npy"), in.logits);
   cli::npy::write(dir.file("labels.npy"), in.labels);
   auto err_of = [&](const std::string& impl) {
-    const CommandRun run = run_cplab(dir, "loss --layout head-tail --cp 2 --logits " +
-                                              dir.file("logits.npy") + " --labels " +
-                                              dir.file("labels.npy") + " --json --impl " + impl);
+    const CliRun run =
+        run_cplab("loss --layout head-tail --cp 2 --logits " + dir.file("logits.npy") +
+                  " --labels " + dir.file("labels.npy") + " --json --impl " + impl);
     EXPECT_EQ(run.status, 0) << run.err;
     return nlohmann::json::parse(run.out).at("max_abs_err").get<double>();
   };

@@ -8,11 +8,13 @@
 #include <cstring>
 #include <fstream>
 
-#include "cli_support.hpp"
 #include "reference/types/error.hpp"
+#include "tests/support/cli.hpp"
 
 namespace cplab::clitest {
 namespace {
+
+using testsupport::ScratchDir;
 
 Tensor counting(DType dtype, Shape shape) {
   Tensor t(dtype, std::move(shape));

@@ -8,23 +8,16 @@
 #include "gpu_test.hpp"
 #include "reference/types/error.hpp"
 #include "sim/thread_comm.hpp"
+#include "tests/support/fixtures.hpp"
 
 namespace cplab::gputest {
 namespace {
 
 using gpu::DeviceBuffer;
-using Ints = std::vector<std::int64_t>;
+using testsupport::error_of;
+using testsupport::Ints;
 
 class DeviceSimComm : public GpuParamTest<int> {};
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 TEST_P(DeviceSimComm, collectives_give_every_rank_the_expected_blocks) {
   const int cp = GetParam();

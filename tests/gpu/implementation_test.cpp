@@ -15,19 +15,6 @@ namespace {
 
 class GpuImplementationTest : public gputest::GpuParamTest<LayoutCp> {};
 
-template <typename F>
-void for_each_plannable_case(const LayoutCp& param, const F& body) {
-  const auto& [layout, cp] = param;
-  for (const BatchCase& c : batch_cases()) {
-    SCOPED_TRACE(c.name);
-    const LayoutSpec spec = spec_for(layout, cp, c.num_chunks);
-    ShardPlan plan;
-    if (!error_of([&] { plan = reference::plan(spec, c.batch); }).empty())
-      continue;  // refused: see the sim tests
-    body(spec, c.batch, plan);
-  }
-}
-
 // Problems found on the ranks, collected under a lock and reported once.
 struct Problems {
   std::mutex mutex;

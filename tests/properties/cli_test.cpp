@@ -1,53 +1,20 @@
 // `cplab sweep`, `cplab replay` and `cplab mutants` end to end: exit statuses, the seed first, the
 // replay and rerun lines of a failure, the three report files, sharded sweeps that merge into the
 // whole, and a replay string taken from the output that reproduces the failure.
-#include <gtest/gtest.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#include "tests/support/cli.hpp"
 
-#include <cstdio>
+#include <gtest/gtest.h>
+
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 namespace cplab::properties {
 namespace {
 
-struct CliRun {
-  int status = -1;
-  std::string out, err;
-};
-
-CliRun run_cplab(const std::string& args) {
-  const std::string err_path =
-      ::testing::TempDir() + "cplab_properties_cli." + std::to_string(getpid()) + ".stderr";
-  const std::string command = std::string(CPLAB_BINARY) + " " + args + " 2>" + err_path;
-  CliRun run;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) {
-    ADD_FAILURE() << "cannot run " << command;
-    return run;
-  }
-  char buffer[4096];
-  std::size_t n;
-  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) run.out.append(buffer, n);
-  const int raw = pclose(pipe);
-  run.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  std::ifstream err(err_path);
-  std::stringstream text;
-  text << err.rdbuf();
-  run.err = text.str();
-  std::remove(err_path.c_str());
-  return run;
-}
-
-std::filesystem::path fresh_dir(const std::string& name) {
-  const auto dir = std::filesystem::path(::testing::TempDir()) /
-                   ("cplab_cli_" + name + "_" + std::to_string(getpid()));
-  std::filesystem::remove_all(dir);
-  return dir;
-}
+using testsupport::CliRun;
+using testsupport::fresh_dir;
+using testsupport::run_cplab;
 
 nlohmann::json read_report(const std::filesystem::path& dir) {
   std::ifstream in(dir / "report.json");

@@ -7,15 +7,16 @@
 #include <nlohmann/json.hpp>
 
 #include "io/torch_batch.hpp"
-#include "tests/cli/cli_support.hpp"
 #include "tests/reports/svg_reader.hpp"
+#include "tests/support/cli.hpp"
 
 namespace cplab::testing {
 namespace {
 
-using clitest::line_count;
-using clitest::run_cplab;
-using clitest::ScratchDir;
+using testsupport::expect_usage_error;
+using testsupport::run_cplab;
+using testsupport::ScratchDir;
+using testsupport::slurp;
 using Ints = std::vector<std::int64_t>;
 
 // A batch of B rows of S tokens; packed when seq_lens is given (one entry per row).
@@ -29,8 +30,8 @@ Batch make_batch(std::int64_t rows, std::int64_t seq, const std::vector<Ints>& s
   return batch;
 }
 
-nlohmann::json layout_json(const ScratchDir& dir, const std::string& args) {
-  const auto run = run_cplab(dir, "layout --json " + args);
+nlohmann::json layout_json(const std::string& args) {
+  const auto run = run_cplab("layout --json " + args);
   EXPECT_EQ(run.status, 0) << args << ": " << run.err;
   return run.status == 0 ? nlohmann::json::parse(run.out) : nlohmann::json::object();
 }
@@ -58,8 +59,8 @@ TEST_F(CliLayoutBatch, PackedRowGivesTheSameMapsAsDocLens) {
     for (int cp : {2, 3}) {
       const std::string spec =
           "--layout " + layout + " --cp " + std::to_string(cp) + " --chunk-size 2 ";
-      const auto batch = layout_json(dir, spec + "--batch " + path);
-      const auto docs = layout_json(dir, spec + "--doc-lens 5,3,8");
+      const auto batch = layout_json(spec + "--batch " + path);
+      const auto docs = layout_json(spec + "--doc-lens 5,3,8");
       EXPECT_EQ(row_fields(batch), row_fields(docs)) << spec;
       EXPECT_EQ(batch["layout"], layout);
       EXPECT_EQ(batch["row"], 0);
@@ -75,17 +76,16 @@ TEST_F(CliLayoutBatch, EveryPackedRowIsPlannedOnItsOwnAndRowChoosesOne) {
   const std::vector<std::string> docs = {"5,3,8", "16", "4,12"};
   io::save_torch_batch(make_batch(3, 16, {{5, 3, 8}, {16}, {4, 12}}), path);
   const std::string spec = "--layout thd --cp 2 ";
-  const auto all = layout_json(dir, spec + "--batch " + path + " --row 2");
+  const auto all = layout_json(spec + "--batch " + path + " --row 2");
   EXPECT_EQ(all["row"], 2);
-  EXPECT_EQ(row_fields(all), row_fields(layout_json(dir, spec + "--doc-lens 4,12")));
+  EXPECT_EQ(row_fields(all), row_fields(layout_json(spec + "--doc-lens 4,12")));
   ASSERT_EQ(all["rows"].size(), 3u);
   for (std::size_t b = 0; b < docs.size(); ++b) {
     EXPECT_EQ(all["rows"][b]["row"], b);
-    EXPECT_EQ(row_fields(all["rows"][b]),
-              row_fields(layout_json(dir, spec + "--doc-lens " + docs[b])))
+    EXPECT_EQ(row_fields(all["rows"][b]), row_fields(layout_json(spec + "--doc-lens " + docs[b])))
         << "row " << b;
   }
-  const auto table = run_cplab(dir, "layout " + spec + "--batch " + path + " --row 1");
+  const auto table = run_cplab("layout " + spec + "--batch " + path + " --row 1");
   ASSERT_EQ(table.status, 0) << table.err;
   EXPECT_NE(table.out.find("row 1 of 3"), std::string::npos) << table.out;
   EXPECT_NE(table.out.find("row   1: padded length 16, imbalance 1.000  (shown above)"),
@@ -97,8 +97,8 @@ TEST_F(CliLayoutBatch, BshdBatchGivesTheSameMapsAsSeqLen) {
   const std::string path = dir.file("bshd.pt");
   io::save_torch_batch(make_batch(2, 13), path);
   const std::string spec = "--layout head-tail --cp 2 ";
-  const auto batch = layout_json(dir, spec + "--batch " + path + " --row 1");
-  EXPECT_EQ(row_fields(batch), row_fields(layout_json(dir, spec + "--seq-len 13")));
+  const auto batch = layout_json(spec + "--batch " + path + " --row 1");
+  EXPECT_EQ(row_fields(batch), row_fields(layout_json(spec + "--seq-len 13")));
   EXPECT_EQ(batch["original_seq_len"], 13);
   EXPECT_EQ(batch["rows"].size(), 2u);
 }
@@ -109,7 +109,7 @@ TEST(CliLayoutContract, WithoutBatchTheJsonHasExactlyTheSingleRowFields) {
        {std::string("--layout thd --cp 2 --doc-lens 5,3,8"),
         "--layout head-tail --cp 2 --seq-len 8 --svg " + dir.file("a.svg")}) {
     std::vector<std::string> keys;
-    const auto run = run_cplab(dir, "layout --json " + args);
+    const auto run = run_cplab("layout --json " + args);
     ASSERT_EQ(run.status, 0) << args << ": " << run.err;
     const auto out = nlohmann::ordered_json::parse(run.out);  // keeps the fields' order
     for (auto it = out.begin(); it != out.end(); ++it) keys.push_back(it.key());
@@ -122,10 +122,10 @@ TEST(CliLayoutContract, WithoutBatchTheJsonHasExactlyTheSingleRowFields) {
 TEST(CliLayoutSvg, DrawsTheShownRowWithOneBandPerRank) {
   const ScratchDir dir;
   const std::string svg = dir.file("thd.svg");
-  const auto run = run_cplab(dir, "layout --layout thd --cp 2 --doc-lens 5,3,8 --svg " + svg);
+  const auto run = run_cplab("layout --layout thd --cp 2 --doc-lens 5,3,8 --svg " + svg);
   ASSERT_EQ(run.status, 0) << run.err;
   EXPECT_NE(run.out.find("picture: " + svg), std::string::npos) << run.out;
-  const SvgDocument doc = read_svg(clitest::slurp(svg));
+  const SvgDocument doc = read_svg(slurp(svg));
   ASSERT_EQ(doc.error, "");
   std::map<std::string, Ints> cells;
   int bands = 0;
@@ -164,11 +164,7 @@ TEST(CliLayoutBatchErrors, BadCombinationsExit2WithOneLine) {
     cases.emplace_back("--batch " + good, "no libtorch");
   }
   for (const auto& [args, part] : cases) {
-    const auto run = run_cplab(dir, "layout --layout head-tail --cp 2 " + args);
-    EXPECT_EQ(run.status, 2) << args;
-    EXPECT_TRUE(run.out.empty()) << args << ": " << run.out;
-    EXPECT_EQ(line_count(run.err), 1) << args << ": " << run.err;
-    EXPECT_NE(run.err.find(part), std::string::npos) << args << ": " << run.err;
+    expect_usage_error(run_cplab("layout --layout head-tail --cp 2 " + args), {part}, args);
   }
 }
 

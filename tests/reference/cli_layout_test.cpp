@@ -1,53 +1,16 @@
 // `cplab layout` end to end: the JSON of SPEC §9's examples 1-6, and bad arguments exit 2 with one
 // line on stderr.
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <algorithm>
-#include <cstdio>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "support.hpp"
+#include "tests/support/cli.hpp"
 
 namespace cplab::testing {
 namespace {
 
-struct CliRun {
-  int status = -1;
-  std::string out;
-  std::string err;
-};
-
-CliRun run_cplab(const std::string& args) {
-#ifndef CPLAB_BINARY
-  ADD_FAILURE() << "built without the cplab executable";
-  return {};
-#else
-  // ctest runs tests in parallel processes: one stderr file per process.
-  const std::string err_path =
-      ::testing::TempDir() + "cplab_layout_test." + std::to_string(getpid()) + ".stderr";
-  const std::string command = std::string(CPLAB_BINARY) + " " + args + " 2>" + err_path;
-  CliRun run;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) {
-    ADD_FAILURE() << "cannot run " << command;
-    return run;
-  }
-  char buffer[4096];
-  std::size_t n;
-  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) run.out.append(buffer, n);
-  const int raw = pclose(pipe);
-  run.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  std::ifstream err(err_path);
-  std::stringstream text;
-  text << err.rdbuf();
-  run.err = text.str();
-  std::remove(err_path.c_str());
-  return run;
-#endif
-}
+using testsupport::CliRun;
+using testsupport::expect_usage_error;
+using testsupport::run_cplab;
 
 nlohmann::json layout_json(const std::string& args) {
   const CliRun run = run_cplab("layout --json " + args);
@@ -143,11 +106,7 @@ TEST(CliLayout, BadArgumentsExit2WithOneLine) {
       {"--layout head-tail --cp two --seq-len 8", "--cp"},
   };
   for (const auto& [args, part] : cases) {
-    const CliRun run = run_cplab("layout " + args);
-    EXPECT_EQ(run.status, 2) << args;
-    EXPECT_TRUE(run.out.empty()) << args << ": " << run.out;
-    EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << args << ": " << run.err;
-    EXPECT_NE(run.err.find(part), std::string::npos) << args << ": " << run.err;
+    expect_usage_error(run_cplab("layout " + args), {part}, args);
   }
 }
 

@@ -1,10 +1,10 @@
 #pragma once
 // Shared helpers of the reference tests: batches whose values say where they came from (SPEC-free
-// formulas of (row, caller position, feature)), and an error matcher.
+// formulas of (row, caller position, feature), tests/support/fixtures.hpp), and an error matcher
+// (EXPECT_ERROR, from there too).
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <functional>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -12,10 +12,14 @@
 #include "reference/plan.hpp"
 #include "reference/types/batch.hpp"
 #include "reference/types/error.hpp"
+#include "tests/support/fixtures.hpp"
 
 namespace cplab::testing {
 
-using Ints = std::vector<std::int64_t>;
+using testsupport::error_of;
+using testsupport::Ints;
+using testsupport::located;
+using testsupport::token_value;
 
 inline LayoutSpec make_spec(const std::string& layout, std::int64_t cp) {
   LayoutSpec spec;
@@ -23,23 +27,6 @@ inline LayoutSpec make_spec(const std::string& layout, std::int64_t cp) {
   spec.cp = cp;
   spec.chunk_size = 4;
   return spec;
-}
-
-// Self-locating token values: row b, caller position s, feature e.
-inline double token_value(std::int64_t b, std::int64_t s, std::int64_t e = 0) {
-  return 1000.0 * static_cast<double>(b) + static_cast<double>(s) + 0.25 * static_cast<double>(e);
-}
-
-inline Tensor located(DType dtype, std::int64_t rows, std::int64_t seq, std::int64_t features = 0) {
-  Tensor t(dtype, features > 0 ? Shape{rows, seq, features} : Shape{rows, seq});
-  const std::int64_t inner = features > 0 ? features : 1;
-  for (std::int64_t b = 0; b < rows; ++b) {
-    for (std::int64_t s = 0; s < seq; ++s) {
-      for (std::int64_t e = 0; e < inner; ++e)
-        t.set((b * seq + s) * inner + e, token_value(b, s, e));
-    }
-  }
-  return t;
 }
 
 // A BSHD batch: input_ids and labels located, loss_mask 1.
@@ -67,25 +54,4 @@ inline std::int64_t sum(const Ints& v) {
   return std::accumulate(v.begin(), v.end(), std::int64_t{0});
 }
 
-// Runs f and returns the cplab::Error message it throws ("" when it throws none).
-inline std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
 }  // namespace cplab::testing
-
-// EXPECT_ERROR(statement, "part one", "part two", ...): throws cplab::Error containing every part.
-#define EXPECT_ERROR(statement, ...)                                                          \
-  do {                                                                                        \
-    const std::string cplab_message = ::cplab::testing::error_of([&] { (void)(statement); }); \
-    EXPECT_FALSE(cplab_message.empty()) << "no cplab::Error from " #statement;                \
-    for (const char* part : {__VA_ARGS__}) {                                                  \
-      EXPECT_NE(cplab_message.find(part), std::string::npos)                                  \
-          << "error of " #statement " lacks '" << part << "': " << cplab_message;             \
-    }                                                                                         \
-  } while (0)

@@ -19,18 +19,6 @@ void scale_in_place(Tensor& t, double factor) {
   for (std::int64_t i = 0; i < t.numel(); ++i) t.set(i, t.get(i) * factor);
 }
 
-template <typename F>
-void for_each_plannable_case(const LayoutCp& param, const F& body) {
-  const auto& [layout, cp] = param;
-  for (const BatchCase& c : batch_cases()) {
-    SCOPED_TRACE(c.name);
-    const LayoutSpec spec = spec_for(layout, cp, c.num_chunks);
-    ShardPlan plan;
-    if (!error_of([&] { plan = reference::plan(spec, c.batch); }).empty()) continue;
-    body(spec, c.batch, plan);
-  }
-}
-
 // The caller tensor with every caller position no slot holds zeroed: what a trim can give back.
 Tensor reachable_part(const ShardPlan& part, const Tensor& caller, std::int64_t seq_dim) {
   const TokenAxes axes = token_axes(caller, seq_dim, "reachable_part");
@@ -79,8 +67,7 @@ TEST_P(GatherTest, shard_then_gather_gives_back_the_caller_tensor) {
               if (shared || (name == batch.primary() && !spec.shard_primary)) continue;
               const Tensor back = sim.gather_token_tensor(
                   ctx.comm, layout, shards[m].local.at(name), field.seq_dim, true);
-              const Tensor caller_rows =
-                  slice_rows(field.value, field.seq_dim, first, first + per);
+              const Tensor caller_rows = slice_rows(field.value, field.seq_dim, first, first + per);
               if (!(back == reachable_part(part, caller_rows, field.seq_dim)))
                 mine.push_back("key " + name);
             }

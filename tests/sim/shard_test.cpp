@@ -46,19 +46,6 @@ void expect_same_batches(const std::vector<std::vector<Batch>>& mine,
   }
 }
 
-template <typename F>
-void for_each_plannable_case(const LayoutCp& param, const F& body) {
-  const auto& [layout, cp] = param;
-  for (const BatchCase& c : batch_cases()) {
-    SCOPED_TRACE(c.name);
-    const LayoutSpec spec = spec_for(layout, cp, c.num_chunks);
-    ShardPlan plan;
-    if (!error_of([&] { plan = reference::plan(spec, c.batch); }).empty())
-      continue;  // refused: see partition_test
-    body(spec, c.batch, plan);
-  }
-}
-
 TEST_P(ShardTest, shard_equals_reference_for_both_pad_policies) {
   for_each_plannable_case(GetParam(), [](LayoutSpec spec, const Batch& batch, const ShardPlan&) {
     spec.pad_token_id = 9;

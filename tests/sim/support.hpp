@@ -1,61 +1,29 @@
 #pragma once
-// Shared helpers of the sim tests: layouts × C parameters, batches whose values say where they
-// came from, the batch shapes every layout is tried on, and an error matcher.
+// Shared helpers of the sim tests (and the gpu implementation tests): the batch shapes every layout
+// is tried on, built from the self-locating values and layouts × C parameters of
+// tests/support/fixtures.hpp, and the loop over the cases the reference can plan.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
-#include <functional>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "reference/plan.hpp"
 #include "reference/types/batch.hpp"
 #include "reference/types/error.hpp"
+#include "tests/support/fixtures.hpp"
 
 namespace cplab::simtest {
 
-using Ints = std::vector<std::int64_t>;
-
-inline const std::vector<std::int64_t>& cp_sizes() {
-  static const std::vector<std::int64_t> sizes = {1, 2, 3, 4, 8};
-  return sizes;
-}
-
-// (layout, C) for every registered layout and every C of cp_sizes(); names like "head_tail_cp4".
-using LayoutCp = std::tuple<std::string, std::int64_t>;
-inline std::vector<LayoutCp> every_layout_and_cp() {
-  std::vector<LayoutCp> params;
-  for (const std::string& layout : reference::layout_names()) {
-    for (std::int64_t cp : cp_sizes()) params.emplace_back(layout, cp);
-  }
-  return params;
-}
-inline std::string layout_cp_name(const ::testing::TestParamInfo<LayoutCp>& info) {
-  std::string name = std::get<0>(info.param) + "_cp" + std::to_string(std::get<1>(info.param));
-  for (char& c : name) {
-    if (c == '-') c = '_';
-  }
-  return name;
-}
-
-// Self-locating values: row b, caller position s, feature e.
-inline double token_value(std::int64_t b, std::int64_t s, std::int64_t e = 0) {
-  return 1000.0 * static_cast<double>(b) + static_cast<double>(s) + 0.25 * static_cast<double>(e);
-}
-
-inline Tensor located(DType dtype, Shape shape) {
-  Tensor t(dtype, shape);
-  const std::int64_t rows = shape[0], seq = shape[1];
-  const std::int64_t inner = t.numel() / std::max<std::int64_t>(rows * seq, 1);
-  for (std::int64_t b = 0; b < rows; ++b) {
-    for (std::int64_t s = 0; s < seq; ++s) {
-      for (std::int64_t e = 0; e < inner; ++e)
-        t.set((b * seq + s) * inner + e, token_value(b, s, e));
-    }
-  }
-  return t;
-}
+using testsupport::cp_sizes;
+using testsupport::error_of;
+using testsupport::every_layout_and_cp;
+using testsupport::Ints;
+using testsupport::layout_cp_name;
+using testsupport::LayoutCp;
+using testsupport::located;
+using testsupport::token_value;
 
 // Labels in [0, vocab) from (row, position), with IGNORE at every 7th position.
 inline Tensor labels_for(std::int64_t rows, std::int64_t seq, std::int64_t vocab) {
@@ -164,6 +132,20 @@ inline LayoutSpec spec_for(const std::string& layout, std::int64_t cp,
   return spec;
 }
 
+// body(spec, batch, plan) for every batch case the reference can plan with this layout and C
+// (partition_test checks the refusals).
+template <typename F>
+void for_each_plannable_case(const LayoutCp& param, const F& body) {
+  const auto& [layout, cp] = param;
+  for (const BatchCase& c : batch_cases()) {
+    SCOPED_TRACE(c.name);
+    const LayoutSpec spec = spec_for(layout, cp, c.num_chunks);
+    ShardPlan plan;
+    if (!error_of([&] { plan = reference::plan(spec, c.batch); }).empty()) continue;
+    body(spec, c.batch, plan);
+  }
+}
+
 // Rows [begin, end) of a [B, S, ...] tensor.
 inline Tensor rows_slice(const Tensor& t, std::int64_t begin, std::int64_t end) {
   Shape shape = t.shape();
@@ -172,16 +154,6 @@ inline Tensor rows_slice(const Tensor& t, std::int64_t begin, std::int64_t end) 
   const std::int64_t per_row = t.numel() / std::max<std::int64_t>(t.size(0), 1);
   for (std::int64_t i = 0; i < out.numel(); ++i) out.set(i, t.get(begin * per_row + i));
   return out;
-}
-
-// The cplab::Error message f throws ("" when it throws none).
-inline std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 template <typename T>

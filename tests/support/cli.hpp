@@ -1,0 +1,105 @@
+#pragma once
+// Running the built cplab executable from a test, and scratch folders for what it writes. The
+// including target defines CPLAB_BINARY (the executable's path).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace cplab::testsupport {
+
+inline std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+inline int line_count(const std::string& text) {
+  int lines = 0;
+  for (char c : text) lines += c == '\n' ? 1 : 0;
+  return lines;
+}
+
+struct CliRun {
+  int status = -1;  // the exit status; -1 when it did not exit normally
+  std::string out, err;
+};
+
+// Runs `cplab <args>` through the shell: stdout read from a pipe, stderr through a file.
+inline CliRun run_cplab(const std::string& args) {
+#ifndef CPLAB_BINARY
+  ADD_FAILURE() << "built without the cplab executable; cannot run: cplab " << args;
+  return {};
+#else
+  // ctest runs tests in parallel processes: one stderr file per process.
+  const std::string err_path =
+      ::testing::TempDir() + "cplab_cli." + std::to_string(::getpid()) + ".stderr";
+  const std::string command = std::string(CPLAB_BINARY) + " " + args + " 2>" + err_path;
+  CliRun run;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) {
+    ADD_FAILURE() << "cannot run " << command;
+    return run;
+  }
+  char buffer[4096];
+  std::size_t n;
+  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) run.out.append(buffer, n);
+  const int raw = ::pclose(pipe);
+  run.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  run.err = slurp(err_path);
+  std::remove(err_path.c_str());
+  return run;
+#endif
+}
+
+// A usage error as every cplab command reports one: exit status 2, nothing on stdout, one line on
+// stderr naming every part. `context` (the arguments, say) starts each failure message.
+inline void expect_usage_error(const CliRun& run, const std::vector<std::string>& parts,
+                               const std::string& context = "") {
+  EXPECT_EQ(run.status, 2) << context;
+  EXPECT_TRUE(run.out.empty()) << context << ": " << run.out;
+  EXPECT_EQ(line_count(run.err), 1) << context << ": " << run.err;
+  for (const std::string& part : parts)
+    EXPECT_NE(run.err.find(part), std::string::npos)
+        << context << ": '" << part << "' in " << run.err;
+}
+
+// A fresh folder named after the running test, removed when the test ends.
+class ScratchDir {
+ public:
+  ScratchDir() {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    std::string name = std::string(info->test_suite_name()) + "_" + info->name();
+    for (char& c : name) {
+      if (c == '/') c = '_';
+    }
+    path_ = std::filesystem::temp_directory_path() /
+            ("cplab_cli_" + name + "_" + std::to_string(::getpid()));
+    std::filesystem::remove_all(path_);
+    std::filesystem::create_directories(path_);
+  }
+  ~ScratchDir() { std::filesystem::remove_all(path_); }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// A path for a command to create (an --out folder): unique to this process, nothing there yet.
+inline std::filesystem::path fresh_dir(const std::string& name) {
+  const auto dir = std::filesystem::path(::testing::TempDir()) /
+                   ("cplab_cli_" + name + "_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  return dir;
+}
+
+}  // namespace cplab::testsupport
