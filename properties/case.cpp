@@ -18,6 +18,10 @@ namespace {
 constexpr std::string_view kPolicyNames[] = {"spec", "zero"};
 constexpr std::string_view kPrimaryNames[] = {"ids", "embeds"};
 constexpr std::string_view kPositionNames[] = {"none", "per_row", "shared", "mrope"};
+constexpr std::string_view kRowPositionNames[] = {"arange", "offset", "restart"};
+constexpr std::string_view kKeyDTypeNames[] = {"wide", "narrow"};
+constexpr std::string_view kKeyNames[] = {"loss_mask", "padding_mask", "extra", "planes",
+                                          "features"};
 
 std::int64_t row_occupancy(const std::vector<Document>& row) {
   return std::accumulate(
@@ -92,21 +96,18 @@ std::vector<std::string_view> present_keys(const Case& c) {
   if (c.loss_mask) keys.push_back("loss_mask");
   if (c.padding_mask) keys.push_back("padding_mask");
   if (c.extra_key) keys.push_back("extra");
+  if (c.extra_planes) keys.push_back("planes");
+  if (c.extra_features) keys.push_back("features");
   return keys;
 }
 
 void parse_keys(std::string_view text, Case& c) {
-  c.loss_mask = c.padding_mask = c.extra_key = false;
+  c.loss_mask = c.padding_mask = c.extra_key = c.extra_planes = c.extra_features = false;
   if (text == "-") return;
+  bool* const flags[] = {&c.loss_mask, &c.padding_mask, &c.extra_key, &c.extra_planes,
+                         &c.extra_features};
   for (std::string_view key : split(text, ',')) {
-    if (key == "loss_mask")
-      c.loss_mask = true;
-    else if (key == "padding_mask")
-      c.padding_mask = true;
-    else if (key == "extra")
-      c.extra_key = true;
-    else
-      CPLAB_FAIL("case key 'keys': '{}' is not one of loss_mask, padding_mask, extra", key);
+    *flags[static_cast<std::size_t>(parse_name<int>("keys", key, kKeyNames))] = true;
   }
 }
 
@@ -114,6 +115,10 @@ void parse_keys(std::string_view text, Case& c) {
 
 std::string_view primary_name(Primary p) { return kPrimaryNames[static_cast<int>(p)]; }
 std::string_view position_kind_name(PositionKind k) { return kPositionNames[static_cast<int>(k)]; }
+std::string_view row_positions_name(RowPositions p) {
+  return kRowPositionNames[static_cast<int>(p)];
+}
+std::string_view key_dtypes_name(KeyDTypes k) { return kKeyDTypeNames[static_cast<int>(k)]; }
 
 bool Case::operator==(const Case& o) const {
   const auto spec_tuple = [](const LayoutSpec& s) {
@@ -122,8 +127,10 @@ bool Case::operator==(const Case& o) const {
   };
   return spec_tuple(spec) == spec_tuple(o.spec) && rows == o.rows && seq_len == o.seq_len &&
          docs == o.docs && vocab == o.vocab && primary == o.primary && dim == o.dim &&
-         dtype == o.dtype && positions == o.positions && loss_mask == o.loss_mask &&
+         dtype == o.dtype && positions == o.positions && row_positions == o.row_positions &&
+         left_pad == o.left_pad && key_dtypes == o.key_dtypes && loss_mask == o.loss_mask &&
          padding_mask == o.padding_mask && extra_key == o.extra_key &&
+         extra_planes == o.extra_planes && extra_features == o.extra_features &&
          ignore_permille == o.ignore_permille && invalid_permille == o.invalid_permille &&
          pad_content_permille == o.pad_content_permille && seed == o.seed;
 }
@@ -146,7 +153,12 @@ void validate_case(const Case& c) {
     CPLAB_CHECK(permille >= 0 && permille <= 1000, "case: a permille is out of [0, 1000]: {}",
                 permille);
   }
+  CPLAB_CHECK(c.left_pad >= 0 && c.left_pad <= c.seq_len, "case: left_pad={} is not in [0, S={}]",
+              c.left_pad, c.seq_len);
   if (c.packed()) {
+    CPLAB_CHECK(c.row_positions == RowPositions::arange && c.left_pad == 0,
+                "case: rowpos= and left_pad= describe BSHD rows; packed rows take their positions "
+                "and padding from docs=");
     CPLAB_CHECK(static_cast<std::int64_t>(c.docs.size()) == c.rows && c.rows == s.num_chunks,
                 "case: packed rows need one row per microbatch: {} doc rows, rows={}, mb={}",
                 c.docs.size(), c.rows, s.num_chunks);
@@ -169,12 +181,13 @@ std::string print_case(const Case& c) {
   const auto keys = present_keys(c);
   return fmt::format(
       "{} cp={} m={} K={} mb={} rows={} S={} docs={} vocab={} pad_id={} policy={} shard_primary={} "
-      "primary={} dim={} dtype={} pos={} keys={} ignore={} invalid={} pad_content={} seed={}",
+      "primary={} dim={} dtype={} pos={} rowpos={} left_pad={} kdt={} keys={} ignore={} "
+      "invalid={} pad_content={} seed={}",
       s.layout, s.cp, s.pad_multiple, s.chunk_size, s.num_chunks, c.rows, c.seq_len,
       print_docs(c.docs), c.vocab, s.pad_token_id, kPolicyNames[static_cast<int>(s.pad_policy)],
       s.shard_primary ? 1 : 0, primary_name(c.primary), c.dim, dtype_name(c.dtype),
-      position_kind_name(c.positions),
-      keys.empty() ? std::string("-") : fmt::format("{}", fmt::join(keys, ",")), c.ignore_permille,
+      position_kind_name(c.positions), row_positions_name(c.row_positions), c.left_pad,
+      key_dtypes_name(c.key_dtypes), keys.empty() ? std::string("-") : fmt::format("{}", fmt::join(keys, ",")), c.ignore_permille,
       c.invalid_permille, c.pad_content_permille, c.seed);
 }
 
@@ -231,6 +244,13 @@ Case parse_case(std::string_view text) {
        [&](std::string_view v) {
          c.positions = parse_name<PositionKind>("pos", v, kPositionNames);
        }},
+      {"rowpos",
+       [&](std::string_view v) {
+         c.row_positions = parse_name<RowPositions>("rowpos", v, kRowPositionNames);
+       }},
+      {"left_pad", num("left_pad", c.left_pad)},
+      {"kdt",
+       [&](std::string_view v) { c.key_dtypes = parse_name<KeyDTypes>("kdt", v, kKeyDTypeNames); }},
       {"keys", [&](std::string_view v) { parse_keys(v, c); }},
       {"ignore", num("ignore", c.ignore_permille)},
       {"invalid", num("invalid", c.invalid_permille)},

@@ -5,8 +5,8 @@
 // back exactly:
 //
 //   thd cp=3 m=2 K=4 mb=2 rows=2 S=20 docs=5,3+1,8/12 vocab=37 pad_id=7 policy=spec
-//   shard_primary=1 primary=ids dim=3 dtype=bf16 pos=none keys=loss_mask ignore=100 invalid=50
-//   pad_content=100 seed=1234                                               (one line in practice)
+//   shard_primary=1 primary=ids dim=3 dtype=bf16 pos=none rowpos=arange left_pad=0 kdt=wide
+//   keys=loss_mask ignore=100 invalid=50 pad_content=100 seed=1234          (one line in practice)
 //
 // `docs=` lists each packed row's documents ('/' between rows); `5+3` is a document of 5 real
 // tokens followed by 3 slots of the caller's own padding (seq_lens_padded = 8). `docs=-` is BSHD.
@@ -26,6 +26,17 @@ enum class Primary : std::uint8_t { ids, embeds };
 // per batch row [B,S], one shared row [1,S] (BSHD only), or mRoPE planes [3,B,S].
 enum class PositionKind : std::uint8_t { none, per_row, shared, mrope };
 
+// What the caller's position ids of a BSHD row hold (real batches differ row by row): arange from
+// 0; arange from a per-row offset (a long document cut into rows); or restarting at document
+// boundaries inside the row (documents flattened into rows without seq_lens). Packed rows always
+// restart per document (SPEC §1).
+enum class RowPositions : std::uint8_t { arange, offset, restart };
+
+// The dtypes of the batch's own keys: wide (i64 ids, labels and positions, bool masks, f32
+// embeddings and extra keys) or narrow (i32 ids, labels and positions, u8 valid, f32 loss_mask,
+// bf16 embeddings and extra keys), as collators and mixed-precision models hand them over.
+enum class KeyDTypes : std::uint8_t { wide, narrow };
+
 struct Document {
   std::int64_t real = 0;   // seq_lens entry
   std::int64_t extra = 0;  // the caller's own padding after it: seq_lens_padded = real + extra
@@ -42,9 +53,14 @@ struct Case {
   std::int64_t dim = 1;      // feature dim of inputs_embeds and of the token tensor under test
   DType dtype = DType::f32;  // dtype of the token tensor under test
   PositionKind positions = PositionKind::none;
+  RowPositions row_positions = RowPositions::arange;  // BSHD only
+  std::int64_t left_pad = 0;  // BSHD only: row b starts with (b + seed) mod (left_pad + 1) pad slots
+  KeyDTypes key_dtypes = KeyDTypes::wide;
   bool loss_mask = false;        // a loss_mask key (same holes as valid)
   bool padding_mask = false;     // a padding_mask key (true on the caller's padding slots)
   bool extra_key = false;        // an extra token-aligned key with a declared pad value
+  bool extra_planes = false;     // an extra key [2,B,S,dim] with its sequence on dim 2
+  bool extra_features = false;   // an extra key [B,S,dim] with trailing feature dims
   int ignore_permille = 0;       // labels that are IGNORE (holes)
   int invalid_permille = 0;      // valid-mask holes
   int pad_content_permille = 0;  // content ids equal to the pad id
@@ -72,5 +88,7 @@ std::string case_headline(const Case& c);
 
 std::string_view primary_name(Primary p);
 std::string_view position_kind_name(PositionKind k);
+std::string_view row_positions_name(RowPositions p);
+std::string_view key_dtypes_name(KeyDTypes k);
 
 }  // namespace cplab::properties

@@ -17,7 +17,10 @@ enum Stream : std::uint64_t {
   kValid,
   kLossMask,
   kExtra,
-  kPixels
+  kPixels,
+  kRestart,
+  kPlanes,
+  kFeatures
 };
 
 // Largest code each dtype holds exactly (0: no limit that a case reaches).
@@ -74,8 +77,47 @@ bool caller_real(const Case& c, std::int64_t b, std::int64_t t) {
   return slot.doc >= 0 && t - slot.start < slot.real;
 }
 
+std::int64_t left_pad_slots(const Case& c, std::int64_t b) {
+  if (c.packed() || c.left_pad == 0) return 0;
+  return static_cast<std::int64_t>((static_cast<std::uint64_t>(b) + c.seed) %
+                                   static_cast<std::uint64_t>(c.left_pad + 1));
+}
+
+bool caller_padding(const Case& c, std::int64_t b, std::int64_t t) {
+  return !caller_real(c, b, t) || t < left_pad_slots(c, b);
+}
+
+namespace {
+
+// A document boundary inside BSHD row b at real offset u > 0 (rowpos=restart): about one in five.
+bool row_boundary(const Case& c, std::int64_t b, std::int64_t u) {
+  return u > 0 && mix(c.seed, kRestart, static_cast<std::uint64_t>(b),
+                      static_cast<std::uint64_t>(u)) % 5 == 0;
+}
+
+std::int64_t bshd_position(const Case& c, std::int64_t b, std::int64_t t) {
+  const std::int64_t pad = left_pad_slots(c, b);
+  if (t < pad) return 1;
+  const std::int64_t u = t - pad;
+  switch (c.row_positions) {
+    case RowPositions::arange:
+      return u;
+    case RowPositions::offset:
+      // Distinct for every row of a microbatch, so that a row read for another shows.
+      return u + (b + 1) * static_cast<std::int64_t>(1 + c.seed % 7);
+    case RowPositions::restart: {
+      std::int64_t start = u;
+      while (start > 0 && !row_boundary(c, b, start)) --start;
+      return u - start;
+    }
+  }
+  return u;
+}
+
+}  // namespace
+
 std::int64_t caller_position(const Case& c, std::int64_t b, std::int64_t t) {
-  if (!c.packed()) return t;
+  if (!c.packed()) return bshd_position(c, b, t);
   const DocSlot slot = doc_slot(c, b, t);
   if (slot.doc >= 0) return t - slot.start;
   // Row padding continues the positions of the slot before it (the last document's).
@@ -84,7 +126,7 @@ std::int64_t caller_position(const Case& c, std::int64_t b, std::int64_t t) {
 }
 
 std::int64_t token_id(const Case& c, std::int64_t b, std::int64_t t) {
-  if (!caller_real(c, b, t)) return c.spec.pad_token_id;
+  if (caller_padding(c, b, t)) return c.spec.pad_token_id;
   const std::uint64_t ub = static_cast<std::uint64_t>(b), ut = static_cast<std::uint64_t>(t);
   if (static_cast<int>(mix(c.seed, kPadContent, ub, ut) % 1000) < c.pad_content_permille)
     return c.spec.pad_token_id;
@@ -92,7 +134,7 @@ std::int64_t token_id(const Case& c, std::int64_t b, std::int64_t t) {
 }
 
 std::int64_t token_label(const Case& c, std::int64_t b, std::int64_t t) {
-  if (!caller_real(c, b, t)) return kIgnoreIndex;
+  if (caller_padding(c, b, t)) return kIgnoreIndex;
   const std::uint64_t ub = static_cast<std::uint64_t>(b), ut = static_cast<std::uint64_t>(t);
   if (static_cast<int>(mix(c.seed, kIgnore, ub, ut) % 1000) < c.ignore_permille)
     return kIgnoreIndex;
@@ -101,7 +143,7 @@ std::int64_t token_label(const Case& c, std::int64_t b, std::int64_t t) {
 }
 
 bool token_valid(const Case& c, std::int64_t b, std::int64_t t) {
-  if (!caller_real(c, b, t)) return false;
+  if (caller_padding(c, b, t)) return false;
   const std::uint64_t ub = static_cast<std::uint64_t>(b), ut = static_cast<std::uint64_t>(t);
   return static_cast<int>(mix(c.seed, kValid, ub, ut) % 1000) >= c.invalid_permille;
 }
@@ -151,11 +193,40 @@ Tensor float_tensor(std::uint64_t seed, std::uint64_t stream, const Shape& shape
 
 Batch make_batch(const Case& c) { return make_batch_rows(c, 0, c.rows); }
 
+namespace {
+
+// A key's values, built as i64 or f32 and stored in the dtype the case's key dtypes give it.
+Tensor as_key(DType dtype, Shape shape, const std::vector<std::int64_t>& values) {
+  Tensor t = Tensor::from<std::int64_t>(std::move(shape), values);
+  return dtype == DType::i64 ? t : t.to(dtype);
+}
+Tensor as_key(DType dtype, Shape shape, const std::vector<float>& values) {
+  Tensor t = Tensor::from<float>(std::move(shape), values);
+  return dtype == DType::f32 ? t : t.to(dtype);
+}
+Tensor as_mask(DType dtype, Shape shape, const std::vector<bool>& values) {
+  Tensor t = Tensor::from_bools(std::move(shape), values);
+  return dtype == DType::b8 ? t : t.to(dtype);
+}
+
+TokenField extra_field(Tensor value, std::int64_t seq_dim, double pad) {
+  TokenField field;
+  field.value = std::move(value);
+  field.seq_dim = seq_dim;
+  field.pad_value = pad;
+  return field;
+}
+
+}  // namespace
+
 Batch make_batch_rows(const Case& c, std::int64_t first, std::int64_t count) {
   const std::int64_t S = c.seq_len, H = c.dim;
+  const bool narrow = c.key_dtypes == KeyDTypes::narrow;
+  const DType int_key = narrow ? DType::i32 : DType::i64;
+  const DType float_key = narrow ? DType::bf16 : DType::f32;
   std::vector<std::int64_t> ids, labels, positions;
   std::vector<bool> valid, loss_mask, padding_mask;
-  std::vector<float> embeds, extra;
+  std::vector<float> embeds, extra, planes(static_cast<std::size_t>(2 * count * S * H)), features;
   for (std::int64_t b = first; b < first + count; ++b) {
     for (std::int64_t t = 0; t < S; ++t) {
       ids.push_back(token_id(c, b, t));
@@ -163,50 +234,65 @@ Batch make_batch_rows(const Case& c, std::int64_t first, std::int64_t count) {
       positions.push_back(caller_position(c, b, t));
       valid.push_back(token_valid(c, b, t));
       const std::uint64_t key = static_cast<std::uint64_t>(b * S + t);
-      loss_mask.push_back(caller_real(c, b, t) && static_cast<int>(mix(c.seed, kLossMask, key, 0) %
-                                                                   1000) >= c.invalid_permille);
-      padding_mask.push_back(!caller_real(c, b, t));
+      loss_mask.push_back(!caller_padding(c, b, t) &&
+                          static_cast<int>(mix(c.seed, kLossMask, key, 0) % 1000) >=
+                              c.invalid_permille);
+      padding_mask.push_back(caller_padding(c, b, t));
       extra.push_back(static_cast<float>(mix(c.seed, kExtra, key, 0) % 64) / 8.0f);
       for (std::int64_t f = 0; f < H; ++f) {
-        // Embeddings are f32 whatever the case's dtype: the code is exact there.
+        // Embeddings are f32 whatever the case's dtype: the code is exact there (narrow keys
+        // round it to bf16, the same on every side).
         embeds.push_back(static_cast<float>(1 + f + H * (t + S * b) + seed_shift(c, S)));
+        features.push_back(static_cast<float>(mix(c.seed, kFeatures, key, f) % 128) / 4.0f);
+        for (std::int64_t p = 0; p < 2; ++p) {
+          const std::int64_t at = ((p * count + (b - first)) * S + t) * H + f;
+          planes[static_cast<std::size_t>(at)] =
+              static_cast<float>(mix(c.seed, kPlanes, key, 2 * f + p) % 128) / 4.0f;
+        }
       }
     }
   }
   Batch batch;
   if (c.primary == Primary::ids) {
-    batch.add(keys::input_ids, Tensor::from<std::int64_t>({count, S}, ids));
+    batch.add(keys::input_ids, as_key(int_key, {count, S}, ids));
   } else {
-    batch.add(keys::inputs_embeds, Tensor::from<float>({count, S, H}, embeds));
+    batch.add(keys::inputs_embeds, as_key(float_key, {count, S, H}, embeds));
   }
-  batch.add(keys::labels, Tensor::from<std::int64_t>({count, S}, labels));
-  batch.add(keys::valid, Tensor::from_bools({count, S}, valid));
-  if (c.loss_mask) batch.add(keys::loss_mask, Tensor::from_bools({count, S}, loss_mask));
+  batch.add(keys::labels, as_key(int_key, {count, S}, labels));
+  batch.add(keys::valid, as_mask(narrow ? DType::u8 : DType::b8, {count, S}, valid));
+  if (c.loss_mask)
+    batch.add(keys::loss_mask, as_mask(narrow ? DType::f32 : DType::b8, {count, S}, loss_mask));
   if (c.padding_mask) batch.add(keys::padding_mask, Tensor::from_bools({count, S}, padding_mask));
-  if (c.extra_key) {
-    TokenField field;
-    field.value = Tensor::from<float>({count, S}, extra);
-    field.pad_value = kExtraPad;
-    batch.tokens[kExtraKey] = std::move(field);
+  if (c.extra_key)
+    batch.tokens[kExtraKey] = extra_field(as_key(float_key, {count, S}, extra), 1, kExtraPad);
+  if (c.extra_planes) {
+    batch.tokens[kPlanesKey] =
+        extra_field(as_key(float_key, {2, count, S, H}, planes), 2, kPlanesPad);
+  }
+  if (c.extra_features) {
+    batch.tokens[kFeaturesKey] =
+        extra_field(as_key(float_key, {count, S, H}, features), 1, kFeaturesPad);
   }
   switch (c.positions) {
     case PositionKind::none:
       break;
     case PositionKind::per_row:
-      batch.add(keys::position_ids, Tensor::from<std::int64_t>({count, S}, positions));
+      batch.add(keys::position_ids, as_key(int_key, {count, S}, positions));
       break;
-    case PositionKind::shared:
-      batch.add(keys::position_ids,
-                Tensor::from<std::int64_t>(
-                    {1, S}, std::vector<std::int64_t>(positions.begin(), positions.begin() + S)));
+    case PositionKind::shared: {
+      // One row for the whole batch (every microbatch's too): row 0's positions.
+      std::vector<std::int64_t> shared;
+      for (std::int64_t t = 0; t < S; ++t) shared.push_back(caller_position(c, 0, t));
+      batch.add(keys::position_ids, as_key(int_key, {1, S}, shared));
       break;
+    }
     case PositionKind::mrope: {
       // Three planes (temporal, height, width) that differ, so a plane mix-up shows.
-      std::vector<std::int64_t> planes;
+      std::vector<std::int64_t> planes3;
       for (std::int64_t p = 0; p < 3; ++p) {
-        for (std::int64_t v : positions) planes.push_back(v + 1000 * p);
+        for (std::int64_t v : positions) planes3.push_back(v + 1000 * p);
       }
-      batch.add(keys::position_ids, Tensor::from<std::int64_t>({3, count, S}, planes));
+      batch.add(keys::position_ids, as_key(int_key, {3, count, S}, planes3));
       break;
     }
   }

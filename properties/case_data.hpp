@@ -16,6 +16,11 @@ namespace cplab::properties {
 inline constexpr const char* kExtraKey = "token_weight";
 inline constexpr double kExtraPad = -1.5;
 inline constexpr const char* kPassthroughKey = "pixel_values";
+// Extra keys of other shapes (keys=planes, keys=features) and their declared pad values.
+inline constexpr const char* kPlanesKey = "token_planes";  // [2,B,S,dim], sequence on dim 2
+inline constexpr double kPlanesPad = 7.0;
+inline constexpr const char* kFeaturesKey = "token_features";  // [B,S,dim]
+inline constexpr double kFeaturesPad = 0.5;
 
 // splitmix64 over (seed, a, b, c): the one source of pseudo-randomness of case data.
 std::uint64_t mix(std::uint64_t seed, std::uint64_t a, std::uint64_t b, std::uint64_t c);
@@ -23,8 +28,16 @@ std::uint64_t mix(std::uint64_t seed, std::uint64_t a, std::uint64_t b, std::uin
 // Whether caller slot t of row b holds a document's token (false: the caller's own document or
 // row padding of a packed row; BSHD rows have none).
 bool caller_real(const Case& c, std::int64_t b, std::int64_t t);
-// The caller's position id of (b, t): arange for BSHD, restarting per document in packed rows and
-// running on through the document's own padding, continuing the last document after it (SPEC §1).
+// Leading pad slots of BSHD row b (left padding, as generation-style collators write it): the
+// layout cannot tell them from tokens, the data marks them (pad id, IGNORE, invalid, padding_mask).
+std::int64_t left_pad_slots(const Case& c, std::int64_t b);
+// Whether the caller's data marks (b, t) as padding: its own padding in a packed row, or a left
+// pad slot of a BSHD row.
+bool caller_padding(const Case& c, std::int64_t b, std::int64_t t);
+// The caller's position id of (b, t). BSHD: per rowpos= (arange, from a per-row offset, or
+// restarting at document boundaries inside the row) after the left pad slots, which hold 1 (as
+// HF's masked_fill writes them). Packed: restarting per document and running on through the
+// document's own padding, continuing the last document after it (SPEC §1).
 std::int64_t caller_position(const Case& c, std::int64_t b, std::int64_t t);
 
 std::int64_t token_id(const Case& c, std::int64_t b, std::int64_t t);

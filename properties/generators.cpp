@@ -54,17 +54,86 @@ void validate_gen_options(const GenOptions& options) {
   CPLAB_CHECK(options.max_tokens >= 1, "--max-tokens {}: must be at least 1", options.max_tokens);
 }
 
-rc::Gen<I> gen_cp(const std::vector<I>& allowed) {
-  if (!allowed.empty()) return gen::elementOf(allowed);
-  return gen::weightedOneOf<I>({{3, gen::just<I>(1)},
-                                {5, pick<I>({2, 4, 8})},
-                                {10, pick<I>({3, 5, 6, 7})},
-                                {3, gen::inRange<I>(9, 17)},
-                                {1, gen::inRange<I>(17, 65)}});
+namespace {
+
+// One branch of the C draw: its weight, its values, the class they are in.
+struct CpBranch {
+  std::size_t weight;
+  std::vector<I> values;
+  CpClass cls;
+};
+
+std::vector<I> range(I lo, I hi, bool primes) {
+  std::vector<I> out;
+  for (I v = lo; v <= hi; ++v) {
+    if ((cp_class_of(v) == CpClass::prime) == primes) out.push_back(v);
+  }
+  return out;
 }
 
-rc::Gen<I> gen_bshd_len(const LayoutEntry& entry, const LayoutSpec& spec, I max_tokens) {
+const std::vector<CpBranch>& cp_branches() {
+  static const std::vector<CpBranch> branches = {
+      {3, {1}, CpClass::one},
+      {3, {2}, CpClass::two},
+      {8, {3, 5, 7}, CpClass::prime},
+      {1, {11, 13, 17, 19, 23, 29, 31}, CpClass::prime},
+      {2, {8}, CpClass::eight_plus},
+      {2, range(9, 16, false), CpClass::eight_plus},
+      {1, range(17, 64, false), CpClass::eight_plus},
+      {3, {4, 6}, CpClass::other},
+  };
+  return branches;
+}
+
+}  // namespace
+
+rc::Gen<I> gen_cp(const std::vector<I>& allowed, std::optional<CpClass> cls) {
+  if (!allowed.empty()) {
+    std::vector<I> of_class;
+    for (I cp : allowed) {
+      if (!cls || in_cp_class(cp, *cls)) of_class.push_back(cp);
+    }
+    return gen::elementOf(of_class.empty() ? allowed : of_class);
+  }
+  std::vector<const CpBranch*> chosen;
+  std::size_t total = 0;
+  for (const CpBranch& branch : cp_branches()) {
+    if (cls && branch.cls != *cls) continue;
+    chosen.push_back(&branch);
+    total += branch.weight;
+  }
+  if (chosen.empty()) return gen_cp(allowed);
+  // A weighted branch (shrinking toward the first, C = 1), then a value of it.
+  return gen::exec([chosen, total] {
+    std::size_t ticket = *gen::inRange<std::size_t>(0, total);
+    for (const CpBranch* branch : chosen) {
+      if (ticket < branch->weight) return *gen::elementOf(branch->values);
+      ticket -= branch->weight;
+    }
+    return *gen::elementOf(chosen.back()->values);
+  });
+}
+
+rc::Gen<I> gen_bshd_len(const LayoutEntry& entry, const LayoutSpec& spec, I max_tokens,
+                        std::optional<BatchKind> kind) {
   const I unit = entry.pad_unit(spec);
+  if (kind && spec.cp > 1 && unit > 1) {
+    // At a multiple of the unit (the layout pads nothing), or off one (it pads).
+    const I most = std::max<I>(1, max_tokens / unit);
+    if (*kind == BatchKind::bshd && unit <= max_tokens) {
+      return gen::map(gen::weightedOneOf<I>({{3, gen::inRange<I>(1, std::min<I>(most, 4) + 1)},
+                                             {1, gen::inRange<I>(1, most + 1)}}),
+                      [unit](I q) { return q * unit; });
+    }
+    if (*kind == BatchKind::bshd_padded) {
+      return gen::exec([=] {
+        const I q = *gen::inRange<I>(0, std::min<I>(most, 4));
+        const I off = *gen::weightedOneOf<I>(
+            {{2, gen::just<I>(1)}, {2, gen::just<I>(unit - 1)}, {1, gen::inRange<I>(1, unit)}});
+        return std::clamp<I>(q * unit + off, 1, std::max<I>(1, max_tokens));
+      });
+    }
+  }
   const rc::Gen<I> near_multiple = gen::exec([=] {
     const I base = *pick<I>({spec.cp, 2 * spec.cp, unit});
     const I q = *gen::inRange<I>(0, 4);
@@ -128,11 +197,31 @@ I estimated_padded_len(const LayoutEntry& entry, const Case& c) {
   return len;
 }
 
+namespace {
+
+// The dtypes of the token tensor under test (one of each class at least).
+constexpr DType kCaseDTypes[] = {DType::f32, DType::i64, DType::bf16, DType::f16,
+                                 DType::i32, DType::u8,  DType::b8};
+
+rc::Gen<DType> gen_dtype(std::optional<DTypeClass> cls) {
+  std::vector<DType> of_class;
+  for (DType t : kCaseDTypes) {
+    if (!cls || in_dtype_class(t, *cls)) of_class.push_back(t);
+  }
+  if (of_class.empty()) of_class.assign(std::begin(kCaseDTypes), std::end(kCaseDTypes));
+  return gen::elementOf(of_class);
+}
+
+}  // namespace
+
 rc::Gen<Case> gen_case(const LayoutEntry& entry, const GenOptions& options) {
   const rc::Gen<Case> constructive = gen::exec([entry, options] {
+    const std::optional<CaseCell>& cell = options.cell;
     Case c;
     c.spec.layout = entry.name;
-    c.spec.cp = entry.cp_off ? 1 : *gen_cp(options.cp);
+    c.spec.cp =
+        entry.cp_off ? 1
+                     : *gen_cp(options.cp, cell ? std::optional<CpClass>(cell->cp) : std::nullopt);
     if (entry.uses_pad_multiple)
       c.spec.pad_multiple = *gen::weightedOneOf<I>(
           {{3, gen::just<I>(2)}, {2, gen::just<I>(1)}, {1, pick<I>({3, 4})}});
@@ -143,7 +232,10 @@ rc::Gen<Case> gen_case(const LayoutEntry& entry, const GenOptions& options) {
     }
     c.spec.num_chunks =
         *gen::weightedOneOf<I>({{6, gen::just<I>(1)}, {3, gen::just<I>(2)}, {1, gen::just<I>(3)}});
-    const bool packed = entry.packed_rows && (!entry.bshd_rows || *gen::arbitrary<bool>());
+    const bool want_packed = cell && cell->kind == BatchKind::packed;
+    const bool want_bshd = cell && cell->kind != BatchKind::packed;
+    const bool packed = entry.packed_rows && (!entry.bshd_rows || want_packed ||
+                                              (!want_bshd && *gen::arbitrary<bool>()));
     if (packed) {
       c.rows = c.spec.num_chunks;
       I longest = 0;
@@ -155,9 +247,16 @@ rc::Gen<Case> gen_case(const LayoutEntry& entry, const GenOptions& options) {
           *gen::weightedOneOf<I>({{3, gen::just<I>(0)}, {1, gen::inRange<I>(1, 6)}});
       c.seq_len = std::max<I>(1, longest + row_padding);
     } else {
-      c.rows =
-          c.spec.num_chunks * *gen::weightedOneOf<I>({{3, gen::just<I>(1)}, {1, gen::just<I>(2)}});
-      c.seq_len = *gen_bshd_len(entry, c.spec, options.max_tokens);
+      // Two rows or more per microbatch often: rows differ in every key (positions too).
+      c.rows = c.spec.num_chunks * *gen::weightedOneOf<I>({{2, gen::just<I>(1)},
+                                                           {1, gen::just<I>(2)}});
+      c.seq_len = *gen_bshd_len(entry, c.spec, options.max_tokens,
+                                want_bshd ? std::optional<BatchKind>(cell->kind) : std::nullopt);
+      c.row_positions = *gen::weightedOneOf<RowPositions>({{2, gen::just(RowPositions::arange)},
+                                                           {1, gen::just(RowPositions::offset)},
+                                                           {1, gen::just(RowPositions::restart)}});
+      c.left_pad = *gen::weightedOneOf<I>(
+          {{3, gen::just<I>(0)}, {1, gen::inRange<I>(1, std::min<I>(c.seq_len, 6) + 1)}});
     }
     const I budget_vocab =
         options.logits_budget / std::max<I>(1, c.rows * estimated_padded_len(entry, c));
@@ -175,8 +274,7 @@ rc::Gen<Case> gen_case(const LayoutEntry& entry, const GenOptions& options) {
     c.primary = *gen::weightedOneOf<Primary>(
         {{3, gen::just(Primary::ids)}, {1, gen::just(Primary::embeds)}});
     c.dim = *gen::inRange<I>(1, 5);
-    c.dtype = *pick<DType>(
-        {DType::f32, DType::i64, DType::bf16, DType::f16, DType::i32, DType::u8, DType::b8});
+    c.dtype = *gen_dtype(cell ? std::optional<DTypeClass>(cell->dtype) : std::nullopt);
     c.positions = packed ? *gen::weightedOneOf<PositionKind>({{3, gen::just(PositionKind::none)},
                                                               {1, gen::just(PositionKind::per_row)},
                                                               {1, gen::just(PositionKind::mrope)}})
@@ -184,9 +282,13 @@ rc::Gen<Case> gen_case(const LayoutEntry& entry, const GenOptions& options) {
                                                               {1, gen::just(PositionKind::per_row)},
                                                               {1, gen::just(PositionKind::shared)},
                                                               {1, gen::just(PositionKind::mrope)}});
+    c.key_dtypes = *gen::weightedOneOf<KeyDTypes>(
+        {{3, gen::just(KeyDTypes::wide)}, {1, gen::just(KeyDTypes::narrow)}});
     c.loss_mask = *gen::arbitrary<bool>();
     c.padding_mask = *gen::arbitrary<bool>();
     c.extra_key = *gen::arbitrary<bool>();
+    c.extra_planes = *gen::weightedOneOf<bool>({{3, gen::just(false)}, {1, gen::just(true)}});
+    c.extra_features = *gen::weightedOneOf<bool>({{3, gen::just(false)}, {1, gen::just(true)}});
     c.seed = *gen::inRange<std::uint64_t>(0, 1ull << 32);
     return c;
   });
@@ -195,11 +297,41 @@ rc::Gen<Case> gen_case(const LayoutEntry& entry, const GenOptions& options) {
   });
 }
 
+namespace {
+
+// Lengths below n worth trying, nearest first: one token less, the multiple of the unit below
+// (and one past it, where boundary bugs live), half.
+std::vector<I> shorter_lengths(I n, I unit) {
+  std::vector<I> out;
+  const auto add = [&](I len) {
+    if (len >= 0 && len < n && std::find(out.begin(), out.end(), len) == out.end())
+      out.push_back(len);
+  };
+  add(n - 1);
+  if (unit > 1) {
+    const I below = (n - 1) / unit * unit;  // the largest multiple under n
+    add(below + 1);
+    add(below);
+  }
+  add(n / 2);
+  return out;
+}
+
+I occupancy_of(const std::vector<std::vector<Document>>& docs) {
+  I longest = 1;
+  for (const auto& row : docs) longest = std::max(longest, occupancy(row));
+  return longest;
+}
+
+}  // namespace
+
 std::vector<Case> domain_shrinks(const Case& c, const std::vector<I>& allowed_cp) {
   std::vector<Case> out;
   const auto add = [&](Case smaller) {
     if (!(smaller == c)) out.push_back(std::move(smaller));
   };
+  const LayoutEntry& entry = layout_entry(c.spec.layout);
+  const I unit = c.spec.cp > 1 ? entry.pad_unit(c.spec) : 1;
   // Fewer microbatches: drop the last one.
   if (c.spec.num_chunks > 1) {
     Case s = c;
@@ -208,60 +340,109 @@ std::vector<Case> domain_shrinks(const Case& c, const std::vector<I>& allowed_cp
     if (s.packed()) s.docs.pop_back();
     add(s);
   }
-  // Fewer documents, shorter documents, no caller padding.
+  if (!c.packed() && c.rows > c.spec.num_chunks) {
+    for (I per : {I{1}, c.rows_per_microbatch() - 1}) {
+      Case s = c;
+      s.rows = c.spec.num_chunks * std::max<I>(1, per);
+      add(s);
+    }
+  }
+  // Fewer documents: each one removed (the row keeps its length S).
   for (std::size_t b = 0; b < c.docs.size(); ++b) {
     for (std::size_t i = 0; i < c.docs[b].size() && c.docs[b].size() > 1; ++i) {
       Case s = c;
       s.docs[b].erase(s.docs[b].begin() + static_cast<std::ptrdiff_t>(i));
       add(s);
     }
+  }
+  // Shorter documents, one at a time: the layout's unit is per document where it pads each one,
+  // else per row.
+  const I doc_unit = entry.local_documents ? unit : 1;
+  for (std::size_t b = 0; b < c.docs.size(); ++b) {
     for (std::size_t i = 0; i < c.docs[b].size(); ++i) {
+      for (I len : shorter_lengths(c.docs[b][i].real, doc_unit)) {
+        Case s = c;
+        s.docs[b][i].real = len;
+        add(s);
+      }
+      if (c.docs[b][i].extra > 0) {
+        for (I extra : {I{0}, c.docs[b][i].extra - 1}) {
+          Case s = c;
+          s.docs[b][i].extra = extra;
+          add(s);
+        }
+      }
+    }
+  }
+  // Shorter rows: BSHD toward the unit's multiples; packed row padding after the documents.
+  if (!c.packed()) {
+    for (I len : shorter_lengths(c.seq_len, unit)) {
+      if (len < 1) continue;
       Case s = c;
-      s.docs[b][i].real /= 2;
-      s.docs[b][i].extra = 0;
+      s.seq_len = len;
+      s.left_pad = std::min(s.left_pad, len);
+      add(s);
+    }
+  } else if (c.seq_len > occupancy_of(c.docs)) {
+    for (I len : {occupancy_of(c.docs), c.seq_len - 1}) {
+      Case s = c;
+      s.seq_len = len;
       add(s);
     }
   }
-  // Shorter rows: BSHD halves and trims S; packed drops its row padding.
-  if (!c.packed() && c.seq_len > 1) {
-    for (I len : {c.seq_len / 2, c.seq_len - 1}) {
-      Case s = c;
-      s.seq_len = std::max<I>(1, len);
-      add(s);
-    }
-  }
-  if (c.packed()) {
-    Case s = c;
-    s.seq_len = 1;
-    for (const auto& row : c.docs) s.seq_len = std::max(s.seq_len, occupancy(row));
-    add(s);
-  }
-  if (!c.packed() && c.rows > c.spec.num_chunks) {
-    Case s = c;
-    s.rows = c.spec.num_chunks;
-    add(s);
-  }
-  // Smaller C, then simpler data.
-  const auto allowed = [&](I cp) {
-    return allowed_cp.empty() ||
-           std::find(allowed_cp.begin(), allowed_cp.end(), cp) != allowed_cp.end();
-  };
-  for (I cp : {I{1}, I{2}, c.spec.cp / 2, c.spec.cp - 1}) {
-    if (cp >= 1 && cp < c.spec.cp && allowed(cp)) {
-      Case s = c;
-      s.spec.cp = cp;
-      add(s);
-    }
-  }
+  // Simpler data, then simpler keys, one at a time (so that a shrunk case names what it needs).
   Case simple = c;
   simple.ignore_permille = simple.invalid_permille = simple.pad_content_permille = 0;
   add(simple);
   simple = c;
   simple.loss_mask = simple.padding_mask = simple.extra_key = false;
+  simple.extra_planes = simple.extra_features = false;
   simple.positions = PositionKind::none;
+  simple.row_positions = RowPositions::arange;
+  simple.left_pad = 0;
+  simple.key_dtypes = KeyDTypes::wide;
   simple.primary = Primary::ids;
   simple.dim = 1;
   add(simple);
+  for (bool Case::*key : {&Case::loss_mask, &Case::padding_mask, &Case::extra_key,
+                          &Case::extra_planes, &Case::extra_features}) {
+    if (!(c.*key)) continue;
+    Case s = c;
+    s.*key = false;
+    add(s);
+  }
+  if (c.left_pad > 0) {
+    Case s = c;
+    s.left_pad = c.left_pad == 1 ? 0 : 1;
+    add(s);
+  }
+  if (c.row_positions != RowPositions::arange) {
+    Case s = c;
+    s.row_positions = RowPositions::arange;
+    add(s);
+  }
+  if (c.key_dtypes != KeyDTypes::wide) {
+    Case s = c;
+    s.key_dtypes = KeyDTypes::wide;
+    add(s);
+  }
+  if (c.dim > 1) {
+    Case s = c;
+    s.dim = 1;
+    add(s);
+  }
+  // Smaller C last, smallest first: the first that still fails is the smallest that does (a C
+  // below it passes, or it would have been taken).
+  const auto allowed = [&](I cp) {
+    return allowed_cp.empty() ||
+           std::find(allowed_cp.begin(), allowed_cp.end(), cp) != allowed_cp.end();
+  };
+  for (I cp = 1; cp < c.spec.cp; ++cp) {
+    if (!allowed(cp)) continue;
+    Case s = c;
+    s.spec.cp = cp;
+    add(s);
+  }
   return out;
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "properties/case.hpp"
+#include "properties/coverage.hpp"
 #include "properties/layout_table.hpp"
 #include "sim/implementation.hpp"
 
@@ -16,6 +17,7 @@ namespace cplab::properties {
 struct CheckNotes {
   std::vector<std::string> tags;
   std::vector<std::string> notes;
+  std::vector<std::string> options;  // the verb options it exercised (its coverage rules name them)
 };
 
 struct PropertyInfo {
@@ -24,6 +26,8 @@ struct PropertyInfo {
   // Checks one case: "" when it holds, else what failed (one line, led by the case's headline).
   // Errors the implementation throws propagate: they are failures of the case too.
   std::string (*check)(const Case& c, Implementation& impl, CheckNotes& notes) = nullptr;
+  // The combinations a default sweep must draw for it (coverage.hpp); a job counts them.
+  std::vector<CoverageRule> coverage;
 };
 
 // Properties 1-9 of the suite, in the order a sweep and the mutant hunt run them (cheap and

@@ -26,6 +26,11 @@ JobStatus parse_job_status(const std::string& name) {
   CPLAB_FAIL("unknown job status '{}'; expected passed, failed or skipped", name);
 }
 
+std::int64_t JobResult::missing_combinations() const {
+  return static_cast<std::int64_t>(std::count_if(combinations.begin(), combinations.end(),
+                                                 [](const auto& kv) { return kv.second == 0; }));
+}
+
 std::int64_t SweepReport::total_cases() const {
   return std::accumulate(results.begin(), results.end(), std::int64_t{0},
                          [](std::int64_t sum, const JobResult& r) { return sum + r.cases; });

@@ -34,6 +34,9 @@ struct JobResult {
   std::string message;         // failed: what went wrong on the shrunk case; skipped: why
   std::string replay;          // failed: the command that reruns the shrunk case verbosely
   std::map<std::string, std::int64_t> coverage;  // RC_TAG tags ("thd cp=odd packed") → cases
+  // Every combination the property declares for this layout (coverage.hpp) → cases that drew it.
+  std::map<std::string, std::int64_t> combinations;
+  std::int64_t missing_combinations() const;  // declared, never drawn
 };
 
 struct ShardIndex {

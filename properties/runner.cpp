@@ -83,21 +83,45 @@ JobResult run_job(const JobSpec& job, const RunOptions& options) {
     return result;
   }
   const std::unique_ptr<Implementation> impl = job.impl->make();
-  const rc::Gen<Case> gen = gen_case(*job.layout, options.gen);
+  // Every other case is drawn from one cell (batch kind, dtype class, C class) in turn, so that
+  // each cell the layout can draw is drawn; the cases between are drawn freely.
+  const std::vector<CaseCell> cells = drawable_cells(*job.layout, options.gen.cp);
+  std::vector<rc::Gen<Case>> gens;
+  for (const CaseCell& cell : cells) {
+    GenOptions directed = options.gen;
+    directed.cell = cell;
+    gens.push_back(gen_case(*job.layout, directed));
+  }
+  gens.push_back(gen_case(*job.layout, options.gen));
   // The last failing case RapidCheck ran is the shrunk counterexample: every failing shrink is
-  // accepted, and every shrink tried after the last accepted one held.
+  // accepted, and every shrink tried after the last accepted one held. Once a case failed, every
+  // run is a shrink of it: it keeps that case's generator, and coverage counts drawn cases only.
   Case last_failing;
   std::string last_failure;
   std::map<std::string, std::int64_t> coverage;
+  result.combinations = declared_combinations(job.property->coverage, *job.layout, options.gen.cp);
+  std::int64_t drawn = 0;
+  std::size_t which = gens.size() - 1;
+  bool shrinking = false;
   const auto property = rc::detail::toProperty([&] {
-    const Case c = *gen;
+    if (!shrinking) {
+      which = drawn % 2 == 0 && cells.size() > 0 ? static_cast<std::size_t>(drawn / 2) % cells.size()
+                                                 : gens.size() - 1;
+      ++drawn;
+    }
+    const Case c = *gens[which];
     CaseOutcome outcome = run_case(*job.property, c, *impl);
     const std::string tags = fmt::format("{}", fmt::join(outcome.notes.tags, " "));
     RC_TAG(tags);
+    if (!shrinking) {
+      count_combinations(job.property->coverage, *job.layout, c, outcome.notes.options,
+                         result.combinations);
+    }
     if (outcome.failure.empty()) {
       ++coverage[tags];
       return;
     }
+    shrinking = true;
     last_failing = c;
     last_failure = outcome.failure;
     RC_FAIL(outcome.failure);

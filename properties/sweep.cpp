@@ -115,6 +115,7 @@ SweepReport run_sweep(const SweepOptions& options, const SweepProgress& progress
     } else {
       run.seed = job_seed(options.seed, job.spec);
       result = run_job(job.spec, run);
+      if (coverage_required(options)) require_coverage(result);
     }
     result.job = job.index;
     report.results.push_back(result);
@@ -124,6 +125,22 @@ SweepReport run_sweep(const SweepOptions& options, const SweepProgress& progress
   }
   report.seconds = elapsed();
   return report;
+}
+
+bool coverage_required(const SweepOptions& options) {
+  return options.cases >= kDefaultCasesPerJob && options.max_tokens >= GenOptions{}.max_tokens;
+}
+
+void require_coverage(JobResult& result) {
+  if (result.status != JobStatus::passed) return;
+  std::vector<std::string> missing;
+  for (const auto& [name, count] : result.combinations) {
+    if (count == 0) missing.push_back(name);
+  }
+  if (missing.empty()) return;
+  result.status = JobStatus::failed;
+  result.message = fmt::format("coverage: {} of {} declared combinations never drawn: {}",
+                               missing.size(), result.combinations.size(), fmt::join(missing, "; "));
 }
 
 std::string rerun_command(const SweepOptions& options, const JobResult& result) {

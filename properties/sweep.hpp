@@ -45,6 +45,12 @@ using SweepProgress = std::function<void(const Job& job, std::int64_t done, std:
 
 SweepReport run_sweep(const SweepOptions& options, const SweepProgress& progress = nullptr);
 
+// Whether a sweep of these options must draw every declared combination (properties' coverage
+// rules): one with the default cases per job or more, and rows as long as the default allows.
+bool coverage_required(const SweepOptions& options);
+// A passed job that left declared combinations undrawn fails, naming them.
+void require_coverage(JobResult& result);
+
 // The `cplab sweep` command that reruns exactly one job of a sweep (same seed, same cases).
 std::string rerun_command(const SweepOptions& options, const JobResult& result);
 

@@ -74,6 +74,7 @@ const PropertyInfo attention_property{
         "unsharded "
         "output rows and Q/K/V gradients (after the backward transport)",
     .check = check_attention,
+    .coverage = {{kAnyCase, {}, Cross::cp}},
 };
 
 }  // namespace cplab::properties

@@ -103,6 +103,7 @@ const PropertyInfo gather_backward_property{
         "gather_tokens concatenates in rank order and its backward sums every rank's slice to its "
         "owner",
     .check = check_gather_backward,
+    .coverage = {{kAnyCase, {}, Cross::cp}},
 };
 
 }  // namespace cplab::properties

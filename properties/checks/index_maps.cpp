@@ -114,6 +114,7 @@ const PropertyInfo index_maps_property{
         "every rank holds L/C slots, together a permutation of [0, L) equal to the reference's "
         "construction, and global_index/owner in closed form agree with it",
     .check = check_index_maps,
+    .coverage = {{kAnyCase, {}, Cross::cp}},
 };
 
 }  // namespace cplab::properties

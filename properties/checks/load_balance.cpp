@@ -146,6 +146,7 @@ const PropertyInfo load_balance_property{
         "equal inside unpadded documents, magi within total/C + max chunk area; contiguous "
         "reported",
     .check = check_load_balance,
+    .coverage = {{kAnyCase, {}, Cross::cp}},
 };
 
 }  // namespace cplab::properties

@@ -132,6 +132,7 @@ const PropertyInfo local_documents_property{
         "rank's valid count is what it holds (SPEC §3's formula per document) and they sum to the "
         "row's",
     .check = check_local_documents,
+    .coverage = {{kAnyCase, {}, Cross::cp}},
 };
 
 }  // namespace cplab::properties

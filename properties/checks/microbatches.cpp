@@ -17,7 +17,10 @@ void splice_rows(Batch& dst, const Batch& src, std::int64_t first, std::int64_t 
   for (auto& [name, field] : dst.tokens) {
     const Tensor& from = src.tokens.at(name).value;
     const TokenDims dims = token_dims(field.value.shape(), field.seq_dim);
-    if (dims.rows != dst.rows()) continue;  // a shared [1,S] row belongs to every microbatch
+    if (dims.rows != dst.rows()) {  // a shared [1,S] row belongs to every microbatch
+      field.value = from;
+      continue;
+    }
     for (std::int64_t o = 0; o < dims.outer; ++o) {
       for (std::int64_t b = first; b < first + count; ++b) {
         for (std::int64_t s = 0; s < dims.seq; ++s) {
@@ -61,6 +64,7 @@ std::string check_microbatches(const Case& c, Implementation& impl, CheckNotes& 
   }
   // Every microbatch against a batch whose other microbatches hold other content (same shapes).
   if (chunks > 1) {
+    notes.options.push_back("mb>1");
     Case other = c;
     other.seed = mix(c.seed, 0x0e7e5, 0, 0) % (1ull << 32);
     const Batch other_batch = make_batch(other);
@@ -120,6 +124,7 @@ const PropertyInfo microbatches_property{
         "then shard_primary_later equals shard_primary = true; the same case shards the same way "
         "twice",
     .check = check_microbatches,
+    .coverage = {{kAnyCase, {}, Cross::cp}, {"mb>1"}},
 };
 
 }  // namespace cplab::properties

@@ -12,13 +12,34 @@ namespace {
 double fill_for(DType t) { return t == DType::b8 || t == DType::u8 ? 1.0 : -3.0; }
 
 // One form of input: the tensor a caller passes, the fill (if any) and whether gather trims.
+// `option` names it in the coverage rules; `identity` says whether gather gives the input back
+// (a trimmed gather of a padded-length input gives its first S tokens: checked against the
+// reference's gather only).
 struct Form {
   std::string name;
   Tensor value;
   std::int64_t seq_dim;
   std::optional<double> fill;
   bool trim;
+  std::string option;
+  bool identity = true;
 };
+
+// The same tokens with two planes before the rows ([2,B,len,dim], as mRoPE's [3,B,S]), the second
+// plane holding codes of rows past the batch's: the seq dim is then 2, and a plane mix-up shows.
+Tensor two_plane_tensor(const Case& c, std::int64_t first_row, std::int64_t rows,
+                        std::int64_t len) {
+  const Tensor first = token_tensor(c, first_row, rows, len);
+  const Tensor second = token_tensor(c, c.rows + first_row, rows, len);
+  Shape shape = first.shape();
+  shape.insert(shape.begin(), 2);
+  Tensor out(c.dtype, shape);
+  for (std::int64_t i = 0; i < first.numel(); ++i) {
+    out.set(i, first.get(i));
+    out.set(first.numel() + i, second.get(i));
+  }
+  return out;
+}
 
 std::vector<Form> forms_of(const Case& c, const ShardPlan& plan, std::int64_t first_row) {
   const RowPlan& row = plan.rows.front();
@@ -27,22 +48,29 @@ std::vector<Form> forms_of(const Case& c, const ShardPlan& plan, std::int64_t fi
   // A packed tensor of the caller's length is the caller's THD rows even when L happens to equal S
   // (SPEC §5): the padded-length forms exist only when the lengths differ.
   const bool padded_form = !row.packed || row.padded_len != row.caller_len;
-  if (padded_form)
-    forms.push_back({"padded length L", token_tensor(c, first_row, rows, row.padded_len), 1,
-                     std::nullopt, false});
+  const std::optional<double> fill = fill_for(c.dtype);
+  if (padded_form) {
+    const Tensor padded = token_tensor(c, first_row, rows, row.padded_len);
+    forms.push_back({"padded length L", padded, 1, std::nullopt, false, "L"});
+    forms.push_back({"padded length L, trimmed", padded, 1, std::nullopt, true, "L trim", false});
+  }
   if (row.packed) {
-    forms.push_back(
-        {"THD rows", token_tensor(c, first_row, rows, row.caller_len), 1, std::nullopt, true});
+    const Tensor thd = token_tensor(c, first_row, rows, row.caller_len);
+    forms.push_back({"THD rows", thd, 1, std::nullopt, true, "THD"});
+    // A fill given for THD rows fills the slots the layout adds (thd's document padding).
+    forms.push_back({"THD rows with fill", thd, 1, fill, true, "THD fill"});
   } else if (row.caller_len != row.padded_len) {
     forms.push_back({"original length S with fill",
-                     token_tensor(c, first_row, rows, row.caller_len), 1, fill_for(c.dtype), true});
+                     token_tensor(c, first_row, rows, row.caller_len), 1, fill, true, "S fill"});
+    forms.push_back({"original length S with fill, seq dim 2",
+                     two_plane_tensor(c, first_row, rows, row.caller_len), 2, fill, true,
+                     "S fill dim2"});
   }
-  // The same with a leading dim before the rows (as mRoPE's [3,B,S]): the seq dim is then 2.
-  Tensor outer = token_tensor(c, first_row, rows, padded_form ? row.padded_len : row.caller_len);
-  Shape shape = outer.shape();
-  shape.insert(shape.begin(), 1);
-  forms.push_back({padded_form ? "padded length L, seq dim 2" : "THD rows, seq dim 2",
-                   outer.reshaped(shape), 2, std::nullopt, !padded_form});
+  // With planes before the rows, the seq dim is 2: THD rows for packed rows, else length L.
+  forms.push_back({row.packed ? "THD rows, seq dim 2" : "padded length L, seq dim 2",
+                   two_plane_tensor(c, first_row, rows,
+                                    row.packed ? row.caller_len : row.padded_len),
+                   2, std::nullopt, row.packed, row.packed ? "THD dim2" : "L dim2"});
   return forms;
 }
 
@@ -93,7 +121,7 @@ std::vector<Form> key_forms(const Case& c, const Batch& caller, std::int64_t row
   for (const auto& [name, field] : caller.tokens) {
     if (name == caller.primary() && !c.spec.shard_primary) continue;
     if (field.value.size(field.seq_dim - 1) != rows) continue;
-    keys.push_back({name, field.value, field.seq_dim, std::nullopt, true});
+    keys.push_back({name, field.value, field.seq_dim, std::nullopt, true, "keys"});
   }
   return keys;
 }
@@ -115,7 +143,9 @@ std::string check_shard_gather(const Case& c, Implementation& impl, CheckNotes& 
     keys.push_back(
         key_forms(c, subject.microbatch_batch(m), static_cast<std::int64_t>(plan.rows.size())));
     forms.push_back(forms_of(c, plan, m * c.rows_per_microbatch()));
+    for (const Form& form : forms.back()) notes.options.push_back(form.option);
   }
+  notes.options.push_back(fmt::format("keys kdt={}", key_dtypes_name(c.key_dtypes)));
   const auto runs = on_ranks(c.spec.cp, [&](Comm& comm, std::int64_t) {
     RankRun run;
     const std::vector<RankShard> shards = impl.shard(comm, c.spec, subject.batch);
@@ -175,7 +205,7 @@ std::string check_shard_gather(const Case& c, Implementation& impl, CheckNotes& 
       const Tensor expected = reference::gather_token_tensor(plan, locals, form.seq_dim, form.trim);
       for (std::int64_t r = 0; r < c.spec.cp; ++r) {
         const Tensor& gathered = runs[static_cast<std::size_t>(r)].form_gathers[mb][i];
-        const std::string bad = identity_mismatch(c, form, gathered, plan, m);
+        const std::string bad = form.identity ? identity_mismatch(c, form, gathered, plan, m) : "";
         if (!bad.empty()) return failure_prefix(c) + fmt::format("on rank {}: ", r) + bad;
         TokenFrame frame{.what = fmt::format("gather_token_tensor ({}) on rank {}, microbatch {}",
                                              form.name, r, m),
@@ -200,6 +230,23 @@ const PropertyInfo shard_gather_property{
         "length, original length with fill, THD rows, seq dim 2) gives back the caller's "
         "tokens",
     .check = check_shard_gather,
+    .coverage =
+        {
+            // Every form on every batch kind it applies to, in every dtype class and C class.
+            {"L", {BatchKind::bshd, BatchKind::bshd_padded}, Cross::dtype_and_cp},
+            {"L trim", {BatchKind::bshd, BatchKind::bshd_padded}, Cross::dtype_and_cp},
+            {"L dim2", {BatchKind::bshd, BatchKind::bshd_padded}, Cross::dtype_and_cp},
+            {"S fill", {BatchKind::bshd_padded}, Cross::dtype_and_cp},
+            {"S fill dim2", {BatchKind::bshd_padded}, Cross::dtype_and_cp},
+            {"THD", {BatchKind::packed}, Cross::dtype_and_cp},
+            {"THD fill", {BatchKind::packed}, Cross::dtype_and_cp},
+            {"THD dim2", {BatchKind::packed}, Cross::dtype_and_cp},
+            // Packed rows as a padded-length tensor: only where the layout pads the row.
+            {"L", {BatchKind::packed}, Cross::cp, true},
+            {"L trim", {BatchKind::packed}, Cross::cp, true},
+            {"keys kdt=wide", {}, Cross::cp},
+            {"keys kdt=narrow"},
+        },
 };
 
 }  // namespace cplab::properties

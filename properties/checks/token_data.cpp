@@ -17,6 +17,8 @@ std::optional<double> pad_slot_value(const Case& c, const std::string& key) {
   if (key == keys::input_ids) return zero ? 0.0 : static_cast<double>(c.spec.pad_token_id);
   if (key == keys::inputs_embeds) return 0.0;
   if (key == kExtraKey) return kExtraPad;
+  if (key == kPlanesKey) return kPlanesPad;
+  if (key == kFeaturesKey) return kFeaturesPad;
   return std::nullopt;  // position_ids: continued (checked against the reference)
 }
 
@@ -26,7 +28,7 @@ std::optional<double> caller_value(const Case& c, const std::string& key, std::i
   if (key == keys::labels) return static_cast<double>(token_label(c, b, t));
   if (key == keys::valid) return token_valid(c, b, t) ? 1.0 : 0.0;
   if (key == keys::input_ids) return static_cast<double>(token_id(c, b, t));
-  if (key == keys::padding_mask) return caller_real(c, b, t) ? 0.0 : 1.0;
+  if (key == keys::padding_mask) return caller_padding(c, b, t) ? 1.0 : 0.0;
   return std::nullopt;
 }
 
@@ -85,6 +87,25 @@ std::string layout_fields_mismatch(const ShardLayout& want, const ShardLayout& g
   return {};
 }
 
+// What of a real batch the case holds, for the coverage rules below.
+void note_options(const Case& c, std::vector<std::string>& options) {
+  options.push_back(fmt::format("pos={}", position_kind_name(c.positions)));
+  options.push_back(c.spec.pad_policy == PadPolicy::zero ? "policy=zero" : "policy=spec");
+  const bool given = c.positions != PositionKind::none;
+  if (given && c.row_positions != RowPositions::arange)
+    options.push_back(fmt::format("rowpos={}", row_positions_name(c.row_positions)));
+  if (c.left_pad > 0) options.push_back("left_pad");
+  // Rows of one microbatch whose position ids differ: a row read for another shows.
+  if ((c.positions == PositionKind::per_row || c.positions == PositionKind::mrope) &&
+      c.rows_per_microbatch() > 1 && (c.row_positions != RowPositions::arange || c.left_pad > 0))
+    options.push_back("positions differ by row");
+  if (!c.spec.shard_primary) options.push_back("primary kept global");
+  if (c.key_dtypes == KeyDTypes::narrow) options.push_back("kdt=narrow");
+  if (c.extra_key) options.push_back("key extra");
+  if (c.extra_planes) options.push_back("key planes (seq dim 2)");
+  if (c.extra_features) options.push_back("key features");
+}
+
 std::string check_token_data(const Case& c, Implementation& impl, CheckNotes& notes) {
   const Subject subject(c);
   const auto shards = shard_on_ranks(impl, c.spec, subject.batch);
@@ -92,6 +113,7 @@ std::string check_token_data(const Case& c, Implementation& impl, CheckNotes& no
   notes.tags.push_back(fmt::format("{} policy={} pos={}", c.spec.layout,
                                    c.spec.pad_policy == PadPolicy::zero ? "zero" : "spec",
                                    position_kind_name(c.positions)));
+  note_options(c, notes.options);
   for (std::int64_t m = 0; m < c.spec.num_chunks; ++m) {
     const ShardPlan& plan = subject.microbatches[static_cast<std::size_t>(m)];
     for (std::int64_t r = 0; r < c.spec.cp; ++r) {
@@ -150,6 +172,24 @@ const PropertyInfo token_data_property{
         "partitioning); added slots hold the pad policy's values: IGNORE labels, masks off, pad "
         "ids",
     .check = check_token_data,
+    .coverage =
+        {
+            {"pos=none"},
+            {"pos=per_row"},
+            {"pos=mrope"},
+            {"pos=shared", {BatchKind::bshd, BatchKind::bshd_padded}},
+            {"policy=spec", {}, Cross::cp},
+            {"policy=zero"},
+            {"rowpos=offset", {BatchKind::bshd, BatchKind::bshd_padded}},
+            {"rowpos=restart", {BatchKind::bshd, BatchKind::bshd_padded}},
+            {"left_pad", {BatchKind::bshd, BatchKind::bshd_padded}},
+            {"positions differ by row", {BatchKind::bshd, BatchKind::bshd_padded}},
+            {"primary kept global"},
+            {"kdt=narrow"},
+            {"key extra"},
+            {"key planes (seq dim 2)"},
+            {"key features"},
+        },
 };
 
 }  // namespace cplab::properties
