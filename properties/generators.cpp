@@ -278,8 +278,8 @@ rc::Gen<Case> gen_case(const LayoutEntry& entry, const GenOptions& options) {
     c.positions = packed ? *gen::weightedOneOf<PositionKind>({{3, gen::just(PositionKind::none)},
                                                               {1, gen::just(PositionKind::per_row)},
                                                               {1, gen::just(PositionKind::mrope)}})
-                         : *gen::weightedOneOf<PositionKind>({{3, gen::just(PositionKind::none)},
-                                                              {1, gen::just(PositionKind::per_row)},
+                         : *gen::weightedOneOf<PositionKind>({{2, gen::just(PositionKind::none)},
+                                                              {2, gen::just(PositionKind::per_row)},
                                                               {1, gen::just(PositionKind::shared)},
                                                               {1, gen::just(PositionKind::mrope)}});
     c.key_dtypes = *gen::weightedOneOf<KeyDTypes>(

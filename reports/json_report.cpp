@@ -32,7 +32,9 @@ json result_json(const JobResult& r) {
           {"counterexample", or_null(r.counterexample)},
           {"message", or_null(r.message)},
           {"replay", or_null(r.replay)},
-          {"coverage", r.coverage}};
+          {"coverage", r.coverage},
+          {"combinations", r.combinations},
+          {"missing_combinations", r.missing_combinations()}};
 }
 
 // Reads key from j as T, naming the key (and its place) when it is missing or of the wrong type.
@@ -69,7 +71,20 @@ JobResult result_from(const json& j, std::size_t i) {
   r.message = nullable(j, "message", where);
   r.replay = nullable(j, "replay", where);
   r.coverage = field<std::map<std::string, std::int64_t>>(j, "coverage", where);
+  // Added later: reports written before it have none.
+  if (j.contains("combinations"))
+    r.combinations = field<std::map<std::string, std::int64_t>>(j, "combinations", where);
   return r;
+}
+
+// The sweep's coverage at a glance: declared combinations over every job, drawn, missing.
+json combinations_json(const SweepReport& report) {
+  std::int64_t declared = 0, missing = 0;
+  for (const JobResult& r : report.results) {
+    declared += static_cast<std::int64_t>(r.combinations.size());
+    missing += r.missing_combinations();
+  }
+  return {{"declared", declared}, {"drawn", declared - missing}, {"missing", missing}};
 }
 
 }  // namespace
@@ -98,6 +113,7 @@ std::string to_json(const SweepReport& report) {
         {"passed", report.count(properties::JobStatus::passed)},
         {"failed", report.count(properties::JobStatus::failed)},
         {"skipped", report.count(properties::JobStatus::skipped)}}},
+      {"combinations", combinations_json(report)},
       {"results", results},
   };
   return doc.dump(2) + "\n";

@@ -36,6 +36,28 @@ void add_unique(std::vector<T>& list, const T& value) {
   if (std::find(list.begin(), list.end(), value) == list.end()) list.push_back(value);
 }
 
+// Declared combinations drawn per property × layout (all implementations summed), and every one
+// a job never drew.
+std::string coverage_section(const properties::SweepReport& report) {
+  std::int64_t declared = 0, missing = 0;
+  std::string missed;
+  for (const JobResult& r : report.results) {
+    if (r.status == JobStatus::skipped) continue;
+    declared += static_cast<std::int64_t>(r.combinations.size());
+    missing += r.missing_combinations();
+    for (const auto& [name, count] : r.combinations) {
+      if (count == 0) missed += fmt::format("- {} · {} · {}: {}\n", r.property, r.layout, r.impl, name);
+    }
+  }
+  if (declared == 0) return {};
+  std::string md = fmt::format(
+      "## Coverage\n\n{} declared combinations (verb option × batch kind × dtype class × C class, "
+      "per property and layout) in the jobs run: {} drawn, {} missing\n\n",
+      declared, declared - missing, missing);
+  if (!missed.empty()) md += "Never drawn:\n\n" + missed + "\n";
+  return md;
+}
+
 }  // namespace
 
 std::string to_markdown(const properties::SweepReport& report) {
@@ -74,6 +96,8 @@ std::string to_markdown(const properties::SweepReport& report) {
     }
     md += "\n";
   }
+
+  md += coverage_section(report);
 
   std::string failures, skips;
   for (const JobResult& r : report.results) {
