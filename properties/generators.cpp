@@ -431,6 +431,17 @@ std::vector<Case> domain_shrinks(const Case& c, const std::vector<I>& allowed_cp
     s.dim = 1;
     add(s);
   }
+  if (c.primary != Primary::ids) {
+    Case s = c;
+    s.primary = Primary::ids;
+    add(s);
+  }
+  if (!c.spec.shard_primary || c.spec.pad_policy != PadPolicy::spec) {
+    Case s = c;
+    s.spec.shard_primary = true;
+    s.spec.pad_policy = PadPolicy::spec;
+    add(s);
+  }
   // Smaller C last, smallest first: the first that still fails is the smallest that does (a C
   // below it passes, or it would have been taken).
   const auto allowed = [&](I cp) {

@@ -36,5 +36,6 @@ std::vector<ImplementationInfo> loss_mutants();
 std::vector<ImplementationInfo> gather_mutants();
 std::vector<ImplementationInfo> pad_mutants();
 std::vector<ImplementationInfo> partition_mutants();
+std::vector<ImplementationInfo> rare_case_mutants();
 
 }  // namespace cplab::properties::mutants
