@@ -96,5 +96,33 @@ TEST(CaseFormat, MalformedLinesAreErrorsNamingTheProblem) {
   expect_error("thd cp=2 docs=5 pos=shared", "BSHD only");
 }
 
+TEST(CaseFormat, ReadsWhatRealBatchesHold) {
+  const Case c = parse_case(
+      "head-tail cp=3 rows=4 mb=2 S=9 pos=mrope rowpos=restart left_pad=3 kdt=narrow "
+      "keys=planes,features,padding_mask");
+  EXPECT_EQ(c.row_positions, RowPositions::restart);
+  EXPECT_EQ(c.left_pad, 3);
+  EXPECT_EQ(c.key_dtypes, KeyDTypes::narrow);
+  EXPECT_TRUE(c.extra_planes);
+  EXPECT_TRUE(c.extra_features);
+  EXPECT_TRUE(c.padding_mask);
+  EXPECT_FALSE(c.extra_key);
+  EXPECT_EQ(parse_case(print_case(c)), c);
+  // A line printed before these keys existed reads as it did: arange, no left padding, wide keys.
+  const Case old = parse_case(
+      "magi cp=2 m=2 K=4 mb=1 rows=2 S=9 docs=- vocab=5 pad_id=1 policy=spec shard_primary=1 "
+      "primary=ids dim=1 dtype=f32 pos=per_row keys=extra ignore=0 invalid=0 pad_content=0 seed=3");
+  EXPECT_EQ(old.row_positions, RowPositions::arange);
+  EXPECT_EQ(old.left_pad, 0);
+  EXPECT_EQ(old.key_dtypes, KeyDTypes::wide);
+  EXPECT_TRUE(old.extra_key);
+  EXPECT_FALSE(old.extra_planes);
+  expect_error("head-tail cp=2 S=4 rowpos=zigzag", "rowpos");
+  expect_error("head-tail cp=2 S=4 kdt=tiny", "kdt");
+  expect_error("head-tail cp=2 S=4 left_pad=5", "left_pad");
+  expect_error("thd cp=2 docs=3,4 rowpos=offset", "packed rows");
+  expect_error("thd cp=2 docs=3,4 keys=extra,bogus", "bogus");
+}
+
 }  // namespace
 }  // namespace cplab::properties

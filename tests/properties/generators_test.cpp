@@ -4,8 +4,10 @@
 // still valid. Case data is a pure function of the case and locates itself.
 #include "properties/generators.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -87,6 +89,16 @@ TEST(Generators, CoverTheShapesThatBreakLayouts) {
       if (c.spec.pad_policy == PadPolicy::zero) seen["zero pad policy"] += 1;
       if (!c.spec.shard_primary) seen["primary kept global"] += 1;
       seen[std::string("dtype ") + std::string(dtype_name(c.dtype))] += 1;
+      if (!c.packed() && c.rows_per_microbatch() > 1 &&
+          (c.positions == PositionKind::per_row || c.positions == PositionKind::mrope) &&
+          caller_position(c, 0, c.seq_len - 1) != caller_position(c, 1, c.seq_len - 1))
+        seen["rows whose last position ids differ"] += 1;
+      if (c.left_pad > 0) seen["left padding"] += 1;
+      if (c.row_positions == RowPositions::offset) seen["positions from a row offset"] += 1;
+      if (c.row_positions == RowPositions::restart) seen["positions restarting in a row"] += 1;
+      if (c.key_dtypes == KeyDTypes::narrow) seen["narrow key dtypes"] += 1;
+      if (c.extra_planes) seen["extra key on seq dim 2"] += 1;
+      if (c.extra_features) seen["extra key with features"] += 1;
       seen[std::string("positions ") + std::string(position_kind_name(c.positions))] += 1;
     }
   }
@@ -118,7 +130,14 @@ TEST(Generators, CoverTheShapesThatBreakLayouts) {
                             "dtype b8",
                             "dtype i32",
                             "positions mrope",
-                            "positions shared"}) {
+                            "positions shared",
+                            "rows whose last position ids differ",
+                            "left padding",
+                            "positions from a row offset",
+                            "positions restarting in a row",
+                            "narrow key dtypes",
+                            "extra key on seq dim 2",
+                            "extra key with features"}) {
     EXPECT_GT(seen[shape], 0) << "the generators never drew: " << shape;
   }
 }
@@ -128,6 +147,55 @@ TEST(Generators, RestrictedCpListIsRespected) {
   options.cp = {3, 5};
   for (const Case& c : sample(layout_entry("head-tail"), 100, options))
     EXPECT_TRUE(c.spec.cp == 3 || c.spec.cp == 5);
+}
+
+TEST(Generators, EveryDrawableCellIsDrawnWhenAsked) {
+  for (const LayoutEntry& entry : layout_table()) {
+    for (const CaseCell& cell : drawable_cells(entry, {})) {
+      GenOptions options;
+      options.cell = cell;
+      for (const Case& c : sample(entry, 20, options)) {
+        SCOPED_TRACE(cell_name(cell) + ": " + print_case(c));
+        EXPECT_EQ(batch_kind_of(entry, c), cell.kind);
+        EXPECT_EQ(dtype_class_of(c.dtype), cell.dtype);
+        EXPECT_EQ(cp_class_of(c.spec.cp), cell.cp);
+        ASSERT_NO_THROW(validate_case(c));
+      }
+    }
+  }
+  // A C list without the cell's class: not forced, the case falls where the list allows.
+  GenOptions options;
+  options.cp = {3};
+  options.cell = CaseCell{BatchKind::bshd, DTypeClass::integer, CpClass::two};
+  for (const Case& c : sample(layout_entry("head-tail"), 10, options)) EXPECT_EQ(c.spec.cp, 3);
+}
+
+TEST(Generators, DomainShrinksTakeOneDocumentOrTokenAndEverySmallerC) {
+  const Case c = parse_case("thd cp=5 docs=13+2,7,27 S=50 vocab=9 seed=4");
+  const std::vector<Case> shrinks = domain_shrinks(c);
+  const auto has = [&](const std::string& line) {
+    const Case want = parse_case(line);
+    return std::any_of(shrinks.begin(), shrinks.end(), [&](const Case& s) { return s == want; });
+  };
+  EXPECT_TRUE(has("thd cp=5 docs=7,27 S=50 vocab=9 seed=4"));         // a document removed
+  EXPECT_TRUE(has("thd cp=5 docs=13+2,7,26 S=50 vocab=9 seed=4"));    // one token shorter
+  EXPECT_TRUE(has("thd cp=5 docs=13+2,7,21 S=50 vocab=9 seed=4"));    // one past 2C's multiple
+  EXPECT_TRUE(has("thd cp=5 docs=13+2,7,20 S=50 vocab=9 seed=4"));    // to 2C's multiple
+  EXPECT_TRUE(has("thd cp=5 docs=13+1,7,27 S=50 vocab=9 seed=4"));    // a padding slot fewer
+  EXPECT_TRUE(has("thd cp=5 docs=13+2,7,27 S=49 vocab=9 seed=4"));    // row padding, one slot
+  for (std::int64_t cp = 1; cp < 5; ++cp) {
+    EXPECT_TRUE(has(fmt::format("thd cp={} docs=13+2,7,27 S=50 vocab=9 seed=4", cp))) << cp;
+  }
+  // C last, smallest first.
+  EXPECT_EQ(shrinks.back().spec.cp, 4);
+  EXPECT_EQ(shrinks[shrinks.size() - 4].spec.cp, 1);
+  // BSHD rows toward the unit's multiple (head-tail: 2C = 6).
+  const std::vector<Case> bshd = domain_shrinks(parse_case("head-tail cp=3 S=23 rows=2 seed=1"));
+  for (std::int64_t len : {22, 19, 18, 11}) {
+    EXPECT_TRUE(std::any_of(bshd.begin(), bshd.end(),
+                            [&](const Case& s) { return s.seq_len == len && s.spec.cp == 3; }))
+        << len;
+  }
 }
 
 TEST(Generators, DomainShrinksAreSmallerAndValid) {
@@ -173,6 +241,47 @@ TEST(CaseData, IsAPureFunctionOfTheCaseAndLocatesItself) {
   EXPECT_EQ(token_label(c, 0, 8), kIgnoreIndex);
   EXPECT_EQ(caller_position(c, 0, 5), 0);
   EXPECT_EQ(caller_position(c, 0, 9), 0);
+}
+
+TEST(CaseData, RowsDifferAsRealBatchesDo) {
+  // Left padding: row b starts with (b + seed) mod 4 pad slots, marked in every key.
+  const Case c = parse_case("contiguous cp=2 rows=3 S=8 pos=per_row left_pad=3 seed=5 vocab=9 "
+                            "pad_id=4 keys=padding_mask,loss_mask");
+  const Batch batch = make_batch(c);
+  for (std::int64_t b = 0; b < 3; ++b) {
+    const std::int64_t pad = left_pad_slots(c, b);
+    EXPECT_EQ(pad, (b + 5) % 4);
+    for (std::int64_t t = 0; t < 8; ++t) {
+      const std::int64_t at = b * 8 + t;
+      EXPECT_EQ(batch.at(keys::padding_mask).get(at), t < pad ? 1.0 : 0.0);
+      if (t < pad) {
+        EXPECT_EQ(batch.at(keys::input_ids).get(at), 4.0);
+        EXPECT_EQ(batch.at(keys::labels).get(at), static_cast<double>(kIgnoreIndex));
+        EXPECT_EQ(batch.at(keys::valid).get(at), 0.0);
+        EXPECT_EQ(batch.at(keys::position_ids).get(at), 1.0);  // HF's masked_fill value
+      } else {
+        EXPECT_EQ(batch.at(keys::position_ids).get(at), static_cast<double>(t - pad));
+      }
+    }
+    EXPECT_TRUE(caller_real(c, b, 0));  // the layout cannot tell them from tokens
+  }
+  // Offsets differ per row; narrow keys keep their values in i32 / u8 / bf16.
+  Case offset = parse_case("head-tail cp=2 rows=2 S=6 pos=mrope rowpos=offset kdt=narrow seed=9 "
+                           "primary=embeds keys=extra,planes,features dim=2");
+  const Batch narrow = make_batch(offset);
+  EXPECT_NE(caller_position(offset, 0, 0), caller_position(offset, 1, 0));
+  EXPECT_EQ(narrow.at(keys::position_ids).dtype(), DType::i32);
+  EXPECT_EQ(narrow.at(keys::position_ids).shape(), (Shape{3, 2, 6}));
+  EXPECT_EQ(narrow.at(keys::labels).dtype(), DType::i32);
+  EXPECT_EQ(narrow.at(keys::valid).dtype(), DType::u8);
+  EXPECT_EQ(narrow.at(keys::inputs_embeds).dtype(), DType::bf16);
+  EXPECT_EQ(narrow.tokens.at(kPlanesKey).seq_dim, 2);
+  EXPECT_EQ(narrow.at(kPlanesKey).shape(), (Shape{2, 2, 6, 2}));
+  EXPECT_EQ(narrow.at(kFeaturesKey).shape(), (Shape{2, 6, 2}));
+  // A shared [1,S] row is the same for the whole batch and for each microbatch of it.
+  const Case shared = parse_case("magi cp=2 mb=2 rows=2 S=5 pos=shared rowpos=restart seed=3");
+  EXPECT_TRUE(make_batch(shared).at(keys::position_ids) ==
+              make_batch_rows(shared, 1, 1).at(keys::position_ids));
 }
 
 }  // namespace

@@ -143,5 +143,45 @@ TEST(Sweep, FailuresComeWithAReplayAndARerunOfTheirJob) {
             "--impl mean_of_rank_means --cp 2,3");
 }
 
+TEST(SweepCoverage, AJobCountsEveryCombinationItsPropertyDeclares) {
+  const JobSpec job{&find_property("shard_then_gather_is_identity"), &layout_entry("thd"),
+                    &find_implementation("sim")};
+  RunOptions options;
+  options.cases = 120;
+  options.seed = 11;
+  const JobResult result = run_job(job, options);
+  ASSERT_EQ(result.status, JobStatus::passed) << result.message;
+  // thd: packed rows only, each THD form × 3 dtype classes × 4 C classes, the padded-length forms
+  // × 3 C classes above 1, the batch keys × 4 and narrow keys once.
+  EXPECT_EQ(result.combinations.size(), 3u * 12 + 2 * 3 + 4 + 1);
+  // Every other case strides over the 12 cells: each THD form meets every cell.
+  for (const auto& [name, count] : result.combinations) {
+    if (name.rfind("THD", 0) == 0) {
+      EXPECT_GT(count, 0) << name;
+    }
+  }
+  EXPECT_TRUE(result.combinations.count("THD fill · packed · byte · C>=8"));
+}
+
+TEST(SweepCoverage, ADefaultSweepFailsNamingWhatItNeverDrew) {
+  SweepOptions options;
+  EXPECT_TRUE(coverage_required(options));
+  options.cases = 100;
+  EXPECT_FALSE(coverage_required(options));  // a short sweep reports coverage, it does not judge it
+  JobResult r;
+  r.status = JobStatus::passed;
+  r.cases = r.passed = 500;
+  r.combinations = {{"THD fill · packed · int · C=2", 4}, {"S fill dim2 · bshd+pad · byte · C=2", 0}};
+  require_coverage(r);
+  EXPECT_EQ(r.status, JobStatus::failed);
+  EXPECT_EQ(r.message,
+            "coverage: 1 of 2 declared combinations never drawn: S fill dim2 · bshd+pad · byte · "
+            "C=2");
+  r.combinations["S fill dim2 · bshd+pad · byte · C=2"] = 1;
+  r.status = JobStatus::passed;
+  require_coverage(r);
+  EXPECT_EQ(r.status, JobStatus::passed);
+}
+
 }  // namespace
 }  // namespace cplab::properties

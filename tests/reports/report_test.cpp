@@ -31,6 +31,7 @@ JobResult result(std::int64_t job, const std::string& property, const std::strin
   r.seed = 18446744073709551557ull;  // above 2^53: must survive as an unsigned 64-bit integer
   r.seconds = 0.25;
   r.coverage = {{"thd cp=odd packed", 6}, {"thd cp=pow2 packed", 4}};
+  if (status != JobStatus::skipped) r.combinations = {{"THD · packed · C=2", 3}, {"N=0 · packed", 0}};
   if (status == JobStatus::failed) {
     r.shrinks = 5;
     r.counterexample = "thd cp=2 docs=5";
@@ -101,6 +102,27 @@ TEST(SweepReportJson, ReadsBackWhatItWrote) {
     EXPECT_NE(std::string(e.what()).find("results[0] has no 'status'"), std::string::npos)
         << e.what();
   }
+}
+
+TEST(SweepReportJson, CountsDeclaredCombinationsAndReadsReportsWithout) {
+  const SweepReport report = sample_report(0, 1);
+  const nlohmann::json doc = nlohmann::json::parse(to_json(report));
+  // Three jobs ran, each declaring two combinations of which one was never drawn.
+  EXPECT_EQ(doc.at("combinations"),
+            (nlohmann::json{{"declared", 6}, {"drawn", 3}, {"missing", 3}}));
+  const nlohmann::json& first = doc.at("results").at(0);
+  EXPECT_EQ(first.at("combinations").at("THD · packed · C=2"), 3);
+  EXPECT_EQ(first.at("missing_combinations"), 1);
+  EXPECT_NE(to_markdown(report).find("6 declared combinations"), std::string::npos);
+  EXPECT_NE(to_markdown(report).find("a · thd · sim: N=0 · packed"), std::string::npos);
+  // A report written before combinations existed reads back with none.
+  nlohmann::json old = doc;
+  for (auto& r : old["results"]) {
+    r.erase("combinations");
+    r.erase("missing_combinations");
+  }
+  old.erase("combinations");
+  EXPECT_TRUE(from_json(old.dump()).results.at(0).combinations.empty());
 }
 
 TEST(SweepReportMerge, ShardsMergeIntoTheFullReport) {
