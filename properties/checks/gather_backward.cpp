@@ -13,29 +13,54 @@ namespace {
 
 constexpr Tolerance kSumTolerance{.abs = 1e-6, .rel = 1e-6};
 
+// One gradient a caller may hand back: trimmed or not, and on seq dim 1 or (planes before the
+// rows, as mRoPE's [3,B,S]) on seq dim 2.
+struct BackwardForm {
+  bool trim;
+  std::int64_t seq_dim;
+  Tensor grad;
+};
+
 std::string token_tensor_backward_mismatch(const Case& c, Implementation& impl,
-                                           const ShardPlan& plan, std::int64_t m) {
+                                           const ShardPlan& plan, std::int64_t m,
+                                           CheckNotes& notes) {
   const RowPlan& first = plan.rows.front();
   const auto rows = static_cast<std::int64_t>(plan.rows.size());
+  std::vector<BackwardForm> forms;
   for (const bool trim : {true, false}) {
     const std::int64_t len = trim ? first.caller_len : first.padded_len;
-    const Tensor grad =
-        float_tensor(c.seed, 200 + static_cast<std::uint64_t>(m) * 2 + (trim ? 1u : 0u),
-                     {rows, len, c.dim}, 1.0f);
-    const auto got = on_ranks(c.spec.cp, [&](Comm& comm, std::int64_t r) {
-      return impl.gather_token_tensor_backward(comm, reference_layout(plan, r), grad, 1, trim);
-    });
+    forms.push_back({trim, 1,
+                     float_tensor(c.seed, 200 + static_cast<std::uint64_t>(m) * 2 + (trim ? 1u : 0u),
+                                  {rows, len, c.dim}, 1.0f)});
+  }
+  forms.push_back({true, 2,
+                   float_tensor(c.seed, 250 + static_cast<std::uint64_t>(m),
+                                {2, rows, first.caller_len, c.dim}, 1.0f)});
+  notes.options.push_back("backward seq dim 2");
+  // Every form in one world: the ranks run them in the same order.
+  const auto got = on_ranks(c.spec.cp, [&](Comm& comm, std::int64_t r) {
+    std::vector<Tensor> out;
+    for (const BackwardForm& form : forms) {
+      out.push_back(impl.gather_token_tensor_backward(comm, reference_layout(plan, r), form.grad,
+                                                      form.seq_dim, form.trim));
+    }
+    return out;
+  });
+  for (std::size_t i = 0; i < forms.size(); ++i) {
+    const BackwardForm& form = forms[i];
     for (std::int64_t r = 0; r < c.spec.cp; ++r) {
-      const Tensor want = reference::gather_token_tensor_backward(plan, grad, 1, trim, r);
-      TokenFrame frame{
-          .what = fmt::format("gather_token_tensor backward (trim={}) on rank {}, microbatch {}",
-                              trim, r, m),
-          .seq_dim = 1,
-          .plan = &plan};
+      const Tensor want =
+          reference::gather_token_tensor_backward(plan, form.grad, form.seq_dim, form.trim, r);
+      TokenFrame frame{.what = fmt::format(
+                           "gather_token_tensor backward (trim={}, seq dim {}) on rank {}, "
+                           "microbatch {}",
+                           form.trim, form.seq_dim, r, m),
+                       .seq_dim = form.seq_dim,
+                       .plan = &plan};
       for (const RowPlan& row : plan.rows)
         frame.slots.push_back(row.index[static_cast<std::size_t>(r)]);
       const std::string bad =
-          tensor_mismatch(c, frame, want, got[static_cast<std::size_t>(r)], kSumTolerance);
+          tensor_mismatch(c, frame, want, got[static_cast<std::size_t>(r)][i], kSumTolerance);
       if (!bad.empty())
         return bad + fmt::format(" (expected C={} × the gradient at owned slots, 0 at padding)",
                                  c.spec.cp);
@@ -86,7 +111,7 @@ std::string check_gather_backward(const Case& c, Implementation& impl, CheckNote
   notes.tags.push_back(fmt::format("{} {}", c.spec.layout, cp_class(c.spec.cp)));
   for (std::int64_t m = 0; m < c.spec.num_chunks; ++m) {
     const ShardPlan& plan = subject.microbatches[static_cast<std::size_t>(m)];
-    const std::string bad = token_tensor_backward_mismatch(c, impl, plan, m);
+    const std::string bad = token_tensor_backward_mismatch(c, impl, plan, m, notes);
     if (!bad.empty()) return failure_prefix(c) + bad;
   }
   const std::string bad = gather_tokens_mismatch(c, impl, subject.plan.rows.front().local_len());
@@ -103,7 +128,7 @@ const PropertyInfo gather_backward_property{
         "gather_tokens concatenates in rank order and its backward sums every rank's slice to its "
         "owner",
     .check = check_gather_backward,
-    .coverage = {{kAnyCase, {}, Cross::cp}},
+    .coverage = {{kAnyCase, {}, Cross::cp}, {"backward seq dim 2", {}, Cross::cp}},
 };
 
 }  // namespace cplab::properties

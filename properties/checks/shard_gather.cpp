@@ -52,19 +52,21 @@ std::vector<Form> forms_of(const Case& c, const ShardPlan& plan, std::int64_t fi
   if (padded_form) {
     const Tensor padded = token_tensor(c, first_row, rows, row.padded_len);
     forms.push_back({"padded length L", padded, 1, std::nullopt, false, "L"});
-    forms.push_back({"padded length L, trimmed", padded, 1, std::nullopt, true, "L trim", false});
+    // A fill given with a padded-length tensor has nothing to fill: the tensor's own slots stay.
+    forms.push_back({"padded length L with a fill, trimmed", padded, 1, fill, true, "L trim", false});
   }
   if (row.packed) {
     const Tensor thd = token_tensor(c, first_row, rows, row.caller_len);
     forms.push_back({"THD rows", thd, 1, std::nullopt, true, "THD"});
-    // A fill given for THD rows fills the slots the layout adds (thd's document padding).
-    forms.push_back({"THD rows with fill", thd, 1, fill, true, "THD fill"});
+    // A fill given for THD rows fills the slots the layout adds (thd's document padding); the
+    // untrimmed gather gives the whole stream back, fill and all.
+    forms.push_back({"THD rows with fill, untrimmed", thd, 1, fill, false, "THD fill", false});
   } else if (row.caller_len != row.padded_len) {
     forms.push_back({"original length S with fill",
                      token_tensor(c, first_row, rows, row.caller_len), 1, fill, true, "S fill"});
-    forms.push_back({"original length S with fill, seq dim 2",
-                     two_plane_tensor(c, first_row, rows, row.caller_len), 2, fill, true,
-                     "S fill dim2"});
+    forms.push_back({"original length S with fill, seq dim 2, untrimmed",
+                     two_plane_tensor(c, first_row, rows, row.caller_len), 2, fill, false,
+                     "S fill dim2", false});
   }
   // With planes before the rows, the seq dim is 2: THD rows for packed rows, else length L.
   forms.push_back({row.packed ? "THD rows, seq dim 2" : "padded length L, seq dim 2",

@@ -72,6 +72,7 @@ std::string check_microbatch(const Case& c, Implementation& impl, const Subject&
   const Tensor valid = reference::pad_to_global(plan, caller.tokens.at(keys::valid));
   const reference::LossReference ref = reference::shifted_loss(plan, logits, labels, valid);
   notes.options.push_back(ref.contributing_total == 0 ? "N=0" : "N>0");
+  if (c.key_dtypes == KeyDTypes::narrow) notes.options.push_back("i32 labels, u8 valid");
   if (m == 0) {
     notes.tags.push_back(fmt::format("{} {} {}", c.spec.layout, cp_class(c.spec.cp),
                                      ref.contributing_total == 0 ? "N=0" : "N>0"));
@@ -167,7 +168,7 @@ const PropertyInfo shifted_loss_property{
         "loss_r "
         "and its gradient are the rank's share (C × the global gradient on its tokens)",
     .check = check_shifted_loss,
-    .coverage = {{"N>0", {}, Cross::cp}, {"N=0"}},
+    .coverage = {{"N>0", {}, Cross::cp}, {"N=0"}, {"i32 labels, u8 valid"}},
 };
 
 }  // namespace cplab::properties
