@@ -54,7 +54,7 @@ struct Case {
   DType dtype = DType::f32;  // dtype of the token tensor under test
   PositionKind positions = PositionKind::none;
   RowPositions row_positions = RowPositions::arange;  // BSHD only
-  std::int64_t left_pad = 0;  // BSHD only: row b starts with (b + seed) mod (left_pad + 1) pad slots
+  std::int64_t left_pad = 0;  // BSHD only: row b has (b + seed) mod (left_pad + 1) pad slots first
   KeyDTypes key_dtypes = KeyDTypes::wide;
   bool loss_mask = false;        // a loss_mask key (same holes as valid)
   bool padding_mask = false;     // a padding_mask key (true on the caller's padding slots)

@@ -91,8 +91,9 @@ namespace {
 
 // A document boundary inside BSHD row b at real offset u > 0 (rowpos=restart): about one in five.
 bool row_boundary(const Case& c, std::int64_t b, std::int64_t u) {
-  return u > 0 && mix(c.seed, kRestart, static_cast<std::uint64_t>(b),
-                      static_cast<std::uint64_t>(u)) % 5 == 0;
+  const std::uint64_t draw =
+      mix(c.seed, kRestart, static_cast<std::uint64_t>(b), static_cast<std::uint64_t>(u));
+  return u > 0 && draw % 5 == 0;
 }
 
 std::int64_t bshd_position(const Case& c, std::int64_t b, std::int64_t t) {

@@ -42,8 +42,8 @@ std::vector<BatchKind> layout_kinds(const LayoutEntry& entry) {
 }
 
 bool rule_takes(const CoverageRule& rule, BatchKind kind) {
-  return rule.kinds.empty() || std::find(rule.kinds.begin(), rule.kinds.end(), kind) !=
-                                   rule.kinds.end();
+  return rule.kinds.empty() ||
+         std::find(rule.kinds.begin(), rule.kinds.end(), kind) != rule.kinds.end();
 }
 
 // Only the padded kinds and some options need C > 1: the identity there pads nothing.
@@ -98,7 +98,7 @@ BatchKind batch_kind_of(const LayoutEntry& entry, const Case& c) {
   if (c.packed()) return BatchKind::packed;
   if (c.spec.cp == 1) return BatchKind::bshd;
   return ceil_to(c.seq_len, entry.pad_unit(c.spec)) == c.seq_len ? BatchKind::bshd
-                                                                  : BatchKind::bshd_padded;
+                                                                 : BatchKind::bshd_padded;
 }
 
 std::string cell_name(const CaseCell& cell) {

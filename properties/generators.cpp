@@ -219,9 +219,9 @@ rc::Gen<Case> gen_case(const LayoutEntry& entry, const GenOptions& options) {
     const std::optional<CaseCell>& cell = options.cell;
     Case c;
     c.spec.layout = entry.name;
-    c.spec.cp =
-        entry.cp_off ? 1
-                     : *gen_cp(options.cp, cell ? std::optional<CpClass>(cell->cp) : std::nullopt);
+    c.spec.cp = entry.cp_off
+                    ? 1
+                    : *gen_cp(options.cp, cell ? std::optional<CpClass>(cell->cp) : std::nullopt);
     if (entry.uses_pad_multiple)
       c.spec.pad_multiple = *gen::weightedOneOf<I>(
           {{3, gen::just<I>(2)}, {2, gen::just<I>(1)}, {1, pick<I>({3, 4})}});
@@ -248,8 +248,8 @@ rc::Gen<Case> gen_case(const LayoutEntry& entry, const GenOptions& options) {
       c.seq_len = std::max<I>(1, longest + row_padding);
     } else {
       // Two rows or more per microbatch often: rows differ in every key (positions too).
-      c.rows = c.spec.num_chunks * *gen::weightedOneOf<I>({{2, gen::just<I>(1)},
-                                                           {1, gen::just<I>(2)}});
+      c.rows =
+          c.spec.num_chunks * *gen::weightedOneOf<I>({{2, gen::just<I>(1)}, {1, gen::just<I>(2)}});
       c.seq_len = *gen_bshd_len(entry, c.spec, options.max_tokens,
                                 want_bshd ? std::optional<BatchKind>(cell->kind) : std::nullopt);
       c.row_positions = *gen::weightedOneOf<RowPositions>({{2, gen::just(RowPositions::arange)},

@@ -6,9 +6,8 @@
 #include <rapidcheck.h>
 
 #include <cstdint>
-#include <vector>
-
 #include <optional>
+#include <vector>
 
 #include "properties/case.hpp"
 #include "properties/coverage.hpp"

@@ -105,8 +105,9 @@ JobResult run_job(const JobSpec& job, const RunOptions& options) {
   bool shrinking = false;
   const auto property = rc::detail::toProperty([&] {
     if (!shrinking) {
-      which = drawn % 2 == 0 && cells.size() > 0 ? static_cast<std::size_t>(drawn / 2) % cells.size()
-                                                 : gens.size() - 1;
+      which = drawn % 2 == 0 && cells.size() > 0
+                  ? static_cast<std::size_t>(drawn / 2) % cells.size()
+                  : gens.size() - 1;
       ++drawn;
     }
     const Case c = *gens[which];

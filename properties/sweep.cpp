@@ -139,8 +139,9 @@ void require_coverage(JobResult& result) {
   }
   if (missing.empty()) return;
   result.status = JobStatus::failed;
-  result.message = fmt::format("coverage: {} of {} declared combinations never drawn: {}",
-                               missing.size(), result.combinations.size(), fmt::join(missing, "; "));
+  result.message =
+      fmt::format("coverage: {} of {} declared combinations never drawn: {}", missing.size(),
+                  result.combinations.size(), fmt::join(missing, "; "));
 }
 
 std::string rerun_command(const SweepOptions& options, const JobResult& result) {

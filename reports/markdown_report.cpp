@@ -46,7 +46,8 @@ std::string coverage_section(const properties::SweepReport& report) {
     declared += static_cast<std::int64_t>(r.combinations.size());
     missing += r.missing_combinations();
     for (const auto& [name, count] : r.combinations) {
-      if (count == 0) missed += fmt::format("- {} · {} · {}: {}\n", r.property, r.layout, r.impl, name);
+      if (count == 0)
+        missed += fmt::format("- {} · {} · {}: {}\n", r.property, r.layout, r.impl, name);
     }
   }
   if (declared == 0) return {};

@@ -29,9 +29,10 @@ std::string token_tensor_backward_mismatch(const Case& c, Implementation& impl,
   std::vector<BackwardForm> forms;
   for (const bool trim : {true, false}) {
     const std::int64_t len = trim ? first.caller_len : first.padded_len;
-    forms.push_back({trim, 1,
-                     float_tensor(c.seed, 200 + static_cast<std::uint64_t>(m) * 2 + (trim ? 1u : 0u),
-                                  {rows, len, c.dim}, 1.0f)});
+    forms.push_back(
+        {trim, 1,
+         float_tensor(c.seed, 200 + static_cast<std::uint64_t>(m) * 2 + (trim ? 1u : 0u),
+                      {rows, len, c.dim}, 1.0f)});
   }
   forms.push_back({true, 2,
                    float_tensor(c.seed, 250 + static_cast<std::uint64_t>(m),
@@ -51,12 +52,12 @@ std::string token_tensor_backward_mismatch(const Case& c, Implementation& impl,
     for (std::int64_t r = 0; r < c.spec.cp; ++r) {
       const Tensor want =
           reference::gather_token_tensor_backward(plan, form.grad, form.seq_dim, form.trim, r);
-      TokenFrame frame{.what = fmt::format(
-                           "gather_token_tensor backward (trim={}, seq dim {}) on rank {}, "
-                           "microbatch {}",
-                           form.trim, form.seq_dim, r, m),
-                       .seq_dim = form.seq_dim,
-                       .plan = &plan};
+      TokenFrame frame{
+          .what = fmt::format("gather_token_tensor backward (trim={}, seq dim {}) on rank {}, "
+                              "microbatch {}",
+                              form.trim, form.seq_dim, r, m),
+          .seq_dim = form.seq_dim,
+          .plan = &plan};
       for (const RowPlan& row : plan.rows)
         frame.slots.push_back(row.index[static_cast<std::size_t>(r)]);
       const std::string bad =

@@ -53,7 +53,8 @@ std::vector<Form> forms_of(const Case& c, const ShardPlan& plan, std::int64_t fi
     const Tensor padded = token_tensor(c, first_row, rows, row.padded_len);
     forms.push_back({"padded length L", padded, 1, std::nullopt, false, "L"});
     // A fill given with a padded-length tensor has nothing to fill: the tensor's own slots stay.
-    forms.push_back({"padded length L with a fill, trimmed", padded, 1, fill, true, "L trim", false});
+    forms.push_back(
+        {"padded length L with a fill, trimmed", padded, 1, fill, true, "L trim", false});
   }
   if (row.packed) {
     const Tensor thd = token_tensor(c, first_row, rows, row.caller_len);
@@ -69,10 +70,10 @@ std::vector<Form> forms_of(const Case& c, const ShardPlan& plan, std::int64_t fi
                      "S fill dim2", false});
   }
   // With planes before the rows, the seq dim is 2: THD rows for packed rows, else length L.
-  forms.push_back({row.packed ? "THD rows, seq dim 2" : "padded length L, seq dim 2",
-                   two_plane_tensor(c, first_row, rows,
-                                    row.packed ? row.caller_len : row.padded_len),
-                   2, std::nullopt, row.packed, row.packed ? "THD dim2" : "L dim2"});
+  forms.push_back(
+      {row.packed ? "THD rows, seq dim 2" : "padded length L, seq dim 2",
+       two_plane_tensor(c, first_row, rows, row.packed ? row.caller_len : row.padded_len), 2,
+       std::nullopt, row.packed, row.packed ? "THD dim2" : "L dim2"});
   return forms;
 }
 

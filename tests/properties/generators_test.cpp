@@ -177,12 +177,12 @@ TEST(Generators, DomainShrinksTakeOneDocumentOrTokenAndEverySmallerC) {
     const Case want = parse_case(line);
     return std::any_of(shrinks.begin(), shrinks.end(), [&](const Case& s) { return s == want; });
   };
-  EXPECT_TRUE(has("thd cp=5 docs=7,27 S=50 vocab=9 seed=4"));         // a document removed
-  EXPECT_TRUE(has("thd cp=5 docs=13+2,7,26 S=50 vocab=9 seed=4"));    // one token shorter
-  EXPECT_TRUE(has("thd cp=5 docs=13+2,7,21 S=50 vocab=9 seed=4"));    // one past 2C's multiple
-  EXPECT_TRUE(has("thd cp=5 docs=13+2,7,20 S=50 vocab=9 seed=4"));    // to 2C's multiple
-  EXPECT_TRUE(has("thd cp=5 docs=13+1,7,27 S=50 vocab=9 seed=4"));    // a padding slot fewer
-  EXPECT_TRUE(has("thd cp=5 docs=13+2,7,27 S=49 vocab=9 seed=4"));    // row padding, one slot
+  EXPECT_TRUE(has("thd cp=5 docs=7,27 S=50 vocab=9 seed=4"));       // a document removed
+  EXPECT_TRUE(has("thd cp=5 docs=13+2,7,26 S=50 vocab=9 seed=4"));  // one token shorter
+  EXPECT_TRUE(has("thd cp=5 docs=13+2,7,21 S=50 vocab=9 seed=4"));  // one past 2C's multiple
+  EXPECT_TRUE(has("thd cp=5 docs=13+2,7,20 S=50 vocab=9 seed=4"));  // to 2C's multiple
+  EXPECT_TRUE(has("thd cp=5 docs=13+1,7,27 S=50 vocab=9 seed=4"));  // a padding slot fewer
+  EXPECT_TRUE(has("thd cp=5 docs=13+2,7,27 S=49 vocab=9 seed=4"));  // row padding, one slot
   for (std::int64_t cp = 1; cp < 5; ++cp) {
     EXPECT_TRUE(has(fmt::format("thd cp={} docs=13+2,7,27 S=50 vocab=9 seed=4", cp))) << cp;
   }
@@ -192,9 +192,9 @@ TEST(Generators, DomainShrinksTakeOneDocumentOrTokenAndEverySmallerC) {
   // BSHD rows toward the unit's multiple (head-tail: 2C = 6).
   const std::vector<Case> bshd = domain_shrinks(parse_case("head-tail cp=3 S=23 rows=2 seed=1"));
   for (std::int64_t len : {22, 19, 18, 11}) {
-    EXPECT_TRUE(std::any_of(bshd.begin(), bshd.end(),
-                            [&](const Case& s) { return s.seq_len == len && s.spec.cp == 3; }))
-        << len;
+    EXPECT_TRUE(std::any_of(bshd.begin(), bshd.end(), [&](const Case& s) {
+      return s.seq_len == len && s.spec.cp == 3;
+    })) << len;
   }
 }
 
@@ -245,8 +245,9 @@ TEST(CaseData, IsAPureFunctionOfTheCaseAndLocatesItself) {
 
 TEST(CaseData, RowsDifferAsRealBatchesDo) {
   // Left padding: row b starts with (b + seed) mod 4 pad slots, marked in every key.
-  const Case c = parse_case("contiguous cp=2 rows=3 S=8 pos=per_row left_pad=3 seed=5 vocab=9 "
-                            "pad_id=4 keys=padding_mask,loss_mask");
+  const Case c = parse_case(
+      "contiguous cp=2 rows=3 S=8 pos=per_row left_pad=3 seed=5 vocab=9 "
+      "pad_id=4 keys=padding_mask,loss_mask");
   const Batch batch = make_batch(c);
   for (std::int64_t b = 0; b < 3; ++b) {
     const std::int64_t pad = left_pad_slots(c, b);
@@ -266,8 +267,9 @@ TEST(CaseData, RowsDifferAsRealBatchesDo) {
     EXPECT_TRUE(caller_real(c, b, 0));  // the layout cannot tell them from tokens
   }
   // Offsets differ per row; narrow keys keep their values in i32 / u8 / bf16.
-  Case offset = parse_case("head-tail cp=2 rows=2 S=6 pos=mrope rowpos=offset kdt=narrow seed=9 "
-                           "primary=embeds keys=extra,planes,features dim=2");
+  Case offset = parse_case(
+      "head-tail cp=2 rows=2 S=6 pos=mrope rowpos=offset kdt=narrow seed=9 "
+      "primary=embeds keys=extra,planes,features dim=2");
   const Batch narrow = make_batch(offset);
   EXPECT_NE(caller_position(offset, 0, 0), caller_position(offset, 1, 0));
   EXPECT_EQ(narrow.at(keys::position_ids).dtype(), DType::i32);

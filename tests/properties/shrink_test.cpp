@@ -102,8 +102,7 @@ void expect_minimal(const PropertyInfo& property, const JobResult& result,
   EXPECT_FALSE(run_case(property, c, planted).failure.empty()) << result.counterexample;
   for (const auto& [what, smaller] : reductions(c)) {
     EXPECT_TRUE(run_case(property, smaller, planted).failure.empty())
-        << result.counterexample << "\n  still fails with " << what << ": "
-        << print_case(smaller);
+        << result.counterexample << "\n  still fails with " << what << ": " << print_case(smaller);
   }
 }
 

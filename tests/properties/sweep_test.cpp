@@ -171,7 +171,8 @@ TEST(SweepCoverage, ADefaultSweepFailsNamingWhatItNeverDrew) {
   JobResult r;
   r.status = JobStatus::passed;
   r.cases = r.passed = 500;
-  r.combinations = {{"THD fill · packed · int · C=2", 4}, {"S fill dim2 · bshd+pad · byte · C=2", 0}};
+  r.combinations = {{"THD fill · packed · int · C=2", 4},
+                    {"S fill dim2 · bshd+pad · byte · C=2", 0}};
   require_coverage(r);
   EXPECT_EQ(r.status, JobStatus::failed);
   EXPECT_EQ(r.message,

@@ -31,7 +31,8 @@ JobResult result(std::int64_t job, const std::string& property, const std::strin
   r.seed = 18446744073709551557ull;  // above 2^53: must survive as an unsigned 64-bit integer
   r.seconds = 0.25;
   r.coverage = {{"thd cp=odd packed", 6}, {"thd cp=pow2 packed", 4}};
-  if (status != JobStatus::skipped) r.combinations = {{"THD · packed · C=2", 3}, {"N=0 · packed", 0}};
+  if (status != JobStatus::skipped)
+    r.combinations = {{"THD · packed · C=2", 3}, {"N=0 · packed", 0}};
   if (status == JobStatus::failed) {
     r.shrinks = 5;
     r.counterexample = "thd cp=2 docs=5";
