@@ -105,8 +105,11 @@ JobResult run_job(const JobSpec& job, const RunOptions& options) {
   bool shrinking = false;
   const auto property = rc::detail::toProperty([&] {
     if (!shrinking) {
+      // From a cell the job's seed picks, so that short runs (the mutant hunt's quick round)
+      // start in different cells.
       which = drawn % 2 == 0 && cells.size() > 0
-                  ? static_cast<std::size_t>(drawn / 2) % cells.size()
+                  ? static_cast<std::size_t>(options.seed + static_cast<std::uint64_t>(drawn / 2)) %
+                        cells.size()
                   : gens.size() - 1;
       ++drawn;
     }
