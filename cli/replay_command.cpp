@@ -5,12 +5,15 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cli/command.hpp"
+#include "cli/sweep_processes.hpp"
 #include "properties/case.hpp"
 #include "properties/case_data.hpp"
+#include "properties/rank_processes.hpp"
 #include "properties/runner.hpp"
 #include "reference/plan.hpp"
 
@@ -57,6 +60,15 @@ int run_replay(const ReplayOptions& options) {
   if (!unavailable.empty()) {
     fmt::print("implementation {}: skipped: {}\n", info.name, unavailable);
     return kUsageError;
+  }
+  // Ranks as processes (mpirun -np C cplab replay --impl sim-mpi ...): every process runs the
+  // case, rank 0 prints.
+  std::optional<properties::ScopedRankProcesses> processes;
+  if (info.ranks_as_processes) {
+    properties::RankProcesses* world = properties::mpi_rank_processes();
+    properties::cps_for_processes({c.spec.cp});
+    if (world->world_rank() != 0) silence_stdout();
+    processes.emplace(world);
   }
   fmt::print("implementation {}: {}\n", info.name, info.summary);
   const std::unique_ptr<Implementation> impl = info.make();

@@ -13,6 +13,7 @@
 #include <random>
 
 #include "cli/command.hpp"
+#include "cli/sweep_processes.hpp"
 #include "properties/sweep.hpp"
 #include "reports/sweep_report.hpp"
 
@@ -23,6 +24,8 @@ struct SweepArgs {
   properties::SweepOptions sweep;
   std::string seed_text, shard_text = "0/1", out = "out/sweep";
   std::vector<std::string> merge;
+  bool distribute = false;         // split the jobs over the processes of an MPI job
+  std::int64_t rank_timeout_ms = 0;  // -mpi implementations: a rank's wait for the others
 };
 
 // --seed, else RC_PARAMS' seed (RapidCheck's own variable), else a fresh random one.
@@ -95,13 +98,16 @@ int run_sweep_command(SweepArgs& args) {
   properties::SweepOptions& options = args.sweep;
   options.seed = choose_seed(args.seed_text);
   options.shard = properties::parse_shard(args.shard_text);
+  const SweepProcesses processes =
+      plan_sweep_processes(options, args.distribute, args.rank_timeout_ms);
+  if (!processes.writes_reports()) silence_stdout();
   const std::size_t jobs =
       properties::shard_jobs(properties::all_jobs(options), options.shard).size();
   fmt::print(
       "cplab sweep: seed {} · {} cases per job · shard {}/{} · {} jobs (rerun with --seed {})\n",
       options.seed, options.cases, options.shard.index, options.shard.count, jobs, options.seed);
   std::fflush(stdout);
-  const bool terminal = isatty(fileno(stderr)) != 0;
+  const bool terminal = isatty(fileno(stderr)) != 0 && processes.writes_reports();
   const auto progress = [&](const properties::Job& job, std::int64_t done, std::int64_t total,
                             const properties::JobResult* finished) {
     if (finished) {
@@ -116,7 +122,11 @@ int run_sweep_command(SweepArgs& args) {
       std::fflush(stderr);
     }
   };
-  return finish(properties::run_sweep(options, progress), args.out, &options);
+  const properties::SweepReport report =
+      processes.distribute ? run_distributed_sweep(options, processes, progress)
+                           : properties::run_sweep(options, progress);
+  if (!processes.writes_reports()) return report.ok() ? 0 : 1;
+  return finish(report, args.out, &options);
 }
 
 }  // namespace
@@ -146,6 +156,12 @@ Command add_sweep_command(CLI::App& app) {
   sub->add_option("--out", args->out, "Folder for report.json, junit.xml, summary.md");
   sub->add_option("--merge", args->merge,
                   "Merge these shard reports (report.json files or their folders) into --out");
+  sub->add_flag("--distribute", args->distribute,
+                "Under mpirun/srun: split the jobs over the N processes; rank 0 merges the reports");
+  sub->add_option("--rank-timeout-ms", args->rank_timeout_ms,
+                  "-mpi implementations: how long a rank process waits for the others (default "
+                  "20000)")
+      ->check(CLI::PositiveNumber);
   return {sub, [args] { return run_sweep_command(*args); }};
 }
 

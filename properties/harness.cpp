@@ -10,6 +10,13 @@
 namespace cplab::properties {
 
 void run_ranks(std::int64_t cp, const std::function<void(Comm&, std::int64_t)>& fn) {
+  if (RankProcesses* processes = active_rank_processes()) {
+    processes->run(cp, [&](Comm& comm, std::int64_t rank) {
+      fn(comm, rank);
+      return std::string();
+    });
+    return;
+  }
   sim::WorldOptions options;
   options.timeout = std::chrono::milliseconds(kCollectiveTimeoutMs);
   sim::World world(static_cast<int>(cp), options);

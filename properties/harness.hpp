@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "properties/case.hpp"
+#include "properties/rank_processes.hpp"
+#include "properties/rank_results.hpp"
 #include "reference/types/batch.hpp"
 #include "reference/types/shard_plan.hpp"
 #include "sim/implementation.hpp"
@@ -17,7 +19,8 @@ namespace cplab::properties {
 // A collective that never completes is a failure of the case, not a hang of the sweep.
 inline constexpr std::int64_t kCollectiveTimeoutMs = 20000;
 
-// Runs fn(comm, rank) on C ranks of a fresh World; the first failure on any rank is rethrown (its
+// Runs fn(comm, rank) on C ranks of a fresh World (or, under ScopedRankProcesses, on this
+// process's rank of the MPI job); the first failure on any rank is rethrown (its
 // message says which rank).
 void run_ranks(std::int64_t cp, const std::function<void(Comm&, std::int64_t)>& fn);
 
@@ -25,8 +28,20 @@ void run_ranks(std::int64_t cp, const std::function<void(Comm&, std::int64_t)>& 
 template <typename Fn>
 auto on_ranks(std::int64_t cp, Fn&& fn)
     -> std::vector<decltype(fn(std::declval<Comm&>(), std::int64_t{}))> {
-  std::vector<decltype(fn(std::declval<Comm&>(), std::int64_t{}))> results(
-      static_cast<std::size_t>(cp));
+  using Result = decltype(fn(std::declval<Comm&>(), std::int64_t{}));
+  std::vector<Result> results(static_cast<std::size_t>(cp));
+  if (RankProcesses* processes = active_rank_processes()) {
+    // Ranks are processes: this one computes its rank, every process gets every rank's result.
+    const std::vector<std::string> bytes =
+        processes->run(cp, [&](Comm& comm, std::int64_t rank) {
+          return wire::to_bytes(fn(comm, rank));
+        });
+    for (std::int64_t r = 0; r < cp; ++r) {
+      results[static_cast<std::size_t>(r)] =
+          wire::from_bytes<Result>(bytes[static_cast<std::size_t>(r)]);
+    }
+    return results;
+  }
   run_ranks(cp, [&](Comm& comm, std::int64_t rank) {
     results[static_cast<std::size_t>(rank)] = fn(comm, rank);
   });

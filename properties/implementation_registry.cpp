@@ -41,7 +41,7 @@ std::vector<ImplementationInfo> registered(std::vector<ImplementationInfo> entri
 }
 
 std::vector<ImplementationInfo> all_entries() {
-  std::vector<ImplementationInfo> entries = {sim_entry()};
+  std::vector<ImplementationInfo> entries = {sim_entry(), process_variant_of(sim_entry())};
   for (ImplementationInfo& gpu : gpu_entries()) entries.push_back(std::move(gpu));
   std::vector<ImplementationInfo> found;
   for (auto&& list : {mutants::loss_mutants(), mutants::gather_mutants(), mutants::pad_mutants(),
@@ -65,6 +65,7 @@ const ImplementationInfo& find_implementation(const std::string& name) {
   for (const ImplementationInfo& info : implementation_registry()) {
     if (info.name == name) return info;
   }
+  if (const ImplementationInfo* variant = find_process_variant(name)) return *variant;
   std::vector<std::string> names;
   for (const ImplementationInfo& info : implementation_registry()) names.push_back(info.name);
   CPLAB_FAIL("unknown implementation '{}'; known: {}", name, fmt::join(names, ", "));

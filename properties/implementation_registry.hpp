@@ -20,6 +20,9 @@ struct ImplementationInfo {
   // empty: every layout.
   std::vector<std::string> layouts = {};
   std::function<std::unique_ptr<Implementation>()> make = nullptr;
+  // Its C ranks are the processes of an MPI job (sim-mpi, "<mutant>-mpi"): run under
+  // `mpirun -np C cplab ...`; a job of it runs this process's rank (rank_processes.hpp).
+  bool ranks_as_processes = false;
 };
 
 // sim, gpu, then the mutants in name order. Entries are validated as they register: a unique
@@ -36,5 +39,10 @@ std::string unavailable_reason(const ImplementationInfo& info);
 // when the build has CUDA (gpu_entry_cuda.cpp); else entries that are never available and say why
 // (gpu_entry_none.cpp), so that `--impl gpu` is reported skipped, not unknown.
 std::vector<ImplementationInfo> gpu_entries();
+
+// "X-mpi" for a registered sim or mutant X: X with its ranks as MPI processes (process_variants.cpp).
+// sim-mpi is registered; the mutants' variants are made on first use. nullptr for other names.
+ImplementationInfo process_variant_of(const ImplementationInfo& base);
+const ImplementationInfo* find_process_variant(const std::string& name);
 
 }  // namespace cplab::properties

@@ -5,6 +5,7 @@
 #include <rapidcheck.h>
 
 #include <chrono>
+#include <optional>
 #include <unordered_map>
 
 #include "properties/case_data.hpp"
@@ -45,6 +46,22 @@ std::string shell_quote(const std::string& text) {
 
 }  // namespace
 
+std::vector<std::int64_t> cps_for_processes(const std::vector<std::int64_t>& asked) {
+  RankProcesses* processes = mpi_rank_processes();
+  CPLAB_CHECK(processes != nullptr, "ranks as processes need a build with MPI (CPLAB_MPI)");
+  const int world = processes->world_size();
+  if (asked.empty()) {
+    std::vector<std::int64_t> all;
+    for (std::int64_t c = 1; c <= world; ++c) all.push_back(c);
+    return all;
+  }
+  for (std::int64_t c : asked) {
+    CPLAB_CHECK(c <= world, "--cp {} needs {} MPI processes (mpirun -np {}); this job has {}", c,
+                c, c, world);
+  }
+  return asked;
+}
+
 std::uint64_t job_seed(std::uint64_t sweep_seed, const JobSpec& job) {
   return mix(sweep_seed, name_hash(job.property->name), name_hash(job.layout->name),
              name_hash(job.impl->name));
@@ -82,17 +99,24 @@ JobResult run_job(const JobSpec& job, const RunOptions& options) {
     result.message = unavailable;
     return result;
   }
+  // Ranks as processes: cases draw C from what the MPI job holds.
+  std::optional<ScopedRankProcesses> processes;
+  GenOptions gen_options = options.gen;
+  if (job.impl->ranks_as_processes) {
+    processes.emplace(mpi_rank_processes());
+    gen_options.cp = cps_for_processes(options.gen.cp);
+  }
   const std::unique_ptr<Implementation> impl = job.impl->make();
   // Every other case is drawn from one cell (batch kind, dtype class, C class) in turn, so that
   // each cell the layout can draw is drawn; the cases between are drawn freely.
-  const std::vector<CaseCell> cells = drawable_cells(*job.layout, options.gen.cp);
+  const std::vector<CaseCell> cells = drawable_cells(*job.layout, gen_options.cp);
   std::vector<rc::Gen<Case>> gens;
   for (const CaseCell& cell : cells) {
-    GenOptions directed = options.gen;
+    GenOptions directed = gen_options;
     directed.cell = cell;
     gens.push_back(gen_case(*job.layout, directed));
   }
-  gens.push_back(gen_case(*job.layout, options.gen));
+  gens.push_back(gen_case(*job.layout, gen_options));
   // The last failing case RapidCheck ran is the shrunk counterexample: every failing shrink is
   // accepted, and every shrink tried after the last accepted one held. Once a case failed, every
   // run is a shrink of it: it keeps that case's generator, and coverage counts drawn cases only.

@@ -12,6 +12,7 @@
 #include "properties/implementation_registry.hpp"
 #include "properties/layout_table.hpp"
 #include "properties/property.hpp"
+#include "properties/rank_processes.hpp"
 #include "properties/results.hpp"
 
 namespace cplab::properties {
@@ -31,6 +32,10 @@ struct RunOptions {
 // A job's seed: a pure function of the sweep seed and the job's names, so that a job draws the
 // same cases in a full sweep, in any shard of it, or alone.
 std::uint64_t job_seed(std::uint64_t sweep_seed, const JobSpec& job);
+
+// The C values a job whose ranks are processes draws from: `asked`, each at most the MPI job's
+// processes (else throws), or 1..processes when none were asked for.
+std::vector<std::int64_t> cps_for_processes(const std::vector<std::int64_t>& asked);
 
 // Runs the job. An implementation that is unavailable here gives `skipped` with its reason.
 JobResult run_job(const JobSpec& job, const RunOptions& options);

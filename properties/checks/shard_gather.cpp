@@ -135,6 +135,17 @@ std::vector<Form> key_forms(const Case& c, const Batch& caller, std::int64_t row
 struct RankRun {
   std::vector<std::vector<Tensor>> key_gathers, form_shards, form_gathers;  // [m][i]
 };
+// When ranks are processes, each rank's run travels to every process (rank_results.hpp).
+void encode(wire::Writer& w, const RankRun& run) {
+  encode(w, run.key_gathers);
+  encode(w, run.form_shards);
+  encode(w, run.form_gathers);
+}
+void decode(wire::Reader& r, RankRun& run) {
+  decode(r, run.key_gathers);
+  decode(r, run.form_shards);
+  decode(r, run.form_gathers);
+}
 
 std::string check_shard_gather(const Case& c, Implementation& impl, CheckNotes& notes) {
   const Subject subject(c);

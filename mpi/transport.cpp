@@ -1,0 +1,211 @@
+#include "mpi/transport.hpp"
+
+#define OMPI_SKIP_MPICXX 1
+#define MPICH_SKIP_MPICXX 1
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <mpi.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <cstring>
+#include <ctime>
+#include <list>
+#include <memory>
+
+#include "mpi/session.hpp"
+#include "reference/types/error.hpp"
+
+namespace cplab::mpi::detail {
+namespace {
+
+// Our own copy of the world's group, so no message of cplab's meets anyone else's.
+MPI_Comm channel() {
+  static MPI_Comm comm = [] {
+    world();
+    MPI_Comm dup = MPI_COMM_NULL;
+    CPLAB_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &dup) == MPI_SUCCESS, "MPI_Comm_dup failed");
+    MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
+    return dup;
+  }();
+  return comm;
+}
+
+std::string mpi_error_text(int code) {
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  MPI_Error_string(code, text, &length);
+  return std::string(text, static_cast<std::size_t>(length));
+}
+
+// Sends in flight: each keeps its buffer alive until MPI is done with it.
+struct Pending {
+  MPI_Request request = MPI_REQUEST_NULL;
+  std::vector<std::byte> buffer;
+  int dest = -1;
+};
+std::list<Pending>& outbox() {
+  static std::list<Pending> pending;
+  return pending;
+}
+std::string g_send_error;
+
+void progress_sends() {
+  for (auto it = outbox().begin(); it != outbox().end();) {
+    int done = 0;
+    const int code = MPI_Test(&it->request, &done, MPI_STATUS_IGNORE);
+    if (code != MPI_SUCCESS) {
+      if (g_send_error.empty())
+        g_send_error = fmt::format("a send to rank {} failed: {}", it->dest, mpi_error_text(code));
+      done = 1;
+    }
+    it = done ? outbox().erase(it) : std::next(it);
+  }
+}
+
+// Polling: yield first (the peer may be about to send), then sleep briefly so that waiting ranks
+// leave the cores to the ranks that compute (processes may outnumber cores).
+void pause(int round) {
+  if (round < 16) {
+    sched_yield();
+    return;
+  }
+  const long micros = round < 64 ? 20 : 200;
+  timespec ts{0, micros * 1000};
+  nanosleep(&ts, nullptr);
+}
+
+bool try_receive(int source, int tag, Message& out) {
+  int flag = 0;
+  MPI_Message handle = MPI_MESSAGE_NULL;
+  MPI_Status status;
+  CPLAB_CHECK(MPI_Improbe(source, tag, channel(), &flag, &handle, &status) == MPI_SUCCESS,
+              "MPI_Improbe failed");
+  if (!flag) return false;
+  int bytes = 0;
+  MPI_Get_count(&status, MPI_BYTE, &bytes);
+  std::vector<std::byte> buffer(static_cast<std::size_t>(bytes));
+  CPLAB_CHECK(MPI_Mrecv(buffer.data(), bytes, MPI_BYTE, &handle, MPI_STATUS_IGNORE) == MPI_SUCCESS,
+              "MPI_Mrecv failed");
+  CPLAB_CHECK(buffer.size() >= sizeof(Header), "a message of {} bytes from rank {} has no header",
+              buffer.size(), status.MPI_SOURCE);
+  out.source = status.MPI_SOURCE;
+  std::memcpy(&out.header, buffer.data(), sizeof(Header));
+  CPLAB_CHECK(out.header.magic == Header{}.magic, "a message from rank {} is not cplab's",
+              out.source);
+  out.payload.assign(buffer.begin() + sizeof(Header), buffer.end());
+  return true;
+}
+
+std::string ranks_text(const std::vector<int>& ranks) {
+  return ranks.empty() ? std::string("none") : fmt::format("{}", fmt::join(ranks, ", "));
+}
+
+}  // namespace
+
+const char* kind_name(Kind kind) {
+  switch (kind) {
+    case Kind::all_gather:
+      return "all_gather";
+    case Kind::all_gather_v:
+      return "all_gather_v";
+    case Kind::all_reduce:
+      return "all_reduce";
+    case Kind::reduce_scatter:
+      return "reduce_scatter";
+    case Kind::all_to_all:
+      return "all_to_all";
+    case Kind::barrier:
+      return "barrier";
+    case Kind::message:
+      return "send";
+    case Kind::abort:
+      return "abort";
+    case Kind::result:
+      return "result";
+  }
+  return "?";
+}
+
+void post(int dest, int tag, const Header& header, const void* payload, std::size_t bytes) {
+  Pending& p = outbox().emplace_back();
+  p.dest = dest;
+  p.buffer.resize(sizeof(Header) + bytes);
+  std::memcpy(p.buffer.data(), &header, sizeof(Header));
+  if (bytes) std::memcpy(p.buffer.data() + sizeof(Header), payload, bytes);
+  CPLAB_CHECK(p.buffer.size() <= static_cast<std::size_t>(INT32_MAX),
+              "a message of {} bytes is larger than one MPI send", p.buffer.size());
+  const int code = MPI_Isend(p.buffer.data(), static_cast<int>(p.buffer.size()), MPI_BYTE, dest,
+                             tag, channel(), &p.request);
+  if (code != MPI_SUCCESS) {
+    outbox().pop_back();
+    CPLAB_FAIL("MPI_Isend to rank {} failed: {}", dest, mpi_error_text(code));
+  }
+  progress_sends();
+}
+
+void post_abort(int size, int self, std::uint32_t epoch, const std::string& message) {
+  Header header;
+  header.epoch = epoch;
+  header.kind = Kind::abort;
+  header.count = message.size();
+  for (int r = 0; r < size; ++r) {
+    if (r != self) post(r, kAbortTag, header, message.data(), message.size());
+  }
+}
+
+std::map<int, Message> collect(const std::vector<int>& sources, int tag, std::uint32_t epoch,
+                               std::int64_t timeout_ms, bool watch_abort, const Waiting& what) {
+  std::map<int, Message> got;
+  const std::string where = fmt::format("rank {}/{}: {}", what.rank, what.size, what.call);
+  CPLAB_CHECK(!lost(), "{}: the MPI world is lost: {}", where, lost_reason());
+  const std::int64_t deadline = now_ms() + timeout_ms;
+  for (int round = 0;; ++round) {
+    progress_sends();
+    CPLAB_CHECK(g_send_error.empty(), "{}: {}", where, g_send_error);
+    for (int source : sources) {
+      if (got.count(source)) continue;
+      Message m;
+      while (try_receive(source, tag, m)) {
+        if (m.header.epoch < epoch) continue;  // left unread by an earlier run that failed
+        CPLAB_CHECK(m.header.epoch == epoch,
+                    "{}: rank {} is already in a later run ({} > {}): the ranks are out of step",
+                    where, source, m.header.epoch, epoch);
+        got.emplace(source, std::move(m));
+        break;
+      }
+    }
+    if (got.size() == sources.size()) return got;
+    if (watch_abort) {
+      Message m;
+      while (try_receive(MPI_ANY_SOURCE, kAbortTag, m)) {
+        if (m.header.epoch != epoch) continue;
+        const std::string text(reinterpret_cast<const char*>(m.payload.data()), m.payload.size());
+        throw Stopped(fmt::format("{}: rank {} failed: {}", where, m.source, text));
+      }
+    }
+    if (now_ms() >= deadline) {
+      std::vector<int> missing, arrived = {what.rank};
+      for (int source : sources) (got.count(source) ? arrived : missing).push_back(source);
+      std::sort(arrived.begin(), arrived.end());
+      const std::string message = fmt::format(
+          "{}: no word from rank{} {} within {} ms (arrived: {}); a rank is gone, stuck or "
+          "called another collective",
+          where, missing.size() == 1 ? "" : "s", ranks_text(missing), timeout_ms,
+          ranks_text(arrived));
+      mark_lost(message);
+      throw Stopped(message);
+    }
+    pause(round);
+  }
+}
+
+int max_user_tag() {
+  void* value = nullptr;
+  int flag = 0;
+  MPI_Comm_get_attr(channel(), MPI_TAG_UB, &value, &flag);
+  const int ub = flag ? *static_cast<int*>(value) : 32767;
+  return ub - kUserTagBase;
+}
+
+}  // namespace cplab::mpi::detail

@@ -1,0 +1,81 @@
+#pragma once
+// Messages between the processes of the world, the one layer that calls MPI for MpiComm and the
+// rank exchange. Every message is one buffer: a header naming what it belongs to (the run's epoch,
+// the call's sequence number and kind, its element count and dtype) and the payload. Sends are
+// buffered (they return at once, MPI completes them in the background); receives poll against a
+// deadline, drop what an earlier run left unread, and stop at once when a peer reports that it
+// failed. Nothing here waits without a deadline.
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "reference/types/error.hpp"
+
+namespace cplab::mpi::detail {
+
+// A wait that ended because another rank failed or did not arrive in time: a consequence of
+// another rank's trouble, not this rank's own failure.
+class Stopped : public Error {
+ public:
+  using Error::Error;
+};
+
+enum class Kind : std::uint8_t {
+  all_gather = 1,
+  all_gather_v,
+  all_reduce,
+  reduce_scatter,
+  all_to_all,
+  barrier,
+  message,  // send / recv
+  abort,    // a rank failed: the payload is its message
+  result,   // a rank's result of a run (the rank exchange)
+};
+const char* kind_name(Kind kind);
+
+struct Header {
+  std::uint32_t magic = 0x63706c62;  // "cplb"
+  std::uint32_t epoch = 0;
+  std::uint64_t seq = 0;
+  Kind kind = Kind::barrier;
+  std::uint8_t dtype = 0;
+  std::uint16_t unused = 0;
+  std::int32_t tag = 0;
+  std::uint64_t count = 0;
+};
+
+struct Message {
+  int source = -1;
+  Header header;
+  std::vector<std::byte> payload;
+};
+
+inline constexpr int kCollectiveTag = 1;
+inline constexpr int kAbortTag = 2;
+inline constexpr int kResultTag = 3;
+inline constexpr int kUserTagBase = 16;
+
+// What a wait is for, for its error messages: "all_gather #3", the rank waiting, the group size.
+struct Waiting {
+  std::string call;
+  int rank = 0;
+  int size = 1;
+};
+
+// Buffered send of header + payload to world rank `dest`.
+void post(int dest, int tag, const Header& header, const void* payload, std::size_t bytes);
+// Tells every other rank of [0, size) that this rank failed in `epoch`.
+void post_abort(int size, int self, std::uint32_t epoch, const std::string& message);
+
+// The next message of `epoch` from each of `sources` on `tag`, by source. Throws cplab::Error
+// naming the ranks that did not arrive when `timeout_ms` passes (and marks the world lost), or at
+// once when `watch_abort` and a rank reports that it failed in this epoch.
+std::map<int, Message> collect(const std::vector<int>& sources, int tag, std::uint32_t epoch,
+                               std::int64_t timeout_ms, bool watch_abort, const Waiting& what);
+
+// The largest user tag send/recv may use.
+int max_user_tag();
+
+}  // namespace cplab::mpi::detail
