@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command.hpp"
+#include "cli/sweep_processes.hpp"
+#include "properties/rank_processes.hpp"
 #include "properties/mutant_hunt.hpp"
 
 namespace cplab::cli {
@@ -41,6 +43,17 @@ int run_mutants(const MutantsArgs& args) {
       if (info.mutant) fmt::print("{:<40} {}\n", info.name, info.summary);
     }
     return 0;
+  }
+  if (args.hunt.processes) {
+    // Every process hunts together (each case's ranks are processes); rank 0 prints.
+    properties::RankProcesses* world = properties::mpi_rank_processes();
+    CPLAB_CHECK(world != nullptr, "--mpi needs a build with MPI (CPLAB_MPI)");
+    if (world->world_rank() != 0) silence_stdout();
+  } else {
+    CPLAB_CHECK(properties::launcher_processes() <= 1,
+                "this hunt is one of {} processes started by a launcher: pass --mpi to run each "
+                "case's ranks as those processes",
+                properties::launcher_processes());
   }
   if (!args.json) {
     fmt::print("cplab mutants: seed {} · {} cases per job\n", args.hunt.seed, args.hunt.cases);
@@ -86,6 +99,9 @@ Command add_mutants_command(CLI::App& app) {
                   "Seed of the hunt (default 0: the hunt is a fixed regression check)");
   sub->add_option("--only", args->hunt.only, "Only these mutants")->delimiter(',');
   sub->add_flag("--list", args->list, "List the mutants and their bugs");
+  sub->add_flag("--mpi", args->hunt.processes,
+                "Hunt each mutant's -mpi variant: its ranks are this MPI job's processes "
+                "(mpirun -np N cplab mutants --mpi)");
   return {sub, [args] { return run_mutants(*args); }};
 }
 

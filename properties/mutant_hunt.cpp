@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "properties/rank_processes.hpp"
 #include "properties/runner.hpp"
 #include "reference/types/error.hpp"
 
@@ -65,6 +66,10 @@ std::vector<MutantVerdict> hunt_mutants(const HuntOptions& options, const HuntPr
       CPLAB_CHECK(info.mutant, "'{}' is not a mutant", name);
       mutants.push_back(&info);
     }
+  }
+  if (options.processes) {
+    for (const ImplementationInfo*& mutant : mutants)
+      mutant = &find_implementation(mutant->name + kProcessSuffix);
   }
   std::vector<MutantVerdict> verdicts;
   for (const ImplementationInfo* mutant : mutants) {
