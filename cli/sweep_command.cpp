@@ -106,6 +106,11 @@ int run_sweep_command(SweepArgs& args) {
   fmt::print(
       "cplab sweep: seed {} · {} cases per job · shard {}/{} · {} jobs (rerun with --seed {})\n",
       options.seed, options.cases, options.shard.index, options.shard.count, jobs, options.seed);
+  if (processes.size > 1) {
+    fmt::print("{} processes: {}\n", processes.size,
+               processes.distribute ? "each runs every n-th job, rank 0 merges the reports"
+                                    : "each case's rank r is process r");
+  }
   std::fflush(stdout);
   const bool terminal = isatty(fileno(stderr)) != 0 && processes.writes_reports();
   const auto progress = [&](const properties::Job& job, std::int64_t done, std::int64_t total,

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <string>
 
+#include "mpi/transport.hpp"
 #include "reference/types/error.hpp"
 
 namespace cplab::mpi {
@@ -114,6 +115,7 @@ void finish() {
   if (done) return;
   // MPI_Finalize would wait for a lost peer forever: leave without it (the launcher reports it).
   if (g_lost) return;
+  detail::drain_sends(10000);
   std::signal(SIGTERM, SIG_DFL);
   MPI_Finalize();
 }

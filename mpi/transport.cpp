@@ -44,9 +44,11 @@ struct Pending {
   std::vector<std::byte> buffer;
   int dest = -1;
 };
+// Never destroyed: MPI may still read a buffer while the process exits (MPI_Finalize runs from
+// an exit handler, after function-local statics are gone).
 std::list<Pending>& outbox() {
-  static std::list<Pending> pending;
-  return pending;
+  static auto* pending = new std::list<Pending>();
+  return *pending;
 }
 std::string g_send_error;
 
@@ -197,6 +199,18 @@ std::map<int, Message> collect(const std::vector<int>& sources, int tag, std::ui
       throw Stopped(message);
     }
     pause(round);
+  }
+}
+
+void drain_sends(std::int64_t timeout_ms) {
+  const std::int64_t deadline = now_ms() + timeout_ms;
+  for (int round = 0; !outbox().empty() && now_ms() < deadline; ++round) {
+    progress_sends();
+    pause(round);
+  }
+  // What nobody will receive (left unread by a failed run): let MPI forget it; its buffer stays.
+  for (Pending& p : outbox()) {
+    if (p.request != MPI_REQUEST_NULL) MPI_Request_free(&p.request);
   }
 }
 

@@ -75,6 +75,10 @@ void post_abort(int size, int self, std::uint32_t epoch, const std::string& mess
 std::map<int, Message> collect(const std::vector<int>& sources, int tag, std::uint32_t epoch,
                                std::int64_t timeout_ms, bool watch_abort, const Waiting& what);
 
+// Before MPI_Finalize: waits up to timeout_ms for the sends in flight to complete (the standard
+// requires it; a receiver may still be reading one), then lets MPI forget the rest.
+void drain_sends(std::int64_t timeout_ms);
+
 // The largest user tag send/recv may use.
 int max_user_tag();
 
