@@ -51,6 +51,11 @@ void print_plan(const properties::Case& c) {
 }
 
 int run_replay(const ReplayOptions& options) {
+  // Ranks as processes (mpirun -np C cplab replay --impl sim-mpi ...): rank 0 prints.
+  if (properties::find_implementation(options.impl).ranks_as_processes) {
+    properties::RankProcesses* world = properties::mpi_rank_processes();
+    if (world != nullptr && world->world_rank() != 0) silence_stdout();
+  }
   const properties::Case c = properties::parse_case(options.text);
   fmt::print("case: {}\n", properties::print_case(c));
   fmt::print("      {}\n", properties::case_headline(c));
@@ -61,14 +66,11 @@ int run_replay(const ReplayOptions& options) {
     fmt::print("implementation {}: skipped: {}\n", info.name, unavailable);
     return kUsageError;
   }
-  // Ranks as processes (mpirun -np C cplab replay --impl sim-mpi ...): every process runs the
-  // case, rank 0 prints.
+  // Every process runs the case; its C must fit the job.
   std::optional<properties::ScopedRankProcesses> processes;
   if (info.ranks_as_processes) {
-    properties::RankProcesses* world = properties::mpi_rank_processes();
     properties::cps_for_processes({c.spec.cp});
-    if (world->world_rank() != 0) silence_stdout();
-    processes.emplace(world);
+    processes.emplace(properties::mpi_rank_processes());
   }
   fmt::print("implementation {}: {}\n", info.name, info.summary);
   const std::unique_ptr<Implementation> impl = info.make();

@@ -4,6 +4,9 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "mpi/session.hpp"
@@ -62,6 +65,35 @@ void reduce_parts(const Parts& parts, std::size_t count, ReduceOp op, void* out)
   });
 }
 
+// Fault injection for the tests of a dying rank: CPLAB_MPI_FAULT="kill RANK N" makes world rank
+// RANK send itself SIGKILL as it enters its N-th collective (0-based, counted over the process).
+struct KillFault {
+  int rank = -1;
+  std::int64_t at = -1;
+};
+const KillFault& kill_fault() {
+  static const KillFault fault = [] {
+    KillFault f;
+    if (const char* text = std::getenv("CPLAB_MPI_FAULT")) {
+      long long at = -1;
+      int rank = -1;
+      CPLAB_CHECK(std::sscanf(text, "kill %d %lld", &rank, &at) == 2,
+                  "CPLAB_MPI_FAULT='{}' is not 'kill RANK N'", text);
+      f.rank = rank;
+      f.at = at;
+    }
+    return f;
+  }();
+  return fault;
+}
+std::int64_t g_collectives_entered = 0;
+
+void maybe_die(int world_rank) {
+  const KillFault& fault = kill_fault();
+  if (fault.rank == world_rank && g_collectives_entered == fault.at) ::raise(SIGKILL);
+  ++g_collectives_entered;
+}
+
 }  // namespace
 
 MpiComm::MpiComm(int size, std::uint32_t epoch, std::chrono::milliseconds timeout)
@@ -81,6 +113,7 @@ void MpiComm::check_peer(int peer, const char* what) const {
 std::vector<MpiComm::Part> MpiComm::exchange(int kind_value, const void* data, std::size_t count,
                                              DType dtype, bool per_rank) {
   const Kind kind = static_cast<Kind>(kind_value);
+  maybe_die(rank_);
   const std::uint64_t seq = seq_++;
   const std::string call = fmt::format("{} #{}", detail::kind_name(kind), seq);
   set_activity(fmt::format("in {} of a group of {} (epoch {})", call, size_, epoch_));

@@ -20,6 +20,7 @@ enum class Status : char { ok = 'o', failed = 'f', stopped = 's', idle = 'i' };
 std::vector<std::string> exchange(std::uint32_t epoch, const std::string& mine,
                                   std::chrono::milliseconds timeout, const std::string& what) {
   const World w = world();
+  set_activity(fmt::format("waiting for {}", what));
   detail::Header header;
   header.epoch = epoch;
   header.kind = detail::Kind::result;

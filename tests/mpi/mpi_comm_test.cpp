@@ -1,0 +1,193 @@
+// MpiComm under mpirun -np 3: every collective against what it must return, and every way a
+// collective cannot complete ending in an error that names the ranks, on every process.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "mpi/mpi_comm.hpp"
+#include "mpi/rank_runner.hpp"
+#include "mpi/session.hpp"
+#include "reference/types/error.hpp"
+
+namespace cplab::mpi {
+namespace {
+
+using std::chrono::milliseconds;
+
+// fn on every rank of a C=3 group; the error every process throws ("" when none).
+std::string error_of(const std::function<void(Comm&, int)>& fn, milliseconds timeout) {
+  try {
+    run_ranks_as_processes(3, timeout, [&](Comm& comm, int rank) {
+      fn(comm, rank);
+      return std::string();
+    });
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return {};
+}
+
+class MpiCommTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(world().size, 3) << "run under mpirun -np 3";
+  }
+};
+
+TEST_F(MpiCommTest, EveryCollectiveGivesWhatItMust) {
+  const std::string error = error_of(
+      [](Comm& comm, int rank) {
+        ASSERT_EQ(comm.size(), 3);
+        ASSERT_EQ(comm.rank(), rank);
+        // all_gather
+        const std::vector<std::int64_t> mine = {rank * 10, rank * 10 + 1};
+        std::vector<std::int64_t> all(6);
+        comm.all_gather(mine.data(), all.data(), 2, DType::i64);
+        EXPECT_EQ(all, (std::vector<std::int64_t>{0, 1, 10, 11, 20, 21}));
+        // all_gather_v: rank r sends r+1 elements
+        std::vector<float> part(static_cast<std::size_t>(rank + 1), static_cast<float>(rank));
+        std::vector<float> got(6);
+        const auto counts = comm.all_gather_v(part.data(), part.size(), got.data(), 6, DType::f32);
+        EXPECT_EQ(counts, (std::vector<std::size_t>{1, 2, 3}));
+        EXPECT_EQ(got, (std::vector<float>{0, 1, 1, 2, 2, 2}));
+        // all_reduce sum and max
+        std::vector<float> sum = {1.0f * static_cast<float>(rank), 2.0f};
+        comm.all_reduce(sum.data(), 2, DType::f32, ReduceOp::sum);
+        EXPECT_EQ(sum, (std::vector<float>{3.0f, 6.0f}));
+        std::vector<std::int32_t> top = {rank, -rank};
+        comm.all_reduce(top.data(), 2, DType::i32, ReduceOp::max);
+        EXPECT_EQ(top, (std::vector<std::int32_t>{2, 0}));
+        // reduce_scatter: block p of rank r holds r + p
+        std::vector<std::int64_t> blocks = {rank + 0, rank + 1, rank + 2};
+        std::int64_t reduced = -1;
+        comm.reduce_scatter(blocks.data(), &reduced, 1, DType::i64, ReduceOp::sum);
+        EXPECT_EQ(reduced, 3 * rank + 3);
+        // all_to_all: rank r sends 100r + p to rank p
+        std::vector<std::int64_t> out = {100 * rank, 100 * rank + 1, 100 * rank + 2}, in(3);
+        comm.all_to_all(out.data(), in.data(), 1, DType::i64);
+        EXPECT_EQ(in, (std::vector<std::int64_t>{rank, 100 + rank, 200 + rank}));
+        // send_recv around the ring, then a plain send / recv pair with a tag
+        const std::int64_t token = 7 + rank;
+        std::int64_t from_left = -1;
+        comm.send_recv(&token, 1, (rank + 1) % 3, &from_left, 1, (rank + 2) % 3, DType::i64, 5);
+        EXPECT_EQ(from_left, 7 + (rank + 2) % 3);
+        if (rank == 0) comm.send(&token, 1, DType::i64, 2, 9);
+        if (rank == 2) {
+          std::int64_t v = -1;
+          comm.recv(&v, 1, DType::i64, 0, 9);
+          EXPECT_EQ(v, 7);
+        }
+        comm.barrier();
+      },
+      milliseconds(20000));
+  EXPECT_EQ(error, "");
+}
+
+TEST_F(MpiCommTest, ResultsReachEveryProcess) {
+  const std::vector<std::string> results = run_ranks_as_processes(
+      3, milliseconds(20000), [](Comm&, int rank) { return std::string(static_cast<std::size_t>(rank + 1), static_cast<char>('a' + rank));
+      });
+  EXPECT_EQ(results, (std::vector<std::string>{"a", "bb", "ccc"}));
+}
+
+TEST_F(MpiCommTest, SizesThatDisagreeAreNamedOnEveryRank) {
+  const std::string error = error_of(
+      [](Comm& comm, int rank) {
+        const std::size_t count = rank == 1 ? 4 : 3;
+        std::vector<std::int64_t> mine(count), all(12);
+        comm.all_gather(mine.data(), all.data(), count, DType::i64);
+      },
+      milliseconds(20000));
+  EXPECT_NE(error.find("all_gather #0: sizes disagree: rank 0: 3 x i64, rank 1: 4 x i64, rank 2: "
+                       "3 x i64"),
+            std::string::npos)
+      << error;
+}
+
+TEST_F(MpiCommTest, AnotherCollectiveIsNamed) {
+  const std::string error = error_of(
+      [](Comm& comm, int rank) {
+        std::int64_t v = rank, all[3];
+        if (rank == 2) {
+          comm.all_reduce(&v, 1, DType::i64, ReduceOp::sum);
+        } else {
+          comm.all_gather(&v, all, 1, DType::i64);
+        }
+      },
+      milliseconds(20000));
+  EXPECT_NE(error.find("rank 2 called all_reduce #0 instead"), std::string::npos) << error;
+}
+
+TEST_F(MpiCommTest, RecvOfAnotherSizeIsNamed) {
+  const std::string error = error_of(
+      [](Comm& comm, int rank) {
+        std::vector<float> data(3, 1.0f);
+        if (rank == 0) comm.send(data.data(), 3, DType::f32, 1, 4);
+        if (rank == 1) comm.recv(data.data(), 2, DType::f32, 0, 4);
+      },
+      milliseconds(20000));
+  EXPECT_NE(error.find("recv from rank 0 (tag 4): expected 2 x f32, rank 0 sent 3 x f32"),
+            std::string::npos)
+      << error;
+}
+
+TEST_F(MpiCommTest, AFailingRankStopsTheOthersAtOnceWithItsMessage) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::string error = error_of(
+      [](Comm& comm, int rank) {
+        CPLAB_CHECK(rank != 1, "planted failure");
+        comm.barrier();
+      },
+      milliseconds(60000));
+  EXPECT_NE(error.find("rank 1/3: planted failure"), std::string::npos) << error;
+  // The others learnt it from rank 1, not from the 60 s timeout.
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
+}
+
+TEST_F(MpiCommTest, AWorldStaysUsableAfterAFailedRun) {
+  (void)error_of([](Comm& comm, int rank) {
+    std::int64_t v = rank, all[3];
+    if (rank == 0) CPLAB_FAIL("rank 0 leaves before the gather");
+    comm.all_gather(&v, all, 1, DType::i64);
+  }, milliseconds(20000));
+  const std::string error = error_of(
+      [](Comm& comm, int rank) {
+        std::int64_t v = rank, all[3];
+        comm.all_gather(&v, all, 1, DType::i64);
+        EXPECT_EQ(all[0] + all[1] + all[2], 3);
+      },
+      milliseconds(20000));
+  EXPECT_EQ(error, "");
+}
+
+// Run alone (it leaves the world lost): rank 2 never joins; the others name it at the timeout.
+TEST_F(MpiCommTest, LostRankIsNamedAtTheTimeout) {
+  const std::string error = error_of(
+      [](Comm& comm, int rank) {
+        if (rank == 2) return;
+        std::int64_t v = rank, all[3];
+        comm.all_gather(&v, all, 1, DType::i64);
+      },
+      milliseconds(500));
+  if (world().rank == 2) {
+    EXPECT_NE(error.find("no word from ranks 0, 1 within 500 ms"), std::string::npos) << error;
+  } else {
+    EXPECT_NE(error.find("all_gather #0: no word from rank 2 within 500 ms (arrived: 0, 1)"),
+              std::string::npos)
+        << error;
+  }
+  EXPECT_TRUE(lost());
+}
+
+}  // namespace
+}  // namespace cplab::mpi
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  const int status = RUN_ALL_TESTS();
+  cplab::mpi::finish();
+  return status;
+}

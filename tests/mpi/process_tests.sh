@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# Ranks as processes, end to end: process_tests.sh TEST CPLAB MPIRUN
+#   sim_mpi_sweep              the property suite on sim-mpi, C in 1..4 and C = 3 alone
+#   sim_mpi_replay             replay under mpirun: rank 0 prints, a C above the job refused
+#   mutants_killed             every mutant's -mpi variant is killed
+#   distributed_equals_single  mpirun -np 3 sweep --distribute == a single-process sweep
+#   kill_rank                  SIGKILL one rank mid-collective, Open MPI tears the job down
+#   kill_rank_no_teardown      the same with the job left running: the others time out, named
+#   refuses_ambiguous          a sweep under mpirun that says neither how to use the processes
+set -uo pipefail
+test_name=$1 cplab=$2 mpirun=$3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# report.json is complete and valid: parses, and holds one result per job it announces.
+report_is_whole() {
+  /usr/bin/env python3 - "$1" <<'PY' || return 1
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["schema"].startswith("cplab-sweep-report/"), d["schema"]
+assert len(d["results"]) == d["totals"]["jobs"], (len(d["results"]), d["totals"])
+PY
+}
+
+case $test_name in
+sim_mpi_sweep)
+  "$mpirun" 4 "$cplab" sweep --impl sim-mpi --cases 50 --seed 12 --out "$tmp/a" >"$tmp/a.log" 2>&1 ||
+    { cat "$tmp/a.log"; fail "sim-mpi sweep on 4 processes is not green"; }
+  grep -q "^green: 45 jobs, 45 passed" "$tmp/a.log" || { cat "$tmp/a.log"; fail "not 45 passed jobs"; }
+  report_is_whole "$tmp/a/report.json" || fail "report"
+  "$mpirun" 3 "$cplab" sweep --impl sim-mpi --cp 3 --cases 20 --seed 13 --out "$tmp/b" >"$tmp/b.log" 2>&1 ||
+    { cat "$tmp/b.log"; fail "sim-mpi sweep with C=3 on 3 processes is not green"; }
+  # Only rank 0 printed: one summary line.
+  [ "$(grep -c '^green:' "$tmp/b.log")" = 1 ] || { cat "$tmp/b.log"; fail "more than one process printed"; }
+  ;;
+sim_mpi_replay)
+  "$mpirun" 3 "$cplab" replay --impl sim-mpi 'thd cp=3 docs=5,3,8' >"$tmp/r.log" 2>&1 ||
+    { cat "$tmp/r.log"; fail "replay on sim-mpi"; }
+  [ "$(grep -c '9 of 9 properties hold' "$tmp/r.log")" = 1 ] || { cat "$tmp/r.log"; fail "replay output"; }
+  "$mpirun" 2 "$cplab" replay --impl sim-mpi 'thd cp=3 docs=5,3,8' >"$tmp/r2.log" 2>&1 &&
+    fail "a C=3 case on 2 processes was not refused"
+  grep -q "needs 3 MPI processes" "$tmp/r2.log" || { cat "$tmp/r2.log"; fail "refusal not named"; }
+  ;;
+mutants_killed)
+  "$mpirun" 4 "$cplab" mutants --mpi --json >"$tmp/m.json" 2>"$tmp/m.err" ||
+    { cat "$tmp/m.json" "$tmp/m.err"; fail "a mutant survived on sim-mpi"; }
+  /usr/bin/env python3 - "$tmp/m.json" <<'PY' || fail "mutants report"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["survived"] == 0 and d["killed"] >= 20, (d["killed"], d["survived"])
+assert all(m["mutant"].endswith("-mpi") and m["killed"] for m in d["mutants"])
+PY
+  ;;
+distributed_equals_single)
+  args=(sweep --cases 20 --seed 11 --cp 1,2,3 --layouts thd,magi,head-tail)
+  "$cplab" "${args[@]}" --out "$tmp/single" >"$tmp/s.log" 2>&1 || { cat "$tmp/s.log"; fail "single"; }
+  "$mpirun" 3 "$cplab" "${args[@]}" --distribute --out "$tmp/dist" >"$tmp/d.log" 2>&1 ||
+    { cat "$tmp/d.log"; fail "distributed sweep"; }
+  grep -q "3 processes: each runs every n-th job" "$tmp/d.log" || { cat "$tmp/d.log"; fail "mode line"; }
+  /usr/bin/env python3 - "$tmp/single/report.json" "$tmp/dist/report.json" <<'PY' || fail "reports differ"
+import json, sys
+def timeless(x):
+    if isinstance(x, dict):
+        return {k: timeless(v) for k, v in x.items() if k not in ("seconds", "cases_per_second")}
+    if isinstance(x, list):
+        return [timeless(v) for v in x]
+    return x
+a, b = (timeless(json.load(open(p))) for p in sys.argv[1:3])
+if a != b:
+    for k in a:
+        if a[k] != b.get(k):
+            print("differs:", k, a[k] if k != "results" else "...", b.get(k) if k != "results" else "", file=sys.stderr)
+    sys.exit(1)
+assert len(a["results"]) == 54  # 9 properties x 3 layouts x (sim, gpu)
+PY
+  ;;
+kill_rank | kill_rank_no_teardown)
+  if [ "$test_name" = kill_rank_no_teardown ]; then
+    # Keep the job running when a process dies: the others must find out by themselves.
+    export MPIRUN_FLAGS="--mca orte_abort_on_non_zero_status 0"
+  fi
+  start=$(date +%s)
+  CPLAB_MPI_FAULT="kill 1 400" "$mpirun" 3 "$cplab" sweep --impl sim-mpi --cases 50 \
+    --seed 2 --rank-timeout-ms 3000 --out "$tmp/k" >"$tmp/k.log" 2>&1 &
+  launcher=$!
+  # Open MPI 4.1's mpirun, told not to tear the job down, does not return after a process died,
+  # even once every other process has ended: wait for its processes, then stop it.
+  status="" seen=""
+  while [ $(($(date +%s) - start)) -lt 120 ]; do
+    if ! kill -0 "$launcher" 2>/dev/null; then
+      wait "$launcher"
+      status=$?
+      break
+    fi
+    if pgrep -P "$launcher" >/dev/null; then
+      seen=1
+    elif [ "$test_name" = kill_rank_no_teardown ] && [ -n "$seen" ]; then
+      kill "$launcher"
+      wait "$launcher"
+      status=1
+      break
+    fi
+    sleep 0.2
+  done
+  if [ -z "$status" ]; then
+    kill -9 "$launcher"
+    status=124
+  fi
+  elapsed=$(($(date +%s) - start))
+  cat "$tmp/k.log"
+  [ "$status" != 0 ] || fail "the sweep passed although rank 1 was killed"
+  [ "$status" != 124 ] || fail "the job hung"
+  [ "$elapsed" -lt 120 ] || fail "took ${elapsed}s"
+  if [ "$test_name" = kill_rank ]; then
+    grep -q "rank 1 .*exited on signal 9" "$tmp/k.log" || fail "rank 1 was not the one killed"
+  fi
+  if [ "$test_name" = kill_rank ]; then
+    # Open MPI stops the survivors (SIGTERM): each says so, with what it was waiting in.
+    grep -Eq "rank [02]/3: stopped by the launcher \(SIGTERM\).*this rank was in [a-z_]+ #[0-9]+" \
+      "$tmp/k.log" || grep -q "no word from rank 1" "$tmp/k.log" ||
+      fail "no survivor named its end"
+  else
+    grep -q "no word from rank 1 within 3000 ms" "$tmp/k.log" || fail "the survivors did not name rank 1"
+    report_is_whole "$tmp/k/report.json" || fail "rank 0's report is not whole"
+    grep -q "no word from rank 1" "$tmp/k/report.json" || fail "the report does not name rank 1"
+  fi
+  # Never half a report: none, or a whole one.
+  if [ -e "$tmp/k/report.json" ]; then report_is_whole "$tmp/k/report.json" || fail "half a report"; fi
+  ;;
+refuses_ambiguous)
+  "$mpirun" 2 "$cplab" sweep --cases 1 --out "$tmp/x" >"$tmp/x.log" 2>&1 && fail "plain sweep under mpirun ran"
+  grep -q "pass --distribute" "$tmp/x.log" || { cat "$tmp/x.log"; fail "no reason given"; }
+  "$mpirun" 2 "$cplab" sweep --cases 1 --impl sim-mpi --distribute --out "$tmp/x" >"$tmp/y.log" 2>&1 &&
+    fail "--distribute with sim-mpi ran"
+  grep -q "choose one" "$tmp/y.log" || { cat "$tmp/y.log"; fail "no reason given"; }
+  "$mpirun" 2 "$cplab" sweep --cases 1 --impl sim-mpi --cp 3 --out "$tmp/x" >"$tmp/z.log" 2>&1 &&
+    fail "C=3 on 2 processes ran"
+  grep -q "needs 3 MPI processes" "$tmp/z.log" || { cat "$tmp/z.log"; fail "no reason given"; }
+  [ ! -e "$tmp/x" ] || fail "a refused sweep wrote reports"
+  ;;
+*)
+  fail "unknown test $test_name"
+  ;;
+esac
+echo "ok: $test_name"
