@@ -62,6 +62,14 @@ class ProcessVariant final : public Implementation {
   std::string name_;
 };
 
+// The mutants, and the GPU paths whose collectives cross processes: NCCL (rank r on device r,
+// the unique id over the host comm) and the host-staged one. `gpu` is not among them: its
+// device-sim group lives in one process.
+bool has_process_variant(const ImplementationInfo& info) {
+  if (info.ranks_as_processes) return false;
+  return info.mutant || info.name == "gpu-nccl" || info.name == "gpu-host";
+}
+
 thread_local RankProcesses* g_active = nullptr;
 std::int64_t g_timeout_ms = kCollectiveTimeoutMs;
 
@@ -91,7 +99,7 @@ const ImplementationInfo* find_process_variant(const std::string& name) {
     if (info.name == name) return &info;
   }
   for (const ImplementationInfo& info : implementation_registry()) {
-    if (info.name == base && info.mutant && !info.ranks_as_processes)
+    if (info.name == base && has_process_variant(info))
       return &made.emplace_back(process_variant_of(info));
   }
   return nullptr;

@@ -84,6 +84,13 @@ NcclComm::~NcclComm() {
   static_cast<void>(collective_destroy_ ? ncclCommDestroy(comm_) : ncclCommAbort(comm_));
 }
 
+void NcclComm::abort() {
+  if (comm_ == nullptr) return;
+  static_cast<void>(cudaSetDevice(device_));
+  static_cast<void>(ncclCommAbort(comm_));
+  comm_ = nullptr;
+}
+
 void NcclComm::check_alive(const char* what) const {
   CPLAB_CHECK(comm_ != nullptr, "nccl {}: the communicator was aborted by an earlier failure",
               what);

@@ -38,6 +38,8 @@ class NcclComm final : public DeviceComm {
   int device() const override { return device_; }
   Stream stream() const override { return stream_->get(); }
   bool broken() const override { return comm_ == nullptr; }
+  // Tears the communicator down at once, whatever the other ranks do (ncclCommAbort); idempotent.
+  void abort();
 
   void all_gather(const void* send, void* recv, std::size_t count, DType dtype) override;
   std::vector<std::size_t> all_gather_v(const void* send, std::size_t count, void* recv,

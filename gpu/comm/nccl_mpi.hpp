@@ -1,8 +1,9 @@
 #pragma once
-// One process per GPU across nodes: this process's NCCL rank, bootstrapped over MPI_COMM_WORLD the
-// way nccl-tests does (rank 0 makes the unique id, MPI_Bcast carries it, every rank joins on the
-// GPU of its node-local rank). Built only where CMake finds MPI (CPLAB_HAVE_MPI); the caller has
-// called MPI_Init. Run as `mpirun -np N cplab ...`.
+// One process per GPU across nodes: this process's NCCL rank, bootstrapped over the MPI job
+// (mpi/device_bootstrap.hpp: every process reports its host, rank 0 makes the unique id, every
+// rank joins on the GPU of its node-local rank; a process that fails before ncclCommInitRank fails
+// them all with its message). Built only where CMake finds MPI (CPLAB_HAVE_MPI); MPI starts on
+// first use. Run as `mpirun -np N cplab ...`.
 #include <chrono>
 #include <memory>
 

@@ -23,7 +23,28 @@ NcclWorld::NcclWorld(std::vector<int> devices, std::chrono::milliseconds timeout
     comms_.push_back(std::make_unique<NcclComm>(comms[r], devices[r], timeout, true));
 }
 
-NcclWorld::~NcclWorld() = default;
+NcclWorld::~NcclWorld() {
+  // Destroying is collective over the world's communicators: one after another from one thread,
+  // the first can wait for a peer whose destroy has not begun. So every rank's at once, one
+  // thread each; and when any was aborted (a failed or late collective), abort them all, which
+  // waits for no one.
+  bool broken = false;
+  for (const auto& comm : comms_) broken = broken || comm->broken();
+  if (broken) {
+    for (auto& comm : comms_) comm->abort();
+    return;
+  }
+  try {
+    std::vector<std::thread> threads;
+    for (auto& comm : comms_) threads.emplace_back([&comm] { comm.reset(); });
+    for (auto& t : threads) t.join();
+  } catch (...) {
+    // No thread to be had: abort what is left rather than risk waiting on a peer.
+    for (auto& comm : comms_) {
+      if (comm) comm->abort();
+    }
+  }
+}
 
 NcclComm& NcclWorld::comm(int rank) {
   CPLAB_CHECK(rank >= 0 && rank < size(), "nccl rank {} outside [0, {})", rank, size());
