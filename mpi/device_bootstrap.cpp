@@ -58,8 +58,8 @@ DeviceBootstrap bootstrap_devices(const std::function<int()>& visible_devices,
   std::string mine;
   try {
     const int devices = visible_devices();
-    CPLAB_CHECK(p.local_size <= devices, "{} ranks on {} but {} visible GPUs", p.local_size,
-                p.host, devices);
+    CPLAB_CHECK(p.local_size <= devices, "{} ranks on {} but {} visible GPUs", p.local_size, p.host,
+                devices);
     mine = ok(w.rank == 0 ? make_id() : std::string());
   } catch (const std::exception& e) {
     mine = failed(e.what());

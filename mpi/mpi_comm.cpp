@@ -24,7 +24,8 @@ using Parts = std::vector<MpiComm::Part>;
 std::string sizes_of(const Parts& parts) {
   std::vector<std::string> listed;
   for (std::size_t r = 0; r < parts.size(); ++r)
-    listed.push_back(fmt::format("rank {}: {} x {}", r, parts[r].count, dtype_name(parts[r].dtype)));
+    listed.push_back(
+        fmt::format("rank {}: {} x {}", r, parts[r].count, dtype_name(parts[r].dtype)));
   return fmt::format("{}", fmt::join(listed, ", "));
 }
 
@@ -145,9 +146,8 @@ std::vector<MpiComm::Part> MpiComm::exchange(int kind_value, const void* data, s
       continue;
     }
     detail::Message& m = got.at(r);
-    CPLAB_CHECK(m.header.kind == kind && m.header.seq == seq,
-                "{}: rank {} called {} #{} instead", call, r, detail::kind_name(m.header.kind),
-                m.header.seq);
+    CPLAB_CHECK(m.header.kind == kind && m.header.seq == seq, "{}: rank {} called {} #{} instead",
+                call, r, detail::kind_name(m.header.kind), m.header.seq);
     part.count = static_cast<std::size_t>(m.header.count);
     part.dtype = static_cast<DType>(m.header.dtype);
     CPLAB_CHECK(m.payload.size() == part.count * dtype_size(part.dtype),

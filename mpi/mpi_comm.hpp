@@ -12,7 +12,8 @@
 // stop at once rather than at the timeout.
 //
 // `epoch` tells runs apart: every process must make its MpiComms with the same epochs in the same
-// order (what is left unread from an earlier, failed run is dropped, never mistaken for this run's).
+// order (what is left unread from an earlier, failed run is dropped, never mistaken for this
+// run's).
 #include <chrono>
 #include <cstdint>
 #include <string>

@@ -31,8 +31,8 @@ std::vector<std::string> exchange(std::uint32_t epoch, const std::string& mine,
     peers.push_back(q);
     detail::post(q, detail::kResultTag, header, mine.data(), mine.size());
   }
-  std::map<int, detail::Message> got = detail::collect(peers, detail::kResultTag, epoch,
-                                                       timeout.count(), false, {what, w.rank, w.size});
+  std::map<int, detail::Message> got = detail::collect(
+      peers, detail::kResultTag, epoch, timeout.count(), false, {what, w.rank, w.size});
   std::vector<std::string> all(static_cast<std::size_t>(w.size));
   for (int q = 0; q < w.size; ++q) {
     if (q == w.rank) {

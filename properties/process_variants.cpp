@@ -89,7 +89,8 @@ ImplementationInfo process_variant_of(const ImplementationInfo& base) {
 
 const ImplementationInfo* find_process_variant(const std::string& name) {
   const std::string suffix = kProcessSuffix;
-  if (name.size() <= suffix.size() || name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+  if (name.size() <= suffix.size() ||
+      name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
     return nullptr;
   const std::string base = name.substr(0, name.size() - suffix.size());
   static std::mutex mu;

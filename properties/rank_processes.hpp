@@ -19,8 +19,8 @@ class RankProcesses {
   virtual int world_size() = 0;
   virtual int world_rank() = 0;
   // fn on this process's rank (when below cp); every rank's bytes, by rank, on every process.
-  virtual std::vector<std::string> run(std::int64_t cp,
-                                       const std::function<std::string(Comm&, std::int64_t)>& fn) = 0;
+  virtual std::vector<std::string> run(
+      std::int64_t cp, const std::function<std::string(Comm&, std::int64_t)>& fn) = 0;
   // Every process's `mine`, by rank, within timeout_ms (a distributed sweep's reports).
   virtual std::vector<std::string> exchange_all(const std::string& mine,
                                                 std::int64_t timeout_ms) = 0;

@@ -36,8 +36,9 @@ class Reader {
  public:
   explicit Reader(const std::string& in) : in_(in) {}
   void bytes(void* data, std::size_t n) {
-    CPLAB_CHECK(n <= in_.size() - at_, "a rank's result ends early ({} of {} bytes read, {} more wanted)",
-                at_, in_.size(), n);
+    CPLAB_CHECK(n <= in_.size() - at_,
+                "a rank's result ends early ({} of {} bytes read, {} more wanted)", at_, in_.size(),
+                n);
     if (n) std::memcpy(data, in_.data() + at_, n);
     at_ += n;
   }
@@ -51,13 +52,11 @@ class Reader {
 };
 
 template <typename T>
-  requires(std::is_arithmetic_v<T> || std::is_enum_v<T>)
-void encode(Writer& w, const T& v) {
+requires(std::is_arithmetic_v<T> || std::is_enum_v<T>) void encode(Writer& w, const T& v) {
   w.bytes(&v, sizeof v);
 }
 template <typename T>
-  requires(std::is_arithmetic_v<T> || std::is_enum_v<T>)
-void decode(Reader& r, T& v) {
+requires(std::is_arithmetic_v<T> || std::is_enum_v<T>) void decode(Reader& r, T& v) {
   r.bytes(&v, sizeof v);
 }
 

@@ -11,13 +11,13 @@ namespace cplab::gpu {
 std::unique_ptr<NcclComm> nccl_comm_over_mpi(std::chrono::milliseconds timeout) {
   // Placement and the unique id go through the bounded, all-or-none bootstrap: a process that
   // cannot take part fails every process with its message before any enters ncclCommInitRank.
-  const mpi::DeviceBootstrap boot = mpi::bootstrap_devices(
-      [] { return device_count(); },
-      [] {
-        const NcclId id = nccl_unique_id();
-        return std::string(id.data(), id.size());
-      },
-      timeout);
+  const mpi::DeviceBootstrap boot =
+      mpi::bootstrap_devices([] { return device_count(); },
+                             [] {
+                               const NcclId id = nccl_unique_id();
+                               return std::string(id.data(), id.size());
+                             },
+                             timeout);
   NcclId id{};
   CPLAB_CHECK(boot.id.size() == id.size(), "nccl over MPI: the unique id has {} bytes, not {}",
               boot.id.size(), id.size());

@@ -1,12 +1,13 @@
 // The NCCL bootstrap's MPI half under mpirun -np 3, with stand-ins for the device count and the
 // unique id: placement and id reach every process, and a failure on any process before
 // ncclCommInitRank fails every process with its message (never leaves one waiting).
+#include "mpi/device_bootstrap.hpp"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <string>
 
-#include "mpi/device_bootstrap.hpp"
 #include "mpi/session.hpp"
 #include "reference/types/error.hpp"
 
@@ -27,7 +28,8 @@ std::string error_of(const std::function<int()>& devices, const std::function<st
 TEST(DeviceBootstrap, EveryProcessGetsItsDeviceAndRankZerosId) {
   ASSERT_EQ(world().size, 3) << "run under mpirun -np 3";
   const DeviceBootstrap boot = bootstrap_devices(
-      [] { return 4; }, [] { return std::string("id made by rank ") + std::to_string(world().rank); },
+      [] { return 4; },
+      [] { return std::string("id made by rank ") + std::to_string(world().rank); },
       milliseconds(20000));
   EXPECT_EQ(boot.id, "id made by rank 0");
   EXPECT_EQ(boot.placement.rank, world().rank);
@@ -57,8 +59,9 @@ TEST(DeviceBootstrap, OneProcessWithoutADeviceFailsEveryProcessWithItsMessage) {
 }
 
 TEST(DeviceBootstrap, NoUniqueIdFailsEveryProcess) {
-  const std::string error = error_of(
-      [] { return 4; }, []() -> std::string { CPLAB_FAIL("ncclGetUniqueId: unhandled system error"); });
+  const std::string error =
+      error_of([] { return 4; },
+               []() -> std::string { CPLAB_FAIL("ncclGetUniqueId: unhandled system error"); });
   EXPECT_NE(error.find("rank 0 failed before ncclCommInitRank"), std::string::npos) << error;
   EXPECT_NE(error.find("ncclGetUniqueId"), std::string::npos) << error;
 }

@@ -1,5 +1,7 @@
 // MpiComm under mpirun -np 3: every collective against what it must return, and every way a
 // collective cannot complete ending in an error that names the ranks, on every process.
+#include "mpi/mpi_comm.hpp"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -7,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "mpi/mpi_comm.hpp"
 #include "mpi/rank_runner.hpp"
 #include "mpi/session.hpp"
 #include "reference/types/error.hpp"
@@ -32,9 +33,7 @@ std::string error_of(const std::function<void(Comm&, int)>& fn, milliseconds tim
 
 class MpiCommTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    ASSERT_EQ(world().size, 3) << "run under mpirun -np 3";
-  }
+  void SetUp() override { ASSERT_EQ(world().size, 3) << "run under mpirun -np 3"; }
 };
 
 TEST_F(MpiCommTest, EveryCollectiveGivesWhatItMust) {
@@ -87,8 +86,9 @@ TEST_F(MpiCommTest, EveryCollectiveGivesWhatItMust) {
 }
 
 TEST_F(MpiCommTest, ResultsReachEveryProcess) {
-  const std::vector<std::string> results = run_ranks_as_processes(
-      3, milliseconds(20000), [](Comm&, int rank) { return std::string(static_cast<std::size_t>(rank + 1), static_cast<char>('a' + rank));
+  const std::vector<std::string> results =
+      run_ranks_as_processes(3, milliseconds(20000), [](Comm&, int rank) {
+        return std::string(static_cast<std::size_t>(rank + 1), static_cast<char>('a' + rank));
       });
   EXPECT_EQ(results, (std::vector<std::string>{"a", "bb", "ccc"}));
 }
@@ -148,11 +148,13 @@ TEST_F(MpiCommTest, AFailingRankStopsTheOthersAtOnceWithItsMessage) {
 }
 
 TEST_F(MpiCommTest, AWorldStaysUsableAfterAFailedRun) {
-  (void)error_of([](Comm& comm, int rank) {
-    std::int64_t v = rank, all[3];
-    if (rank == 0) CPLAB_FAIL("rank 0 leaves before the gather");
-    comm.all_gather(&v, all, 1, DType::i64);
-  }, milliseconds(20000));
+  (void)error_of(
+      [](Comm& comm, int rank) {
+        std::int64_t v = rank, all[3];
+        if (rank == 0) CPLAB_FAIL("rank 0 leaves before the gather");
+        comm.all_gather(&v, all, 1, DType::i64);
+      },
+      milliseconds(20000));
   const std::string error = error_of(
       [](Comm& comm, int rank) {
         std::int64_t v = rank, all[3];
