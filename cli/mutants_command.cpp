@@ -8,8 +8,8 @@
 
 #include "cli/command.hpp"
 #include "cli/sweep_processes.hpp"
-#include "properties/rank_processes.hpp"
 #include "properties/mutant_hunt.hpp"
+#include "properties/rank_processes.hpp"
 
 namespace cplab::cli {
 namespace {

@@ -24,7 +24,7 @@ struct SweepArgs {
   properties::SweepOptions sweep;
   std::string seed_text, shard_text = "0/1", out = "out/sweep";
   std::vector<std::string> merge;
-  bool distribute = false;         // split the jobs over the processes of an MPI job
+  bool distribute = false;           // split the jobs over the processes of an MPI job
   std::int64_t rank_timeout_ms = 0;  // -mpi implementations: a rank's wait for the others
 };
 
@@ -127,9 +127,9 @@ int run_sweep_command(SweepArgs& args) {
       std::fflush(stderr);
     }
   };
-  const properties::SweepReport report =
-      processes.distribute ? run_distributed_sweep(options, processes, progress)
-                           : properties::run_sweep(options, progress);
+  const properties::SweepReport report = processes.distribute
+                                             ? run_distributed_sweep(options, processes, progress)
+                                             : properties::run_sweep(options, progress);
   if (!processes.writes_reports()) return report.ok() ? 0 : 1;
   return finish(report, args.out, &options);
 }
@@ -161,8 +161,9 @@ Command add_sweep_command(CLI::App& app) {
   sub->add_option("--out", args->out, "Folder for report.json, junit.xml, summary.md");
   sub->add_option("--merge", args->merge,
                   "Merge these shard reports (report.json files or their folders) into --out");
-  sub->add_flag("--distribute", args->distribute,
-                "Under mpirun/srun: split the jobs over the N processes; rank 0 merges the reports");
+  sub->add_flag(
+      "--distribute", args->distribute,
+      "Under mpirun/srun: split the jobs over the N processes; rank 0 merges the reports");
   sub->add_option("--rank-timeout-ms", args->rank_timeout_ms,
                   "-mpi implementations: how long a rank process waits for the others (default "
                   "20000)")

@@ -32,10 +32,8 @@ auto on_ranks(std::int64_t cp, Fn&& fn)
   std::vector<Result> results(static_cast<std::size_t>(cp));
   if (RankProcesses* processes = active_rank_processes()) {
     // Ranks are processes: this one computes its rank, every process gets every rank's result.
-    const std::vector<std::string> bytes =
-        processes->run(cp, [&](Comm& comm, std::int64_t rank) {
-          return wire::to_bytes(fn(comm, rank));
-        });
+    const std::vector<std::string> bytes = processes->run(
+        cp, [&](Comm& comm, std::int64_t rank) { return wire::to_bytes(fn(comm, rank)); });
     for (std::int64_t r = 0; r < cp; ++r) {
       results[static_cast<std::size_t>(r)] =
           wire::from_bytes<Result>(bytes[static_cast<std::size_t>(r)]);

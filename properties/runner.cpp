@@ -56,8 +56,8 @@ std::vector<std::int64_t> cps_for_processes(const std::vector<std::int64_t>& ask
     return all;
   }
   for (std::int64_t c : asked) {
-    CPLAB_CHECK(c <= world, "--cp {} needs {} MPI processes (mpirun -np {}); this job has {}", c,
-                c, c, world);
+    CPLAB_CHECK(c <= world, "--cp {} needs {} MPI processes (mpirun -np {}); this job has {}", c, c,
+                c, world);
   }
   return asked;
 }
