@@ -66,8 +66,8 @@ void decode(Reader& r, Batch& b) {
   decode(r, b.seq_lens_padded);
 }
 
-// Every field, in declaration order: a field added to ShardLayout must be added here too (the
-// round-trip test compares whole layouts).
+// Every field, in declaration order: a field added to ShardLayout must be added here too (and to
+// the round-trip test, tests/properties/rank_results_test.cpp).
 template <typename Io, typename L>
 void fields(Io&& io, L& l) {
   io(l.layout);
