@@ -68,8 +68,13 @@ std::uint64_t job_seed(std::uint64_t sweep_seed, const JobSpec& job) {
 }
 
 std::string replay_command(const std::string& impl, const std::string& property, const Case& c) {
-  return fmt::format("cplab replay --impl {} --property {} {}", impl, property,
-                     shell_quote(print_case(c)));
+  // Ranks as processes: the case's C ranks are the processes of the job.
+  const std::string suffix = kProcessSuffix;
+  const bool processes = impl.size() > suffix.size() &&
+                         impl.compare(impl.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return fmt::format("{}cplab replay --impl {} --property {} {}",
+                     processes ? fmt::format("mpirun -np {} ", c.spec.cp) : std::string(), impl,
+                     property, shell_quote(print_case(c)));
 }
 
 CaseOutcome run_case(const PropertyInfo& property, const Case& c, Implementation& impl) {

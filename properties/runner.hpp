@@ -40,7 +40,8 @@ std::vector<std::int64_t> cps_for_processes(const std::vector<std::int64_t>& ask
 // Runs the job. An implementation that is unavailable here gives `skipped` with its reason.
 JobResult run_job(const JobSpec& job, const RunOptions& options);
 
-// `cplab replay --impl sim --property NAME '<case>'`, quoted for a POSIX shell.
+// `cplab replay --impl sim --property NAME '<case>'`, quoted for a POSIX shell; for an -mpi
+// implementation, under `mpirun -np C`.
 std::string replay_command(const std::string& impl, const std::string& property, const Case& c);
 
 // One property on one case, outside RapidCheck: "" when it holds, else the failure (errors the
