@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli/command.hpp"
+#include "cli/layout_compare.hpp"
 #include "cli/layout_source.hpp"
 #include "reference/plan.hpp"
 #include "reference/types/error.hpp"
@@ -110,6 +111,10 @@ int run_layout(const LayoutOptions& options) {
   args.has_doc_lens = options.doc_lens_option->count() > 0;
   args.has_batch = options.batch_option->count() > 0;
   args.has_row = options.row_option->count() > 0;
+  if (asks_every_layout(options.spec.layout)) {
+    return print_layout_comparison(tell_layouts(options.spec, options.spec.layout, args),
+                                   options.json, options.svg_path);
+  }
   const LayoutSource source = read_layout_source(options.spec, args);
   std::vector<std::vector<std::int64_t>> works;
   for (const RowPlan& row : source.rows) works.push_back(reference::causal_work(row));
@@ -144,7 +149,8 @@ Command add_layout_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "layout", "Show which rank holds which token of one row under a CP layout");
   sub->add_option("--layout", options->spec.layout,
-                  fmt::format("Layout: {}", fmt::join(reference::layout_names(), ", ")))
+                  fmt::format("Layout: {}, or all (every layout side by side)",
+                              fmt::join(reference::layout_names(), ", ")))
       ->required();
   sub->add_option("--cp", options->spec.cp, "CP size C (ranks in the group)")->required();
   options->seq_len_option =

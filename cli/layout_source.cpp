@@ -7,6 +7,8 @@
 #include "io/torch_batch.hpp"
 #include "reference/plan.hpp"
 #include "reference/types/error.hpp"
+#include "reference/types/token_moves.hpp"
+#include "reference/verbs.hpp"
 
 namespace cplab::cli {
 
@@ -42,6 +44,38 @@ std::string given_sources(const LayoutSourceArgs& args) {
   return fmt::format("both {} and {}", given[0], given[1]);
 }
 
+// Row `local_row` of a padded global tensor (mRoPE [3,B,L]: its first plane).
+std::vector<std::int64_t> row_values(const Tensor& global, std::int64_t seq_dim,
+                                     std::int64_t local_row) {
+  const TokenAxes axes = token_axes(global, seq_dim, "row_values");
+  std::vector<std::int64_t> out(static_cast<std::size_t>(axes.seq));
+  for (std::int64_t g = 0; g < axes.seq; ++g)
+    out[g] = static_cast<std::int64_t>(global.get(axes.flat(0, local_row, g)));
+  return out;
+}
+
+// Every row of a batch key in the padded global stream, padded as the sharder pads it.
+std::vector<std::vector<std::int64_t>> global_rows(const Batch& batch, const ShardPlan& plan,
+                                                   const std::string& key) {
+  std::vector<std::vector<std::int64_t>> rows;
+  if (!batch.has(key)) return rows;
+  if (!batch.packed()) {
+    const TokenField& field = batch.tokens.at(key);
+    const Tensor global = reference::pad_to_global(plan, field);
+    for (std::size_t b = 0; b < plan.rows.size(); ++b)
+      rows.push_back(row_values(global, field.seq_dim, static_cast<std::int64_t>(b)));
+    return rows;
+  }
+  for (std::size_t b = 0; b < plan.rows.size(); ++b) {
+    const auto row = static_cast<std::int64_t>(b);
+    const Batch one = slice_token_rows(batch, row, row + 1);
+    const TokenField& field = one.tokens.at(key);
+    const Tensor global = reference::pad_to_global(reference::microbatch_plan(plan, row), field);
+    rows.push_back(row_values(global, field.seq_dim, 0));
+  }
+  return rows;
+}
+
 LayoutSource batch_source(const LayoutSpec& spec, const LayoutSourceArgs& args) {
   // Checked before touching the file, so that a build without libtorch says so and not "bad file".
   CPLAB_CHECK(io::torch_available(),
@@ -58,7 +92,13 @@ LayoutSource batch_source(const LayoutSpec& spec, const LayoutSourceArgs& args) 
   LayoutSpec batch_spec = spec;
   batch_spec.num_chunks = batch.packed() ? rows : 1;
   LayoutSource source;
-  source.rows = reference::plan(batch_spec, batch).rows;
+  const ShardPlan plan = reference::plan(batch_spec, batch);
+  source.rows = plan.rows;
+  // A batch that brings its own position_ids is shown with them, so that the view and the shard
+  // agree (a row starting at offset 18 shows 18, 19, ...).
+  const auto positions = global_rows(batch, plan, keys::position_ids);
+  for (std::size_t b = 0; b < positions.size(); ++b) source.rows[b].positions = positions[b];
+  source.labels = global_rows(batch, plan, keys::labels);
   source.chosen = static_cast<std::size_t>(args.row);
   source.from_batch = true;
   source.description = fmt::format("{} row {} of {} ({})", args.batch_path, args.row, rows,

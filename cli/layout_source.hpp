@@ -24,6 +24,8 @@ struct LayoutSource {
   std::size_t chosen = 0;     // the row the table, the picture and the single-row JSON show
   bool from_batch = false;
   std::string description;  // where the chosen row came from, for titles: "batch.pt row 1 of 4"
+  // With --batch: each row's labels in the padded global stream (empty without a labels key).
+  std::vector<std::vector<std::int64_t>> labels;
 };
 
 // Exactly one of --seq-len, --doc-lens, --batch; --row only with --batch. Throws cplab::Error with
