@@ -54,7 +54,7 @@ const char* const kPageStyle =
     "body{font-family:DejaVu Sans,Helvetica,Arial,sans-serif;margin:16px;color:#222}"
     "table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ccc;padding:3px 8px;"
     "text-align:right;font-size:13px}td.name,th.name{text-align:left}"
-    "h1{font-size:20px}h2{font-size:16px;margin-top:24px}.err{color:#a00}"
+    "h1{font-size:20px}h2{font-size:17px;margin-top:24px}h3{font-size:15px}.err{color:#a00}"
     ".pass{background:#d9f2d9}.fail{background:#f8c9c9;font-weight:bold}.skip{background:#eee;"
     "color:#777}pre{background:#f6f6f6;padding:8px;white-space:pre-wrap}";
 
