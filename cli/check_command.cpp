@@ -27,7 +27,7 @@ constexpr const char* kAuto = "auto";
 constexpr std::size_t kShownDifferences = 200;
 
 struct CheckArgs {
-  std::string batch_path, gathered_path, pad_policy, layout;
+  std::string batch_path, gathered_path, pad_policy, layout_arg;
   std::vector<std::string> shard_paths;
   LayoutSpec spec;
   std::int64_t pad_id = 0;
@@ -240,7 +240,7 @@ int run_check(const CheckArgs& args) {
   CPLAB_CHECK(io::torch_available(),
               "this cplab cannot read torch.save files (it has no libtorch; configure with "
               "-DCPLAB_TORCH=ON)");
-  const bool automatic = args.layout == kAuto;
+  const bool automatic = args.layout_arg == kAuto;
   CPLAB_CHECK(!automatic || !args.shard_paths.empty(),
               "--layout auto reads the layout off the shards: give --shards");
   CPLAB_CHECK(args.shard_paths.empty() ||
@@ -248,7 +248,7 @@ int run_check(const CheckArgs& args) {
               "--shards: {} files for --cp {}; give one per rank, in rank order",
               args.shard_paths.size(), args.spec.cp);
   LayoutSpec probe = args.spec;
-  probe.layout = automatic ? reference::layout_names().front() : args.layout;
+  probe.layout = automatic ? reference::layout_names().front() : args.layout_arg;
   validate_spec(probe);
   const Batch batch = io::load_torch_batch(args.batch_path);
   std::vector<io::TensorFile> shards;
@@ -291,7 +291,7 @@ Command add_check_command(CLI::App& app) {
       ->required();
   sub->add_option("--shards", args->shard_paths,
                   "One torch.save file per rank, in rank order: the sharded batch dict");
-  sub->add_option("--layout", args->layout,
+  sub->add_option("--layout", args->layout_arg,
                   fmt::format("Layout: {}, or auto (the registered layout that explains the "
                               "shards, or the closest)",
                               fmt::join(reference::layout_names(), ", ")))

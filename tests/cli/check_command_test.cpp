@@ -241,3 +241,46 @@ TEST_F(CliCheck, UnreadableInputExitsTwoWithOneLine) {
 
 }  // namespace
 }  // namespace cplab::testing
+
+namespace cplab::testing {
+namespace {
+
+// Batch files as Automodel's collater writes them: seq_lens end in -1000, and a row's own
+// position_ids (an offset of 18) are what `cplab layout --batch` shows, as the shard holds them.
+TEST(CliBatchFiles, AnyNegativeSentinelAndTheBatchsOwnPositions) {
+  if (!io::torch_available()) GTEST_SKIP() << "skipped: this cplab reads no torch.save files";
+  testsupport::ScratchDir dir;
+  const Batch packed = packed_batch({5, 3, 8});
+  io::save_torch_tensors({{keys::input_ids, packed.at(keys::input_ids)},
+                          {keys::labels, packed.at(keys::labels)},
+                          {"seq_lens", Tensor::from<std::int64_t>({1, 5}, {5, 3, 8, -1000, -1000})}},
+                         dir.file("packed.pt"));
+  auto run = testsupport::run_cplab("layout --json --layout thd --cp 2 --batch " +
+                                    dir.file("packed.pt"));
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(nlohmann::json::parse(run.out)["ranks"][0]["indices"],
+            nlohmann::json({0, 1, 6, 7, 8, 11, 12, 13, 18, 19}));
+  io::save_torch_tensors({{keys::input_ids, packed.at(keys::input_ids)},
+                          {keys::labels, packed.at(keys::labels)},
+                          {"seq_lens", Tensor::from<std::int64_t>({1, 4}, {5, -1000, 3, 8})}},
+                         dir.file("bad.pt"));
+  testsupport::expect_usage_error(
+      testsupport::run_cplab("layout --layout thd --cp 2 --batch " + dir.file("bad.pt")),
+      {"seq_lens", "after"});
+
+  Ints offset(16);
+  for (std::int64_t t = 0; t < 16; ++t) offset[t] = 18 + t;
+  Batch bshd = bshd_batch(16);
+  io::save_torch_tensors({{keys::input_ids, bshd.at(keys::input_ids)},
+                          {keys::labels, bshd.at(keys::labels)},
+                          {keys::position_ids, row_tensor(offset)}},
+                         dir.file("bshd.pt"));
+  run = testsupport::run_cplab("layout --json --layout head-tail --cp 2 --batch " +
+                               dir.file("bshd.pt"));
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(nlohmann::json::parse(run.out)["ranks"][0]["positions"],
+            nlohmann::json({18, 19, 20, 21, 30, 31, 32, 33}));
+}
+
+}  // namespace
+}  // namespace cplab::testing
