@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cli/command.hpp"
+#include "cli/magi_options.hpp"
 #include "cli/shard_check.hpp"
 #include "io/torch_batch.hpp"
 #include "reference/plan.hpp"
@@ -34,7 +35,7 @@ struct CheckArgs {
   bool json = false;
   CLI::Option* pad_id_option = nullptr;
   CLI::Option* pad_multiple_option = nullptr;
-  CLI::Option* chunk_size_option = nullptr;
+  MagiOptions magi;
 };
 
 struct Verdict {
@@ -77,7 +78,7 @@ std::vector<std::int64_t> option_values(CLI::Option* given, std::int64_t value,
 
 // Every registered layout with the option values that could have made shards of ℓ tokens, each
 // distinct plan tried once; the best score wins (the first registered on ties).
-Verdict find_layout(const CheckArgs& args, const Batch& batch,
+Verdict find_layout(const CheckArgs& args, std::int64_t spec_chunk_size, const Batch& batch,
                     const std::vector<io::TensorFile>& shards,
                     const shard_check::Conventions& conventions) {
   const std::int64_t local = shard_check::shard_local_len(batch, shards);
@@ -87,7 +88,7 @@ Verdict find_layout(const CheckArgs& args, const Batch& batch,
   }
   const auto multiples =
       option_values(args.pad_multiple_option, args.spec.pad_multiple, {2, 1, 3, 4, 8});
-  chunk_sizes = option_values(args.chunk_size_option, args.spec.chunk_size, chunk_sizes);
+  if (args.magi.chunk_size_given()) chunk_sizes = {spec_chunk_size};
   std::map<std::vector<std::int64_t>, std::size_t> seen;  // signature → index in tried
   std::vector<Verdict> tried;
   std::vector<const reference::LayoutInfo*> tried_layout;
@@ -95,6 +96,7 @@ Verdict find_layout(const CheckArgs& args, const Batch& batch,
     for (std::int64_t m : multiples) {
       for (std::int64_t k : chunk_sizes) {
         LayoutSpec spec = args.spec;
+        spec.chunk_pad_at_cp1 = args.magi.pad_at_cp1;
         spec.layout = info.name;
         spec.pad_multiple = m;
         spec.chunk_size = k;
@@ -251,6 +253,7 @@ int run_check(const CheckArgs& args) {
   probe.layout = automatic ? reference::layout_names().front() : args.layout_arg;
   validate_spec(probe);
   const Batch batch = io::load_torch_batch(args.batch_path);
+  probe = apply_magi_options(probe, args.magi, batch.seq_len());
   std::vector<io::TensorFile> shards;
   for (const std::string& path : args.shard_paths) shards.push_back(io::load_torch_tensors(path));
   shard_check::Conventions conventions;
@@ -259,7 +262,7 @@ int run_check(const CheckArgs& args) {
 
   Verdict verdict;
   if (automatic) {
-    verdict = find_layout(args, batch, shards, conventions);
+    verdict = find_layout(args, probe.chunk_size, batch, shards, conventions);
   } else if (!shards.empty()) {
     verdict.outcome = shard_check::check_shards(probe, batch, shards, conventions);
   } else {
@@ -299,8 +302,7 @@ Command add_check_command(CLI::App& app) {
   sub->add_option("--cp", args->spec.cp, "CP size C (ranks in the group)")->required();
   args->pad_multiple_option = sub->add_option("--pad-multiple", args->spec.pad_multiple,
                                               "contiguous: pad multiple m (D = C·m)");
-  args->chunk_size_option =
-      sub->add_option("--chunk-size", args->spec.chunk_size, "magi: chunk size K");
+  add_magi_options(sub, args->magi);
   args->pad_id_option = sub->add_option(
       "--pad-id", args->pad_id, "Pad token id of added slots (default: read off the shards)");
   sub->add_option("--pad-policy", args->pad_policy,

@@ -17,6 +17,7 @@ namespace {
 
 struct ExplainArgs {
   LayoutSpec spec;
+  MagiOptions magi;
   std::string layout, format = "text", out;
   LayoutSourceArgs source;
   CLI::Option* seq_len = nullptr;
@@ -33,6 +34,7 @@ int run_explain(const ExplainArgs& args) {
   source.has_doc_lens = args.doc_lens->count() > 0;
   source.has_batch = args.batch->count() > 0;
   source.has_row = args.row->count() > 0;
+  source.magi = &args.magi;
   const Stories stories = tell_layouts(args.spec, args.layout, source);
   std::string text;
   if (args.format == "svg") {
@@ -74,8 +76,7 @@ Command add_explain_command(CLI::App& app) {
   args->row = sub->add_option("--row", args->source.row, "With --batch: the row (default 0)");
   sub->add_option("--pad-multiple", args->spec.pad_multiple, "contiguous: pad multiple m (D = C·m)")
       ->capture_default_str();
-  sub->add_option("--chunk-size", args->spec.chunk_size, "magi: chunk size K")
-      ->capture_default_str();
+  add_magi_options(sub, args->magi);
   sub->add_option("--format", args->format, "text, svg or html")->capture_default_str();
   sub->add_option("--out", args->out, "Write to this file instead of stdout");
   return {sub, [args] { return run_explain(*args); }};

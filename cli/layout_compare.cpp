@@ -29,8 +29,9 @@ void write_file(const std::string& path, const std::string& text) {
 
 // spec with every option that does not change this row's plan back at its default, so a table of
 // layouts does not show magi's chunk size next to head-tail.
-LayoutSpec options_that_matter(LayoutSpec spec, const LayoutSourceArgs& args, const RowPlan& row) {
+LayoutSpec options_that_matter(LayoutSpec spec, LayoutSourceArgs args, const RowPlan& row) {
   const LayoutSpec defaults;
+  args.magi = nullptr;  // spec has them applied already
   for (auto field : {&LayoutSpec::pad_multiple, &LayoutSpec::chunk_size}) {
     if (spec.*field == defaults.*field) continue;
     LayoutSpec plain = spec;
@@ -41,6 +42,16 @@ LayoutSpec options_that_matter(LayoutSpec spec, const LayoutSourceArgs& args, co
       if (same.padded_len == row.padded_len && same.index == row.index) spec = plain;
     } catch (const Error&) {
       // The default cannot even plan the row: the option matters.
+    }
+  }
+  if (spec.chunk_pad_at_cp1) {
+    LayoutSpec plain = spec;
+    plain.chunk_pad_at_cp1 = false;
+    try {
+      const LayoutSource other = read_layout_source(plain, args);
+      const RowPlan& same = other.rows[other.chosen];
+      if (same.padded_len == row.padded_len && same.index == row.index) spec = plain;
+    } catch (const Error&) {
     }
   }
   return spec;
@@ -65,6 +76,7 @@ Stories tell_layouts(const LayoutSpec& spec, const std::string& layout_arg,
     one.layout = name;
     try {
       const LayoutSource source = read_layout_source(one, args);
+      one = source.spec;
       const RowPlan& row = source.rows[source.chosen];
       const std::vector<std::int64_t> no_labels;
       const auto& labels = source.labels.empty() ? no_labels : source.labels[source.chosen];
@@ -77,6 +89,7 @@ Stories tell_layouts(const LayoutSpec& spec, const std::string& layout_arg,
       LayoutSpec plain = one;  // its options say nothing about a layout that cannot plan
       plain.pad_multiple = LayoutSpec{}.pad_multiple;
       plain.chunk_size = LayoutSpec{}.chunk_size;
+      plain.chunk_pad_at_cp1 = false;
       stories.layouts.push_back(reports::failed_layout(plain, reason(e)));
     }
   }

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/magi_options.hpp"
 #include "reference/types/layout_spec.hpp"
 #include "reference/types/shard_plan.hpp"
 
@@ -17,9 +18,11 @@ struct LayoutSourceArgs {
   std::string doc_lens;
   std::string batch_path;
   std::int64_t row = 0;
+  const MagiOptions* magi = nullptr;  // the magi options to apply once S is known (null: none)
 };
 
 struct LayoutSource {
+  LayoutSpec spec;            // the spec the rows were planned with (magi options applied)
   std::vector<RowPlan> rows;  // one for --seq-len / --doc-lens; every row of the batch for --batch
   std::size_t chosen = 0;     // the row the table, the picture and the single-row JSON show
   bool from_batch = false;

@@ -101,6 +101,25 @@ TEST_F(CliExplain, HtmlPageParsesAndRendersInChromium) {
   EXPECT_GT(png.count(0xd62728, 20), 10) << "fetched-target marks";
 }
 
+// MagiAttention's own conventions as options: chunk padding even at C = 1, and the chunk size
+// capped at ceil(S / (8·C)) for short rows.
+TEST(CliMagiOptions, ChunkPaddingAtCpOneAndTheAutoChunkSize) {
+  const auto padded_len = [](const std::string& args) -> std::int64_t {
+    const auto run = run_cplab("layout --json --layout magi " + args);
+    EXPECT_EQ(run.status, 0) << args << ": " << run.err;
+    return run.status == 0 ? nlohmann::json::parse(run.out)["padded_seq_len"].get<std::int64_t>()
+                           : -1;
+  };
+  EXPECT_EQ(padded_len("--cp 1 --chunk-size 4 --seq-len 10"), 10);  // C = 1: the identity
+  EXPECT_EQ(padded_len("--cp 1 --chunk-size 4 --seq-len 10 --chunk-pad-at-cp1"), 12);
+  EXPECT_EQ(padded_len("--cp 2 --chunk-size auto --seq-len 40"), 42);  // K = ceil(40/16) = 3
+  EXPECT_EQ(padded_len("--cp 2 --chunk-size auto --seq-len 10000"), 10240);  // K = 512
+  const auto explained = run_cplab("explain --layout magi --cp 2 --chunk-size auto --seq-len 40");
+  EXPECT_NE(explained.out.find("magi cp=2 chunk_size=3"), std::string::npos) << explained.out;
+  expect_usage_error(run_cplab("layout --layout magi --cp 2 --chunk-size 0 --seq-len 8"),
+                     {"--chunk-size", "auto"});
+}
+
 TEST_F(CliExplain, BadArgumentsExitTwoWithOneLine) {
   expect_usage_error(run_cplab("explain --layout thd --cp 2 --seq-len 16"), {"thd", "BSHD"});
   expect_usage_error(run_cplab("explain --layout nope --cp 2 --seq-len 16"), {"nope"});
