@@ -360,6 +360,42 @@ std::optional<std::int64_t> read_pad_id(const ShardPlan& plan,
       ->first;
 }
 
+// Masks a sharder adds that the batch file may lack: derived from the batch's own rows (real
+// tokens: every BSHD slot, the first seq_lens[i] slots of each packed document), so the shards'
+// copies can be checked. padding_mask is true on padding; loss_mask and valid on real tokens.
+Batch with_derived_masks(const Batch& batch, const std::vector<io::TensorFile>& shards,
+                         std::vector<std::string>& notes) {
+  Batch out = batch;
+  const std::int64_t rows = batch.rows(), seq = batch.seq_len();
+  for (const char* key : {keys::padding_mask, keys::loss_mask, keys::valid}) {
+    const bool wanted = std::any_of(shards.begin(), shards.end(), [&](const io::TensorFile& f) {
+      return f.tensors.count(key) != 0;
+    });
+    if (!wanted || batch.has(key)) continue;
+    std::vector<bool> mask(static_cast<std::size_t>(rows * seq), !batch.packed());
+    for (std::int64_t b = 0; b < rows && batch.packed(); ++b) {
+      const auto& lens = batch.seq_lens[b];
+      const bool padded = !batch.seq_lens_padded.empty() && !batch.seq_lens_padded[b].empty();
+      std::int64_t start = 0;
+      for (std::size_t i = 0; i < lens.size(); ++i) {
+        for (std::int64_t j = 0; j < lens[i]; ++j) mask[b * seq + start + j] = true;
+        start += padded ? batch.seq_lens_padded[b][i] : lens[i];
+      }
+    }
+    const bool is_padding = std::string(key) == keys::padding_mask;
+    if (is_padding) mask.flip();
+    // The dtype the shards use, so that a bool/uint8 choice is not reported as a difference.
+    DType dtype = DType::b8;
+    for (const auto& f : shards) {
+      if (f.tensors.count(key) != 0) dtype = f.tensors.at(key).dtype();
+    }
+    out.add(key, Tensor::from_bools({rows, seq}, mask).to(dtype));
+    notes.push_back(fmt::format("{} is not in the batch: expected from its documents ({})", key,
+                                is_padding ? "true on padding" : "true on real tokens"));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::int64_t shard_local_len(const Batch& batch, const std::vector<io::TensorFile>& shards) {
@@ -377,11 +413,13 @@ std::int64_t shard_local_len(const Batch& batch, const std::vector<io::TensorFil
   return 0;
 }
 
-Outcome check_shards(const LayoutSpec& spec, const Batch& batch,
+Outcome check_shards(const LayoutSpec& spec, const Batch& given_batch,
                      const std::vector<io::TensorFile>& shards, const Conventions& conventions) {
   CPLAB_CHECK(static_cast<std::int64_t>(shards.size()) == spec.cp,
               "{} shard files for cp={}: give one per rank, in rank order", shards.size(),
               spec.cp);
+  std::vector<std::string> derived;
+  const Batch batch = with_derived_masks(given_batch, shards, derived);
   LayoutSpec base = spec;
   base.num_chunks = batch.packed() ? batch.rows() : 1;
   ShardPlan plan = reference::plan(base, batch);
@@ -407,6 +445,7 @@ Outcome check_shards(const LayoutSpec& spec, const Batch& batch,
     out.spec = plan.spec;
     out.pad_id_from = pad_id_from;
     out.policy_given = conventions.policy.has_value();
+    out.notes = derived;
     Comparison(plan, batch, shards, out).run();
     if (!best || out.score < best->score) best = std::move(out);
   }

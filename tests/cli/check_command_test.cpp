@@ -169,6 +169,26 @@ TEST_P(PlantedBug, CuSeqlensFromUnpaddedLengthsAreFlaggedAtTheFirstWrongEntry) {
 
 INSTANTIATE_TEST_SUITE_P(NamedAndAuto, PlantedBug, ::testing::Values("thd", "auto"));
 
+TEST_F(CliCheck, MasksTheSharderAddsAreCheckedAgainstTheDocuments) {
+  auto shards = clean.ranks;
+  for (std::size_t r = 0; r < shards.size(); ++r) {
+    std::vector<bool> pad;
+    for (std::int64_t g : clean.global_of[r]) pad.push_back(clean.global_ids[g] == 0);
+    shards[r][keys::padding_mask] = Tensor::from_bools({1, 10}, pad);
+  }
+  auto run = check(shards, "thd");
+  EXPECT_EQ(run.status, 0) << run.out.dump(1);
+  auto pad = tensor_values(shards[1][keys::padding_mask]);
+  pad[0] = 1;  // global 2, a real token, marked as padding
+  shards[1][keys::padding_mask] =
+      Tensor::from_bools({1, 10}, std::vector<bool>(pad.begin(), pad.end()));
+  run = check(shards, "thd");
+  EXPECT_EQ(run.status, 1);
+  const auto d = first_difference(run, 1, "padding_mask");
+  EXPECT_EQ(d["begin"], 0);
+  EXPECT_EQ(d["should_hold"], nlohmann::json({2}));
+}
+
 TEST_F(CliCheck, KeysShapesAndDtypesAreChecked) {
   auto shards = clean.ranks;
   shards[0].erase(keys::labels);
