@@ -173,7 +173,9 @@ void print_json(const CheckArgs& args, const Batch& batch, const Verdict& v) {
   out["auto"] = v.automatic;
   out["candidates"] = v.candidates;
   out["also_explained_by"] = v.also;
-  out["batch"] = {{"path", args.batch_path}, {"rows", batch.rows()}, {"seq_len", batch.seq_len()},
+  out["batch"] = {{"path", args.batch_path},
+                  {"rows", batch.rows()},
+                  {"seq_len", batch.seq_len()},
                   {"packed", batch.packed()}};
   out["conventions"] = {{"pad_policy", policy_name(o.spec.pad_policy)},
                         {"pad_policy_meaning", policy_meaning(o.spec.pad_policy)},
@@ -211,13 +213,14 @@ void print_text(const CheckArgs& args, const Batch& batch, const Verdict& v) {
   if (!v.automatic) {
     fmt::print("layout: {}\n", brief);
   } else if (o.diffs.empty()) {
-    fmt::print("layout: {} (auto: explains the shards; {} candidate plans tried){}\n", brief,
-               v.candidates,
-               v.also.empty() ? "" : fmt::format("; also explained by {}", fmt::join(v.also, ", ")));
+    fmt::print(
+        "layout: {} (auto: explains the shards; {} candidate plans tried){}\n", brief, v.candidates,
+        v.also.empty() ? "" : fmt::format("; also explained by {}", fmt::join(v.also, ", ")));
   } else {
-    fmt::print("layout: no registered layout explains the shards; closest of {} candidate plans: "
-               "{}, except:\n",
-               v.candidates, brief);
+    fmt::print(
+        "layout: no registered layout explains the shards; closest of {} candidate plans: "
+        "{}, except:\n",
+        v.candidates, brief);
   }
   fmt::print("conventions: pad policy {} ({}; {}) · pad id {} ({}){}\n",
              policy_name(o.spec.pad_policy), policy_meaning(o.spec.pad_policy),
@@ -273,8 +276,7 @@ int run_check(const CheckArgs& args) {
     verdict.outcome.pad_id_from = conventions.pad_id ? "--pad-id" : "default";
   }
   if (!args.gathered_path.empty()) {
-    shard_check::check_gathered(batch, io::load_torch_tensors(args.gathered_path),
-                                verdict.outcome);
+    shard_check::check_gathered(batch, io::load_torch_tensors(args.gathered_path), verdict.outcome);
   }
   if (args.json) {
     print_json(args, batch, verdict);

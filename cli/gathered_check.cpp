@@ -73,7 +73,8 @@ void check_gathered(const Batch& batch, const io::TensorFile& file, Outcome& out
     const TokenField& field = batch.tokens.at(name);
     const TokenAxes caller = token_axes(field.value, field.seq_dim, "gathered");
     const bool has_row_dim = actual.dim() > field.seq_dim;
-    const TokenAxes held = has_row_dim ? token_axes(actual, field.seq_dim, "gathered") : TokenAxes{};
+    const TokenAxes held =
+        has_row_dim ? token_axes(actual, field.seq_dim, "gathered") : TokenAxes{};
     const bool trimmed = has_row_dim && held.seq == caller.seq;
     const std::int64_t rows = batch.rows();
     for (std::int64_t m = 0; m < spec.num_chunks; ++m) {

@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include <fstream>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "reference/plan.hpp"
 #include "reference/types/error.hpp"
@@ -98,7 +98,8 @@ Stories tell_layouts(const LayoutSpec& spec, const std::string& layout_arg,
 }
 
 int print_layout_comparison(const Stories& stories, bool json, const std::string& svg_path) {
-  if (!svg_path.empty()) write_file(svg_path, reports::explain_svg(stories.layouts, stories.source));
+  if (!svg_path.empty())
+    write_file(svg_path, reports::explain_svg(stories.layouts, stories.source));
   if (!json) {
     fmt::print("{}", reports::explain_text(stories.layouts, stories.source, false));
     if (!svg_path.empty()) fmt::print("picture: {}\n", svg_path);

@@ -3,7 +3,6 @@
 // (auto: MagiAttention's cap for short rows, min(512, ceil(S / (8·C)))) and `--chunk-pad-at-cp1`
 // (pad to a multiple of K even at C = 1, as MagiAttention's own dispatch does).
 #include <CLI/CLI.hpp>
-
 #include <cstdint>
 #include <string>
 

@@ -19,13 +19,20 @@ namespace cplab::cli::shard_check {
 
 const char* diff_kind_name(DiffKind kind) {
   switch (kind) {
-    case DiffKind::slot: return "slot";
-    case DiffKind::pad: return "pad";
-    case DiffKind::missing_key: return "missing_key";
-    case DiffKind::extra_key: return "extra_key";
-    case DiffKind::shape: return "shape";
-    case DiffKind::dtype: return "dtype";
-    case DiffKind::cu_seqlens: return "cu_seqlens";
+    case DiffKind::slot:
+      return "slot";
+    case DiffKind::pad:
+      return "pad";
+    case DiffKind::missing_key:
+      return "missing_key";
+    case DiffKind::extra_key:
+      return "extra_key";
+    case DiffKind::shape:
+      return "shape";
+    case DiffKind::dtype:
+      return "dtype";
+    case DiffKind::cu_seqlens:
+      return "cu_seqlens";
   }
   return "?";
 }
@@ -131,8 +138,12 @@ class Comparison {
  public:
   Comparison(const ShardPlan& plan, const Batch& batch, const std::vector<io::TensorFile>& shards,
              Outcome& out)
-      : plan_(plan), batch_(batch), shards_(shards), out_(out),
-        sharded_(reference::shard_batch(plan, batch)), per_(plan.rows_per_microbatch()) {}
+      : plan_(plan),
+        batch_(batch),
+        shards_(shards),
+        out_(out),
+        sharded_(reference::shard_batch(plan, batch)),
+        per_(plan.rows_per_microbatch()) {}
 
   void run() {
     for (std::int64_t r = 0; r < plan_.spec.cp; ++r) rank(r);
@@ -147,8 +158,8 @@ class Comparison {
       if (it != file.tensors.end()) {
         token_key(r, name, it->second);
       } else if (name == keys::position_ids && !batch_.has(name)) {
-        out_.notes.push_back(fmt::format(
-            "rank {} holds no position_ids (the model makes its own; not checked)", r));
+        out_.notes.push_back(
+            fmt::format("rank {} holds no position_ids (the model makes its own; not checked)", r));
       } else {
         add(key_difference(r, name, DiffKind::missing_key,
                            fmt::format("{}: missing (the batch has it; every rank needs its shard)",
@@ -216,7 +227,8 @@ class Comparison {
     for (std::int64_t m = 0; m < plan_.spec.num_chunks; ++m) {
       const ShardPlan part = reference::microbatch_plan(plan_, m);
       std::vector<Tensor> locals;
-      for (const Batch& rank_batch : sharded_[m]) locals.push_back(rank_batch.tokens.at(name).value);
+      for (const Batch& rank_batch : sharded_[m])
+        locals.push_back(rank_batch.tokens.at(name).value);
       const Tensor global = reference::place_ranks(part, locals, f0.seq_dim);
       const TokenAxes global_axes = token_axes(global, f0.seq_dim, "check");
       const Tensor& expected = locals[r];
@@ -285,8 +297,8 @@ class Comparison {
     if (held == local) return out_.cu_conventions.push_back("local");
     if (held == global) return out_.cu_conventions.push_back("global");
     const auto mismatches = [&](const std::vector<std::int64_t>& want) {
-      std::int64_t n = std::abs(static_cast<std::int64_t>(want.size()) -
-                                static_cast<std::int64_t>(held.size()));
+      std::int64_t n =
+          std::abs(static_cast<std::int64_t>(want.size()) - static_cast<std::int64_t>(held.size()));
       for (std::size_t i = 0; i < std::min(want.size(), held.size()); ++i) n += want[i] != held[i];
       return n;
     };
@@ -416,8 +428,7 @@ std::int64_t shard_local_len(const Batch& batch, const std::vector<io::TensorFil
 Outcome check_shards(const LayoutSpec& spec, const Batch& given_batch,
                      const std::vector<io::TensorFile>& shards, const Conventions& conventions) {
   CPLAB_CHECK(static_cast<std::int64_t>(shards.size()) == spec.cp,
-              "{} shard files for cp={}: give one per rank, in rank order", shards.size(),
-              spec.cp);
+              "{} shard files for cp={}: give one per rank, in rank order", shards.size(), spec.cp);
   std::vector<std::string> derived;
   const Batch batch = with_derived_masks(given_batch, shards, derived);
   LayoutSpec base = spec;

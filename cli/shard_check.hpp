@@ -45,10 +45,10 @@ struct Conventions {
 };
 
 struct Outcome {
-  LayoutSpec spec;  // the layout with the pad policy and pad id that were used
-  std::string pad_id_from;       // "--pad-id", "the shards' pad slots", "default (no pad slots)"
+  LayoutSpec spec;          // the layout with the pad policy and pad id that were used
+  std::string pad_id_from;  // "--pad-id", "the shards' pad slots", "default (no pad slots)"
   bool policy_given = false;
-  std::string cu_seqlens;        // "local", "global", "" when the shards hold none
+  std::string cu_seqlens;                   // "local", "global", "" when the shards hold none
   std::vector<std::string> cu_conventions;  // one entry per table read (before joining)
   std::vector<Difference> diffs;
   std::vector<std::string> notes;  // things read differently, not wrong (a [ℓ] read as [1,ℓ])
@@ -69,9 +69,9 @@ PadPolicy parse_pad_policy(const std::string& name);  // throws listing the know
 Outcome check_shards(const LayoutSpec& spec, const Batch& batch,
                      const std::vector<io::TensorFile>& shards, const Conventions& conventions);
 
-// A gather_token_tensor output (trimmed to the caller's S, or the padded L) against the batch, under
-// outcome.spec's conventions: every key the file holds (a bare tensor stands for the primary).
-// Appends to outcome.diffs and outcome.score.
+// A gather_token_tensor output (trimmed to the caller's S, or the padded L) against the batch,
+// under outcome.spec's conventions: every key the file holds (a bare tensor stands for the
+// primary). Appends to outcome.diffs and outcome.score.
 void check_gathered(const Batch& batch, const io::TensorFile& file, Outcome& outcome);
 
 // The ℓ the shards hold (of input_ids, else labels, else the first token key): 0 when unknown.

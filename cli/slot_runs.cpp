@@ -67,7 +67,8 @@ std::string holds_text(const RunContext& where, const std::vector<SlotDiff>& run
   if (first.actual.size() > 1) text += fmt::format(" ({} elements per token)", first.actual.size());
   if (where.key == keys::position_ids) {
     bool arange = true;
-    for (const SlotDiff& s : run) arange = arange && !s.actual.empty() && s.actual[0] == static_cast<double>(s.k);
+    for (const SlotDiff& s : run)
+      arange = arange && !s.actual.empty() && s.actual[0] == static_cast<double>(s.k);
     if (arange) text += " — the local arange: positions computed after the cut";
   }
   return text;

@@ -11,10 +11,10 @@
 namespace cplab::cli::shard_check {
 
 struct SlotDiff {
-  std::int64_t k = 0;     // local slot (gathered: position in the gathered row)
-  std::int64_t g = 0;     // global slot it should hold
-  bool pad = false;       // g is a slot the layout added
-  std::int64_t held = -1; // global slot whose value it holds; -1 none, -2 several
+  std::int64_t k = 0;                    // local slot (gathered: position in the gathered row)
+  std::int64_t g = 0;                    // global slot it should hold
+  bool pad = false;                      // g is a slot the layout added
+  std::int64_t held = -1;                // global slot whose value it holds; -1 none, -2 several
   std::vector<double> expected, actual;  // the token's elements
 };
 

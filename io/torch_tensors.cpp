@@ -15,29 +15,44 @@ namespace {
 
 DType dtype_from(at::ScalarType t, const std::string& key) {
   switch (t) {
-    case at::kFloat: return DType::f32;
-    case at::kBFloat16: return DType::bf16;
-    case at::kHalf: return DType::f16;
-    case at::kLong: return DType::i64;
-    case at::kInt: return DType::i32;
-    case at::kByte: return DType::u8;
-    case at::kBool: return DType::b8;
+    case at::kFloat:
+      return DType::f32;
+    case at::kBFloat16:
+      return DType::bf16;
+    case at::kHalf:
+      return DType::f16;
+    case at::kLong:
+      return DType::i64;
+    case at::kInt:
+      return DType::i32;
+    case at::kByte:
+      return DType::u8;
+    case at::kBool:
+      return DType::b8;
     default:
-      CPLAB_FAIL("'{}' has dtype {}; supported: float32, bfloat16, float16, int64, int32, uint8, "
-                 "bool",
-                 key, c10::toString(t));
+      CPLAB_FAIL(
+          "'{}' has dtype {}; supported: float32, bfloat16, float16, int64, int32, uint8, "
+          "bool",
+          key, c10::toString(t));
   }
 }
 
 at::ScalarType dtype_to(DType t) {
   switch (t) {
-    case DType::f32: return at::kFloat;
-    case DType::bf16: return at::kBFloat16;
-    case DType::f16: return at::kHalf;
-    case DType::i64: return at::kLong;
-    case DType::i32: return at::kInt;
-    case DType::u8: return at::kByte;
-    case DType::b8: return at::kBool;
+    case DType::f32:
+      return at::kFloat;
+    case DType::bf16:
+      return at::kBFloat16;
+    case DType::f16:
+      return at::kHalf;
+    case DType::i64:
+      return at::kLong;
+    case DType::i32:
+      return at::kInt;
+    case DType::u8:
+      return at::kByte;
+    case DType::b8:
+      return at::kBool;
   }
   CPLAB_FAIL("unsupported dtype {}", static_cast<int>(t));
 }

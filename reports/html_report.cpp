@@ -40,8 +40,8 @@ std::string matrix_cell(const JobResult& r) {
     case JobStatus::passed:
       return fmt::format(R"(<td class="pass" title="{} cases">ok {}</td>)", r.cases, r.cases);
     case JobStatus::failed:
-      return fmt::format(R"(<td class="fail"><a href="#{}">FAIL</a> after {}</td>)",
-                         failure_id(r), r.cases);
+      return fmt::format(R"(<td class="fail"><a href="#{}">FAIL</a> after {}</td>)", failure_id(r),
+                         r.cases);
     case JobStatus::skipped:
       return fmt::format(R"(<td class="skip" title="{}">skipped</td>)", esc(r.message));
   }
@@ -59,9 +59,10 @@ std::string matrices(const properties::SweepReport& report) {
   for (const JobResult& r : report.results) grid[{r.impl, r.property, r.layout}] = &r;
   std::string out;
   for (const std::string& impl : impls) {
-    out += fmt::format("<h3>implementation {}</h3>\n<table class=\"matrix\"><tr>"
-                       "<th class=\"name\">property</th>",
-                       esc(impl));
+    out += fmt::format(
+        "<h3>implementation {}</h3>\n<table class=\"matrix\"><tr>"
+        "<th class=\"name\">property</th>",
+        esc(impl));
     for (const std::string& layout : layouts) out += "<th>" + esc(layout) + "</th>";
     out += "</tr>\n";
     for (const std::string& prop : props) {
@@ -94,8 +95,7 @@ std::string counterexample_picture(const JobResult& r) {
       for (std::int64_t g = 0; g < row.padded_len; ++g)
         labels.push_back(static_cast<std::int64_t>(global.get(g)));
     }
-    const LayoutStory story =
-        tell_layout(c.spec, row, labels, verb_bytes(c.spec, row));
+    const LayoutStory story = tell_layout(c.spec, row, labels, verb_bytes(c.spec, row));
     return explain_html_fragment({story}, properties::case_headline(c) + " · row 0",
                                  fmt::format("j{}_", r.job));
   } catch (const Error& e) {

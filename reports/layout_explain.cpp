@@ -123,7 +123,8 @@ LayoutStory tell_layout(const LayoutSpec& spec, const RowPlan& row,
       }
     }
     for (const auto& [verb, per_rank] : bytes) {
-      if (r < static_cast<std::int64_t>(per_rank.size())) rank.bytes.emplace_back(verb, per_rank[r]);
+      if (r < static_cast<std::int64_t>(per_rank.size()))
+        rank.bytes.emplace_back(verb, per_rank[r]);
     }
     story.ranks.push_back(std::move(rank));
     story.marks.push_back(std::move(marks));
@@ -135,8 +136,8 @@ std::string explain_text(const std::vector<LayoutStory>& stories, const std::str
                          bool details) {
   std::string out = source + "\n";
   const std::vector<std::string> verbs = verb_names(stories);
-  out += fmt::format("{:<28} {:>7} {:>6} {:>9} {:>10}", "layout", "L", "ℓ", "imbalance",
-                     "max work");
+  out +=
+      fmt::format("{:<28} {:>7} {:>6} {:>9} {:>10}", "layout", "L", "ℓ", "imbalance", "max work");
   for (const std::string& verb : verbs) out += fmt::format("  {}", verb);
   out += verbs.empty() ? "\n"
                        : "   (most bytes a rank sends; a token tensor of one f32 per token, "

@@ -31,8 +31,8 @@ struct RankStory {
 
 struct LayoutStory {
   LayoutSpec spec;
-  std::string brief;   // "thd cp=2"
-  std::string error;   // the layout cannot lay this row out: why (everything else empty)
+  std::string brief;  // "thd cp=2"
+  std::string error;  // the layout cannot lay this row out: why (everything else empty)
   RowPlan row;
   std::vector<std::int64_t> work;
   TargetMarks marks;

@@ -124,8 +124,9 @@ std::string explain_svg(const std::vector<LayoutStory>& stories, const std::stri
 
 std::string explain_html_fragment(const std::vector<LayoutStory>& stories,
                                   const std::string& source, const std::string& id_prefix) {
-  std::string out = "<table class=\"compare\"><tr><th class=\"name\">layout</th><th>L</th>"
-                    "<th>ℓ</th><th>imbalance</th><th>max causal work</th>";
+  std::string out =
+      "<table class=\"compare\"><tr><th class=\"name\">layout</th><th>L</th>"
+      "<th>ℓ</th><th>imbalance</th><th>max causal work</th>";
   std::vector<std::string> verbs;
   for (const LayoutStory& s : stories) {
     if (verbs.empty() && !s.ranks.empty())

@@ -44,9 +44,9 @@ class CliCheck : public ::testing::Test {
       io::save_torch_tensors(shards[r], path);
       paths += " " + path;
     }
-    const auto run = run_cplab("check --json --batch " + dir.file("batch.pt") + " --shards" +
-                               paths + " --cp " + std::to_string(kCp) + " --layout " + layout +
-                               " " + extra);
+    const auto run =
+        run_cplab("check --json --batch " + dir.file("batch.pt") + " --shards" + paths + " --cp " +
+                  std::to_string(kCp) + " --layout " + layout + " " + extra);
     CheckRun out{run.status, nlohmann::json::object(), run.err};
     if (!run.out.empty()) out.out = nlohmann::json::parse(run.out);
     return out;
@@ -58,8 +58,8 @@ class CliCheck : public ::testing::Test {
     for (const auto& d : run.out["differences"]) {
       if (d["rank"] == rank && d["key"] == key) return d;
     }
-    ADD_FAILURE() << "no difference for rank " << rank << " " << key << " in "
-                  << run.out.dump(1) << run.err;
+    ADD_FAILURE() << "no difference for rank " << rank << " " << key << " in " << run.out.dump(1)
+                  << run.err;
     return nlohmann::json::object();
   }
 
@@ -249,14 +249,13 @@ TEST_F(CliCheck, UnreadableInputExitsTwoWithOneLine) {
   expect_usage_error(run_cplab("check --layout thd --cp 2" + batch + " --shards " +
                                dir.file("rank0.pt") + " " + dir.file("junk.pt")),
                      {"junk.pt"});
-  expect_usage_error(run_cplab("check --layout thd --cp 2" + batch + " --shards " +
-                               dir.file("rank0.pt")),
-                     {"--shards", "1 files", "--cp 2"});
-  expect_usage_error(run_cplab("check --layout nope --cp 2" + batch + " --shards a b"),
-                     {"nope"});
-  expect_usage_error(run_cplab("check --layout thd --cp 2 --batch " + dir.file("junk.pt") +
-                               " --shards a b"),
-                     {"junk.pt"});
+  expect_usage_error(
+      run_cplab("check --layout thd --cp 2" + batch + " --shards " + dir.file("rank0.pt")),
+      {"--shards", "1 files", "--cp 2"});
+  expect_usage_error(run_cplab("check --layout nope --cp 2" + batch + " --shards a b"), {"nope"});
+  expect_usage_error(
+      run_cplab("check --layout thd --cp 2 --batch " + dir.file("junk.pt") + " --shards a b"),
+      {"junk.pt"});
 }
 
 }  // namespace
@@ -271,12 +270,13 @@ TEST(CliBatchFiles, AnyNegativeSentinelAndTheBatchsOwnPositions) {
   if (!io::torch_available()) GTEST_SKIP() << "skipped: this cplab reads no torch.save files";
   testsupport::ScratchDir dir;
   const Batch packed = packed_batch({5, 3, 8});
-  io::save_torch_tensors({{keys::input_ids, packed.at(keys::input_ids)},
-                          {keys::labels, packed.at(keys::labels)},
-                          {"seq_lens", Tensor::from<std::int64_t>({1, 5}, {5, 3, 8, -1000, -1000})}},
-                         dir.file("packed.pt"));
-  auto run = testsupport::run_cplab("layout --json --layout thd --cp 2 --batch " +
-                                    dir.file("packed.pt"));
+  io::save_torch_tensors(
+      {{keys::input_ids, packed.at(keys::input_ids)},
+       {keys::labels, packed.at(keys::labels)},
+       {"seq_lens", Tensor::from<std::int64_t>({1, 5}, {5, 3, 8, -1000, -1000})}},
+      dir.file("packed.pt"));
+  auto run =
+      testsupport::run_cplab("layout --json --layout thd --cp 2 --batch " + dir.file("packed.pt"));
   ASSERT_EQ(run.status, 0) << run.err;
   EXPECT_EQ(nlohmann::json::parse(run.out)["ranks"][0]["indices"],
             nlohmann::json({0, 1, 6, 7, 8, 11, 12, 13, 18, 19}));

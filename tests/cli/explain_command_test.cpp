@@ -45,8 +45,8 @@ TEST_F(CliExplain, AllPutsEveryRegisteredLayoutSideBySide) {
 }
 
 TEST_F(CliExplain, LayoutAllJsonListsEveryLayoutWithWorkAndBytes) {
-  const auto run = run_cplab("layout --layout all --cp 2 --chunk-size 2 --json --batch " +
-                             dir.file("batch.pt"));
+  const auto run =
+      run_cplab("layout --layout all --cp 2 --chunk-size 2 --json --batch " + dir.file("batch.pt"));
   ASSERT_EQ(run.status, 0) << run.err;
   const auto out = nlohmann::json::parse(run.out);
   std::vector<std::string> names;
@@ -112,7 +112,7 @@ TEST(CliMagiOptions, ChunkPaddingAtCpOneAndTheAutoChunkSize) {
   };
   EXPECT_EQ(padded_len("--cp 1 --chunk-size 4 --seq-len 10"), 10);  // C = 1: the identity
   EXPECT_EQ(padded_len("--cp 1 --chunk-size 4 --seq-len 10 --chunk-pad-at-cp1"), 12);
-  EXPECT_EQ(padded_len("--cp 2 --chunk-size auto --seq-len 40"), 42);  // K = ceil(40/16) = 3
+  EXPECT_EQ(padded_len("--cp 2 --chunk-size auto --seq-len 40"), 42);        // K = ceil(40/16) = 3
   EXPECT_EQ(padded_len("--cp 2 --chunk-size auto --seq-len 10000"), 10240);  // K = 512
   const auto explained = run_cplab("explain --layout magi --cp 2 --chunk-size auto --seq-len 40");
   EXPECT_NE(explained.out.find("magi cp=2 chunk_size=3"), std::string::npos) << explained.out;
@@ -123,8 +123,7 @@ TEST(CliMagiOptions, ChunkPaddingAtCpOneAndTheAutoChunkSize) {
 TEST_F(CliExplain, BadArgumentsExitTwoWithOneLine) {
   expect_usage_error(run_cplab("explain --layout thd --cp 2 --seq-len 16"), {"thd", "BSHD"});
   expect_usage_error(run_cplab("explain --layout nope --cp 2 --seq-len 16"), {"nope"});
-  expect_usage_error(run_cplab("explain --layout all --cp 2 --seq-len 16 --format pdf"),
-                     {"pdf"});
+  expect_usage_error(run_cplab("explain --layout all --cp 2 --seq-len 16 --format pdf"), {"pdf"});
 }
 
 }  // namespace

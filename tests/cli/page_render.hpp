@@ -70,10 +70,9 @@ inline Picture render_in_chromium(const std::string& file, const std::string& pn
                                   int height) {
   const char* browser = "/usr/bin/chromium";
   if (::access(browser, X_OK) != 0) return failed_picture("no /usr/bin/chromium");
-  const std::filesystem::path profile =
-      std::filesystem::temp_directory_path() /
-      ("cplab_chromium_" + std::to_string(::getpid()) + "_" +
-       std::filesystem::path(png).filename().string());
+  const std::filesystem::path profile = std::filesystem::temp_directory_path() /
+                                        ("cplab_chromium_" + std::to_string(::getpid()) + "_" +
+                                         std::filesystem::path(png).filename().string());
   std::filesystem::remove_all(profile);
   std::filesystem::create_directories(profile);
   std::filesystem::remove(png);
@@ -81,14 +80,14 @@ inline Picture render_in_chromium(const std::string& file, const std::string& pn
       std::string("timeout 120 ") + browser +
       " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run"
       " --disable-background-networking --disable-component-update --disable-sync"
-      " --user-data-dir=" + profile.string() + " --screenshot=" + png +
-      " --window-size=" + std::to_string(width) + "," + std::to_string(height) + " file://" +
-      std::filesystem::absolute(file).string() + " >/dev/null 2>&1";
+      " --user-data-dir=" +
+      profile.string() + " --screenshot=" + png + " --window-size=" + std::to_string(width) + "," +
+      std::to_string(height) + " file://" + std::filesystem::absolute(file).string() +
+      " >/dev/null 2>&1";
   const int status = std::system(command.c_str());
   std::filesystem::remove_all(profile);
   if (!std::filesystem::exists(png)) {
-    return failed_picture("chromium could not render (exit status " + std::to_string(status) +
-                          ")");
+    return failed_picture("chromium could not render (exit status " + std::to_string(status) + ")");
   }
   return read_png(png);
 }

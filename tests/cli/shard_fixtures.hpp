@@ -87,8 +87,7 @@ inline ThdShards thd_shards(const Ints& docs, std::int64_t cp) {
     dict[keys::labels] = row_tensor(local_labels);
     dict[keys::position_ids] = row_tensor(local_positions);
     std::vector<std::int32_t> cu32(local_cu.begin(), local_cu.end());
-    dict["cu_seqlens"] =
-        Tensor::from<std::int32_t>({static_cast<std::int64_t>(cu32.size())}, cu32);
+    dict["cu_seqlens"] = Tensor::from<std::int32_t>({static_cast<std::int64_t>(cu32.size())}, cu32);
     out.ranks.push_back(std::move(dict));
     out.global_of.push_back(index);
   }

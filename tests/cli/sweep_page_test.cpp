@@ -44,8 +44,8 @@ TEST(SweepPage, APlantedFailureIsShownWithItsPicture) {
   EXPECT_TRUE(failure.select_node(".//*[local-name()='svg']//*[@class='cell']"))
       << "the counterexample's picture";
   for (const char* env : {"commit", "compiler", "CUDA", "GPU"}) {
-    EXPECT_TRUE(doc.select_node(
-        (std::string("//*[local-name()='td'][text()='") + env + "']").c_str()))
+    EXPECT_TRUE(
+        doc.select_node((std::string("//*[local-name()='td'][text()='") + env + "']").c_str()))
         << env;
   }
 
