@@ -24,5 +24,7 @@ Command add_loss_command(CLI::App& app);
 Command add_sweep_command(CLI::App& app);
 Command add_replay_command(CLI::App& app);
 Command add_mutants_command(CLI::App& app);
+Command add_check_command(CLI::App& app);
+Command add_explain_command(CLI::App& app);
 
 }  // namespace cplab::cli

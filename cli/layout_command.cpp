@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli/command.hpp"
+#include "cli/layout_compare.hpp"
 #include "cli/layout_source.hpp"
 #include "reference/plan.hpp"
 #include "reference/types/error.hpp"
@@ -20,6 +21,7 @@ namespace {
 
 struct LayoutOptions {
   LayoutSpec spec;
+  MagiOptions magi;
   LayoutSourceArgs source;
   std::string svg_path;
   bool json = false;
@@ -110,7 +112,13 @@ int run_layout(const LayoutOptions& options) {
   args.has_doc_lens = options.doc_lens_option->count() > 0;
   args.has_batch = options.batch_option->count() > 0;
   args.has_row = options.row_option->count() > 0;
+  args.magi = &options.magi;
+  if (asks_every_layout(options.spec.layout)) {
+    return print_layout_comparison(tell_layouts(options.spec, options.spec.layout, args),
+                                   options.json, options.svg_path);
+  }
   const LayoutSource source = read_layout_source(options.spec, args);
+  const LayoutSpec& spec = source.spec;  // with the magi options applied
   std::vector<std::vector<std::int64_t>> works;
   for (const RowPlan& row : source.rows) works.push_back(reference::causal_work(row));
   const RowPlan& row = source.rows[source.chosen];
@@ -118,14 +126,14 @@ int run_layout(const LayoutOptions& options) {
   // The picture first: a path that cannot be written fails before anything reaches stdout.
   if (!options.svg_path.empty()) {
     reports::write_layout_svg(options.svg_path, row, work,
-                              fmt::format("{} · {}", spec_brief(options.spec), source.description));
+                              fmt::format("{} · {}", spec_brief(spec), source.description));
   }
   if (options.json) {
-    print_json(options.spec, source, works);
+    print_json(spec, source, works);
     return 0;
   }
   if (source.from_batch) fmt::print("{}\n", source.description);
-  print_table(options.spec, row, work);
+  print_table(spec, row, work);
   if (source.rows.size() > 1) {
     // Every row in one line, to spot the row whose layout is off.
     for (std::size_t b = 0; b < source.rows.size(); ++b) {
@@ -144,7 +152,8 @@ Command add_layout_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "layout", "Show which rank holds which token of one row under a CP layout");
   sub->add_option("--layout", options->spec.layout,
-                  fmt::format("Layout: {}", fmt::join(reference::layout_names(), ", ")))
+                  fmt::format("Layout: {}, or all (every layout side by side)",
+                              fmt::join(reference::layout_names(), ", ")))
       ->required();
   sub->add_option("--cp", options->spec.cp, "CP size C (ranks in the group)")->required();
   options->seq_len_option =
@@ -162,8 +171,7 @@ Command add_layout_command(CLI::App& app) {
   sub->add_option("--pad-multiple", options->spec.pad_multiple,
                   "contiguous: pad multiple m (D = C·m)")
       ->capture_default_str();
-  sub->add_option("--chunk-size", options->spec.chunk_size, "magi: chunk size K")
-      ->capture_default_str();
+  add_magi_options(sub, options->magi);
   sub->add_flag("--json", options->json, "Print one JSON object instead of the table");
   return {sub, [options] { return run_layout(*options); }};
 }

@@ -7,6 +7,8 @@
 #include "io/torch_batch.hpp"
 #include "reference/plan.hpp"
 #include "reference/types/error.hpp"
+#include "reference/types/token_moves.hpp"
+#include "reference/verbs.hpp"
 
 namespace cplab::cli {
 
@@ -42,13 +44,53 @@ std::string given_sources(const LayoutSourceArgs& args) {
   return fmt::format("both {} and {}", given[0], given[1]);
 }
 
-LayoutSource batch_source(const LayoutSpec& spec, const LayoutSourceArgs& args) {
+// Row `local_row` of a padded global tensor (mRoPE [3,B,L]: its first plane).
+std::vector<std::int64_t> row_values(const Tensor& global, std::int64_t seq_dim,
+                                     std::int64_t local_row) {
+  const TokenAxes axes = token_axes(global, seq_dim, "row_values");
+  std::vector<std::int64_t> out(static_cast<std::size_t>(axes.seq));
+  for (std::int64_t g = 0; g < axes.seq; ++g)
+    out[g] = static_cast<std::int64_t>(global.get(axes.flat(0, local_row, g)));
+  return out;
+}
+
+// Every row of a batch key in the padded global stream, padded as the sharder pads it.
+std::vector<std::vector<std::int64_t>> global_rows(const Batch& batch, const ShardPlan& plan,
+                                                   const std::string& key) {
+  std::vector<std::vector<std::int64_t>> rows;
+  if (!batch.has(key)) return rows;
+  if (!batch.packed()) {
+    const TokenField& field = batch.tokens.at(key);
+    const Tensor global = reference::pad_to_global(plan, field);
+    for (std::size_t b = 0; b < plan.rows.size(); ++b)
+      rows.push_back(row_values(global, field.seq_dim, static_cast<std::int64_t>(b)));
+    return rows;
+  }
+  for (std::size_t b = 0; b < plan.rows.size(); ++b) {
+    const auto row = static_cast<std::int64_t>(b);
+    const Batch one = slice_token_rows(batch, row, row + 1);
+    const TokenField& field = one.tokens.at(key);
+    const Tensor global = reference::pad_to_global(reference::microbatch_plan(plan, row), field);
+    rows.push_back(row_values(global, field.seq_dim, 0));
+  }
+  return rows;
+}
+
+LayoutSpec with_options(const LayoutSpec& spec, const LayoutSourceArgs& args,
+                        std::int64_t seq_len) {
+  LayoutSpec out = args.magi != nullptr ? apply_magi_options(spec, *args.magi, seq_len) : spec;
+  validate_spec(out);
+  return out;
+}
+
+LayoutSource batch_source(const LayoutSpec& given, const LayoutSourceArgs& args) {
   // Checked before touching the file, so that a build without libtorch says so and not "bad file".
   CPLAB_CHECK(io::torch_available(),
               "--batch {}: this cplab cannot read torch.save files (it has no libtorch); give the "
               "row with --seq-len or --doc-lens instead",
               args.batch_path);
   const Batch batch = io::load_torch_batch(args.batch_path);
+  const LayoutSpec spec = with_options(given, args, batch.seq_len());
   const std::int64_t rows = batch.rows();
   CPLAB_CHECK(rows >= 1, "--batch {}: the batch holds no rows", args.batch_path);
   CPLAB_CHECK(args.row >= 0 && args.row < rows, "--row {} is out of range: {} holds B={} rows",
@@ -58,7 +100,14 @@ LayoutSource batch_source(const LayoutSpec& spec, const LayoutSourceArgs& args) 
   LayoutSpec batch_spec = spec;
   batch_spec.num_chunks = batch.packed() ? rows : 1;
   LayoutSource source;
-  source.rows = reference::plan(batch_spec, batch).rows;
+  source.spec = spec;
+  const ShardPlan plan = reference::plan(batch_spec, batch);
+  source.rows = plan.rows;
+  // A batch that brings its own position_ids is shown with them, so that the view and the shard
+  // agree (a row starting at offset 18 shows 18, 19, ...).
+  const auto positions = global_rows(batch, plan, keys::position_ids);
+  for (std::size_t b = 0; b < positions.size(); ++b) source.rows[b].positions = positions[b];
+  source.labels = global_rows(batch, plan, keys::labels);
   source.chosen = static_cast<std::size_t>(args.row);
   source.from_batch = true;
   source.description = fmt::format("{} row {} of {} ({})", args.batch_path, args.row, rows,
@@ -69,7 +118,7 @@ LayoutSource batch_source(const LayoutSpec& spec, const LayoutSourceArgs& args) 
 
 }  // namespace
 
-LayoutSource read_layout_source(const LayoutSpec& spec, const LayoutSourceArgs& args) {
+LayoutSource read_layout_source(const LayoutSpec& given, const LayoutSourceArgs& args) {
   const int sources = int{args.has_seq_len} + int{args.has_doc_lens} + int{args.has_batch};
   CPLAB_CHECK(sources == 1,
               "give exactly one of --seq-len S (a BSHD row), --doc-lens 5,3,8 (a packed row) and "
@@ -78,19 +127,21 @@ LayoutSource read_layout_source(const LayoutSpec& spec, const LayoutSourceArgs& 
   CPLAB_CHECK(args.has_batch || !args.has_row,
               "--row {} chooses a row of --batch FILE.pt; --seq-len and --doc-lens give one row",
               args.row);
-  validate_spec(spec);
-  if (args.has_batch) return batch_source(spec, args);
+  validate_spec(given);
+  if (args.has_batch) return batch_source(given, args);
   LayoutSource source;
   if (args.has_seq_len) {
     CPLAB_CHECK(args.seq_len >= 0, "--seq-len must be non-negative, got {}", args.seq_len);
-    source.rows.push_back(reference::plan_row(spec, args.seq_len));
+    source.spec = with_options(given, args, args.seq_len);
+    source.rows.push_back(reference::plan_row(source.spec, args.seq_len));
     source.description = fmt::format("BSHD row, S={}", args.seq_len);
   } else {
     // One packed row with the documents back to back.
     const std::vector<std::int64_t> docs = parse_doc_lens(args.doc_lens);
     std::int64_t total = 0;
     for (std::int64_t len : docs) total += len;
-    source.rows.push_back(reference::plan_row(spec, total, &docs));
+    source.spec = with_options(given, args, total);
+    source.rows.push_back(reference::plan_row(source.spec, total, &docs));
     source.description = fmt::format("packed row, documents {}", args.doc_lens);
   }
   return source;

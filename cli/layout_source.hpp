@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/magi_options.hpp"
 #include "reference/types/layout_spec.hpp"
 #include "reference/types/shard_plan.hpp"
 
@@ -17,13 +18,17 @@ struct LayoutSourceArgs {
   std::string doc_lens;
   std::string batch_path;
   std::int64_t row = 0;
+  const MagiOptions* magi = nullptr;  // the magi options to apply once S is known (null: none)
 };
 
 struct LayoutSource {
+  LayoutSpec spec;            // the spec the rows were planned with (magi options applied)
   std::vector<RowPlan> rows;  // one for --seq-len / --doc-lens; every row of the batch for --batch
   std::size_t chosen = 0;     // the row the table, the picture and the single-row JSON show
   bool from_batch = false;
   std::string description;  // where the chosen row came from, for titles: "batch.pt row 1 of 4"
+  // With --batch: each row's labels in the padded global stream (empty without a labels key).
+  std::vector<std::vector<std::int64_t>> labels;
 };
 
 // Exactly one of --seq-len, --doc-lens, --batch; --row only with --batch. Throws cplab::Error with

@@ -18,6 +18,8 @@ int main(int argc, char** argv) {
       cplab::cli::add_sweep_command(app),
       cplab::cli::add_replay_command(app),
       cplab::cli::add_mutants_command(app),
+      cplab::cli::add_check_command(app),
+      cplab::cli::add_explain_command(app),
   };
   try {
     app.parse(argc, argv);

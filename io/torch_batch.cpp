@@ -70,8 +70,9 @@ std::vector<std::vector<std::int64_t>> lengths_from(const at::Tensor& t, const s
     bool ended = false;
     for (int64_t i = 0; i < rows.size(1); ++i) {
       const int64_t n = p[b * rows.size(1) + i];
-      if (n == -1) { ended = true; continue; }
-      CPLAB_CHECK(!ended && n >= 0, "'{}' row {}: length {} at document {} (use -1 only after the last document)",
+      // Any negative value ends the row's documents (Automodel's collater writes -1000, others -1).
+      if (n < 0) { ended = true; continue; }
+      CPLAB_CHECK(!ended, "'{}' row {}: length {} at document {} after a negative end marker (negative values only after the last document)",
                   key, b, n, i);
       out[static_cast<std::size_t>(b)].push_back(n);
     }

@@ -6,7 +6,8 @@
 //                        position_ids [B,S] / [1,S] / [3,B,S], loss_mask, valid, padding_mask
 //   "extra_tokens"       a dict of further token-aligned [B,S,...] tensors (pad value 0)
 //   "passthrough"        a dict of non-token tensors handed to every rank unchanged
-//   "seq_lens"           packed rows: int [B, n] real document lengths, -1 past a row's last doc
+//   "seq_lens"           packed rows: int [B, n] real document lengths, then any negative value
+//                        (-1, Automodel's -1000) past a row's last document
 //   "seq_lens_padded"    optional, same shape: the length each document occupies in the row
 // Nested dicts and lists need two or more entries (a limit of torch's C++ unpickler).
 #include <string>

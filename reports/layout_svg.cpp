@@ -134,7 +134,81 @@ void check_shapes(const RowPlan& row, const std::vector<std::int64_t>& work) {
   }
 }
 
+void check_marks(const RowPlan& row, const TargetMarks& marks) {
+  CPLAB_CHECK(static_cast<std::int64_t>(marks.size()) == row.cp,
+              "layout picture: {} rows of target marks for cp={}", marks.size(), row.cp);
+  for (const auto& rank : marks) {
+    CPLAB_CHECK(static_cast<std::int64_t>(rank.size()) == row.local_len(),
+                "layout picture: {} target marks for a rank of L/C = {} slots", rank.size(),
+                row.local_len());
+  }
+}
+
+// On top of each band: a red notch over a slot whose target another rank holds, a grey bar under
+// one that has none.
+void draw_marks(Canvas& svg, const Geometry& geo, const TargetMarks& marks) {
+  for (std::int64_t r = 0; r < geo.cp; ++r) {
+    const double y = geo.band_y(r);
+    for (std::size_t k = 0; k < marks[r].size(); ++k) {
+      const double x = kLeft + static_cast<double>(k) * geo.band_cell;
+      const double w = std::max(1.0, geo.band_cell * 0.6);
+      const double x0 = x + (geo.band_cell - w) / 2;
+      if (marks[r][k] == TargetMark::fetched) {
+        svg.rect(x0, y - 4, w, 4, "#d62728",
+                 fmt::format(R"( class="target" data-kind="fetched" data-rank="{}" data-k="{}")", r,
+                             k));
+      } else if (marks[r][k] == TargetMark::none) {
+        svg.rect(x0, y + geo.band_h - 3, w, 2.5, "#555",
+                 fmt::format(R"( class="target" data-kind="none" data-rank="{}" data-k="{}")", r,
+                             k));
+      }
+    }
+  }
+}
+
 }  // namespace
+
+std::string prefix_svg_ids(const std::string& svg, const std::string& prefix) {
+  std::string out;
+  out.reserve(svg.size());
+  for (std::size_t i = 0; i < svg.size();) {
+    if (svg.compare(i, 4, "id=\"") == 0 && (i == 0 || svg[i - 1] == ' ')) {
+      out += "id=\"" + prefix;
+      i += 4;
+    } else if (svg.compare(i, 5, "url(#") == 0) {
+      out += "url(#" + prefix;
+      i += 5;
+    } else {
+      out += svg[i++];
+    }
+  }
+  return out;
+}
+
+std::string stack_svgs(const std::vector<std::string>& pictures) {
+  double width = 0, height = 0;
+  std::string body;
+  for (std::size_t i = 0; i < pictures.size(); ++i) {
+    const std::string& svg = pictures[i];
+    const auto attr = [&](const char* name) {
+      const std::string key = std::string(" ") + name + "=\"";
+      const std::size_t at = svg.find(key);
+      CPLAB_CHECK(at != std::string::npos, "stack_svgs: picture {} has no {}", i, name);
+      return std::stod(svg.substr(at + key.size()));
+    };
+    const double w = attr("width"), h = attr("height");
+    // The nested picture keeps its own root element, moved down by the pictures above it.
+    std::string nested = prefix_svg_ids(svg, fmt::format("p{}_", i));
+    nested.insert(4, fmt::format(R"( x="0" y="{}")", num(height)));
+    body += nested;
+    width = std::max(width, w);
+    height += h + 12;
+  }
+  return fmt::format(
+      R"(<svg xmlns="http://www.w3.org/2000/svg" width="{0}" height="{1}" viewBox="0 0 {0} {1}">)"
+      "\n<rect width=\"100%\" height=\"100%\" fill=\"#fff\"/>\n{2}</svg>\n",
+      num(width), num(height), body);
+}
 
 std::string document_colour(std::int32_t doc) { return kDocPalette[palette_slot(doc)]; }
 std::string document_pad_fill(std::int32_t doc) {
@@ -155,8 +229,9 @@ std::string rank_colour(std::int64_t rank, std::int64_t cp) {
 }
 
 std::string layout_svg(const RowPlan& row, const std::vector<std::int64_t>& work,
-                       const std::string& title) {
+                       const std::string& title, const TargetMarks* marks) {
   check_shapes(row, work);
+  if (marks != nullptr) check_marks(row, *marks);
   const Geometry geo = svg_parts::make_geometry(row);
   const double width = geo.panel_x + kPanelWidth;
   Canvas body;
@@ -172,9 +247,18 @@ std::string layout_svg(const RowPlan& row, const std::vector<std::int64_t>& work
   body.text(kLeft, geo.band_top - 12, "rank bands: local tokens in local order",
             R"( class="caption")");
   for (std::int64_t r = 0; r < geo.cp; ++r) svg_parts::draw_band(body, row, geo, r);
+  if (marks != nullptr) draw_marks(body, geo, *marks);
   draw_panel(body, row, geo, work);
   svg_parts::draw_axis(body, geo.bands_end() + 6, geo.band_cell, geo.local, "local");
-  const double bottom = draw_legend(body, row, geo, geo.bands_end() + 50, width);
+  double bottom = draw_legend(body, row, geo, geo.bands_end() + 50, width);
+  if (marks != nullptr) {
+    body.rect(kLeft, bottom + 9, 8, 6, "#d62728");
+    body.text(kLeft + 14, bottom + 16, "loss target fetched from another rank", R"( class="tick")");
+    body.rect(kLeft + 300, bottom + 13, 10, 2.5, "#555");
+    body.text(kLeft + 316, bottom + 16, "no target (document end, IGNORE label, pad)",
+              R"( class="tick")");
+    bottom += 18;
+  }
   return fmt::format(
       R"(<svg xmlns="http://www.w3.org/2000/svg" width="{0}" height="{1}" viewBox="0 0 {0} {1}" )"
       R"(font-family="DejaVu Sans Mono, Menlo, Consolas, monospace" font-size="11">)"

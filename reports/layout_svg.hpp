@@ -28,10 +28,23 @@ std::string row_pad_fill();
 // head-tail's 0..C-1..0 pattern shows as a ramp up and down.
 std::string rank_colour(std::int64_t rank, std::int64_t cp);
 
+// What `cplab explain` adds to the picture: per rank and local slot, where its loss target is.
+enum class TargetMark : std::uint8_t {
+  local,    // the next token is on this rank
+  fetched,  // the next token is on another rank: fetched from its owner (a red notch)
+  none,     // no target: document end, IGNORE label or padding (a grey bar)
+};
+using TargetMarks = std::vector<std::vector<TargetMark>>;  // [C][ℓ]
+
 // `work[r]` is rank r's causal work (reference::causal_work). `title` heads the picture (layout,
-// C and where the row came from). Throws cplab::Error when the plan and work disagree in shape.
+// C and where the row came from). `marks` (optional) adds the loss targets to the bands. Throws
+// cplab::Error when the plan, work and marks disagree in shape.
 std::string layout_svg(const RowPlan& row, const std::vector<std::int64_t>& work,
-                       const std::string& title);
+                       const std::string& title, const TargetMarks* marks = nullptr);
+// Several pictures one under the other in one SVG (ids kept apart), for layouts side by side.
+std::string stack_svgs(const std::vector<std::string>& pictures);
+// A picture's ids prefixed so that several can share one page.
+std::string prefix_svg_ids(const std::string& svg, const std::string& prefix);
 // layout_svg written to path; throws cplab::Error naming the path when it cannot be written.
 void write_layout_svg(const std::string& path, const RowPlan& row,
                       const std::vector<std::int64_t>& work, const std::string& title);

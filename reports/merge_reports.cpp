@@ -59,7 +59,8 @@ std::vector<std::filesystem::path> write_all(const SweepReport& report,
   const std::vector<std::pair<std::string, std::string>> files = {
       {"report.json", to_json(report)},
       {"junit.xml", to_junit(report)},
-      {"summary.md", to_markdown(report)}};
+      {"summary.md", to_markdown(report)},
+      {"index.html", to_html(report)}};
   std::vector<std::filesystem::path> written;
   for (const auto& [name, text] : files) {
     const std::filesystem::path path = dir / name;

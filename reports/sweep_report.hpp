@@ -16,12 +16,14 @@ properties::SweepReport from_json(
     const std::string& text);  // throws cplab::Error naming the bad field
 std::string to_junit(const properties::SweepReport& report);
 std::string to_markdown(const properties::SweepReport& report);
+// index.html: the self-contained page of the sweep (matrix, failures drawn, environment).
+std::string to_html(const properties::SweepReport& report);
 
 // Merges the reports of one sweep's shards (same seed, cases per job, selection and shard count;
 // no shard twice): results in job order, seconds summed. Throws naming the mismatch.
 properties::SweepReport merge(const std::vector<properties::SweepReport>& shards);
 
-// Writes report.json, junit.xml and summary.md into dir (created when missing); returns their
+// Writes report.json, junit.xml, summary.md and index.html into dir (created when missing); returns their
 // paths.
 std::vector<std::filesystem::path> write_all(const properties::SweepReport& report,
                                              const std::filesystem::path& dir);

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "reference/layouts/magi_chunk_size.hpp"
 #include "reference/layouts/row_stream.hpp"
 #include "reference/plan.hpp"
 #include "reference/types/error.hpp"
@@ -49,7 +50,7 @@ RowPlan plan_magi_row(const LayoutSpec& spec, std::int64_t caller_len,
                       const std::vector<std::int64_t>* seq_lens_padded, std::int64_t pinned_len) {
   const row_stream::CallerRow caller =
       row_stream::read_caller_row(caller_len, seq_lens, seq_lens_padded);
-  if (spec.cp == 1) return row_stream::identity_plan(caller, pinned_len);
+  if (spec.cp == 1 && !spec.chunk_pad_at_cp1) return row_stream::identity_plan(caller, pinned_len);
   const std::int64_t chunk_size = spec.chunk_size;
   const std::int64_t len = row_stream::resolve_padded_len(
       "magi", row_stream::ceil_to(caller.len, chunk_size * spec.cp), pinned_len);
@@ -74,6 +75,14 @@ RowPlan plan_magi_row(const LayoutSpec& spec, std::int64_t caller_len,
 }
 
 }  // namespace
+
+std::int64_t magi_auto_chunk_size(std::int64_t cap, std::int64_t seq_len, std::int64_t cp) {
+  CPLAB_CHECK(cap >= 1 && seq_len >= 0 && cp >= 1,
+              "magi chunk size: needs K >= 1, S >= 0 and C >= 1, got K={} S={} C={}", cap, seq_len,
+              cp);
+  const std::int64_t per_rank = (seq_len + 8 * cp - 1) / (8 * cp);  // ceil(S / (8·C))
+  return std::max<std::int64_t>(1, std::min(cap, per_rank));
+}
 
 extern const LayoutInfo magi_layout;
 const LayoutInfo magi_layout{.name = "magi", .plan_row = plan_magi_row, .data_dependent = true};

@@ -31,6 +31,7 @@ std::string spec_brief(const LayoutSpec& spec) {
     brief += fmt::format(" pad_multiple={}", spec.pad_multiple);
   if (spec.chunk_size != defaults.chunk_size)
     brief += fmt::format(" chunk_size={}", spec.chunk_size);
+  if (spec.chunk_pad_at_cp1) brief += " chunk_pad_at_cp1";
   if (spec.num_chunks != defaults.num_chunks)
     brief += fmt::format(" num_chunks={}", spec.num_chunks);
   if (spec.shard_primary != defaults.shard_primary) brief += " shard_primary=false";

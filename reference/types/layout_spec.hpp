@@ -15,6 +15,9 @@ struct LayoutSpec {
   std::int64_t cp = 1;              // C, ranks in the CP group
   std::int64_t pad_multiple = 2;    // m of contiguous: D = C·m
   std::int64_t chunk_size = 512;    // K of magi: the stream is padded to a multiple of K·C
+  // magi at C = 1: pad to a multiple of K as MagiAttention's own dispatch does ("identity + chunk
+  // padding"), instead of the identity every layout falls back to.
+  bool chunk_pad_at_cp1 = false;
   std::int64_t num_chunks = 1;      // pipeline microbatches along the batch axis
   bool shard_primary = true;        // false: input_ids / inputs_embeds stay global (SPEC §4)
   PadPolicy pad_policy = PadPolicy::spec;

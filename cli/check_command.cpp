@@ -1,0 +1,318 @@
+// `cplab check`: the shards a production sharder wrote for each rank (and optionally a gather's
+// output) against the reference plan of one layout, or of whichever registered layout explains
+// them (--layout auto). Exit 0 when everything matches, 1 on a difference, 2 on unreadable input.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cli/command.hpp"
+#include "cli/magi_options.hpp"
+#include "cli/shard_check.hpp"
+#include "io/torch_batch.hpp"
+#include "reference/plan.hpp"
+#include "reference/types/error.hpp"
+
+namespace cplab::cli {
+namespace {
+
+using shard_check::Outcome;
+
+constexpr const char* kAuto = "auto";
+constexpr std::size_t kShownDifferences = 200;
+
+struct CheckArgs {
+  std::string batch_path, gathered_path, pad_policy, layout_arg;
+  std::vector<std::string> shard_paths;
+  LayoutSpec spec;
+  std::int64_t pad_id = 0;
+  bool json = false;
+  CLI::Option* pad_id_option = nullptr;
+  CLI::Option* pad_multiple_option = nullptr;
+  MagiOptions magi;
+};
+
+struct Verdict {
+  Outcome outcome;
+  bool automatic = false;
+  std::int64_t candidates = 1;
+  std::vector<std::string> also;  // other layouts (and options) that explain the shards as well
+};
+
+// What the layout looks like to a reader: its name, C and the options that differ from defaults.
+std::string layout_brief(LayoutSpec spec) {
+  const LayoutSpec defaults;
+  spec.pad_policy = defaults.pad_policy;
+  spec.pad_token_id = defaults.pad_token_id;
+  spec.num_chunks = defaults.num_chunks;
+  return spec_brief(spec);
+}
+
+// A plan's identity: two option sets giving the same maps, positions and tables are one candidate.
+std::vector<std::int64_t> plan_signature(const ShardPlan& plan) {
+  std::vector<std::int64_t> sig;
+  for (const RowPlan& row : plan.rows) {
+    sig.push_back(row.padded_len);
+    for (const auto& index : row.index) sig.insert(sig.end(), index.begin(), index.end());
+    sig.insert(sig.end(), row.positions.begin(), row.positions.end());
+    sig.insert(sig.end(), row.caller_pos.begin(), row.caller_pos.end());
+    for (const auto& cu : row.local_cu_seqlens) {
+      sig.push_back(-1);
+      sig.insert(sig.end(), cu.begin(), cu.end());
+    }
+  }
+  return sig;
+}
+
+std::vector<std::int64_t> option_values(CLI::Option* given, std::int64_t value,
+                                        std::vector<std::int64_t> tried) {
+  if (given->count() > 0) return {value};
+  return tried;
+}
+
+// Every registered layout with the option values that could have made shards of ℓ tokens, each
+// distinct plan tried once; the best score wins (the first registered on ties).
+Verdict find_layout(const CheckArgs& args, std::int64_t spec_chunk_size, const Batch& batch,
+                    const std::vector<io::TensorFile>& shards,
+                    const shard_check::Conventions& conventions) {
+  const std::int64_t local = shard_check::shard_local_len(batch, shards);
+  std::vector<std::int64_t> chunk_sizes = {LayoutSpec{}.chunk_size};
+  for (std::int64_t k = 1; k <= local; ++k) {
+    if (local % k == 0 && k != chunk_sizes[0]) chunk_sizes.push_back(k);
+  }
+  const auto multiples =
+      option_values(args.pad_multiple_option, args.spec.pad_multiple, {2, 1, 3, 4, 8});
+  if (args.magi.chunk_size_given()) chunk_sizes = {spec_chunk_size};
+  std::map<std::vector<std::int64_t>, std::size_t> seen;  // signature → index in tried
+  std::vector<Verdict> tried;
+  std::vector<const reference::LayoutInfo*> tried_layout;
+  for (const reference::LayoutInfo& info : reference::layouts()) {
+    for (std::int64_t m : multiples) {
+      for (std::int64_t k : chunk_sizes) {
+        LayoutSpec spec = args.spec;
+        spec.chunk_pad_at_cp1 = args.magi.pad_at_cp1;
+        spec.layout = info.name;
+        spec.pad_multiple = m;
+        spec.chunk_size = k;
+        LayoutSpec planned = spec;
+        planned.num_chunks = batch.packed() ? batch.rows() : 1;
+        std::vector<std::int64_t> sig;
+        try {
+          const ShardPlan plan = reference::plan(planned, batch);
+          if (local > 0 && plan.rows[0].local_len() != local) continue;
+          sig = plan_signature(plan);
+        } catch (const Error&) {
+          continue;  // this layout cannot plan the batch (thd of a BSHD row, ...)
+        }
+        const auto known = seen.find(sig);
+        if (known != seen.end()) {
+          // Same plan under another name: an alias, reported with the winner.
+          const std::string name = layout_brief(spec);
+          auto& also = tried[known->second].also;
+          if (tried_layout[known->second] != &info &&
+              std::find(also.begin(), also.end(), name) == also.end()) {
+            also.push_back(name);
+          }
+          continue;
+        }
+        seen[sig] = tried.size();
+        Verdict v;
+        v.automatic = true;
+        v.outcome = shard_check::check_shards(spec, batch, shards, conventions);
+        tried.push_back(std::move(v));
+        tried_layout.push_back(&info);
+      }
+    }
+  }
+  CPLAB_CHECK(!tried.empty(),
+              "--layout auto: no registered layout at cp={} plans this batch into shards of {} "
+              "tokens per rank",
+              args.spec.cp, local);
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < tried.size(); ++i) {
+    if (tried[i].outcome.score < tried[best].outcome.score) best = i;
+  }
+  Verdict verdict = std::move(tried[best]);
+  verdict.candidates = static_cast<std::int64_t>(tried.size());
+  return verdict;
+}
+
+std::string policy_name(PadPolicy policy) {
+  for (const auto& p : shard_check::pad_policies()) {
+    if (p.policy == policy) return p.name;
+  }
+  return "?";
+}
+
+std::string policy_meaning(PadPolicy policy) {
+  for (const auto& p : shard_check::pad_policies()) {
+    if (p.policy == policy) return p.meaning;
+  }
+  return "?";
+}
+
+std::string cu_meaning(const std::string& convention) {
+  if (convention == "local") return "local (cu_seqlens_padded / C on every rank)";
+  if (convention == "global") return "global (every rank holds the whole cu_seqlens_padded)";
+  return convention;
+}
+
+void print_json(const CheckArgs& args, const Batch& batch, const Verdict& v) {
+  const Outcome& o = v.outcome;
+  nlohmann::ordered_json out;
+  out["match"] = o.diffs.empty();
+  out["layout"] = o.spec.layout;
+  out["cp"] = o.spec.cp;
+  out["spec"] = layout_brief(o.spec);
+  out["auto"] = v.automatic;
+  out["candidates"] = v.candidates;
+  out["also_explained_by"] = v.also;
+  out["batch"] = {{"path", args.batch_path},
+                  {"rows", batch.rows()},
+                  {"seq_len", batch.seq_len()},
+                  {"packed", batch.packed()}};
+  out["conventions"] = {{"pad_policy", policy_name(o.spec.pad_policy)},
+                        {"pad_policy_meaning", policy_meaning(o.spec.pad_policy)},
+                        {"pad_policy_from", o.policy_given ? "--pad-policy" : "best fit"},
+                        {"pad_id", o.spec.pad_token_id},
+                        {"pad_id_from", o.pad_id_from},
+                        {"cu_seqlens", o.cu_seqlens}};
+  out["notes"] = o.notes;
+  out["score"] = o.score;
+  out["differences"] = nlohmann::ordered_json::array();
+  for (const auto& d : o.diffs) {
+    nlohmann::ordered_json j;
+    j["source"] = d.rank >= 0 ? "shard" : "gathered";
+    j["rank"] = d.rank >= 0 ? nlohmann::ordered_json(d.rank) : nlohmann::ordered_json(nullptr);
+    j["key"] = d.key;
+    j["kind"] = shard_check::diff_kind_name(d.kind);
+    j["row"] = d.row;
+    j["begin"] = d.begin;
+    j["end"] = d.end;
+    j["should_hold"] = d.should;
+    j["holds"] = d.holds;
+    j["message"] = d.text;
+    out["differences"].push_back(std::move(j));
+  }
+  fmt::print("{}\n", out.dump());
+}
+
+void print_text(const CheckArgs& args, const Batch& batch, const Verdict& v) {
+  const Outcome& o = v.outcome;
+  fmt::print("cplab check: {} ({} rows, S={}, {}) · {} shard files{}\n", args.batch_path,
+             batch.rows(), batch.seq_len(), batch.packed() ? "packed" : "BSHD",
+             args.shard_paths.size(),
+             args.gathered_path.empty() ? "" : " · gathered " + args.gathered_path);
+  const std::string brief = layout_brief(o.spec);
+  if (!v.automatic) {
+    fmt::print("layout: {}\n", brief);
+  } else if (o.diffs.empty()) {
+    fmt::print(
+        "layout: {} (auto: explains the shards; {} candidate plans tried){}\n", brief, v.candidates,
+        v.also.empty() ? "" : fmt::format("; also explained by {}", fmt::join(v.also, ", ")));
+  } else {
+    fmt::print(
+        "layout: no registered layout explains the shards; closest of {} candidate plans: "
+        "{}, except:\n",
+        v.candidates, brief);
+  }
+  fmt::print("conventions: pad policy {} ({}; {}) · pad id {} ({}){}\n",
+             policy_name(o.spec.pad_policy), policy_meaning(o.spec.pad_policy),
+             o.policy_given ? "given" : "fits the shards best", o.spec.pad_token_id, o.pad_id_from,
+             o.cu_seqlens.empty() ? "" : " · cu_seqlens " + cu_meaning(o.cu_seqlens));
+  for (const auto& note : o.notes) fmt::print("note: {}\n", note);
+  for (std::size_t i = 0; i < o.diffs.size() && i < kShownDifferences; ++i)
+    fmt::print("  {}\n", o.diffs[i].text);
+  if (o.diffs.size() > kShownDifferences)
+    fmt::print("  … and {} more (--json lists all)\n", o.diffs.size() - kShownDifferences);
+  if (o.diffs.empty()) {
+    fmt::print("MATCH: every key of every rank is what {} gives\n", brief);
+  } else {
+    fmt::print("MISMATCH: {} differences ({} wrong slots, keys or entries)\n", o.diffs.size(),
+               o.score);
+  }
+}
+
+int run_check(const CheckArgs& args) {
+  CPLAB_CHECK(!args.shard_paths.empty() || !args.gathered_path.empty(),
+              "nothing to check: give --shards rank0.pt rank1.pt ... and/or --gathered FILE.pt");
+  CPLAB_CHECK(io::torch_available(),
+              "this cplab cannot read torch.save files (it has no libtorch; configure with "
+              "-DCPLAB_TORCH=ON)");
+  const bool automatic = args.layout_arg == kAuto;
+  CPLAB_CHECK(!automatic || !args.shard_paths.empty(),
+              "--layout auto reads the layout off the shards: give --shards");
+  CPLAB_CHECK(args.shard_paths.empty() ||
+                  static_cast<std::int64_t>(args.shard_paths.size()) == args.spec.cp,
+              "--shards: {} files for --cp {}; give one per rank, in rank order",
+              args.shard_paths.size(), args.spec.cp);
+  LayoutSpec probe = args.spec;
+  probe.layout = automatic ? reference::layout_names().front() : args.layout_arg;
+  validate_spec(probe);
+  const Batch batch = io::load_torch_batch(args.batch_path);
+  probe = apply_magi_options(probe, args.magi, batch.seq_len());
+  std::vector<io::TensorFile> shards;
+  for (const std::string& path : args.shard_paths) shards.push_back(io::load_torch_tensors(path));
+  shard_check::Conventions conventions;
+  if (args.pad_id_option->count() > 0) conventions.pad_id = args.pad_id;
+  if (!args.pad_policy.empty()) conventions.policy = shard_check::parse_pad_policy(args.pad_policy);
+
+  Verdict verdict;
+  if (automatic) {
+    verdict = find_layout(args, probe.chunk_size, batch, shards, conventions);
+  } else if (!shards.empty()) {
+    verdict.outcome = shard_check::check_shards(probe, batch, shards, conventions);
+  } else {
+    verdict.outcome.spec = probe;
+    verdict.outcome.spec.pad_token_id = conventions.pad_id.value_or(args.spec.pad_token_id);
+    verdict.outcome.spec.pad_policy = conventions.policy.value_or(args.spec.pad_policy);
+    verdict.outcome.policy_given = conventions.policy.has_value();
+    verdict.outcome.pad_id_from = conventions.pad_id ? "--pad-id" : "default";
+  }
+  if (!args.gathered_path.empty()) {
+    shard_check::check_gathered(batch, io::load_torch_tensors(args.gathered_path), verdict.outcome);
+  }
+  if (args.json) {
+    print_json(args, batch, verdict);
+  } else {
+    print_text(args, batch, verdict);
+  }
+  return verdict.outcome.diffs.empty() ? 0 : 1;
+}
+
+}  // namespace
+
+Command add_check_command(CLI::App& app) {
+  auto args = std::make_shared<CheckArgs>();
+  CLI::App* sub = app.add_subcommand(
+      "check", "Check the shards a production sharder wrote against a layout's reference plan");
+  sub->add_option("--batch", args->batch_path, "The unsharded batch, saved with torch.save")
+      ->required();
+  sub->add_option("--shards", args->shard_paths,
+                  "One torch.save file per rank, in rank order: the sharded batch dict");
+  sub->add_option("--layout", args->layout_arg,
+                  fmt::format("Layout: {}, or auto (the registered layout that explains the "
+                              "shards, or the closest)",
+                              fmt::join(reference::layout_names(), ", ")))
+      ->required();
+  sub->add_option("--cp", args->spec.cp, "CP size C (ranks in the group)")->required();
+  args->pad_multiple_option = sub->add_option("--pad-multiple", args->spec.pad_multiple,
+                                              "contiguous: pad multiple m (D = C·m)");
+  add_magi_options(sub, args->magi);
+  args->pad_id_option = sub->add_option(
+      "--pad-id", args->pad_id, "Pad token id of added slots (default: read off the shards)");
+  sub->add_option("--pad-policy", args->pad_policy,
+                  "Pad convention of added slots: spec or zero (default: the one that fits)");
+  sub->add_option("--gathered", args->gathered_path,
+                  "A gather_token_tensor output (trimmed or not) to check against the batch");
+  sub->add_flag("--json", args->json, "Print one JSON object instead of the report");
+  return {sub, [args] { return run_check(*args); }};
+}
+
+}  // namespace cplab::cli

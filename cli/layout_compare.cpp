@@ -1,0 +1,136 @@
+#include "cli/layout_compare.hpp"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "reference/plan.hpp"
+#include "reference/types/error.hpp"
+
+namespace cplab::cli {
+namespace {
+
+// An error's message without the file:line it was thrown at.
+std::string reason(const Error& e) {
+  const std::string what = e.what();
+  const std::size_t colon = what.find(": ");
+  return colon != std::string::npos && what.find(".cpp:") < colon ? what.substr(colon + 2) : what;
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  CPLAB_CHECK(out.good(), "cannot write '{}'", path);
+  out << text;
+  out.close();
+  CPLAB_CHECK(out.good(), "short write to '{}'", path);
+}
+
+// spec with every option that does not change this row's plan back at its default, so a table of
+// layouts does not show magi's chunk size next to head-tail.
+LayoutSpec options_that_matter(LayoutSpec spec, LayoutSourceArgs args, const RowPlan& row) {
+  const LayoutSpec defaults;
+  args.magi = nullptr;  // spec has them applied already
+  for (auto field : {&LayoutSpec::pad_multiple, &LayoutSpec::chunk_size}) {
+    if (spec.*field == defaults.*field) continue;
+    LayoutSpec plain = spec;
+    plain.*field = defaults.*field;
+    try {
+      const LayoutSource other = read_layout_source(plain, args);
+      const RowPlan& same = other.rows[other.chosen];
+      if (same.padded_len == row.padded_len && same.index == row.index) spec = plain;
+    } catch (const Error&) {
+      // The default cannot even plan the row: the option matters.
+    }
+  }
+  if (spec.chunk_pad_at_cp1) {
+    LayoutSpec plain = spec;
+    plain.chunk_pad_at_cp1 = false;
+    try {
+      const LayoutSource other = read_layout_source(plain, args);
+      const RowPlan& same = other.rows[other.chosen];
+      if (same.padded_len == row.padded_len && same.index == row.index) spec = plain;
+    } catch (const Error&) {
+    }
+  }
+  return spec;
+}
+
+}  // namespace
+
+bool asks_every_layout(const std::string& layout_arg) { return layout_arg == kEveryLayout; }
+
+Stories tell_layouts(const LayoutSpec& spec, const std::string& layout_arg,
+                     const LayoutSourceArgs& args) {
+  std::vector<std::string> names;
+  if (asks_every_layout(layout_arg)) {
+    names = reference::layout_names();
+  } else {
+    names = {layout_arg};
+  }
+  Stories stories;
+  std::optional<Error> first_error;
+  for (const std::string& name : names) {
+    LayoutSpec one = spec;
+    one.layout = name;
+    try {
+      const LayoutSource source = read_layout_source(one, args);
+      one = source.spec;
+      const RowPlan& row = source.rows[source.chosen];
+      const std::vector<std::int64_t> no_labels;
+      const auto& labels = source.labels.empty() ? no_labels : source.labels[source.chosen];
+      stories.layouts.push_back(
+          reports::tell_layout(one, row, labels, reports::verb_bytes(one, row)));
+      stories.layouts.back().brief = spec_brief(options_that_matter(one, args, row));
+      if (stories.source.empty()) stories.source = source.description;
+    } catch (const Error& e) {
+      if (!first_error) first_error = e;
+      LayoutSpec plain = one;  // its options say nothing about a layout that cannot plan
+      plain.pad_multiple = LayoutSpec{}.pad_multiple;
+      plain.chunk_size = LayoutSpec{}.chunk_size;
+      plain.chunk_pad_at_cp1 = false;
+      stories.layouts.push_back(reports::failed_layout(plain, reason(e)));
+    }
+  }
+  if (stories.source.empty()) throw *first_error;  // no layout could: the input is at fault
+  return stories;
+}
+
+int print_layout_comparison(const Stories& stories, bool json, const std::string& svg_path) {
+  if (!svg_path.empty())
+    write_file(svg_path, reports::explain_svg(stories.layouts, stories.source));
+  if (!json) {
+    fmt::print("{}", reports::explain_text(stories.layouts, stories.source, false));
+    if (!svg_path.empty()) fmt::print("picture: {}\n", svg_path);
+    return 0;
+  }
+  nlohmann::ordered_json out;
+  out["layout"] = kEveryLayout;
+  out["source"] = stories.source;
+  out["layouts"] = nlohmann::ordered_json::array();
+  for (const auto& s : stories.layouts) {
+    nlohmann::ordered_json one;
+    one["layout"] = s.spec.layout;
+    one["spec"] = s.brief;
+    one["cp"] = s.spec.cp;
+    if (!s.error.empty()) {
+      one["error"] = s.error;
+    } else {
+      one["padded_seq_len"] = s.row.padded_len;
+      one["imbalance"] = s.imbalance;
+      one["max_causal_work"] = s.max_work;
+      one["causal_work"] = s.work;
+      nlohmann::ordered_json bytes = nlohmann::ordered_json::object();
+      for (std::size_t r = 0; r < s.ranks.size(); ++r) {
+        for (const auto& [verb, n] : s.ranks[r].bytes) bytes[verb].push_back(n);
+      }
+      one["bytes_per_rank"] = bytes;
+    }
+    out["layouts"].push_back(std::move(one));
+  }
+  fmt::print("{}\n", out.dump());
+  return 0;
+}
+
+}  // namespace cplab::cli

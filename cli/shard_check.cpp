@@ -1,0 +1,470 @@
+// The shards of a production sharder against the reference (shard_check.hpp): token keys slot by
+// slot, the keys a rank holds, and the conventions that explain them.
+#include "cli/shard_check.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <map>
+#include <optional>
+
+#include "cli/slot_runs.hpp"
+#include "reference/plan.hpp"
+#include "reference/types/error.hpp"
+#include "reference/types/token_moves.hpp"
+#include "reference/verbs.hpp"
+
+namespace cplab::cli::shard_check {
+
+const char* diff_kind_name(DiffKind kind) {
+  switch (kind) {
+    case DiffKind::slot:
+      return "slot";
+    case DiffKind::pad:
+      return "pad";
+    case DiffKind::missing_key:
+      return "missing_key";
+    case DiffKind::extra_key:
+      return "extra_key";
+    case DiffKind::shape:
+      return "shape";
+    case DiffKind::dtype:
+      return "dtype";
+    case DiffKind::cu_seqlens:
+      return "cu_seqlens";
+  }
+  return "?";
+}
+
+const std::vector<PolicyInfo>& pad_policies() {
+  static const std::vector<PolicyInfo> all = {
+      {PadPolicy::spec, "spec",
+       "added slots hold the pad id, positions that continue, IGNORE labels, masks off (SPEC §2)"},
+      {PadPolicy::zero, "zero",
+       "added slots hold id 0 and position 0, IGNORE labels, masks off (Automodel's head-tail "
+       "path)"},
+  };
+  return all;
+}
+
+PadPolicy parse_pad_policy(const std::string& name) {
+  std::vector<std::string> names;
+  for (const PolicyInfo& p : pad_policies()) {
+    if (name == p.name) return p.policy;
+    names.emplace_back(p.name);
+  }
+  CPLAB_FAIL("unknown pad policy '{}'; known: {}", name, fmt::join(names, ", "));
+}
+
+namespace {
+
+const char* const kCuKeys[] = {"cu_seqlens", "cu_seqlens_padded"};
+
+bool is_cu_key(const std::string& name) {
+  return std::find(std::begin(kCuKeys), std::end(kCuKeys), name) != std::end(kCuKeys);
+}
+
+// Every element of token (b, s), outer planes first (mRoPE), then the inner ones.
+std::vector<double> token_at(const Tensor& t, const TokenAxes& axes, std::int64_t b,
+                             std::int64_t s) {
+  std::vector<double> out;
+  for (std::int64_t o = 0; o < axes.outer; ++o) {
+    for (std::int64_t e = 0; e < axes.inner; ++e) out.push_back(t.get(axes.flat(o, b, s, e)));
+  }
+  return out;
+}
+
+bool same_token(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (a[i] != b[i] && !(a[i] != a[i] && b[i] != b[i])) return false;  // NaN equals NaN
+  }
+  return true;
+}
+
+// Where each token value sits in a row of a global stream: finds a held token by its value.
+class ValueIndex {
+ public:
+  ValueIndex(const Tensor& global, const TokenAxes& axes, std::int64_t row) {
+    for (std::int64_t g = 0; g < axes.seq; ++g) slots_[token_at(global, axes, row, g)].push_back(g);
+  }
+  // The one slot holding `value`; when several do, the one continuing `previous` (+1 or -1).
+  std::int64_t locate(const std::vector<double>& value, std::int64_t previous) const {
+    const auto it = slots_.find(value);
+    if (it == slots_.end()) return -1;
+    if (it->second.size() == 1) return it->second[0];
+    if (previous >= 0) {
+      for (std::int64_t next : {previous + 1, previous - 1}) {
+        if (std::binary_search(it->second.begin(), it->second.end(), next)) return next;
+      }
+    }
+    return -2;
+  }
+
+ private:
+  std::map<std::vector<double>, std::vector<std::int64_t>> slots_;
+};
+
+std::string pad_rule_text(const TokenField& field, const LayoutSpec& spec) {
+  const bool zero = spec.pad_policy == PadPolicy::zero;
+  switch (field.rule) {
+    case PadRule::pad_token:
+      return zero ? "id 0" : fmt::format("pad id {}", spec.pad_token_id);
+    case PadRule::continue_positions:
+      return zero ? "position 0" : "positions continuing the last";
+    case PadRule::constant:
+      return fmt::format("{}", values_text({field.pad_value}));
+  }
+  return "?";
+}
+
+Difference key_difference(std::int64_t rank, const std::string& key, DiffKind kind,
+                          std::string text) {
+  Difference d;
+  d.rank = rank;
+  d.key = key;
+  d.kind = kind;
+  d.text = std::move(text);
+  return d;
+}
+
+std::string lead(std::int64_t rank, const std::string& key) {
+  return rank >= 0 ? fmt::format("rank {} {}", rank, key) : "gathered " + key;
+}
+
+// The comparison of one plan (conventions fixed in plan.spec) with the shards.
+class Comparison {
+ public:
+  Comparison(const ShardPlan& plan, const Batch& batch, const std::vector<io::TensorFile>& shards,
+             Outcome& out)
+      : plan_(plan),
+        batch_(batch),
+        shards_(shards),
+        out_(out),
+        sharded_(reference::shard_batch(plan, batch)),
+        per_(plan.rows_per_microbatch()) {}
+
+  void run() {
+    for (std::int64_t r = 0; r < plan_.spec.cp; ++r) rank(r);
+  }
+
+ private:
+  void rank(std::int64_t r) {
+    const io::TensorFile& file = shards_[r];
+    const Batch& first = sharded_[0][r];
+    for (const auto& [name, field] : first.tokens) {
+      const auto it = file.tensors.find(name);
+      if (it != file.tensors.end()) {
+        token_key(r, name, it->second);
+      } else if (name == keys::position_ids && !batch_.has(name)) {
+        out_.notes.push_back(
+            fmt::format("rank {} holds no position_ids (the model makes its own; not checked)", r));
+      } else {
+        add(key_difference(r, name, DiffKind::missing_key,
+                           fmt::format("{}: missing (the batch has it; every rank needs its shard)",
+                                       lead(r, name))),
+            1);
+      }
+    }
+    for (const auto& [name, value] : file.tensors) {
+      if (first.tokens.count(name) != 0) continue;
+      if (is_cu_key(name)) {
+        cu_seqlens(r, name, value);
+      } else if (batch_.passthrough.count(name) != 0) {
+        if (!(batch_.passthrough.at(name) == value)) {
+          add(key_difference(r, name, DiffKind::slot,
+                             fmt::format("{}: differs from the batch's pass-through tensor {}",
+                                         lead(r, name), tensor_brief(value))),
+              1);
+        }
+      } else {
+        add(key_difference(r, name, DiffKind::extra_key,
+                           fmt::format("{}: {} is not a key this layout gives a rank",
+                                       lead(r, name), tensor_brief(value))),
+            1);
+      }
+    }
+  }
+
+  void token_key(std::int64_t r, const std::string& name, Tensor actual) {
+    const TokenField& f0 = sharded_[0][r].tokens.at(name);
+    const TokenAxes e0 = token_axes(f0.value, f0.seq_dim, "check");
+    const std::int64_t rows = e0.rows * plan_.spec.num_chunks;
+    for (std::int64_t m = 1; m < plan_.spec.num_chunks; ++m) {
+      const TokenAxes em = token_axes(sharded_[m][r].tokens.at(name).value, f0.seq_dim, "check");
+      if (em.seq != e0.seq) {
+        add(key_difference(r, name, DiffKind::shape,
+                           fmt::format("{}: rows of this batch have different local lengths ({} "
+                                       "and {}), which no [B, ℓ] shard can hold",
+                                       lead(r, name), e0.seq, em.seq)),
+            rows * e0.seq);
+        return;
+      }
+    }
+    const Shape want = with_rows_and_seq(f0.value, f0.seq_dim, rows, e0.seq);
+    if (actual.shape() != want) {
+      if (rows == 1 && actual.numel() == shape_numel(want) &&
+          actual.dim() + 1 == static_cast<std::int64_t>(want.size())) {
+        out_.notes.push_back(fmt::format("rank {} {}: {} read as {}", r, name,
+                                         shape_str(actual.shape()), shape_str(want)));
+        actual = actual.reshaped(want);
+      } else {
+        add(key_difference(r, name, DiffKind::shape,
+                           fmt::format("{}: shape {}, the layout gives rank {} {}", lead(r, name),
+                                       shape_str(actual.shape()), r, shape_str(want))),
+            rows * e0.seq);
+        return;
+      }
+    }
+    if (actual.dtype() != f0.value.dtype()) {
+      add(key_difference(r, name, DiffKind::dtype,
+                         fmt::format("{}: dtype {}, the batch's is {}", lead(r, name),
+                                     dtype_name(actual.dtype()), dtype_name(f0.value.dtype()))),
+          1);
+    }
+    const TokenAxes held_axes = token_axes(actual, f0.seq_dim, "check");
+    for (std::int64_t m = 0; m < plan_.spec.num_chunks; ++m) {
+      const ShardPlan part = reference::microbatch_plan(plan_, m);
+      std::vector<Tensor> locals;
+      for (const Batch& rank_batch : sharded_[m])
+        locals.push_back(rank_batch.tokens.at(name).value);
+      const Tensor global = reference::place_ranks(part, locals, f0.seq_dim);
+      const TokenAxes global_axes = token_axes(global, f0.seq_dim, "check");
+      const Tensor& expected = locals[r];
+      for (std::int64_t j = 0; j < per_; ++j) {
+        const RowPlan& row = part.rows[j];
+        std::vector<SlotDiff> slots;
+        std::optional<ValueIndex> index;
+        for (std::int64_t k = 0; k < e0.seq; ++k) {
+          SlotDiff s;
+          s.expected = token_at(expected, e0, j, k);
+          s.actual = token_at(actual, held_axes, m * per_ + j, k);
+          if (same_token(s.expected, s.actual)) continue;
+          if (!index) index.emplace(global, global_axes, j);
+          s.k = k;
+          s.g = row.index[r][k];
+          s.pad = row.caller_pos[s.g] < 0;
+          const bool after = !slots.empty() && slots.back().k == k - 1;
+          s.held = index->locate(s.actual, after ? slots.back().held : -1);
+          slots.push_back(std::move(s));
+        }
+        const RunContext where{.rank = r,
+                               .key = name,
+                               .row = m * per_ + j,
+                               .show_row = rows > 1,
+                               .pad_rule = pad_rule_text(f0, plan_.spec)};
+        for (Difference& d : group_runs(where, slots)) add(std::move(d), 0);
+        out_.score += static_cast<std::int64_t>(slots.size());
+      }
+    }
+  }
+
+  void cu_seqlens(std::int64_t r, const std::string& name, const Tensor& value) {
+    if (plan_.rows.empty() || plan_.rows[0].local_cu_seqlens.empty()) {
+      add(key_difference(r, name, DiffKind::extra_key,
+                         fmt::format("{}: {} given, but this layout defines no local cu_seqlens",
+                                     lead(r, name), tensor_brief(value))),
+          1);
+      return;
+    }
+    const auto rows = static_cast<std::int64_t>(plan_.rows.size());
+    const bool one_row = value.dim() == 1 && rows == 1;
+    if (!one_row && !(value.dim() == 2 && value.size(0) == rows)) {
+      add(key_difference(r, name, DiffKind::shape,
+                         fmt::format("{}: shape {}; expected [n+1] for one row or [B={}, n+1]",
+                                     lead(r, name), shape_str(value.shape()), rows)),
+          1);
+      return;
+    }
+    const std::int64_t width = value.size(-1);
+    for (std::int64_t b = 0; b < rows; ++b) {
+      std::vector<std::int64_t> held;
+      for (std::int64_t i = 0; i < width; ++i)
+        held.push_back(static_cast<std::int64_t>(value.get(b * width + i)));
+      cu_row(r, name, b, held);
+    }
+  }
+
+  void cu_row(std::int64_t r, const std::string& name, std::int64_t b,
+              std::vector<std::int64_t> held) {
+    const RowPlan& row = plan_.rows[b];
+    const std::vector<std::int64_t>& local = row.local_cu_seqlens[r];
+    const std::vector<std::int64_t>& global = row.cu_seqlens_padded;
+    // Fixed-size tables repeat their last entry; that is not a difference.
+    while (held.size() > local.size() && held.size() >= 2 && held.back() == held[held.size() - 2])
+      held.pop_back();
+    if (held == local) return out_.cu_conventions.push_back("local");
+    if (held == global) return out_.cu_conventions.push_back("global");
+    const auto mismatches = [&](const std::vector<std::int64_t>& want) {
+      std::int64_t n =
+          std::abs(static_cast<std::int64_t>(want.size()) - static_cast<std::int64_t>(held.size()));
+      for (std::size_t i = 0; i < std::min(want.size(), held.size()); ++i) n += want[i] != held[i];
+      return n;
+    };
+    const bool use_global = mismatches(global) < mismatches(local);
+    const std::vector<std::int64_t>& want = use_global ? global : local;
+    std::size_t first = 0;
+    while (first < want.size() && first < held.size() && want[first] == held[first]) ++first;
+    std::size_t last = std::max(want.size(), held.size());
+    while (last > first + 1 && last <= std::min(want.size(), held.size()) &&
+           want[last - 1] == held[last - 1])
+      --last;
+    // The classic bug: the real-length table where the padded one belongs.
+    std::vector<std::int64_t> real = {0};
+    if (b < static_cast<std::int64_t>(batch_.seq_lens.size())) {
+      for (std::int64_t n : batch_.seq_lens[b]) real.push_back(real.back() + n);
+    }
+    std::vector<std::int64_t> real_local;
+    for (std::int64_t v : real) real_local.push_back(v / plan_.spec.cp);
+    const bool unpadded = held == real || held == real_local;
+    Difference d = key_difference(
+        r, name, DiffKind::cu_seqlens,
+        fmt::format("{}{} entries {}: should be {} ({}), is {}{}", lead(r, name),
+                    rows_shown() ? fmt::format(" row {}", b) : "",
+                    range_text(static_cast<std::int64_t>(first), static_cast<std::int64_t>(last)),
+                    want, use_global ? "cu_seqlens_padded" : "cu_seqlens_padded / C", held,
+                    unpadded ? " — the unpadded lengths (cu_seqlens from seq_lens, not "
+                               "seq_lens_padded)"
+                             : ""));
+    d.row = b;
+    d.begin = static_cast<std::int64_t>(first);
+    d.end = static_cast<std::int64_t>(last);
+    add(std::move(d), mismatches(want));
+  }
+
+  bool rows_shown() const { return plan_.rows.size() > 1; }
+
+  void add(Difference d, std::int64_t score) {
+    out_.diffs.push_back(std::move(d));
+    out_.score += score;
+  }
+
+  const ShardPlan& plan_;
+  const Batch& batch_;
+  const std::vector<io::TensorFile>& shards_;
+  Outcome& out_;
+  const std::vector<std::vector<Batch>> sharded_;
+  const std::int64_t per_;
+};
+
+// The pad id most of the slots the layout added hold in the shards' input_ids.
+std::optional<std::int64_t> read_pad_id(const ShardPlan& plan,
+                                        const std::vector<io::TensorFile>& shards) {
+  std::map<std::int64_t, std::int64_t> counts;
+  for (std::size_t r = 0; r < shards.size(); ++r) {
+    const auto it = shards[r].tensors.find(keys::input_ids);
+    if (it == shards[r].tensors.end()) continue;
+    const Tensor& ids = it->second;
+    for (std::size_t b = 0; b < plan.rows.size(); ++b) {
+      const RowPlan& row = plan.rows[b];
+      const std::int64_t local = row.local_len();
+      if (ids.numel() != local * static_cast<std::int64_t>(plan.rows.size())) continue;
+      for (std::int64_t k = 0; k < local; ++k) {
+        if (row.caller_pos[row.index[r][k]] >= 0) continue;
+        ++counts[static_cast<std::int64_t>(ids.get(static_cast<std::int64_t>(b) * local + k))];
+      }
+    }
+  }
+  if (counts.empty()) return std::nullopt;
+  return std::max_element(counts.begin(), counts.end(),
+                          [](const auto& a, const auto& b) { return a.second < b.second; })
+      ->first;
+}
+
+// Masks a sharder adds that the batch file may lack: derived from the batch's own rows (real
+// tokens: every BSHD slot, the first seq_lens[i] slots of each packed document), so the shards'
+// copies can be checked. padding_mask is true on padding; loss_mask and valid on real tokens.
+Batch with_derived_masks(const Batch& batch, const std::vector<io::TensorFile>& shards,
+                         std::vector<std::string>& notes) {
+  Batch out = batch;
+  const std::int64_t rows = batch.rows(), seq = batch.seq_len();
+  for (const char* key : {keys::padding_mask, keys::loss_mask, keys::valid}) {
+    const bool wanted = std::any_of(shards.begin(), shards.end(), [&](const io::TensorFile& f) {
+      return f.tensors.count(key) != 0;
+    });
+    if (!wanted || batch.has(key)) continue;
+    std::vector<bool> mask(static_cast<std::size_t>(rows * seq), !batch.packed());
+    for (std::int64_t b = 0; b < rows && batch.packed(); ++b) {
+      const auto& lens = batch.seq_lens[b];
+      const bool padded = !batch.seq_lens_padded.empty() && !batch.seq_lens_padded[b].empty();
+      std::int64_t start = 0;
+      for (std::size_t i = 0; i < lens.size(); ++i) {
+        for (std::int64_t j = 0; j < lens[i]; ++j) mask[b * seq + start + j] = true;
+        start += padded ? batch.seq_lens_padded[b][i] : lens[i];
+      }
+    }
+    const bool is_padding = std::string(key) == keys::padding_mask;
+    if (is_padding) mask.flip();
+    // The dtype the shards use, so that a bool/uint8 choice is not reported as a difference.
+    DType dtype = DType::b8;
+    for (const auto& f : shards) {
+      if (f.tensors.count(key) != 0) dtype = f.tensors.at(key).dtype();
+    }
+    out.add(key, Tensor::from_bools({rows, seq}, mask).to(dtype));
+    notes.push_back(fmt::format("{} is not in the batch: expected from its documents ({})", key,
+                                is_padding ? "true on padding" : "true on real tokens"));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::int64_t shard_local_len(const Batch& batch, const std::vector<io::TensorFile>& shards) {
+  if (shards.empty()) return 0;
+  std::vector<std::string> names = {keys::input_ids, keys::inputs_embeds, keys::labels};
+  for (const auto& [name, field] : batch.tokens) names.push_back(name);
+  for (const std::string& name : names) {
+    const auto it = shards[0].tensors.find(name);
+    if (it == shards[0].tensors.end() || !batch.has(name)) continue;
+    const std::int64_t seq_dim = batch.tokens.at(name).seq_dim;
+    const Tensor& t = it->second;
+    if (t.dim() > seq_dim) return t.size(seq_dim);
+    if (t.dim() == seq_dim && seq_dim >= 1) return t.size(seq_dim - 1);  // a [ℓ] row
+  }
+  return 0;
+}
+
+Outcome check_shards(const LayoutSpec& spec, const Batch& given_batch,
+                     const std::vector<io::TensorFile>& shards, const Conventions& conventions) {
+  CPLAB_CHECK(static_cast<std::int64_t>(shards.size()) == spec.cp,
+              "{} shard files for cp={}: give one per rank, in rank order", shards.size(), spec.cp);
+  std::vector<std::string> derived;
+  const Batch batch = with_derived_masks(given_batch, shards, derived);
+  LayoutSpec base = spec;
+  base.num_chunks = batch.packed() ? batch.rows() : 1;
+  ShardPlan plan = reference::plan(base, batch);
+  std::string pad_id_from = "--pad-id";
+  if (conventions.pad_id) {
+    plan.spec.pad_token_id = *conventions.pad_id;
+  } else if (const auto read = read_pad_id(plan, shards)) {
+    plan.spec.pad_token_id = *read;
+    pad_id_from = "the shards' pad slots";
+  } else {
+    pad_id_from = "default (the shards hold no added slot)";
+  }
+  std::vector<PadPolicy> policies;
+  if (conventions.policy) {
+    policies.push_back(*conventions.policy);
+  } else {
+    for (const PolicyInfo& p : pad_policies()) policies.push_back(p.policy);
+  }
+  std::optional<Outcome> best;
+  for (PadPolicy policy : policies) {
+    plan.spec.pad_policy = policy;
+    Outcome out;
+    out.spec = plan.spec;
+    out.pad_id_from = pad_id_from;
+    out.policy_given = conventions.policy.has_value();
+    out.notes = derived;
+    Comparison(plan, batch, shards, out).run();
+    if (!best || out.score < best->score) best = std::move(out);
+  }
+  std::sort(best->cu_conventions.begin(), best->cu_conventions.end());
+  best->cu_conventions.erase(std::unique(best->cu_conventions.begin(), best->cu_conventions.end()),
+                             best->cu_conventions.end());
+  best->cu_seqlens = fmt::format("{}", fmt::join(best->cu_conventions, "+"));
+  return std::move(*best);
+}
+
+}  // namespace cplab::cli::shard_check

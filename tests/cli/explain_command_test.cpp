@@ -1,0 +1,130 @@
+// `cplab explain` and `cplab layout --layout all`: every registered layout side by side on a row
+// of a torch.save batch; the SVG and the HTML page parsed as XML (pugixml) and rendered by headless
+// Chromium to a PNG whose size and colours are checked.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <pugixml.hpp>
+
+#include "reference/plan.hpp"
+#include "tests/cli/page_render.hpp"
+#include "tests/cli/shard_fixtures.hpp"
+#include "tests/support/cli.hpp"
+
+namespace cplab::testing {
+namespace {
+
+using testsupport::expect_usage_error;
+using testsupport::run_cplab;
+using testsupport::ScratchDir;
+using testsupport::slurp;
+
+class CliExplain : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!io::torch_available()) GTEST_SKIP() << "skipped: this cplab reads no torch.save files";
+    io::save_torch_batch(packed_batch({5, 3, 8}, true), dir.file("batch.pt"));
+  }
+  std::string explain(const std::string& args) {
+    const auto run = run_cplab("explain --batch " + dir.file("batch.pt") + " " + args);
+    EXPECT_EQ(run.status, 0) << args << ": " << run.err;
+    return run.out;
+  }
+  ScratchDir dir;
+};
+
+TEST_F(CliExplain, AllPutsEveryRegisteredLayoutSideBySide) {
+  const std::string text = explain("--layout all --cp 2 --chunk-size 2");
+  for (const std::string& name : reference::layout_names())
+    EXPECT_NE(text.find("\n" + name + " cp=2"), std::string::npos) << name << "\n" << text;
+  // thd on documents 5, 3, 8 (SPEC §9 example 3): rank 0 holds these runs and fetches the
+  // targets of global 1 (document 1's head chunk end), 8 and 13 from rank 1.
+  EXPECT_NE(text.find("rank 0: global [0,2) [6,9) [11,14) [18,20)"), std::string::npos) << text;
+  EXPECT_NE(text.find("from rank 1 for global 1, 8, 13"), std::string::npos) << text;
+  EXPECT_NE(text.find("cannot lay out this row"), std::string::npos) << "identity at cp=2";
+}
+
+TEST_F(CliExplain, LayoutAllJsonListsEveryLayoutWithWorkAndBytes) {
+  const auto run =
+      run_cplab("layout --layout all --cp 2 --chunk-size 2 --json --batch " + dir.file("batch.pt"));
+  ASSERT_EQ(run.status, 0) << run.err;
+  const auto out = nlohmann::json::parse(run.out);
+  std::vector<std::string> names;
+  for (const auto& layout : out["layouts"]) {
+    names.push_back(layout["layout"]);
+    if (layout.contains("error")) continue;
+    EXPECT_EQ(layout["causal_work"].size(), 2u) << layout;
+    EXPECT_GT(layout["bytes_per_rank"]["gather_token_tensor"][0].get<std::int64_t>(), 0) << layout;
+  }
+  EXPECT_EQ(names, reference::layout_names());
+}
+
+// The SVG: well-formed XML; one picture per layout that can lay the row out, each band cell a
+// rect with data-g; thd's fetched targets marked where the text says.
+TEST_F(CliExplain, SvgParsesAndMarksTheFetchedTargets) {
+  explain("--layout thd --cp 2 --format svg --out " + dir.file("thd.svg"));
+  pugi::xml_document svg;
+  const auto parsed = svg.load_file(dir.file("thd.svg").c_str());
+  ASSERT_TRUE(parsed) << parsed.description();
+  std::int64_t cells = 0;
+  std::vector<std::string> fetched;
+  for (const auto& node : svg.select_nodes("//*[@class='cell']")) {
+    (void)node;
+    ++cells;
+  }
+  for (const auto& node : svg.select_nodes("//*[@data-kind='fetched']")) {
+    fetched.push_back(std::string(node.node().attribute("data-rank").value()) + ":" +
+                      node.node().attribute("data-k").value());
+  }
+  EXPECT_EQ(cells, 20);  // L = 20
+  // rank 0 local 1 (global 1), 4 (global 8), 7 (global 13); rank 1 local 9 (global 17).
+  EXPECT_EQ(fetched, (std::vector<std::string>{"0:1", "0:4", "0:7", "1:9"}));
+}
+
+TEST_F(CliExplain, HtmlPageParsesAndRendersInChromium) {
+  explain("--layout all --cp 2 --chunk-size 2 --format html --out " + dir.file("page.html"));
+  pugi::xml_document page;
+  const auto parsed = page.load_file(dir.file("page.html").c_str());
+  ASSERT_TRUE(parsed) << parsed.description();
+  EXPECT_EQ(page.select_nodes("//*[local-name()='svg']").size(), 4u);  // identity cannot
+  EXPECT_TRUE(page.select_node("//*[local-name()='table'][@class='compare']"));
+  const std::string html = slurp(dir.file("page.html"));
+  EXPECT_EQ(html.find("<script"), std::string::npos);  // nothing to fetch, nothing to run
+  EXPECT_EQ(html.find(" src="), std::string::npos);
+  EXPECT_EQ(html.find(" href=\"http"), std::string::npos);
+  const Picture png = render_in_chromium(dir.file("page.html"), dir.file("page.png"), 1200, 1600);
+  if (!png.error.empty() && png.rgb.empty()) GTEST_SKIP() << "skipped: " << png.error;
+  EXPECT_EQ(png.width, 1200);
+  EXPECT_EQ(png.height, 1600);
+  EXPECT_GT(png.non_white(), 1200 * 1600 / 50) << "blank page";
+  EXPECT_GT(png.count(0x4e79a7), 500) << "document 1's colour in the pictures";
+  EXPECT_GT(png.count(0xd62728, 20), 10) << "fetched-target marks";
+}
+
+// MagiAttention's own conventions as options: chunk padding even at C = 1, and the chunk size
+// capped at ceil(S / (8·C)) for short rows.
+TEST(CliMagiOptions, ChunkPaddingAtCpOneAndTheAutoChunkSize) {
+  const auto padded_len = [](const std::string& args) -> std::int64_t {
+    const auto run = run_cplab("layout --json --layout magi " + args);
+    EXPECT_EQ(run.status, 0) << args << ": " << run.err;
+    return run.status == 0 ? nlohmann::json::parse(run.out)["padded_seq_len"].get<std::int64_t>()
+                           : -1;
+  };
+  EXPECT_EQ(padded_len("--cp 1 --chunk-size 4 --seq-len 10"), 10);  // C = 1: the identity
+  EXPECT_EQ(padded_len("--cp 1 --chunk-size 4 --seq-len 10 --chunk-pad-at-cp1"), 12);
+  EXPECT_EQ(padded_len("--cp 2 --chunk-size auto --seq-len 40"), 42);        // K = ceil(40/16) = 3
+  EXPECT_EQ(padded_len("--cp 2 --chunk-size auto --seq-len 10000"), 10240);  // K = 512
+  const auto explained = run_cplab("explain --layout magi --cp 2 --chunk-size auto --seq-len 40");
+  EXPECT_NE(explained.out.find("magi cp=2 chunk_size=3"), std::string::npos) << explained.out;
+  expect_usage_error(run_cplab("layout --layout magi --cp 2 --chunk-size 0 --seq-len 8"),
+                     {"--chunk-size", "auto"});
+}
+
+TEST_F(CliExplain, BadArgumentsExitTwoWithOneLine) {
+  expect_usage_error(run_cplab("explain --layout thd --cp 2 --seq-len 16"), {"thd", "BSHD"});
+  expect_usage_error(run_cplab("explain --layout nope --cp 2 --seq-len 16"), {"nope"});
+  expect_usage_error(run_cplab("explain --layout all --cp 2 --seq-len 16 --format pdf"), {"pdf"});
+}
+
+}  // namespace
+}  // namespace cplab::testing
