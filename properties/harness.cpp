@@ -50,8 +50,6 @@ ShardLayout reference_layout(const ShardPlan& microbatch, std::int64_t rank) {
   out.packed = first.packed;
   out.pad_policy = microbatch.spec.pad_policy;
   out.pad_token_id = microbatch.spec.pad_token_id;
-  out.chunk_size =
-      microbatch.spec.layout == "magi" && first.cp > 1 ? microbatch.spec.chunk_size : 0;
   for (const RowPlan& row : microbatch.rows) {
     const std::vector<std::int64_t>& index = row.index[static_cast<std::size_t>(rank)];
     out.index.push_back(index);
@@ -70,9 +68,7 @@ ShardLayout reference_layout(const ShardPlan& microbatch, std::int64_t rank) {
                                  : row.local_cu_seqlens[static_cast<std::size_t>(rank)]);
     out.valid_tokens.push_back(row.valid_tokens[static_cast<std::size_t>(rank)]);
     out.cu_seqlens_padded.push_back(row.cu_seqlens_padded);
-    auto& chunks = out.magi_rank_chunks.emplace_back();
-    for (const auto& rank_chunks : row.magi_chunks)
-      chunks.insert(chunks.end(), rank_chunks.begin(), rank_chunks.end());
+    out.map.push_back(row.map);
   }
   return out;
 }

@@ -15,7 +15,6 @@ struct LayoutInfo {
   RowPlan (*plan_row)(const LayoutSpec& spec, std::int64_t caller_len,
                       const std::vector<std::int64_t>* seq_lens,
                       const std::vector<std::int64_t>* seq_lens_padded, std::int64_t pinned_len);
-  bool data_dependent;  // thd, magi: the partition depends on the documents
 };
 
 const std::vector<LayoutInfo>& layouts();                // every registered layout, in name order

@@ -3,6 +3,7 @@
 #include "reference/verbs.hpp"
 
 #include "support.hpp"
+#include "tests/support/layouts.hpp"
 
 namespace cplab::testing {
 namespace {
@@ -66,7 +67,8 @@ TEST(Microbatches, PackedRowsArePartitionedOnTheirOwn) {
 }
 
 TEST(ShardPrimary, LaterShardingGivesWhatShardingNowGives) {
-  for (const char* layout : {"contiguous", "head-tail", "thd", "magi"}) {
+  for (const auto& [layout, cp] : testsupport::layouts_at({3})) {
+    if (!testsupport::takes_rows(layout, true)) continue;
     SCOPED_TRACE(layout);
     LayoutSpec spec = make_spec(layout, 3);
     spec.num_chunks = 2;
@@ -91,7 +93,8 @@ TEST(ShardPrimary, LaterShardingGivesWhatShardingNowGives) {
 }
 
 TEST(ShardTokenTensor, ShardsExactlyLikeTheBatch) {
-  for (const char* layout : {"contiguous", "head-tail", "magi"}) {
+  for (const auto& [layout, cp] : testsupport::layouts_at({2})) {
+    if (!testsupport::takes_rows(layout, false)) continue;
     SCOPED_TRACE(layout);
     const Batch batch = bshd_batch(2, 13);
     const ShardPlan plan = reference::plan(make_spec(layout, 2), batch);

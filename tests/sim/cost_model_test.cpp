@@ -132,12 +132,16 @@ TEST(CostModelExamples, head_tail_balances_a_causal_row) {
 // rank 0's two chunks, rank 1's, ...) and the flattened stream cut into C equal pieces.
 class DocumentMajorThd : public sim::PartitionRules {
  public:
-  Ints thd_local_index(const Ints& bounds, std::int64_t cp, std::int64_t rank) const override {
+  Ints local_index(const sim::RowStream& stream, const sim::LayoutMap& map,
+                   std::int64_t rank) const override {
+    const std::int64_t cp = map.cp();
+    const Ints& bounds = stream.doc_bounds;
     Ints flat;
     for (std::size_t i = 0; i + 1 < bounds.size(); ++i) {
+      const std::int64_t len = bounds[i + 1] - bounds[i];
+      const sim::LayoutMap one(map.layout(), cp, len, MapParams{.table = {0, len}});
       for (std::int64_t r = 0; r < cp; ++r) {
-        const Ints mine = PartitionRules::thd_local_index({0, bounds[i + 1] - bounds[i]}, cp, r);
-        for (std::int64_t g : mine) flat.push_back(bounds[i] + g);
+        for (std::int64_t g : one.local_index(r)) flat.push_back(bounds[i] + g);
       }
     }
     const std::int64_t piece = bounds.back() / cp;

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "sim/row_map.hpp"
+#include "sim/layout_map.hpp"
 #include "support.hpp"
 
 namespace cplab::simtest {
@@ -80,7 +80,7 @@ TEST_P(PartitionTest, closed_form_owner_inverts_global_index) {
     const ShardPlan plan = reference::plan(spec, c.batch);
     for (std::int64_t m = 0; m < spec.num_chunks; ++m) {
       const ShardLayout mine = sim::partition_rank(spec, 0, micro[m]);
-      const sim::RowMap map = sim::RowMap::of(mine, 0);
+      const sim::LayoutMap map = sim::LayoutMap::of(mine, 0);
       const RowPlan& row = plan.rows[static_cast<std::size_t>(m * plan.rows_per_microbatch())];
       std::vector<int> seen(static_cast<std::size_t>(map.padded_len()), 0);
       for (std::int64_t r = 0; r < cp; ++r) {
@@ -112,8 +112,8 @@ TEST(MagiPartition, closed_form_areas_and_heap_assignment_equal_the_counted_ones
       for (std::int64_t m = 0; m < spec.num_chunks; ++m) {
         const sim::RowStream stream = sim::row_stream(spec, micro[m]);
         const RowPlan& row = plan.rows[static_cast<std::size_t>(m * plan.rows_per_microbatch())];
-        EXPECT_EQ(stream.magi_areas, row.magi_areas);
-        EXPECT_EQ(stream.magi_chunks, row.magi_chunks);
+        EXPECT_EQ(stream.map_costs, row.map_costs);
+        EXPECT_EQ(stream.map, row.map);
       }
     }
   }
@@ -121,16 +121,19 @@ TEST(MagiPartition, closed_form_areas_and_heap_assignment_equal_the_counted_ones
 
 // SPEC §9 examples 5 and 6, worked by hand.
 TEST(MagiAssignment, spec_example_one_causal_document) {
-  sim::RowStream stream;
-  stream.layout = "magi";
-  stream.cp = 4;
-  stream.caller_len = 32;
-  stream.padded_len = 32;
-  stream.chunk_size = 4;
-  const Ints areas = sim::magi_chunk_areas(stream);
+  sim::MicrobatchRows rows;
+  rows.rows = 1;
+  rows.caller_len = 32;
+  LayoutSpec spec = spec_for("magi", 4);
+  spec.chunk_size = 4;
+  const sim::RowStream stream = sim::row_stream(spec, rows);
+  const Ints& areas = stream.map_costs;
+  ASSERT_EQ(areas.size(), 8U);
   for (std::int64_t j = 0; j < 8; ++j) EXPECT_EQ(areas[j], 16 * j + 10) << "chunk " << j;
   const std::vector<Ints> expected = {{0, 7}, {1, 6}, {2, 5}, {3, 4}};
-  EXPECT_EQ(sim::magi_assign(areas, 4), expected);
+  EXPECT_EQ(sim::greedy_assign(areas, 4), expected);
+  EXPECT_EQ(stream.map.table, (Ints{0, 7, 1, 6, 2, 5, 3, 4}));  // rank-major
+  EXPECT_EQ(stream.map.unit, 4);
 }
 
 TEST(MagiAssignment, spec_example_two_documents) {
@@ -142,9 +145,8 @@ TEST(MagiAssignment, spec_example_two_documents) {
   LayoutSpec spec = spec_for("magi", 4);
   spec.chunk_size = 4;
   const sim::RowStream s4 = sim::row_stream(spec, rows);
-  EXPECT_EQ(s4.magi_areas, (Ints{10, 26, 10, 26, 42, 58, 74, 90}));
-  const std::vector<Ints> expected = {{0, 7}, {2, 6}, {1, 5}, {3, 4}};
-  EXPECT_EQ(s4.magi_chunks, expected);
+  EXPECT_EQ(s4.map_costs, (Ints{10, 26, 10, 26, 42, 58, 74, 90}));
+  EXPECT_EQ(s4.map.table, (Ints{0, 7, 2, 6, 1, 5, 3, 4}));
 }
 
 }  // namespace
