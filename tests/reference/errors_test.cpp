@@ -21,7 +21,7 @@ TEST(SpecErrors, NameTheBadValue) {
   EXPECT_ERROR(validate_spec(spec), "num_chunks=0");
   EXPECT_ERROR(validate_spec(make_spec("zigzag", 2)), "unknown layout 'zigzag'", "contiguous",
                "head-tail", "identity", "magi", "thd");
-  EXPECT_ERROR(reference::layout_info("stripe"), "unknown layout 'stripe'", "thd");
+  EXPECT_ERROR(reference::layout_info("no-such-layout"), "unknown layout 'no-such-layout'", "thd");
   EXPECT_ERROR(plan_row(make_spec("identity", 2), 8), "identity", "cp=2");
 }
 
