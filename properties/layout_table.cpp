@@ -13,6 +13,7 @@ extern const LayoutEntry contiguous_entry;
 extern const LayoutEntry head_tail_entry;
 extern const LayoutEntry identity_entry;
 extern const LayoutEntry magi_entry;
+extern const LayoutEntry stripe_entry;
 extern const LayoutEntry thd_entry;
 
 namespace {
@@ -60,6 +61,7 @@ const std::vector<LayoutEntry>& layout_table() {
       head_tail_entry,
       identity_entry,
       magi_entry,
+      stripe_entry,
       thd_entry,
   });
   return table;

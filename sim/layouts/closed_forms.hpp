@@ -9,6 +9,7 @@
 #include "sim/layouts/contiguous_map.hpp"
 #include "sim/layouts/head_tail_map.hpp"
 #include "sim/layouts/magi_map.hpp"
+#include "sim/layouts/stripe_map.hpp"
 #include "sim/layouts/thd_map.hpp"
 
 namespace cplab::index_math {
@@ -24,6 +25,7 @@ using ClosedForms = FormList<
     ContiguousMap,
     HeadTailMap,
     MagiMap,
+    StripeMap,
     ThdMap>;
 // clang-format on
 

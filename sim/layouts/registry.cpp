@@ -14,6 +14,7 @@ extern const LayoutDescriptor contiguous_descriptor;
 extern const LayoutDescriptor head_tail_descriptor;
 extern const LayoutDescriptor identity_descriptor;
 extern const LayoutDescriptor magi_descriptor;
+extern const LayoutDescriptor stripe_descriptor;
 extern const LayoutDescriptor thd_descriptor;
 
 namespace {
@@ -50,6 +51,7 @@ const std::vector<LayoutDescriptor>& layout_descriptors() {
       head_tail_descriptor,
       identity_descriptor,
       magi_descriptor,
+      stripe_descriptor,
       thd_descriptor,
   });
   return all;
