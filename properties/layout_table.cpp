@@ -25,6 +25,11 @@ std::vector<LayoutEntry> registered(std::vector<LayoutEntry> entries) {
   for (LayoutEntry& entry : entries) {
     CPLAB_CHECK(!entry.name.empty(), "a layout table entry has no name");
     entry.reference = &reference::layout_info(entry.name);
+    const std::vector<std::string> described = sim::layout_descriptor_names();
+    CPLAB_CHECK(std::find(described.begin(), described.end(), entry.name) != described.end(),
+                "layout '{}' has a property entry but no descriptor (sim/layouts/ and its registry "
+                "line); described layouts: {}",
+                entry.name, fmt::join(described, ", "));
     entry.descriptor = &sim::layout_descriptor(entry.name);
     CPLAB_CHECK(entry.balance != nullptr, "layout '{}' registers no load-balance rule",
                 entry.name);
