@@ -56,7 +56,7 @@ LayoutSource batch_source(const LayoutSpec& spec, const LayoutSourceArgs& args) 
   // A packed batch is one packed row per microbatch (SPEC §4), so each row is planned as its own
   // microbatch; BSHD rows share one layout whatever the microbatching.
   LayoutSpec batch_spec = spec;
-  batch_spec.num_chunks = batch.packed() ? rows : 1;
+  batch_spec.microbatches = batch.packed() ? rows : 1;
   LayoutSource source;
   source.rows = reference::plan(batch_spec, batch).rows;
   source.chosen = static_cast<std::size_t>(args.row);

@@ -24,7 +24,7 @@ Subject::Subject(const Case& the_case) : c(the_case), batch(make_batch(the_case)
   } catch (const Error& e) {
     CPLAB_FAIL("the reference refuses the case (generator or reference bug): {}", e.what());
   }
-  for (std::int64_t m = 0; m < c.spec.num_chunks; ++m)
+  for (std::int64_t m = 0; m < c.spec.microbatches; ++m)
     microbatches.push_back(reference::microbatch_plan(plan, m));
 }
 

@@ -48,25 +48,25 @@ const PartitionRules& standard_rules() {
 
 std::vector<MicrobatchRows> microbatch_rows(const LayoutSpec& spec, const Batch& batch) {
   validate_batch(batch);
-  CPLAB_CHECK(spec.num_chunks >= 1, "pipeline microbatches must be at least 1, got num_chunks={}",
-              spec.num_chunks);
+  CPLAB_CHECK(spec.microbatches >= 1, "pipeline microbatches must be at least 1, got microbatches={}",
+              spec.microbatches);
   const std::int64_t rows = batch.rows(), len = batch.seq_len();
   std::vector<MicrobatchRows> out;
   if (!batch.packed()) {
-    CPLAB_CHECK(rows % spec.num_chunks == 0,
-                "a batch of B={} rows does not split into num_chunks={} equal microbatches (rows "
+    CPLAB_CHECK(rows % spec.microbatches == 0,
+                "a batch of B={} rows does not split into microbatches={} equal microbatches (rows "
                 "are never dropped)",
-                rows, spec.num_chunks);
+                rows, spec.microbatches);
     MicrobatchRows each;
-    each.rows = rows / spec.num_chunks;
+    each.rows = rows / spec.microbatches;
     each.caller_len = len;
-    out.assign(static_cast<std::size_t>(spec.num_chunks), each);
+    out.assign(static_cast<std::size_t>(spec.microbatches), each);
     return out;
   }
   CPLAB_CHECK(
-      rows == spec.num_chunks,
-      "packed batches hold exactly one packed row per microbatch: B={} rows for num_chunks={}",
-      rows, spec.num_chunks);
+      rows == spec.microbatches,
+      "packed batches hold exactly one packed row per microbatch: B={} rows for microbatches={}",
+      rows, spec.microbatches);
   // Each packed row is partitioned on its own (SPEC §4): thd rows may differ in L.
   for (std::size_t b = 0; b < batch.seq_lens.size(); ++b) {
     MicrobatchRows row;

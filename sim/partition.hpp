@@ -99,8 +99,8 @@ class PartitionRules {
 // The standard rules of SPEC §3.
 const PartitionRules& standard_rules();
 
-// Splits a batch's metadata into its microbatches (SPEC §4): B/num_chunks BSHD rows each, or one
-// packed row each (partitioned on its own, so thd rows may differ in L). Checks num_chunks.
+// Splits a batch's metadata into its microbatches (SPEC §4): B/microbatches BSHD rows each, or one
+// packed row each (partitioned on its own, so thd rows may differ in L). Checks microbatches.
 std::vector<MicrobatchRows> microbatch_rows(const LayoutSpec& spec, const Batch& batch);
 
 // The stream of one row of the microbatch (row < rows; packed microbatches have one row).

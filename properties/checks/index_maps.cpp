@@ -43,7 +43,7 @@ std::string check_index_maps(const Case& c, Implementation& impl, CheckNotes& no
   const std::int64_t cp = c.spec.cp;
   notes.tags.push_back(
       fmt::format("{} {} {}", c.spec.layout, cp_class(cp), c.packed() ? "packed" : "bshd"));
-  for (std::int64_t m = 0; m < c.spec.num_chunks; ++m) {
+  for (std::int64_t m = 0; m < c.spec.microbatches; ++m) {
     const ShardPlan& plan = subject.microbatches[static_cast<std::size_t>(m)];
     for (std::size_t b = 0; b < plan.rows.size(); ++b) {
       const RowPlan& row = plan.rows[b];

@@ -64,7 +64,7 @@ std::string check_load_balance(const Case& c, Implementation& impl, CheckNotes& 
   const auto shards = shard_on_ranks(impl, c.spec, subject.batch);
   const LayoutEntry& entry = layout_entry(c.spec.layout);
   notes.tags.push_back(fmt::format("{} {}", c.spec.layout, cp_class(c.spec.cp)));
-  for (std::int64_t m = 0; m < c.spec.num_chunks; ++m) {
+  for (std::int64_t m = 0; m < c.spec.microbatches; ++m) {
     const ShardPlan& plan = subject.microbatches[static_cast<std::size_t>(m)];
     for (std::size_t b = 0; b < plan.rows.size(); ++b) {
       std::vector<std::vector<std::int64_t>> index;

@@ -40,7 +40,7 @@ struct ShardPlan {
   LayoutSpec spec;
   std::vector<RowPlan> rows;  // one per row of the batch (BSHD rows share one layout)
   std::int64_t rows_per_microbatch() const {
-    return spec.num_chunks > 0 ? static_cast<std::int64_t>(rows.size()) / spec.num_chunks : 0;
+    return spec.microbatches > 0 ? static_cast<std::int64_t>(rows.size()) / spec.microbatches : 0;
   }
 };
 

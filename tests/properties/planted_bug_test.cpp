@@ -46,7 +46,7 @@ TEST(PlantedBug, IsCaughtShrunkAndReplayable) {
   // Shrunk to the bug's edge: C = 3 (nothing smaller shows it), a row of exactly 24 slots.
   const Case c = parse_case(result.counterexample);
   EXPECT_EQ(c.spec.cp, 3);
-  EXPECT_EQ(c.spec.num_chunks, 1);
+  EXPECT_EQ(c.spec.microbatches, 1);
   EXPECT_LE(c.seq_len, 24);
   EXPECT_GT(c.seq_len, 18);
   EXPECT_NE(result.message.find("head-tail cp=3"), std::string::npos) << result.message;

@@ -20,11 +20,11 @@ TEST_P(CostModelTest, causal_work_equals_reference_counting) {
   const auto& [layout, cp] = GetParam();
   for (const BatchCase& c : batch_cases()) {
     SCOPED_TRACE(c.name);
-    const LayoutSpec spec = spec_for(layout, cp, c.num_chunks);
+    const LayoutSpec spec = spec_for(layout, cp, c.microbatches);
     ShardPlan plan;
     if (!error_of([&] { plan = reference::plan(spec, c.batch); }).empty()) continue;
     const auto micro = sim::microbatch_rows(spec, c.batch);
-    for (std::int64_t m = 0; m < spec.num_chunks; ++m) {
+    for (std::int64_t m = 0; m < spec.microbatches; ++m) {
       const auto costs = sim::rank_costs(spec, micro[m]);
       std::vector<std::int64_t> expected(static_cast<std::size_t>(cp), 0),
           valid(static_cast<std::size_t>(cp), 0);
@@ -51,7 +51,7 @@ TEST_P(CostModelTest, predicted_bytes_equal_measured_bytes) {
   const sim::CostShapes shapes{.token_elements = 3, .element_bytes = 4, .head_dim = 2};
   for (const BatchCase& c : batch_cases()) {
     SCOPED_TRACE(c.name);
-    const LayoutSpec spec = spec_for(layout, cp, c.num_chunks);
+    const LayoutSpec spec = spec_for(layout, cp, c.microbatches);
     if (!error_of([&] { reference::plan(spec, c.batch); }).empty()) continue;
     const auto micro = sim::microbatch_rows(spec, c.batch);
     const auto costs = sim::rank_costs(spec, micro[0], shapes);

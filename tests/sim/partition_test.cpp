@@ -45,7 +45,7 @@ TEST_P(PartitionTest, rank_partition_equals_reference_plan) {
   const auto& [layout, cp] = GetParam();
   for (const BatchCase& c : batch_cases()) {
     SCOPED_TRACE(c.name);
-    const LayoutSpec spec = spec_for(layout, cp, c.num_chunks);
+    const LayoutSpec spec = spec_for(layout, cp, c.microbatches);
     ShardPlan plan;
     const std::string reference_error = error_of([&] { plan = reference::plan(spec, c.batch); });
     std::vector<sim::MicrobatchRows> micro;
@@ -57,8 +57,8 @@ TEST_P(PartitionTest, rank_partition_equals_reference_plan) {
     ASSERT_EQ(reference_error.empty(), sim_error.empty())
         << "reference: " << reference_error << "\nsim: " << sim_error;
     if (!reference_error.empty()) continue;
-    ASSERT_EQ(static_cast<std::int64_t>(micro.size()), spec.num_chunks);
-    for (std::int64_t m = 0; m < spec.num_chunks; ++m) {
+    ASSERT_EQ(static_cast<std::int64_t>(micro.size()), spec.microbatches);
+    for (std::int64_t m = 0; m < spec.microbatches; ++m) {
       for (std::int64_t r = 0; r < cp; ++r) {
         expect_layout_matches(plan, sim::partition_rank(spec, r, micro[m]), m, r);
       }
@@ -70,7 +70,7 @@ TEST_P(PartitionTest, closed_form_owner_inverts_global_index) {
   const auto& [layout, cp] = GetParam();
   for (const BatchCase& c : batch_cases()) {
     SCOPED_TRACE(c.name);
-    const LayoutSpec spec = spec_for(layout, cp, c.num_chunks);
+    const LayoutSpec spec = spec_for(layout, cp, c.microbatches);
     std::vector<sim::MicrobatchRows> micro;
     if (!error_of([&] {
            micro = sim::microbatch_rows(spec, c.batch);
@@ -78,7 +78,7 @@ TEST_P(PartitionTest, closed_form_owner_inverts_global_index) {
          }).empty())
       continue;
     const ShardPlan plan = reference::plan(spec, c.batch);
-    for (std::int64_t m = 0; m < spec.num_chunks; ++m) {
+    for (std::int64_t m = 0; m < spec.microbatches; ++m) {
       const ShardLayout mine = sim::partition_rank(spec, 0, micro[m]);
       const sim::LayoutMap map = sim::LayoutMap::of(mine, 0);
       const RowPlan& row = plan.rows[static_cast<std::size_t>(m * plan.rows_per_microbatch())];
@@ -106,10 +106,10 @@ TEST(MagiPartition, closed_form_areas_and_heap_assignment_equal_the_counted_ones
     if (cp == 1) continue;  // magi at C = 1 is the identity: no chunks
     for (const BatchCase& c : batch_cases()) {
       SCOPED_TRACE(::testing::Message() << c.name << " cp " << cp);
-      const LayoutSpec spec = spec_for("magi", cp, c.num_chunks);
+      const LayoutSpec spec = spec_for("magi", cp, c.microbatches);
       const ShardPlan plan = reference::plan(spec, c.batch);
       const auto micro = sim::microbatch_rows(spec, c.batch);
-      for (std::int64_t m = 0; m < spec.num_chunks; ++m) {
+      for (std::int64_t m = 0; m < spec.microbatches; ++m) {
         const sim::RowStream stream = sim::row_stream(spec, micro[m]);
         const RowPlan& row = plan.rows[static_cast<std::size_t>(m * plan.rows_per_microbatch())];
         EXPECT_EQ(stream.map_costs, row.map_costs);
