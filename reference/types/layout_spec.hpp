@@ -15,7 +15,7 @@ struct LayoutSpec {
   std::int64_t cp = 1;              // C, ranks in the CP group
   std::int64_t pad_multiple = 2;    // m of contiguous: D = C·m
   std::int64_t chunk_size = 512;    // K of magi: the stream is padded to a multiple of K·C
-  // Pipeline microbatches along the batch axis (SPEC §4's microbatches; the case key "mb").
+  // Pipeline microbatches along the batch axis (SPEC §4's num_chunks; the case key "mb").
   std::int64_t microbatches = 1;
   bool shard_primary = true;        // false: input_ids / inputs_embeds stay global (SPEC §4)
   PadPolicy pad_policy = PadPolicy::spec;
