@@ -12,8 +12,9 @@ RowPartition partition_row(const std::string& layout, std::int64_t cp, std::int6
   sim::MicrobatchRows rows;
   rows.rows = 1;
   rows.caller_len = len;
-  if (layout == "thd") {
-    // Documents of 1/2, 1/4, 1/8, ... of the row and a remainder: each padded to 2C by thd.
+  if (!sim::layout_descriptor(layout).bshd_rows) {
+    // A layout of packed rows: documents of 1/2, 1/4, 1/8, ... of the row and a remainder, room
+    // left for each to be padded to 2C.
     rows.packed = true;
     std::int64_t left = len - 4 * 2 * cp;  // room for every document's padding
     for (std::int64_t part = len / 2; part >= 64 && left > 0; part /= 2) {

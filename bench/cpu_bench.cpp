@@ -5,6 +5,7 @@
 
 #include "bench/bench_support.hpp"
 #include "reference/types/token_moves.hpp"
+#include "sim/layout_descriptor.hpp"
 
 namespace cplab::bench {
 namespace {
@@ -106,7 +107,9 @@ void BM_host_gather(benchmark::State& state, const std::string& layout) {
 
 const bool registered = [] {
   benchmark::RegisterBenchmark("BM_host_memcpy", BM_host_memcpy)->UseRealTime();
-  for (const std::string layout : {"contiguous", "head-tail", "thd", "magi"}) {
+  for (const sim::LayoutDescriptor& descriptor : sim::layout_descriptors()) {
+    if (descriptor.cp_off) continue;  // one rank: nothing to shard or gather
+    const std::string layout = descriptor.name;
     benchmark::RegisterBenchmark(("BM_host_shard/" + layout).c_str(), BM_host_shard, layout)
         ->UseRealTime();
     benchmark::RegisterBenchmark(("BM_host_gather/" + layout).c_str(), BM_host_gather, layout)

@@ -7,6 +7,7 @@
 #include "gpu/impl/device_layout.hpp"
 #include "gpu/kernels/copy_tokens.hpp"
 #include "gpu/kernels/index_map.hpp"
+#include "sim/layout_descriptor.hpp"
 
 namespace cplab::bench {
 namespace {
@@ -126,7 +127,9 @@ const bool registered = [] {
   benchmark::RegisterBenchmark("BM_cuda_memcpy", BM_cuda_memcpy)
       ->Arg(std::int64_t{1} << 28)
       ->UseManualTime();
-  for (const std::string layout : {"contiguous", "head-tail", "thd", "magi"}) {
+  for (const sim::LayoutDescriptor& descriptor : sim::layout_descriptors()) {
+    if (descriptor.cp_off) continue;  // one rank: nothing to shard or gather
+    const std::string layout = descriptor.name;
     benchmark::RegisterBenchmark(("BM_gpu_shard/" + layout).c_str(), BM_gpu_shard, layout)
         ->Args({1 << 16, 2048})
         ->UseManualTime();

@@ -50,7 +50,7 @@ std::string layout_brief(LayoutSpec spec) {
   const LayoutSpec defaults;
   spec.pad_policy = defaults.pad_policy;
   spec.pad_token_id = defaults.pad_token_id;
-  spec.num_chunks = defaults.num_chunks;
+  spec.microbatches = defaults.microbatches;
   return spec_brief(spec);
 }
 
@@ -101,7 +101,7 @@ Verdict find_layout(const CheckArgs& args, std::int64_t spec_chunk_size, const B
         spec.pad_multiple = m;
         spec.chunk_size = k;
         LayoutSpec planned = spec;
-        planned.num_chunks = batch.packed() ? batch.rows() : 1;
+        planned.microbatches = batch.packed() ? batch.rows() : 1;
         std::vector<std::int64_t> sig;
         try {
           const ShardPlan plan = reference::plan(planned, batch);

@@ -55,7 +55,7 @@ std::vector<SlotDiff> row_diffs(const Tensor& expected, const TokenAxes& ea, std
 
 void check_gathered(const Batch& batch, const io::TensorFile& file, Outcome& outcome) {
   LayoutSpec spec = outcome.spec;
-  spec.num_chunks = batch.packed() ? batch.rows() : 1;
+  spec.microbatches = batch.packed() ? batch.rows() : 1;
   const ShardPlan plan = reference::plan(spec, batch);
   const std::int64_t per = plan.rows_per_microbatch();
   for (const auto& [stored, actual] : file.tensors) {
@@ -77,7 +77,7 @@ void check_gathered(const Batch& batch, const io::TensorFile& file, Outcome& out
         has_row_dim ? token_axes(actual, field.seq_dim, "gathered") : TokenAxes{};
     const bool trimmed = has_row_dim && held.seq == caller.seq;
     const std::int64_t rows = batch.rows();
-    for (std::int64_t m = 0; m < spec.num_chunks; ++m) {
+    for (std::int64_t m = 0; m < spec.microbatches; ++m) {
       const ShardPlan part = reference::microbatch_plan(plan, m);
       const Batch slice = slice_token_rows(batch, m * per, (m + 1) * per);
       const Tensor expected = trimmed ? slice.tokens.at(name).value

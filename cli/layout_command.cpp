@@ -15,6 +15,7 @@
 #include "reference/types/error.hpp"
 #include "reference/work.hpp"
 #include "reports/layout_svg.hpp"
+#include "sim/layout_descriptor.hpp"
 
 namespace cplab::cli {
 namespace {
@@ -45,7 +46,7 @@ std::vector<std::int64_t> local_doc_ids(const RowPlan& row, std::size_t rank) {
 }
 
 // Appends the single-row fields to out, in the order of the `cplab layout --json` contract.
-void add_row_fields(nlohmann::ordered_json& out, const LayoutSpec& spec, const RowPlan& row,
+void add_row_fields(nlohmann::ordered_json& out, const RowPlan& row,
                     const std::vector<std::int64_t>& work) {
   out["padded_seq_len"] = row.padded_len;
   out["original_seq_len"] =
@@ -58,7 +59,7 @@ void add_row_fields(nlohmann::ordered_json& out, const LayoutSpec& spec, const R
     rank["indices"] = row.index[r];
     rank["positions"] = local(row, row.positions, r);
     if (row.packed) rank["doc_ids"] = local_doc_ids(row, r);
-    if (spec.layout == "thd") rank["cu_seqlens"] = row.local_cu_seqlens[r];
+    if (!row.local_cu_seqlens.empty()) rank["cu_seqlens"] = row.local_cu_seqlens[r];
     rank["valid_tokens"] = row.valid_tokens[r];
     rank["causal_work"] = work[r];
     out["ranks"].push_back(std::move(rank));
@@ -72,14 +73,14 @@ void print_json(const LayoutSpec& spec, const LayoutSource& source,
   nlohmann::ordered_json out;
   out["layout"] = spec.layout;
   out["cp"] = spec.cp;
-  add_row_fields(out, spec, source.rows[source.chosen], works[source.chosen]);
+  add_row_fields(out, source.rows[source.chosen], works[source.chosen]);
   if (source.from_batch) {
     out["row"] = source.chosen;
     out["rows"] = nlohmann::ordered_json::array();
     for (std::size_t b = 0; b < source.rows.size(); ++b) {
       nlohmann::ordered_json row;
       row["row"] = b;
-      add_row_fields(row, spec, source.rows[b], works[b]);
+      add_row_fields(row, source.rows[b], works[b]);
       out["rows"].push_back(std::move(row));
     }
   }
@@ -95,14 +96,23 @@ void print_table(const LayoutSpec& spec, const RowPlan& row,
       spec_brief(spec), row.padded_len, original, row.local_len(), reference::imbalance(work));
   if (row.packed) fmt::print("cu_seqlens_padded {}\n", row.cu_seqlens_padded);
   fmt::print("{:>4}  {:>6}  {:>8}\n", "rank", "valid", "work");
+  // A map that is an assignment (its units balanced by cost): what each rank was given.
+  std::vector<std::vector<std::int64_t>> assigned;
+  if (sim::layout_descriptor(spec.layout).source == sim::MapSource::assignment &&
+      row.cp > 1 && row.map.table.size() % static_cast<std::size_t>(row.cp) == 0) {
+    const std::size_t per = row.map.table.size() / static_cast<std::size_t>(row.cp);
+    for (std::size_t r = 0; r < static_cast<std::size_t>(row.cp); ++r)
+      assigned.emplace_back(row.map.table.begin() + r * per, row.map.table.begin() + (r + 1) * per);
+  }
   const std::string indent(24, ' ');  // under the indices column
   for (std::size_t r = 0; r < row.index.size(); ++r) {
     fmt::print("{:>4}  {:>6}  {:>8}  indices    {}\n", r, row.valid_tokens[r], work[r],
                row.index[r]);
     fmt::print("{}positions  {}\n", indent, local(row, row.positions, r));
     if (row.packed) fmt::print("{}doc ids    {}\n", indent, local_doc_ids(row, r));
-    if (spec.layout == "thd") fmt::print("{}cu_seqlens {}\n", indent, row.local_cu_seqlens[r]);
-    if (!row.magi_chunks.empty()) fmt::print("{}chunks     {}\n", indent, row.magi_chunks[r]);
+    if (!row.local_cu_seqlens.empty())
+      fmt::print("{}cu_seqlens {}\n", indent, row.local_cu_seqlens[r]);
+    if (!assigned.empty()) fmt::print("{}assigned   {}\n", indent, assigned[r]);
   }
 }
 

@@ -98,7 +98,7 @@ LayoutSource batch_source(const LayoutSpec& given, const LayoutSourceArgs& args)
   // A packed batch is one packed row per microbatch (SPEC §4), so each row is planned as its own
   // microbatch; BSHD rows share one layout whatever the microbatching.
   LayoutSpec batch_spec = spec;
-  batch_spec.num_chunks = batch.packed() ? rows : 1;
+  batch_spec.microbatches = batch.packed() ? rows : 1;
   LayoutSource source;
   source.spec = spec;
   const ShardPlan plan = reference::plan(batch_spec, batch);

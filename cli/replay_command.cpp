@@ -31,7 +31,7 @@ struct ReplayOptions {
 void print_plan(const properties::Case& c) {
   const Batch batch = properties::make_batch(c);
   const ShardPlan plan = reference::plan(c.spec, batch);
-  for (std::int64_t m = 0; m < c.spec.num_chunks; ++m) {
+  for (std::int64_t m = 0; m < c.spec.microbatches; ++m) {
     const ShardPlan micro = reference::microbatch_plan(plan, m);
     const RowPlan& row = micro.rows.front();
     fmt::print("microbatch {}: S={} L={} ℓ={}{}\n", m, row.caller_len, row.padded_len,

@@ -190,8 +190,8 @@ class Comparison {
   void token_key(std::int64_t r, const std::string& name, Tensor actual) {
     const TokenField& f0 = sharded_[0][r].tokens.at(name);
     const TokenAxes e0 = token_axes(f0.value, f0.seq_dim, "check");
-    const std::int64_t rows = e0.rows * plan_.spec.num_chunks;
-    for (std::int64_t m = 1; m < plan_.spec.num_chunks; ++m) {
+    const std::int64_t rows = e0.rows * plan_.spec.microbatches;
+    for (std::int64_t m = 1; m < plan_.spec.microbatches; ++m) {
       const TokenAxes em = token_axes(sharded_[m][r].tokens.at(name).value, f0.seq_dim, "check");
       if (em.seq != e0.seq) {
         add(key_difference(r, name, DiffKind::shape,
@@ -224,7 +224,7 @@ class Comparison {
           1);
     }
     const TokenAxes held_axes = token_axes(actual, f0.seq_dim, "check");
-    for (std::int64_t m = 0; m < plan_.spec.num_chunks; ++m) {
+    for (std::int64_t m = 0; m < plan_.spec.microbatches; ++m) {
       const ShardPlan part = reference::microbatch_plan(plan_, m);
       std::vector<Tensor> locals;
       for (const Batch& rank_batch : sharded_[m])
@@ -432,7 +432,7 @@ Outcome check_shards(const LayoutSpec& spec, const Batch& given_batch,
   std::vector<std::string> derived;
   const Batch batch = with_derived_masks(given_batch, shards, derived);
   LayoutSpec base = spec;
-  base.num_chunks = batch.packed() ? batch.rows() : 1;
+  base.microbatches = batch.packed() ? batch.rows() : 1;
   ShardPlan plan = reference::plan(base, batch);
   std::string pad_id_from = "--pad-id";
   if (conventions.pad_id) {

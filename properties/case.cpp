@@ -122,7 +122,7 @@ std::string_view key_dtypes_name(KeyDTypes k) { return kKeyDTypeNames[static_cas
 
 bool Case::operator==(const Case& o) const {
   const auto spec_tuple = [](const LayoutSpec& s) {
-    return std::tie(s.layout, s.cp, s.pad_multiple, s.chunk_size, s.num_chunks, s.shard_primary,
+    return std::tie(s.layout, s.cp, s.pad_multiple, s.chunk_size, s.microbatches, s.shard_primary,
                     s.pad_policy, s.pad_token_id);
   };
   return spec_tuple(spec) == spec_tuple(o.spec) && rows == o.rows && seq_len == o.seq_len &&
@@ -141,9 +141,9 @@ void validate_case(const Case& c) {
   CPLAB_CHECK(s.cp >= 1, "case: cp must be >= 1, got {}", s.cp);
   CPLAB_CHECK(s.pad_multiple >= 1 && s.chunk_size >= 1, "case: m and K must be >= 1, got m={} K={}",
               s.pad_multiple, s.chunk_size);
-  CPLAB_CHECK(s.num_chunks >= 1, "case: mb must be >= 1, got {}", s.num_chunks);
-  CPLAB_CHECK(c.rows >= 1 && c.rows % s.num_chunks == 0,
-              "case: rows={} must be a positive multiple of mb={}", c.rows, s.num_chunks);
+  CPLAB_CHECK(s.microbatches >= 1, "case: mb must be >= 1, got {}", s.microbatches);
+  CPLAB_CHECK(c.rows >= 1 && c.rows % s.microbatches == 0,
+              "case: rows={} must be a positive multiple of mb={}", c.rows, s.microbatches);
   CPLAB_CHECK(c.seq_len >= 1, "case: S must be >= 1, got {}", c.seq_len);
   CPLAB_CHECK(c.vocab >= 2, "case: vocab must be >= 2, got {}", c.vocab);
   CPLAB_CHECK(s.pad_token_id >= 0 && s.pad_token_id < c.vocab,
@@ -159,9 +159,9 @@ void validate_case(const Case& c) {
     CPLAB_CHECK(c.row_positions == RowPositions::arange && c.left_pad == 0,
                 "case: rowpos= and left_pad= describe BSHD rows; packed rows take their positions "
                 "and padding from docs=");
-    CPLAB_CHECK(static_cast<std::int64_t>(c.docs.size()) == c.rows && c.rows == s.num_chunks,
+    CPLAB_CHECK(static_cast<std::int64_t>(c.docs.size()) == c.rows && c.rows == s.microbatches,
                 "case: packed rows need one row per microbatch: {} doc rows, rows={}, mb={}",
-                c.docs.size(), c.rows, s.num_chunks);
+                c.docs.size(), c.rows, s.microbatches);
     CPLAB_CHECK(c.positions != PositionKind::shared,
                 "case: a shared [1,S] position row is BSHD only");
     for (std::size_t b = 0; b < c.docs.size(); ++b) {
@@ -183,7 +183,7 @@ std::string print_case(const Case& c) {
       "{} cp={} m={} K={} mb={} rows={} S={} docs={} vocab={} pad_id={} policy={} shard_primary={} "
       "primary={} dim={} dtype={} pos={} rowpos={} left_pad={} kdt={} keys={} ignore={} "
       "invalid={} pad_content={} seed={}",
-      s.layout, s.cp, s.pad_multiple, s.chunk_size, s.num_chunks, c.rows, c.seq_len,
+      s.layout, s.cp, s.pad_multiple, s.chunk_size, s.microbatches, c.rows, c.seq_len,
       print_docs(c.docs), c.vocab, s.pad_token_id, kPolicyNames[static_cast<int>(s.pad_policy)],
       s.shard_primary ? 1 : 0, primary_name(c.primary), c.dim, dtype_name(c.dtype),
       position_kind_name(c.positions), row_positions_name(c.row_positions), c.left_pad,
@@ -213,7 +213,7 @@ Case parse_case(std::string_view text) {
       {"cp", num("cp", c.spec.cp)},
       {"m", num("m", c.spec.pad_multiple)},
       {"K", num("K", c.spec.chunk_size)},
-      {"mb", num("mb", c.spec.num_chunks)},
+      {"mb", num("mb", c.spec.microbatches)},
       {"rows",
        [&](std::string_view v) {
          c.rows = parse_number<std::int64_t>("rows", v);

@@ -67,12 +67,12 @@ struct Case {
   std::uint64_t seed = 0;
 
   bool packed() const { return !docs.empty(); }
-  std::int64_t rows_per_microbatch() const { return rows / spec.num_chunks; }
+  std::int64_t rows_per_microbatch() const { return rows / spec.microbatches; }
   bool operator==(const Case& other) const;
 };
 
 // Throws cplab::Error naming the first field out of its domain (what parse_case accepts and what
-// make_batch can build): cp >= 1, rows divisible by num_chunks, packed rows == num_chunks, the
+// make_batch can build): cp >= 1, rows divisible by microbatches, packed rows == microbatches, the
 // documents fit in S, pad_id < vocab, permilles in [0, 1000], ...
 void validate_case(const Case& c);
 

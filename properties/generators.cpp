@@ -230,14 +230,14 @@ rc::Gen<Case> gen_case(const LayoutEntry& entry, const GenOptions& options) {
       c.spec.chunk_size = *gen::weightedOneOf<I>(
           {{3, gen::inRange<I>(1, 5)}, {1, gen::inRange<I>(1, largest + 1)}});
     }
-    c.spec.num_chunks =
+    c.spec.microbatches =
         *gen::weightedOneOf<I>({{6, gen::just<I>(1)}, {3, gen::just<I>(2)}, {1, gen::just<I>(3)}});
     const bool want_packed = cell && cell->kind == BatchKind::packed;
     const bool want_bshd = cell && cell->kind != BatchKind::packed;
     const bool packed = entry.packed_rows && (!entry.bshd_rows || want_packed ||
                                               (!want_bshd && *gen::arbitrary<bool>()));
     if (packed) {
-      c.rows = c.spec.num_chunks;
+      c.rows = c.spec.microbatches;
       I longest = 0;
       for (I b = 0; b < c.rows; ++b) {
         c.docs.push_back(*gen_packed_row(entry, c.spec, options.max_tokens));
@@ -249,7 +249,7 @@ rc::Gen<Case> gen_case(const LayoutEntry& entry, const GenOptions& options) {
     } else {
       // Two rows or more per microbatch often: rows differ in every key (positions too).
       c.rows =
-          c.spec.num_chunks * *gen::weightedOneOf<I>({{2, gen::just<I>(1)}, {1, gen::just<I>(2)}});
+          c.spec.microbatches * *gen::weightedOneOf<I>({{2, gen::just<I>(1)}, {1, gen::just<I>(2)}});
       c.seq_len = *gen_bshd_len(entry, c.spec, options.max_tokens,
                                 want_bshd ? std::optional<BatchKind>(cell->kind) : std::nullopt);
       c.row_positions = *gen::weightedOneOf<RowPositions>({{2, gen::just(RowPositions::arange)},
@@ -333,17 +333,17 @@ std::vector<Case> domain_shrinks(const Case& c, const std::vector<I>& allowed_cp
   const LayoutEntry& entry = layout_entry(c.spec.layout);
   const I unit = c.spec.cp > 1 ? entry.pad_unit(c.spec) : 1;
   // Fewer microbatches: drop the last one.
-  if (c.spec.num_chunks > 1) {
+  if (c.spec.microbatches > 1) {
     Case s = c;
-    s.spec.num_chunks -= 1;
+    s.spec.microbatches -= 1;
     s.rows -= c.rows_per_microbatch();
     if (s.packed()) s.docs.pop_back();
     add(s);
   }
-  if (!c.packed() && c.rows > c.spec.num_chunks) {
+  if (!c.packed() && c.rows > c.spec.microbatches) {
     for (I per : {I{1}, c.rows_per_microbatch() - 1}) {
       Case s = c;
-      s.rows = c.spec.num_chunks * std::max<I>(1, per);
+      s.rows = c.spec.microbatches * std::max<I>(1, per);
       add(s);
     }
   }

@@ -31,7 +31,7 @@ Subject::Subject(const Case& the_case) : c(the_case), batch(make_batch(the_case)
   } catch (const Error& e) {
     CPLAB_FAIL("the reference refuses the case (generator or reference bug): {}", e.what());
   }
-  for (std::int64_t m = 0; m < c.spec.num_chunks; ++m)
+  for (std::int64_t m = 0; m < c.spec.microbatches; ++m)
     microbatches.push_back(reference::microbatch_plan(plan, m));
 }
 
@@ -57,8 +57,6 @@ ShardLayout reference_layout(const ShardPlan& microbatch, std::int64_t rank) {
   out.packed = first.packed;
   out.pad_policy = microbatch.spec.pad_policy;
   out.pad_token_id = microbatch.spec.pad_token_id;
-  out.chunk_size =
-      microbatch.spec.layout == "magi" && first.cp > 1 ? microbatch.spec.chunk_size : 0;
   for (const RowPlan& row : microbatch.rows) {
     const std::vector<std::int64_t>& index = row.index[static_cast<std::size_t>(rank)];
     out.index.push_back(index);
@@ -77,9 +75,7 @@ ShardLayout reference_layout(const ShardPlan& microbatch, std::int64_t rank) {
                                  : row.local_cu_seqlens[static_cast<std::size_t>(rank)]);
     out.valid_tokens.push_back(row.valid_tokens[static_cast<std::size_t>(rank)]);
     out.cu_seqlens_padded.push_back(row.cu_seqlens_padded);
-    auto& chunks = out.magi_rank_chunks.emplace_back();
-    for (const auto& rank_chunks : row.magi_chunks)
-      chunks.insert(chunks.end(), rank_chunks.begin(), rank_chunks.end());
+    out.map.push_back(row.map);
   }
   return out;
 }

@@ -13,6 +13,7 @@ extern const LayoutEntry contiguous_entry;
 extern const LayoutEntry head_tail_entry;
 extern const LayoutEntry identity_entry;
 extern const LayoutEntry magi_entry;
+extern const LayoutEntry stripe_entry;
 extern const LayoutEntry thd_entry;
 
 namespace {
@@ -24,13 +25,19 @@ std::vector<LayoutEntry> registered(std::vector<LayoutEntry> entries) {
   for (LayoutEntry& entry : entries) {
     CPLAB_CHECK(!entry.name.empty(), "a layout table entry has no name");
     entry.reference = &reference::layout_info(entry.name);
-    CPLAB_CHECK(entry.closed_form != nullptr, "layout '{}' registers no closed-form map",
+    const std::vector<std::string> described = sim::layout_descriptor_names();
+    CPLAB_CHECK(std::find(described.begin(), described.end(), entry.name) != described.end(),
+                "layout '{}' has a property entry but no descriptor (sim/layouts/ and its registry "
+                "line); described layouts: {}",
+                entry.name, fmt::join(described, ", "));
+    entry.descriptor = &sim::layout_descriptor(entry.name);
+    CPLAB_CHECK(entry.balance != nullptr, "layout '{}' registers no load-balance rule",
                 entry.name);
-    CPLAB_CHECK(entry.pad_unit != nullptr, "layout '{}' registers no pad unit", entry.name);
-    CPLAB_CHECK(entry.bshd_rows || entry.packed_rows,
-                "layout '{}' takes neither BSHD nor packed rows", entry.name);
-    CPLAB_CHECK(!entry.local_documents || !entry.bshd_rows,
-                "layout '{}' keeps local documents, which BSHD rows do not have", entry.name);
+    entry.cp_off = entry.descriptor->cp_off;
+    entry.bshd_rows = entry.descriptor->bshd_rows;
+    entry.packed_rows = entry.descriptor->packed_rows;
+    entry.local_documents = entry.descriptor->local_documents;
+    entry.pad_unit = entry.descriptor->pad_unit;
   }
   std::sort(entries.begin(), entries.end(),
             [](const auto& a, const auto& b) { return a.name < b.name; });
@@ -43,6 +50,11 @@ std::vector<LayoutEntry> registered(std::vector<LayoutEntry> entries) {
         std::any_of(entries.begin(), entries.end(), [&](const auto& e) { return e.name == name; }),
         "the reference has layout '{}' but the property layout table has no entry for it", name);
   }
+  for (const std::string& name : sim::layout_descriptor_names()) {
+    CPLAB_CHECK(
+        std::any_of(entries.begin(), entries.end(), [&](const auto& e) { return e.name == name; }),
+        "layout '{}' has a descriptor but the property layout table has no entry for it", name);
+  }
   return entries;
 }
 
@@ -54,6 +66,7 @@ const std::vector<LayoutEntry>& layout_table() {
       head_tail_entry,
       identity_entry,
       magi_entry,
+      stripe_entry,
       thd_entry,
   });
   return table;
@@ -72,15 +85,8 @@ const LayoutEntry& layout_entry(const std::string& name) {
   CPLAB_FAIL("unknown layout '{}'; known layouts: {}", name, fmt::join(layout_table_names(), ", "));
 }
 
-MapParams map_params(const RowPlan& row, const LayoutSpec& spec) {
-  MapParams p;
-  p.cp = row.cp;
-  p.padded_len = row.padded_len;
-  p.cu_seqlens_padded = row.cu_seqlens_padded;
-  for (const auto& chunks : row.magi_chunks)
-    p.magi_rank_chunks.insert(p.magi_rank_chunks.end(), chunks.begin(), chunks.end());
-  p.chunk_size = spec.chunk_size;
-  return p;
+sim::LayoutMap reference_map(const LayoutEntry& entry, const RowPlan& row) {
+  return sim::LayoutMap(*entry.descriptor, row.cp, row.padded_len, row.map);
 }
 
 }  // namespace cplab::properties

@@ -86,10 +86,18 @@ void fields(Io&& io, L& l) {
   io(l.cu_seqlens);
   io(l.valid_tokens);
   io(l.cu_seqlens_padded);
-  io(l.magi_rank_chunks);
-  io(l.chunk_size);
+  io(l.map);
   io(l.pad_policy);
   io(l.pad_token_id);
+}
+
+void encode(Writer& w, const MapParams& m) {
+  encode(w, m.table);
+  encode(w, m.unit);
+}
+void decode(Reader& r, MapParams& m) {
+  decode(r, m.table);
+  decode(r, m.unit);
 }
 
 void encode(Writer& w, const ShardLayout& l) {

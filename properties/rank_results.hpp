@@ -68,6 +68,8 @@ void encode(Writer& w, const TokenField& f);
 void decode(Reader& r, TokenField& f);
 void encode(Writer& w, const Batch& b);
 void decode(Reader& r, Batch& b);
+void encode(Writer& w, const MapParams& m);
+void decode(Reader& r, MapParams& m);
 void encode(Writer& w, const ShardLayout& l);
 void decode(Reader& r, ShardLayout& l);
 void encode(Writer& w, const RankShard& s);

@@ -33,18 +33,18 @@ ShardPlan plan(const LayoutSpec& spec, const Batch& batch) {
   const std::int64_t seq_len = batch.seq_len();
   ShardPlan out{.spec = spec, .rows = {}};
   if (!batch.packed()) {
-    CPLAB_CHECK(rows % spec.num_chunks == 0,
-                "a batch of B={} rows does not split into num_chunks={} equal microbatches (rows "
+    CPLAB_CHECK(rows % spec.microbatches == 0,
+                "a batch of B={} rows does not split into microbatches={} equal microbatches (rows "
                 "are never dropped)",
-                rows, spec.num_chunks);
+                rows, spec.microbatches);
     // Every BSHD row has the same shape, hence the same layout.
     if (rows > 0) out.rows.assign(static_cast<std::size_t>(rows), plan_row(spec, seq_len));
     return out;
   }
   CPLAB_CHECK(
-      rows == spec.num_chunks,
-      "packed batches hold exactly one packed row per microbatch: B={} rows for num_chunks={}",
-      rows, spec.num_chunks);
+      rows == spec.microbatches,
+      "packed batches hold exactly one packed row per microbatch: B={} rows for microbatches={}",
+      rows, spec.microbatches);
   // Each packed row is partitioned on its own (SPEC §4): thd rows may end up with different L,
   // which the verbs accept one microbatch at a time (microbatch_plan).
   out.rows = plan_packed_rows(spec, batch, seq_len);
@@ -52,11 +52,11 @@ ShardPlan plan(const LayoutSpec& spec, const Batch& batch) {
 }
 
 ShardPlan microbatch_plan(const ShardPlan& plan, std::int64_t m) {
-  CPLAB_CHECK(m >= 0 && m < plan.spec.num_chunks,
-              "microbatch {} out of range: the plan has num_chunks={}", m, plan.spec.num_chunks);
+  CPLAB_CHECK(m >= 0 && m < plan.spec.microbatches,
+              "microbatch {} out of range: the plan has microbatches={}", m, plan.spec.microbatches);
   const std::int64_t per = plan.rows_per_microbatch();
   ShardPlan out{.spec = plan.spec, .rows = {}};
-  out.spec.num_chunks = 1;
+  out.spec.microbatches = 1;
   out.rows.assign(plan.rows.begin() + m * per, plan.rows.begin() + (m + 1) * per);
   return out;
 }

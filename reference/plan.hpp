@@ -15,14 +15,13 @@ struct LayoutInfo {
   RowPlan (*plan_row)(const LayoutSpec& spec, std::int64_t caller_len,
                       const std::vector<std::int64_t>* seq_lens,
                       const std::vector<std::int64_t>* seq_lens_padded, std::int64_t pinned_len);
-  bool data_dependent;  // thd, magi: the partition depends on the documents
 };
 
 const std::vector<LayoutInfo>& layouts();                // every registered layout, in name order
 const LayoutInfo& layout_info(const std::string& name);  // throws listing the known names
 std::vector<std::string> layout_names();
 
-// Validates spec and batch (validate_spec, validate_batch, num_chunks divides B, packed rows: one
+// Validates spec and batch (validate_spec, validate_batch, microbatches divides B, packed rows: one
 // per microbatch) and plans every row. BSHD rows share one L; each packed row is planned on its own
 // (thd rows may differ in L: the verbs then take one microbatch at a time, see microbatch_plan).
 ShardPlan plan(const LayoutSpec& spec, const Batch& batch);
@@ -34,7 +33,7 @@ RowPlan plan_row(const LayoutSpec& spec, std::int64_t caller_len,
                  const std::vector<std::int64_t>* seq_lens_padded = nullptr,
                  std::int64_t pinned_len = 0);
 
-// Microbatch m of a plan (SPEC §4) as a plan of its own: its rows, num_chunks = 1. The loss of a
+// Microbatch m of a plan (SPEC §4) as a plan of its own: its rows, microbatches = 1. The loss of a
 // microbatch is normalised over that microbatch's tokens, so per-microbatch checks use this.
 // The verbs need rows of one length; packed thd rows of different L are handled this way.
 ShardPlan microbatch_plan(const ShardPlan& plan, std::int64_t m);

@@ -83,7 +83,7 @@ std::vector<std::vector<Batch>> shard_batch(const ShardPlan& plan, const Batch& 
   // Microbatch by microbatch: packed rows are each partitioned on their own and may differ in L.
   const std::int64_t per = plan.rows_per_microbatch();
   std::vector<std::vector<Batch>> sharded;
-  for (std::int64_t m = 0; m < plan.spec.num_chunks; ++m) {
+  for (std::int64_t m = 0; m < plan.spec.microbatches; ++m) {
     const ShardPlan part = microbatch_plan(plan, m);
     const Batch rows = batch_rows(batch, m * per, (m + 1) * per);
     CPLAB_CHECK(rows.seq_len() == plan_lengths(part).caller,

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "sim/row_map.hpp"
+#include "sim/layout_map.hpp"
 #include "sim/wire_bytes.hpp"
 
 namespace cplab::sim {
@@ -38,11 +38,7 @@ std::vector<RankCost> rank_costs(const LayoutSpec& spec, const MicrobatchRows& r
 
   std::vector<std::vector<std::int64_t>> index;
   for (std::int64_t r = 0; r < spec.cp; ++r) index.push_back(local_index(stream, r, rules));
-  std::vector<std::int64_t> rank_chunks;
-  for (const auto& chunks : stream.magi_chunks)
-    rank_chunks.insert(rank_chunks.end(), chunks.begin(), chunks.end());
-  const RowMap map(stream.layout, spec.cp, stream.padded_len, stream.doc_bounds, rank_chunks,
-                   stream.chunk_size);
+  const LayoutMap map = stream_map(stream);
 
   std::vector<RankCost> costs(static_cast<std::size_t>(spec.cp));
   for (std::int64_t r = 0; r < spec.cp; ++r) {

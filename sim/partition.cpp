@@ -2,46 +2,36 @@
 #include "sim/partition.hpp"
 
 #include <algorithm>
+#include <numeric>
+#include <queue>
+#include <utility>
 
 #include "reference/types/error.hpp"
 #include "sim/index_math.hpp"
-#include "sim/row_map.hpp"
 
 namespace cplab::sim {
 
-std::int64_t PartitionRules::thd_document_slots(std::int64_t seq_len, std::int64_t cp) const {
-  return index_math::ceil_to(seq_len, 2 * cp);
+std::int64_t PartitionRules::document_slots(std::int64_t seq_len, std::int64_t unit) const {
+  return index_math::ceil_to(seq_len, unit);
 }
 
-std::vector<std::int64_t> PartitionRules::head_tail_local_index(std::int64_t cp,
-                                                                std::int64_t padded_len,
-                                                                std::int64_t rank) const {
-  const index_math::HeadTailMap map{cp, padded_len};
-  std::vector<std::int64_t> index(static_cast<std::size_t>(map.local_len()));
-  for (std::int64_t k = 0; k < map.local_len(); ++k) index[k] = map.global_index(rank, k);
-  return index;
+std::vector<std::int64_t> PartitionRules::local_index(const RowStream& /*stream*/,
+                                                      const LayoutMap& map,
+                                                      std::int64_t rank) const {
+  return map.local_index(rank);
 }
 
-std::vector<std::int64_t> PartitionRules::thd_local_index(
-    const std::vector<std::int64_t>& doc_bounds, std::int64_t cp, std::int64_t rank) const {
-  const index_math::ThdMap map{cp, doc_bounds.data(),
-                               static_cast<std::int64_t>(doc_bounds.size()) - 1};
-  std::vector<std::int64_t> index(static_cast<std::size_t>(map.local_len()));
-  for (std::int64_t k = 0; k < map.local_len(); ++k) index[k] = map.global_index(rank, k);
-  return index;
+bool PartitionRules::balance_precedes(std::int64_t cost_a, std::int64_t a, std::int64_t cost_b,
+                                      std::int64_t b) const {
+  return cost_a != cost_b ? cost_a > cost_b : a > b;
 }
 
-std::vector<std::int64_t> PartitionRules::thd_local_cu_seqlens(
+std::vector<std::int64_t> PartitionRules::local_cu_seqlens(
     const std::vector<std::int64_t>& doc_bounds, const std::vector<std::int64_t>& /*cu_real*/,
     std::int64_t cp) const {
   std::vector<std::int64_t> local;
   for (std::int64_t bound : doc_bounds) local.push_back(bound / cp);
   return local;
-}
-
-bool PartitionRules::magi_chunk_precedes(std::int64_t area_a, std::int64_t a, std::int64_t area_b,
-                                         std::int64_t b) const {
-  return area_a != area_b ? area_a > area_b : a > b;
 }
 
 std::vector<std::int64_t> PartitionRules::local_positions(
@@ -58,25 +48,25 @@ const PartitionRules& standard_rules() {
 
 std::vector<MicrobatchRows> microbatch_rows(const LayoutSpec& spec, const Batch& batch) {
   validate_batch(batch);
-  CPLAB_CHECK(spec.num_chunks >= 1, "pipeline microbatches must be at least 1, got num_chunks={}",
-              spec.num_chunks);
+  CPLAB_CHECK(spec.microbatches >= 1, "pipeline microbatches must be at least 1, got microbatches={}",
+              spec.microbatches);
   const std::int64_t rows = batch.rows(), len = batch.seq_len();
   std::vector<MicrobatchRows> out;
   if (!batch.packed()) {
-    CPLAB_CHECK(rows % spec.num_chunks == 0,
-                "a batch of B={} rows does not split into num_chunks={} equal microbatches (rows "
+    CPLAB_CHECK(rows % spec.microbatches == 0,
+                "a batch of B={} rows does not split into microbatches={} equal microbatches (rows "
                 "are never dropped)",
-                rows, spec.num_chunks);
+                rows, spec.microbatches);
     MicrobatchRows each;
-    each.rows = rows / spec.num_chunks;
+    each.rows = rows / spec.microbatches;
     each.caller_len = len;
-    out.assign(static_cast<std::size_t>(spec.num_chunks), each);
+    out.assign(static_cast<std::size_t>(spec.microbatches), each);
     return out;
   }
   CPLAB_CHECK(
-      rows == spec.num_chunks,
-      "packed batches hold exactly one packed row per microbatch: B={} rows for num_chunks={}",
-      rows, spec.num_chunks);
+      rows == spec.microbatches,
+      "packed batches hold exactly one packed row per microbatch: B={} rows for microbatches={}",
+      rows, spec.microbatches);
   // Each packed row is partitioned on its own (SPEC §4): thd rows may differ in L.
   for (std::size_t b = 0; b < batch.seq_lens.size(); ++b) {
     MicrobatchRows row;
@@ -90,20 +80,44 @@ std::vector<MicrobatchRows> microbatch_rows(const LayoutSpec& spec, const Batch&
   return out;
 }
 
+LayoutMap stream_map(const RowStream& stream) {
+  CPLAB_CHECK(stream.descriptor != nullptr, "a row stream of layout '{}' without its descriptor",
+              stream.layout);
+  return LayoutMap(*stream.descriptor, stream.cp, stream.padded_len, stream.map);
+}
+
 std::vector<std::int64_t> local_index(const RowStream& stream, std::int64_t rank,
                                       const PartitionRules& rules) {
-  const std::int64_t cp = stream.cp, len = stream.padded_len;
-  CPLAB_CHECK(rank >= 0 && rank < cp, "rank {} out of range for cp={}", rank, cp);
-  if (cp > 1 && stream.layout == "head-tail") return rules.head_tail_local_index(cp, len, rank);
-  if (cp > 1 && stream.layout == "thd") return rules.thd_local_index(stream.doc_bounds, cp, rank);
-  std::vector<std::int64_t> rank_chunks;
-  for (const auto& chunks : stream.magi_chunks)
-    rank_chunks.insert(rank_chunks.end(), chunks.begin(), chunks.end());
-  const RowMap map(stream.layout, cp, len, stream.doc_bounds, std::move(rank_chunks),
-                   stream.chunk_size);
-  std::vector<std::int64_t> index(static_cast<std::size_t>(map.local_len()));
-  for (std::int64_t k = 0; k < map.local_len(); ++k) index[k] = map.global_index(rank, k);
-  return index;
+  CPLAB_CHECK(rank >= 0 && rank < stream.cp, "rank {} out of range for cp={}", rank, stream.cp);
+  return rules.local_index(stream, stream_map(stream), rank);
+}
+
+std::vector<std::vector<std::int64_t>> greedy_assign(const std::vector<std::int64_t>& costs,
+                                                     std::int64_t cp,
+                                                     const PartitionRules& rules) {
+  const auto units = static_cast<std::int64_t>(costs.size());
+  CPLAB_CHECK(cp >= 1 && units % cp == 0, "{} units do not divide over cp={} ranks", units, cp);
+  const std::int64_t per_rank = units / cp;
+  std::vector<std::int64_t> order(static_cast<std::size_t>(units));
+  std::iota(order.begin(), order.end(), std::int64_t{0});
+  std::sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) {
+    return rules.balance_precedes(costs[a], a, costs[b], b);
+  });
+  // Min-heap of (load, rank): the least-loaded rank on top, equal loads the lower rank. A rank
+  // leaves the heap once it holds its n/C units.
+  using Entry = std::pair<std::int64_t, std::int64_t>;
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> ranks;
+  for (std::int64_t r = 0; r < cp; ++r) ranks.push({0, r});
+  std::vector<std::vector<std::int64_t>> owned(static_cast<std::size_t>(cp));
+  for (std::int64_t unit : order) {
+    const auto [load, rank] = ranks.top();
+    ranks.pop();
+    owned[rank].push_back(unit);
+    if (static_cast<std::int64_t>(owned[rank].size()) < per_rank)
+      ranks.push({load + costs[unit], rank});
+  }
+  for (auto& list : owned) std::sort(list.begin(), list.end());
+  return owned;
 }
 
 ShardLayout partition_rank(const LayoutSpec& spec, std::int64_t rank, const MicrobatchRows& rows,
@@ -140,9 +154,6 @@ ShardLayout partition_rank(const LayoutSpec& spec, std::int64_t rank, const Micr
     real.push_back(slots.real[g]);
     valid += slots.real[g];
   }
-  std::vector<std::int64_t> rank_chunks;
-  for (const auto& chunks : stream.magi_chunks)
-    rank_chunks.insert(rank_chunks.end(), chunks.begin(), chunks.end());
   std::vector<std::int64_t> cu_real = {0};
   for (std::int64_t n : stream.doc_real) cu_real.push_back(cu_real.back() + n);
   for (std::int64_t b = 0; b < rows.rows; ++b) {  // BSHD rows of a microbatch share one layout
@@ -152,12 +163,11 @@ ShardLayout partition_rank(const LayoutSpec& spec, std::int64_t rank, const Micr
     out.doc_ids.push_back(doc_ids);
     out.real.push_back(real);
     out.valid_tokens.push_back(valid);
-    if (spec.layout == "thd")
-      out.cu_seqlens.push_back(rules.thd_local_cu_seqlens(stream.doc_bounds, cu_real, cp));
+    if (stream.descriptor->local_documents)
+      out.cu_seqlens.push_back(rules.local_cu_seqlens(stream.doc_bounds, cu_real, cp));
     if (rows.packed) out.cu_seqlens_padded.push_back(stream.doc_bounds);
-    if (!rank_chunks.empty()) out.magi_rank_chunks.push_back(rank_chunks);
+    out.map.push_back(stream.map);
   }
-  if (!rank_chunks.empty()) out.chunk_size = stream.chunk_size;
   return out;
 }
 

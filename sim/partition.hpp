@@ -6,9 +6,10 @@
 //   for (const MicrobatchRows& rows : microbatch_rows(spec, batch))
 //     ShardLayout mine = partition_rank(spec, rank, rows);
 //
-// The steps a partition is made of (document lengths, index maps, magi's chunk order, local
-// cu_seqlens, positions) are the virtual methods of PartitionRules, so an implementation under
-// test can alter exactly one of them; partition_rank uses the standard rules unless given others.
+// The steps a partition is made of (document padding, index maps, the order of a greedy
+// assignment, local cu_seqlens, positions) are the virtual methods of PartitionRules, so an
+// implementation under test can alter exactly one of them; partition_rank uses the standard rules
+// unless given others. Nothing here knows a layout by name: it reads the layout's descriptor.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -16,6 +17,8 @@
 #include "reference/types/batch.hpp"
 #include "reference/types/layout_spec.hpp"
 #include "reference/types/shard_layout.hpp"
+#include "sim/layout_descriptor.hpp"
+#include "sim/layout_map.hpp"
 
 namespace cplab::sim {
 
@@ -27,30 +30,33 @@ struct MicrobatchRows {
   std::vector<std::int64_t> seq_lens;  // packed: real tokens of each document
   std::vector<std::int64_t>
       seq_lens_padded;  // packed: slots each occupies in the caller row (empty: seq_lens)
-  // > 0: a fixed L, as a caller with a fixed row length asks (thd puts the extra on the last
-  // document; the other layouts accept only their own L). 0: the layout's own length.
+  // > 0: a fixed L, as a caller with a fixed row length asks (a layout that re-lays documents puts
+  // the extra on the last document; the others accept only their own L). 0: the layout's own.
   std::int64_t pinned_len = 0;
 };
 
 // The padded global stream of one row, from the metadata alone (before any partitioning).
 struct RowStream {
   std::string layout;
+  const LayoutDescriptor* descriptor = nullptr;
   std::int64_t cp = 1;
   std::int64_t caller_len = 0;  // S
   std::int64_t padded_len = 0;  // L
   bool packed = false;
-  // thd (C > 1) re-lays every document at its own padded length, so only real tokens come from the
-  // caller row; the other layouts keep the caller row as it is and append padding at its end.
+  // The layout re-laid every document at its own padded length (C > 1), so only real tokens come
+  // from the caller row; otherwise the caller row stays as it is, padding appended at its end.
   bool relaid = false;
   // Packed rows: document i occupies stream slots [doc_bounds[i], doc_bounds[i+1]) and its first
   // doc_real[i] slots are real tokens, caller_start[i] is where the caller row holds them.
   std::vector<std::int64_t> doc_bounds;
   std::vector<std::int64_t> doc_real;
   std::vector<std::int64_t> caller_start;
-  // magi (C > 1): chunk size, every chunk's attention area, and each rank's chunks ascending.
-  std::int64_t chunk_size = 0;
-  std::vector<std::int64_t> magi_areas;
-  std::vector<std::vector<std::int64_t>> magi_chunks;
+  // Positions are stream indices (pads included) rather than offsets in each document.
+  bool stream_positions = false;
+  // What the layout's map needs beyond C and L (its descriptor's derive_map fills it, C > 1), and
+  // for an assignment the cost of every unit it balanced.
+  MapParams map;
+  std::vector<std::int64_t> map_costs;
 };
 
 // Per-slot facts of a stream, computed before partitioning (SPEC §1): what the caller row holds
@@ -62,26 +68,28 @@ struct StreamSlots {
   std::vector<std::uint8_t> real;
 };
 
+// The steps every layout's partition is made of, each a hook on the pads, the map or what ranks
+// hold besides tokens, never on one layout. A variant under test overrides exactly one.
 class PartitionRules {
  public:
   virtual ~PartitionRules() = default;
 
-  // thd: the slots a document of `seq_len` real tokens occupies, ceil_to(seq_len, 2C).
-  virtual std::int64_t thd_document_slots(std::int64_t seq_len, std::int64_t cp) const;
-  // Local index maps (global slot of each local token) from the closed-form maps.
-  virtual std::vector<std::int64_t> head_tail_local_index(std::int64_t cp, std::int64_t padded_len,
-                                                          std::int64_t rank) const;
-  virtual std::vector<std::int64_t> thd_local_index(const std::vector<std::int64_t>& doc_bounds,
-                                                    std::int64_t cp, std::int64_t rank) const;
-  // thd: the rank's local cu_seqlens from the stream's document bounds (cu_seqlens_padded) and
-  // the real-token prefix sums (cu_seqlens): cu_seqlens_padded / C.
-  virtual std::vector<std::int64_t> thd_local_cu_seqlens(
-      const std::vector<std::int64_t>& doc_bounds, const std::vector<std::int64_t>& cu_real,
-      std::int64_t cp) const;
-  // magi's greedy order: does chunk a go before chunk b? Larger area first; equal areas: higher
-  // chunk index first (SPEC §3).
-  virtual bool magi_chunk_precedes(std::int64_t area_a, std::int64_t a, std::int64_t area_b,
-                                   std::int64_t b) const;
+  // The pads: the slots a re-laid document of `seq_len` real tokens occupies when its layout pads
+  // documents to a multiple of `unit`: ceil_to(seq_len, unit).
+  virtual std::int64_t document_slots(std::int64_t seq_len, std::int64_t unit) const;
+  // The map: a rank's index map (global slot of each local token), from the closed-form map.
+  virtual std::vector<std::int64_t> local_index(const RowStream& stream, const LayoutMap& map,
+                                                std::int64_t rank) const;
+  // The order a greedy assignment takes its units in (data-dependent maps): does unit a, of cost
+  // cost_a, go before unit b? Larger cost first; equal costs: higher index first (SPEC §3).
+  virtual bool balance_precedes(std::int64_t cost_a, std::int64_t a, std::int64_t cost_b,
+                                std::int64_t b) const;
+  // What ranks hold besides tokens (layouts with whole local documents): the local cu_seqlens
+  // from the stream's document bounds (cu_seqlens_padded) and the real-token prefix sums
+  // (cu_seqlens): cu_seqlens_padded / C.
+  virtual std::vector<std::int64_t> local_cu_seqlens(const std::vector<std::int64_t>& doc_bounds,
+                                                     const std::vector<std::int64_t>& cu_real,
+                                                     std::int64_t cp) const;
   // Position ids of the local tokens: the stream's positions (computed before partitioning)
   // selected by the local index map.
   virtual std::vector<std::int64_t> local_positions(
@@ -91,27 +99,28 @@ class PartitionRules {
 // The standard rules of SPEC §3.
 const PartitionRules& standard_rules();
 
-// Splits a batch's metadata into its microbatches (SPEC §4): B/num_chunks BSHD rows each, or one
-// packed row each (partitioned on its own, so thd rows may differ in L). Checks num_chunks.
+// Splits a batch's metadata into its microbatches (SPEC §4): B/microbatches BSHD rows each, or one
+// packed row each (partitioned on its own, so thd rows may differ in L). Checks microbatches.
 std::vector<MicrobatchRows> microbatch_rows(const LayoutSpec& spec, const Batch& batch);
 
 // The stream of one row of the microbatch (row < rows; packed microbatches have one row).
 RowStream row_stream(const LayoutSpec& spec, const MicrobatchRows& rows,
                      const PartitionRules& rules = standard_rules());
 StreamSlots stream_slots(const RowStream& stream);
-// Rank r's index map of a stream.
+// The closed-form map of a stream, and rank r's index map of it.
+LayoutMap stream_map(const RowStream& stream);
 std::vector<std::int64_t> local_index(const RowStream& stream, std::int64_t rank,
                                       const PartitionRules& rules = standard_rules());
 
-// magi: every chunk's attention area in closed form (sums of arithmetic series per document; the
-// reference counts pairs instead), and the greedy min-heap assignment of SPEC §3.
-std::vector<std::int64_t> magi_chunk_areas(const RowStream& stream);
-std::vector<std::vector<std::int64_t>> magi_assign(const std::vector<std::int64_t>& areas,
-                                                   std::int64_t cp,
-                                                   const PartitionRules& rules = standard_rules());
+// The greedy min-heap assignment of SPEC §3 that data-dependent layouts share: units by cost
+// (rules.balance_precedes), each to the least-loaded rank that still has room (equal loads: the
+// lower rank), n/C per rank; each rank's units ascending.
+std::vector<std::vector<std::int64_t>> greedy_assign(const std::vector<std::int64_t>& costs,
+                                                     std::int64_t cp,
+                                                     const PartitionRules& rules = standard_rules());
 
 // What rank `rank` records for one microbatch (index maps, positions, document ids, real flags,
-// caller positions, local cu_seqlens, and the parameters the closed-form maps need).
+// caller positions, local cu_seqlens, and the parameters the closed-form map needs).
 ShardLayout partition_rank(const LayoutSpec& spec, std::int64_t rank, const MicrobatchRows& rows,
                            const PartitionRules& rules = standard_rules());
 

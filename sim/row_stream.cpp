@@ -23,7 +23,7 @@ std::int64_t pinned_or(const std::string& layout, std::int64_t natural, std::int
   return natural;
 }
 
-// Documents at their caller offsets, padding appended at the end (every layout but thd at C > 1).
+// Documents at their caller offsets, padding appended at the end (unless the layout re-lays them).
 void end_padded_documents(RowStream& stream, const MicrobatchRows& rows) {
   if (!rows.packed) return;
   const std::vector<std::int64_t>& occupied =
@@ -36,23 +36,25 @@ void end_padded_documents(RowStream& stream, const MicrobatchRows& rows) {
   stream.doc_real = rows.seq_lens;
 }
 
-void relaid_documents(RowStream& stream, const MicrobatchRows& rows, const PartitionRules& rules) {
-  const std::int64_t two_c = 2 * stream.cp;
+// Every document re-laid at its own padded length (document_unit), the row to at least
+// ceil_to(S, pad_unit), what is left over on the last document.
+void relaid_documents(RowStream& stream, const MicrobatchRows& rows, std::int64_t document_unit,
+                      std::int64_t pad_unit, const PartitionRules& rules) {
   const std::vector<std::int64_t>& occupied =
       rows.seq_lens_padded.empty() ? rows.seq_lens : rows.seq_lens_padded;
   std::vector<std::int64_t> slots;
   std::int64_t caller_offset = 0;
   for (std::size_t i = 0; i < rows.seq_lens.size(); ++i) {
-    slots.push_back(rules.thd_document_slots(rows.seq_lens[i], stream.cp));
+    slots.push_back(rules.document_slots(rows.seq_lens[i], document_unit));
     stream.caller_start.push_back(caller_offset);
     caller_offset += occupied[i];
   }
   const std::int64_t documents = std::accumulate(slots.begin(), slots.end(), std::int64_t{0});
-  std::int64_t len = std::max(documents, ceil_to(rows.caller_len, two_c));
+  std::int64_t len = std::max(documents, ceil_to(rows.caller_len, pad_unit));
   if (rows.pinned_len > 0) {
-    CPLAB_CHECK(rows.pinned_len % two_c == 0 && rows.pinned_len >= len,
-                "thd needs L={} (a multiple of 2C={}) for this row, the batch pins L={}", len,
-                two_c, rows.pinned_len);
+    CPLAB_CHECK(rows.pinned_len % pad_unit == 0 && rows.pinned_len >= len,
+                "{} needs L={} (a multiple of {}) for this row, the batch pins L={}", stream.layout,
+                len, pad_unit, rows.pinned_len);
     len = rows.pinned_len;
   }
   slots.back() += len - documents;  // row padding belongs to the last document
@@ -71,53 +73,42 @@ RowStream row_stream(const LayoutSpec& spec, const MicrobatchRows& rows,
                      const PartitionRules& rules) {
   CPLAB_CHECK(spec.cp >= 1, "CP size must be at least 1, got cp={}", spec.cp);
   CPLAB_CHECK(rows.caller_len >= 0, "row length must be non-negative, got S={}", rows.caller_len);
+  const LayoutDescriptor& layout = layout_descriptor(spec.layout);
   RowStream stream;
   stream.layout = spec.layout;
+  stream.descriptor = &layout;
   stream.cp = spec.cp;
   stream.caller_len = rows.caller_len;
   stream.packed = rows.packed;
   const std::int64_t cp = spec.cp, len = rows.caller_len;
-  if (spec.layout == "thd") {
+  if (!layout.bshd_rows) {
     CPLAB_CHECK(rows.packed,
-                "thd partitions packed rows (documents with seq_lens); got a BSHD row of S={}",
-                len);
+                "{} partitions packed rows (documents with seq_lens); got a BSHD row of S={}",
+                layout.name, len);
     CPLAB_CHECK(!rows.seq_lens.empty(),
-                "thd: a packed row with no documents (S={}) has nothing to partition", len);
-  } else if (spec.layout == "identity") {
-    CPLAB_CHECK(cp == 1, "the identity layout is CP off: it needs cp=1, got cp={}", cp);
-  } else {
-    CPLAB_CHECK(
-        spec.layout == "contiguous" || spec.layout == "head-tail" || spec.layout == "magi",
-        "the sim has no partition for layout '{}' (identity, contiguous, head-tail, thd, magi)",
-        spec.layout);
+                "{}: a packed row with no documents (S={}) has nothing to partition", layout.name,
+                len);
   }
+  CPLAB_CHECK(layout.packed_rows || !rows.packed,
+              "{} partitions BSHD rows; got a packed row of S={}", layout.name, len);
+  if (layout.cp_off) {
+    CPLAB_CHECK(cp == 1, "the {} layout is CP off: it needs cp=1, got cp={}", layout.name, cp);
+  }
+  if (layout.check_spec != nullptr) layout.check_spec(spec);
   if (cp == 1) {  // every layout at C = 1 is the identity: the caller row as it is
     stream.padded_len = pinned_or(spec.layout, len, rows.pinned_len);
     end_padded_documents(stream, rows);
     return stream;
   }
-  if (spec.layout == "thd") {
-    relaid_documents(stream, rows, rules);
-    return stream;
-  }
-  if (spec.layout == "contiguous") {
-    CPLAB_CHECK(spec.pad_multiple >= 1, "pad multiple must be at least 1, got {}",
-                spec.pad_multiple);
-    stream.padded_len =
-        pinned_or("contiguous", ceil_to(len, cp * spec.pad_multiple), rows.pinned_len);
-  } else if (spec.layout == "head-tail") {
-    stream.padded_len = pinned_or("head-tail", ceil_to(len, 2 * cp), rows.pinned_len);
+  const std::int64_t pad_unit = layout.pad_unit(spec);
+  if (rows.packed && layout.document_unit != nullptr) {
+    relaid_documents(stream, rows, layout.document_unit(spec), pad_unit, rules);
   } else {
-    CPLAB_CHECK(spec.chunk_size >= 1, "magi chunk size must be at least 1, got {}",
-                spec.chunk_size);
-    stream.padded_len = pinned_or("magi", ceil_to(len, spec.chunk_size * cp), rows.pinned_len);
+    stream.padded_len = pinned_or(spec.layout, ceil_to(len, pad_unit), rows.pinned_len);
+    end_padded_documents(stream, rows);
   }
-  end_padded_documents(stream, rows);
-  if (spec.layout == "magi") {
-    stream.chunk_size = spec.chunk_size;
-    stream.magi_areas = magi_chunk_areas(stream);
-    stream.magi_chunks = magi_assign(stream.magi_areas, cp, rules);
-  }
+  stream.stream_positions = layout.stream_positions;
+  if (layout.derive_map != nullptr) layout.derive_map(stream, spec, rules);
   return stream;
 }
 
@@ -154,7 +145,7 @@ StreamSlots stream_slots(const RowStream& stream) {
   // Row padding after the last document continues the position before it.
   for (std::int64_t g = stream.doc_bounds.back(); g < len; ++g)
     slots.positions[g] = g == 0 ? 0 : slots.positions[g - 1] + 1;
-  if (stream.layout == "magi" && stream.cp > 1)
+  if (stream.stream_positions)
     std::iota(slots.positions.begin(), slots.positions.end(), std::int64_t{0});
   return slots;
 }

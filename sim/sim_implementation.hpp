@@ -12,7 +12,7 @@
 
 #include "sim/implementation.hpp"
 #include "sim/partition.hpp"
-#include "sim/row_map.hpp"
+#include "sim/layout_map.hpp"
 
 namespace cplab::sim {
 
@@ -52,12 +52,11 @@ class SimImplementation : public Implementation, protected PartitionRules {
 
  protected:
   // ---- Partition steps, inherited from PartitionRules (partition.hpp):
-  //   thd_document_slots     slots of a thd document: ceil_to(n, 2C)
-  //   head_tail_local_index  chunk r then chunk 2C-1-r
-  //   thd_local_index        rank-major: per document, the rank's two chunks of it
-  //   thd_local_cu_seqlens   cu_seqlens_padded / C
-  //   magi_chunk_precedes    area descending, equal areas higher chunk index first
-  //   local_positions        the stream's positions (computed before partitioning), selected
+  //   document_slots    slots of a re-laid document: ceil_to(n, the layout's document unit)
+  //   local_index       a rank's index map, from the layout's closed-form map
+  //   balance_precedes  a greedy assignment's order: cost descending, equal costs higher index
+  //   local_cu_seqlens  whole local documents: cu_seqlens_padded / C
+  //   local_positions   the stream's positions (computed before partitioning), selected
 
   // ---- shard
   // The value of a slot the layout added, for keys padded with a constant (PadRule::constant) or
@@ -91,7 +90,7 @@ class SimImplementation : public Implementation, protected PartitionRules {
                                                            const Tensor& labels) const;
   // Who holds slot g (the target slot g+1 of a local token), from the closed-form map. Both ends
   // of the exchange use it, the sender to know what to send, the receiver what to expect.
-  virtual index_math::Slot target_owner(const RowMap& map, std::int64_t slot) const;
+  virtual index_math::Slot target_owner(const LayoutMap& map, std::int64_t slot) const;
   // Whether a token of document `doc` may not take the label of a slot of `target_doc`.
   virtual bool crosses_document(const ShardLayout& layout, std::int32_t doc,
                                 std::int32_t target_doc) const;

@@ -20,7 +20,7 @@ struct LabelAndDoc {
 
 }  // namespace
 
-index_math::Slot SimImplementation::target_owner(const RowMap& map, std::int64_t slot) const {
+index_math::Slot SimImplementation::target_owner(const LayoutMap& map, std::int64_t slot) const {
   return map.owner(slot);
 }
 
@@ -43,9 +43,9 @@ std::vector<std::vector<Target>> SimImplementation::resolve_targets(Comm& comm,
   std::vector<std::vector<std::int64_t>> outgoing(
       static_cast<std::size_t>(cp));  // per peer, flat pairs
   std::vector<std::size_t> incoming(static_cast<std::size_t>(cp), 0);
-  std::vector<RowMap> maps;
+  std::vector<LayoutMap> maps;
   for (std::int64_t b = 0; b < rows; ++b) {
-    maps.push_back(RowMap::of(layout, static_cast<std::size_t>(b)));
+    maps.push_back(LayoutMap::of(layout, static_cast<std::size_t>(b)));
     for (std::int64_t q = 0; q < cp; ++q) {
       for (std::int64_t k = 0; k < len; ++k) {
         const std::int64_t next = (q == me ? layout.index[b][k] : maps[b].global_index(q, k)) + 1;

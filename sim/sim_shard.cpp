@@ -83,9 +83,9 @@ std::vector<RankShard> SimImplementation::shard(Comm& comm, const LayoutSpec& sp
               comm.size(), spec.layout, spec.cp);
   const std::vector<MicrobatchRows> micro = microbatch_rows(spec, batch);
   const std::string primary = batch.primary();
-  const std::int64_t per = batch.rows() / spec.num_chunks;
+  const std::int64_t per = batch.rows() / spec.microbatches;
   std::vector<RankShard> out;
-  for (std::int64_t m = 0; m < spec.num_chunks; ++m) {
+  for (std::int64_t m = 0; m < spec.microbatches; ++m) {
     RankShard shard{.local = {}, .layout = partition_rank(spec, comm.rank(), micro[m], *this)};
     const StreamSlots slots = stream_slots(row_stream(spec, micro[m], *this));
     const Batch rows = slice_token_rows(batch, m * per, (m + 1) * per);

@@ -1,5 +1,5 @@
 #pragma once
-// Per-token arithmetic of the copy and thd kernels, host/device so the CPU tests run it as is.
+// Per-token arithmetic of the copy and partition kernels, host/device so the CPU tests run it as is.
 #include <cstdint>
 
 #include "sim/index_math.hpp"
@@ -23,20 +23,23 @@ CPLAB_HD inline std::uint64_t fill_bits(std::uint64_t fill8, std::int64_t at, st
   return width >= 8 ? shifted : shifted & ((std::uint64_t{1} << (8 * width)) - 1);
 }
 
-// One local token of a thd row: its document by binary search (local boundaries are
-// cu_padded / C, so search k·C in global units), its global slot, position and realness.
-struct ThdToken {
+// One local token of a packed row whose documents were re-laid (every slot lies in a document):
+// its global slot from the closed-form map, its document by binary search of the bounds, its
+// position (offset in the document, through its padding) and realness.
+struct RelaidToken {
   std::int64_t slot;
-  std::int64_t position;  // offset in its document, running on through the document's padding
-  std::int32_t doc_id;    // 1-based
+  std::int64_t position;
+  std::int32_t doc_id;  // 1-based
   bool real;
 };
 
-CPLAB_HD inline ThdToken thd_token(const index_math::ThdMap& map, const std::int64_t* doc_lens,
-                                   std::int64_t rank, std::int64_t k) {
-  const std::int64_t doc = index_math::upper_index(map.cu_padded, map.n_docs, k * map.cp);
+template <typename Map>
+CPLAB_HD RelaidToken relaid_token(const Map& map, const std::int64_t* doc_bounds,
+                                  std::int64_t n_docs, const std::int64_t* doc_lens,
+                                  std::int64_t rank, std::int64_t k) {
   const std::int64_t g = map.global_index(rank, k);
-  const std::int64_t offset = g - map.cu_padded[doc];
+  const std::int64_t doc = index_math::upper_index(doc_bounds, n_docs, g);
+  const std::int64_t offset = g - doc_bounds[doc];
   return {g, offset, static_cast<std::int32_t>(doc + 1), offset < doc_lens[doc]};
 }
 

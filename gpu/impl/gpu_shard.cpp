@@ -114,9 +114,9 @@ std::vector<RankShard> GpuImplementation::shard(Comm& comm, const LayoutSpec& sp
   RankContext ctx(comm, kind_);
   const std::vector<sim::MicrobatchRows> micro = sim::microbatch_rows(spec, batch);
   const std::string primary = batch.primary();
-  const std::int64_t per = batch.rows() / spec.num_chunks;
+  const std::int64_t per = batch.rows() / spec.microbatches;
   std::vector<RankShard> out;
-  for (std::int64_t m = 0; m < spec.num_chunks; ++m) {
+  for (std::int64_t m = 0; m < spec.microbatches; ++m) {
     RankShard shard{.local = {}, .layout = sim::partition_rank(spec, ctx.rank(), micro[m])};
     const ShardLayout& layout = shard.layout;
     const DeviceLayout device_layout(layout, ctx.rank(), ctx.stream(),

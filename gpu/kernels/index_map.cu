@@ -37,7 +37,7 @@ unsigned blocks_for(std::int64_t items) {
 
 }  // namespace
 
-void index_map(const LayoutMapDesc& map, std::int64_t first_rank, std::int64_t ranks,
+void index_map(const MapView& map, std::int64_t first_rank, std::int64_t ranks,
                std::int64_t* out, Stream stream) {
   validate_map(map, "index_map");
   CPLAB_LAUNCH_CHECK(first_rank >= 0 && ranks >= 0 && first_rank + ranks <= map.cp,
@@ -52,7 +52,7 @@ void index_map(const LayoutMapDesc& map, std::int64_t first_rank, std::int64_t r
   CPLAB_CUDA_CHECK(cudaGetLastError());
 }
 
-void owner_map(const LayoutMapDesc& map, std::int64_t* out, Stream stream) {
+void owner_map(const MapView& map, std::int64_t* out, Stream stream) {
   validate_map(map, "owner_map");
   if (map.padded_len == 0) return;
   CPLAB_LAUNCH_CHECK(out != nullptr, "owner_map: null output for L=", map.padded_len);

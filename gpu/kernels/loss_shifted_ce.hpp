@@ -19,7 +19,7 @@ void pack_target_labels(const std::int64_t* labels, const std::int32_t* doc_ids,
                         std::int64_t width, std::int64_t* out, Stream stream);
 
 struct ShiftedTargets {
-  LayoutMapDesc map;  // device arrays
+  MapView map;  // device arrays
   std::int64_t rank = 0;
   std::int64_t rows = 0;
   bool packed = false;                    // documents bound targets

@@ -56,7 +56,7 @@ std::string check_attention(const Case& c, Implementation& impl, CheckNotes& not
   const Subject subject(c);
   notes.tags.push_back(
       fmt::format("{} {} {}", c.spec.layout, cp_class(c.spec.cp), c.packed() ? "packed" : "bshd"));
-  for (std::int64_t m = 0; m < c.spec.num_chunks; ++m) {
+  for (std::int64_t m = 0; m < c.spec.microbatches; ++m) {
     const std::string bad =
         check_microbatch(c, impl, subject.microbatches[static_cast<std::size_t>(m)], m);
     if (!bad.empty()) return failure_prefix(c) + bad;

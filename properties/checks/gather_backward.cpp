@@ -110,7 +110,7 @@ std::string gather_tokens_mismatch(const Case& c, Implementation& impl, std::int
 std::string check_gather_backward(const Case& c, Implementation& impl, CheckNotes& notes) {
   const Subject subject(c);
   notes.tags.push_back(fmt::format("{} {}", c.spec.layout, cp_class(c.spec.cp)));
-  for (std::int64_t m = 0; m < c.spec.num_chunks; ++m) {
+  for (std::int64_t m = 0; m < c.spec.microbatches; ++m) {
     const ShardPlan& plan = subject.microbatches[static_cast<std::size_t>(m)];
     const std::string bad = token_tensor_backward_mismatch(c, impl, plan, m, notes);
     if (!bad.empty()) return failure_prefix(c) + bad;

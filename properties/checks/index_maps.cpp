@@ -9,16 +9,16 @@ namespace cplab::properties {
 namespace {
 
 // The closed form (built from params) against an index map given for every rank.
-std::string closed_form_mismatch(const ClosedFormMap& map,
+std::string closed_form_mismatch(const sim::LayoutMap& map,
                                  const std::vector<std::vector<std::int64_t>>& index,
                                  const std::string& whose) {
   for (std::size_t r = 0; r < index.size(); ++r) {
     const auto rank = static_cast<std::int64_t>(r);
-    if (map.local_len != static_cast<std::int64_t>(index[r].size())) {
+    if (map.local_len() != static_cast<std::int64_t>(index[r].size())) {
       return fmt::format("closed form from {} gives local length {}, rank {} holds {}", whose,
-                         map.local_len, r, index[r].size());
+                         map.local_len(), r, index[r].size());
     }
-    for (std::int64_t k = 0; k < map.local_len; ++k) {
+    for (std::int64_t k = 0; k < map.local_len(); ++k) {
       const std::int64_t g = index[r][static_cast<std::size_t>(k)];
       if (map.global_index(rank, k) != g) {
         return fmt::format(
@@ -43,14 +43,14 @@ std::string check_index_maps(const Case& c, Implementation& impl, CheckNotes& no
   const std::int64_t cp = c.spec.cp;
   notes.tags.push_back(
       fmt::format("{} {} {}", c.spec.layout, cp_class(cp), c.packed() ? "packed" : "bshd"));
-  for (std::int64_t m = 0; m < c.spec.num_chunks; ++m) {
+  for (std::int64_t m = 0; m < c.spec.microbatches; ++m) {
     const ShardPlan& plan = subject.microbatches[static_cast<std::size_t>(m)];
     for (std::size_t b = 0; b < plan.rows.size(); ++b) {
       const RowPlan& row = plan.rows[b];
       const std::string at = fmt::format("microbatch {} row {}", m, b);
-      // The reference's construction against its own closed form (index_math, shared with the GPU).
-      const std::string ref_closed = closed_form_mismatch(
-          entry.closed_form(map_params(row, c.spec)), row.index, "the reference's parameters");
+      // The reference's construction against the closed form (shared with the twin and the GPU).
+      const std::string ref_closed =
+          closed_form_mismatch(reference_map(entry, row), row.index, "the reference's parameters");
       if (!ref_closed.empty()) return failure_prefix(c) + at + ": " + ref_closed;
 
       std::vector<std::vector<std::int64_t>> index;
@@ -88,16 +88,11 @@ std::string check_index_maps(const Case& c, Implementation& impl, CheckNotes& no
         index.push_back(local);
       }
       // The implementation's own recorded parameters must give its own maps in closed form.
-      MapParams own = map_params(row, c.spec);
       const ShardLayout& first = shard_of(shards, 0, m).layout;
-      own.cu_seqlens_padded = b < first.cu_seqlens_padded.size() ? first.cu_seqlens_padded[b]
-                                                                 : std::vector<std::int64_t>{};
-      own.magi_rank_chunks = b < first.magi_rank_chunks.size() ? first.magi_rank_chunks[b]
-                                                               : std::vector<std::int64_t>{};
-      if (first.chunk_size > 0) own.chunk_size = first.chunk_size;
-      if (entry.local_documents || entry.uses_chunk_size) {
-        const std::string own_closed =
-            closed_form_mismatch(entry.closed_form(own), index, "the recorded parameters");
+      if (entry.descriptor->source != sim::MapSource::shape) {
+        const sim::LayoutMap own(*entry.descriptor, row.cp, row.padded_len,
+                                 b < first.map.size() ? first.map[b] : MapParams{});
+        const std::string own_closed = closed_form_mismatch(own, index, "the recorded parameters");
         if (!own_closed.empty()) return failure_prefix(c) + at + ": " + own_closed;
       }
     }

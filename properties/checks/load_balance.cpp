@@ -1,9 +1,8 @@
 // Property 8: load balance (SPEC §8), on the implementation's own partition. Causal work of a rank
 // = Σ over its real queries of the real keys the mask lets it see (same document, key <= query).
-// head-tail: equal work on a causal row without padding; thd: equal work inside every document
-// without padding; magi: max rank work <= total/C + the largest chunk area; contiguous: unbalanced
-// by design, its imbalance is reported (a coverage tag), not bounded. Every layout: the work of
-// each rank is what the reference's partition gives.
+// Each layout states its own promise (its properties/layouts/ file: equal on full rows, equal per
+// document, an area bound, or reported only). Every layout: the work of each rank is what the
+// reference's partition gives.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -40,65 +39,16 @@ std::string balance_mismatch(const Case& c, const LayoutEntry& entry, const RowP
   }
   const std::int64_t total = std::accumulate(work.begin(), work.end(), std::int64_t{0});
   const std::int64_t largest = *std::max_element(work.begin(), work.end());
-  const bool equal =
-      std::all_of(work.begin(), work.end(), [&](std::int64_t w) { return w == work.front(); });
-  switch (entry.balance) {
-    case BalanceRule::none:
-      break;
-    case BalanceRule::reported:
-      notes.tags.push_back(fmt::format("{} imbalance {}", c.spec.layout,
-                                       reference::imbalance(work) < 1.5 ? "<1.5"
-                                       : reference::imbalance(work) < 3 ? "<3"
-                                                                        : ">=3"));
-      break;
-    case BalanceRule::equal_on_full_rows:
-      if (!row.packed && row.caller_len == row.padded_len && !equal) {
-        return fmt::format("head-tail on an unpadded causal row of L={} gives unequal work [{}]",
-                           row.padded_len, fmt::join(work, ", "));
-      }
-      break;
-    case BalanceRule::equal_per_document: {
-      if (cp == 1) break;
-      for (std::size_t i = 0; i + 1 < row.cu_seqlens_padded.size(); ++i) {
-        const std::int64_t begin = row.cu_seqlens_padded[i], end = row.cu_seqlens_padded[i + 1];
-        std::int64_t real = 0;
-        for (std::int64_t g = begin; g < end; ++g) real += row.real[static_cast<std::size_t>(g)];
-        if (real != end - begin || real == 0) continue;  // padded documents need not balance
-        std::vector<std::int64_t> doc_work(static_cast<std::size_t>(cp), 0);
-        for (std::int64_t r = 0; r < cp; ++r) {
-          for (std::int64_t g : index[static_cast<std::size_t>(r)]) {
-            if (g >= begin && g < end)
-              doc_work[static_cast<std::size_t>(r)] += visible[static_cast<std::size_t>(g)];
-          }
-        }
-        if (std::any_of(doc_work.begin(), doc_work.end(),
-                        [&](std::int64_t w) { return w != doc_work.front(); })) {
-          return fmt::format(
-              "thd document {} of {} tokens (no padding) gives unequal work [{}] (whole row: [{}])",
-              i + 1, real, fmt::join(doc_work, ", "), fmt::join(work, ", "));
-        }
-      }
-      break;
-    }
-    case BalanceRule::area_bound: {
-      if (cp == 1) break;
-      const std::int64_t chunk = c.spec.chunk_size;
-      std::int64_t max_area = 0;
-      for (std::int64_t start = 0; start < row.padded_len; start += chunk) {
-        std::int64_t area = 0;
-        for (std::int64_t g = start; g < start + chunk; ++g)
-          area += visible[static_cast<std::size_t>(g)];
-        max_area = std::max(max_area, area);
-      }
-      // max <= total/C + max area, in integers: C·max <= total + C·max_area.
-      if (cp * largest > total + cp * max_area) {
-        return fmt::format(
-            "magi's largest rank work {} exceeds total/C + max chunk area = {}/{} + {}", largest,
-            total, cp, max_area);
-      }
-      break;
-    }
-  }
+  const BalanceFacts facts{.spec = c.spec,
+                           .row = row,
+                           .index = index,
+                           .visible = visible,
+                           .work = work,
+                           .total = total,
+                           .largest = largest,
+                           .tags = notes.tags};
+  const std::string broken = entry.balance(facts);
+  if (!broken.empty()) return broken;
   // SPEC §8's promises first (they hold for the reference too), then the exact figures.
   const std::vector<std::int64_t> reference_work = reference::causal_work(row);
   if (work != reference_work) {
@@ -114,7 +64,7 @@ std::string check_load_balance(const Case& c, Implementation& impl, CheckNotes& 
   const auto shards = shard_on_ranks(impl, c.spec, subject.batch);
   const LayoutEntry& entry = layout_entry(c.spec.layout);
   notes.tags.push_back(fmt::format("{} {}", c.spec.layout, cp_class(c.spec.cp)));
-  for (std::int64_t m = 0; m < c.spec.num_chunks; ++m) {
+  for (std::int64_t m = 0; m < c.spec.microbatches; ++m) {
     const ShardPlan& plan = subject.microbatches[static_cast<std::size_t>(m)];
     for (std::size_t b = 0; b < plan.rows.size(); ++b) {
       std::vector<std::vector<std::int64_t>> index;

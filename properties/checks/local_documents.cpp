@@ -16,12 +16,12 @@ std::int64_t clamp_to_chunk(std::int64_t x, std::int64_t chunk) {
   return std::clamp<std::int64_t>(x, 0, chunk);
 }
 
-// thd: the local cu_seqlens against cu_seqlens_padded / C, the document ids inside each local
-// document, and each document's valid count against the formula.
-std::string thd_documents_mismatch(const Case& c, const RowPlan& row, const ShardLayout& layout,
-                                   std::size_t b, std::int64_t r, const std::string& at) {
-  CPLAB_CHECK(b < layout.cu_seqlens.size(), "{}: thd recorded no local cu_seqlens for this row",
-              at);
+// Layouts with whole local documents: the local cu_seqlens against cu_seqlens_padded / C, the
+// document ids inside each local document, and each document's valid count against the formula.
+std::string local_documents_mismatch(const Case& c, const RowPlan& row, const ShardLayout& layout,
+                                     std::size_t b, std::int64_t r, const std::string& at) {
+  CPLAB_CHECK(b < layout.cu_seqlens.size(), "{}: {} recorded no local cu_seqlens for this row",
+              at, c.spec.layout);
   const std::vector<std::int64_t>& cu = layout.cu_seqlens[b];
   std::vector<std::int64_t> want;
   for (std::int64_t boundary : row.cu_seqlens_padded) want.push_back(boundary / c.spec.cp);
@@ -66,7 +66,7 @@ std::string check_local_documents(const Case& c, Implementation& impl, CheckNote
   const auto shards = shard_on_ranks(impl, c.spec, subject.batch);
   const LayoutEntry& entry = layout_entry(c.spec.layout);
   notes.tags.push_back(fmt::format("{} {}", c.spec.layout, cp_class(c.spec.cp)));
-  for (std::int64_t m = 0; m < c.spec.num_chunks; ++m) {
+  for (std::int64_t m = 0; m < c.spec.microbatches; ++m) {
     const ShardPlan& plan = subject.microbatches[static_cast<std::size_t>(m)];
     for (std::size_t b = 0; b < plan.rows.size(); ++b) {
       const RowPlan& row = plan.rows[b];
@@ -94,7 +94,7 @@ std::string check_local_documents(const Case& c, Implementation& impl, CheckNote
         total_valid += held;
         const bool has_local_docs = entry.local_documents && row.packed;
         if (has_local_docs) {
-          const std::string bad = thd_documents_mismatch(c, row, layout, b, r, at);
+          const std::string bad = local_documents_mismatch(c, row, layout, b, r, at);
           if (!bad.empty()) return failure_prefix(c) + bad;
         } else if (!cu.empty()) {
           const std::string bad = vector_mismatch(

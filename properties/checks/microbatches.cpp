@@ -48,7 +48,7 @@ std::string shard_difference(const RankShard& want, const RankShard& got, const 
 
 std::string check_microbatches(const Case& c, Implementation& impl, CheckNotes& notes) {
   const Subject subject(c);
-  const std::int64_t cp = c.spec.cp, chunks = c.spec.num_chunks;
+  const std::int64_t cp = c.spec.cp, chunks = c.spec.microbatches;
   notes.tags.push_back(
       fmt::format("{} mb={} shard_primary={}", c.spec.layout, chunks, c.spec.shard_primary));
   const auto first = shard_on_ranks(impl, c.spec, subject.batch);

@@ -152,7 +152,7 @@ std::string check_shard_gather(const Case& c, Implementation& impl, CheckNotes& 
   notes.tags.push_back(
       fmt::format("{} {} {}", c.spec.layout, dtype_name(c.dtype), c.packed() ? "packed" : "bshd"));
   std::vector<std::vector<Form>> keys, forms;
-  for (std::int64_t m = 0; m < c.spec.num_chunks; ++m) {
+  for (std::int64_t m = 0; m < c.spec.microbatches; ++m) {
     const ShardPlan& plan = subject.microbatches[static_cast<std::size_t>(m)];
     keys.push_back(
         key_forms(c, subject.microbatch_batch(m), static_cast<std::int64_t>(plan.rows.size())));
@@ -163,8 +163,8 @@ std::string check_shard_gather(const Case& c, Implementation& impl, CheckNotes& 
   const auto runs = on_ranks(c.spec.cp, [&](Comm& comm, std::int64_t) {
     RankRun run;
     const std::vector<RankShard> shards = impl.shard(comm, c.spec, subject.batch);
-    CPLAB_CHECK(static_cast<std::int64_t>(shards.size()) == c.spec.num_chunks,
-                "shard returned {} microbatches, expected {}", shards.size(), c.spec.num_chunks);
+    CPLAB_CHECK(static_cast<std::int64_t>(shards.size()) == c.spec.microbatches,
+                "shard returned {} microbatches, expected {}", shards.size(), c.spec.microbatches);
     for (std::size_t m = 0; m < shards.size(); ++m) {
       const RankShard& mine = shards[m];
       auto& gathers = run.key_gathers.emplace_back();
@@ -183,7 +183,7 @@ std::string check_shard_gather(const Case& c, Implementation& impl, CheckNotes& 
     }
     return run;
   });
-  for (std::int64_t m = 0; m < c.spec.num_chunks; ++m) {
+  for (std::int64_t m = 0; m < c.spec.microbatches; ++m) {
     const auto mb = static_cast<std::size_t>(m);
     const ShardPlan& plan = subject.microbatches[mb];
     // The batch's own keys: gather(trim) of each sharded key is the caller's key back.

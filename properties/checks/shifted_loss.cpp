@@ -151,7 +151,7 @@ std::string check_microbatch(const Case& c, Implementation& impl, const Subject&
 
 std::string check_shifted_loss(const Case& c, Implementation& impl, CheckNotes& notes) {
   const Subject subject(c);
-  for (std::int64_t m = 0; m < c.spec.num_chunks; ++m) {
+  for (std::int64_t m = 0; m < c.spec.microbatches; ++m) {
     const std::string bad = check_microbatch(c, impl, subject, m, notes);
     if (!bad.empty()) return failure_prefix(c) + bad;
   }

@@ -114,7 +114,7 @@ std::string check_token_data(const Case& c, Implementation& impl, CheckNotes& no
                                    c.spec.pad_policy == PadPolicy::zero ? "zero" : "spec",
                                    position_kind_name(c.positions)));
   note_options(c, notes.options);
-  for (std::int64_t m = 0; m < c.spec.num_chunks; ++m) {
+  for (std::int64_t m = 0; m < c.spec.microbatches; ++m) {
     const ShardPlan& plan = subject.microbatches[static_cast<std::size_t>(m)];
     for (std::int64_t r = 0; r < c.spec.cp; ++r) {
       const RankShard& got = shard_of(shards, r, m);

@@ -1,35 +1,32 @@
 // magi (MagiAttention dispatch): chunks of K slots assigned greedily by attention area, n/C per
-// rank, each rank's chunks ascending; the stream is padded to a multiple of K·C.
-#include "properties/layouts/closed_forms.hpp"
+// rank, each rank's chunks ascending; the stream is padded to a multiple of K·C. Balance: the
+// largest rank work is at most total/C + the largest chunk area.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "properties/layout_table.hpp"
 
 namespace cplab::properties {
-
 namespace {
 
-ClosedFormMap magi_closed_form(const MapParams& p) {
-  if (p.cp == 1) return contiguous_closed_form(p);
-  // Recorded parameters may be wrong (that is what is checked): refuse those the map cannot index.
-  CPLAB_CHECK(
-      p.chunk_size >= 1 && p.padded_len % (p.chunk_size * p.cp) == 0 &&
-          static_cast<std::int64_t>(p.magi_rank_chunks.size()) * p.chunk_size == p.padded_len,
-      "magi parameters do not describe L={} on cp={}: chunk size {}, {} assigned chunks",
-      p.padded_len, p.cp, p.chunk_size, p.magi_rank_chunks.size());
-  struct Arrays {
-    std::vector<std::int64_t> rank_chunks, chunk_slot;
-  };
-  auto arrays = std::make_shared<Arrays>();
-  arrays->rank_chunks = p.magi_rank_chunks;
-  const auto chunks = static_cast<std::int64_t>(p.magi_rank_chunks.size());
-  // chunk_slot inverts rank_chunks; a chunk listed twice or never is caught by the permutation
-  // check.
-  arrays->chunk_slot.assign(static_cast<std::size_t>(chunks), 0);
-  for (std::int64_t slot = 0; slot < chunks; ++slot) {
-    const std::int64_t chunk = p.magi_rank_chunks[static_cast<std::size_t>(slot)];
-    if (chunk >= 0 && chunk < chunks) arrays->chunk_slot[static_cast<std::size_t>(chunk)] = slot;
+std::string area_bound(const BalanceFacts& f) {
+  const std::int64_t cp = f.spec.cp;
+  if (cp == 1) return {};
+  const std::int64_t chunk = f.spec.chunk_size;
+  std::int64_t max_area = 0;
+  for (std::int64_t start = 0; start < f.row.padded_len; start += chunk) {
+    std::int64_t area = 0;
+    for (std::int64_t g = start; g < start + chunk; ++g)
+      area += f.visible[static_cast<std::size_t>(g)];
+    max_area = std::max(max_area, area);
   }
-  const index_math::MagiMap map{p.cp, p.chunk_size, chunks / p.cp, arrays->rank_chunks.data(),
-                                arrays->chunk_slot.data()};
-  return closed_form_of(map, arrays);
+  // max <= total/C + max area, in integers: C·max <= total + C·max_area.
+  if (cp * f.largest > f.total + cp * max_area) {
+    return fmt::format("magi's largest rank work {} exceeds total/C + max chunk area = {}/{} + {}",
+                       f.largest, f.total, cp, max_area);
+  }
+  return {};
 }
 
 }  // namespace
@@ -37,12 +34,8 @@ ClosedFormMap magi_closed_form(const MapParams& p) {
 extern const LayoutEntry magi_entry;
 const LayoutEntry magi_entry{
     .name = "magi",
-    .closed_form = magi_closed_form,
-    .bshd_rows = true,
-    .packed_rows = true,
     .uses_chunk_size = true,
-    .balance = BalanceRule::area_bound,
-    .pad_unit = [](const LayoutSpec& spec) { return spec.cp * spec.chunk_size; },
+    .balance = area_bound,
 };
 
 }  // namespace cplab::properties

@@ -1,26 +1,48 @@
 // thd (TransformerEngine THD): head-tail inside every document, each padded to a multiple of 2C;
-// local cu_seqlens = cu_seqlens_padded / C. Packed rows only.
-#include "properties/layouts/closed_forms.hpp"
+// local cu_seqlens = cu_seqlens_padded / C. Packed rows only. Balance: equal work inside every
+// document without padding.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
+#include "properties/layout_table.hpp"
 
 namespace cplab::properties {
+namespace {
+
+std::string equal_per_document(const BalanceFacts& f) {
+  const std::int64_t cp = f.spec.cp;
+  if (cp == 1) return {};
+  const RowPlan& row = f.row;
+  for (std::size_t i = 0; i + 1 < row.cu_seqlens_padded.size(); ++i) {
+    const std::int64_t begin = row.cu_seqlens_padded[i], end = row.cu_seqlens_padded[i + 1];
+    std::int64_t real = 0;
+    for (std::int64_t g = begin; g < end; ++g) real += row.real[static_cast<std::size_t>(g)];
+    if (real != end - begin || real == 0) continue;  // padded documents need not balance
+    std::vector<std::int64_t> doc_work(static_cast<std::size_t>(cp), 0);
+    for (std::int64_t r = 0; r < cp; ++r) {
+      for (std::int64_t g : f.index[static_cast<std::size_t>(r)]) {
+        if (g >= begin && g < end)
+          doc_work[static_cast<std::size_t>(r)] += f.visible[static_cast<std::size_t>(g)];
+      }
+    }
+    if (std::any_of(doc_work.begin(), doc_work.end(),
+                    [&](std::int64_t w) { return w != doc_work.front(); })) {
+      return fmt::format(
+          "thd document {} of {} tokens (no padding) gives unequal work [{}] (whole row: [{}])",
+          i + 1, real, fmt::join(doc_work, ", "), fmt::join(f.work, ", "));
+    }
+  }
+  return {};
+}
+
+}  // namespace
 
 extern const LayoutEntry thd_entry;
 const LayoutEntry thd_entry{
     .name = "thd",
-    .closed_form =
-        [](const MapParams& p) {
-          // At C = 1 every layout is the identity: the caller's documents are not re-laid.
-          if (p.cp == 1) return contiguous_closed_form(p);
-          check_thd_params(p);
-          auto cu = std::make_shared<std::vector<std::int64_t>>(p.cu_seqlens_padded);
-          const auto docs = static_cast<std::int64_t>(cu->size()) - 1;
-          return closed_form_of(index_math::ThdMap{p.cp, cu->data(), docs}, cu);
-        },
-    .bshd_rows = false,
-    .packed_rows = true,
-    .local_documents = true,
-    .balance = BalanceRule::equal_per_document,
-    .pad_unit = [](const LayoutSpec& spec) { return 2 * spec.cp; },
+    .balance = equal_per_document,
 };
 
 }  // namespace cplab::properties

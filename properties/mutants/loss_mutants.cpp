@@ -37,7 +37,7 @@ class CrossRankTargetsDropped final : public Mutant {
                           const Tensor& labels) const override {
     Targets targets = SimImplementation::resolve_targets(comm, layout, labels);
     for (std::size_t b = 0; b < targets.size(); ++b) {
-      const sim::RowMap map = sim::RowMap::of(layout, b);
+      const sim::LayoutMap map = sim::LayoutMap::of(layout, b);
       for (std::size_t k = 0; k < targets[b].size(); ++k) {
         const std::int64_t next = layout.index[b][k] + 1;
         if (next < layout.padded_len && map.owner(next).rank != layout.rank) targets[b][k] = {};
@@ -51,7 +51,7 @@ class CrossRankTargetsDropped final : public Mutant {
 // chunks C-1 and C on rank C-1), but the code asks the "next" rank (r + 1 mod C = rank 0) for it.
 class LastRankTargetFromWrongNeighbour final : public Mutant {
   using Mutant::Mutant;
-  index_math::Slot target_owner(const sim::RowMap& map, std::int64_t slot) const override {
+  index_math::Slot target_owner(const sim::LayoutMap& map, std::int64_t slot) const override {
     const index_math::Slot owner = map.owner(slot);
     if (map.cp() > 1 && owner.rank == map.cp() - 1 && owner.offset == map.local_len() / 2)
       return {0, owner.offset};

@@ -1,5 +1,6 @@
-// Mutants of the partition (SPEC §3): index maps, thd's document padding and local cu_seqlens,
-// magi's tie-break.
+// Mutants of the partition (SPEC §3), each overriding one generic step (the map, the pads, the
+// greedy order, the local documents) with a bug that has shipped for one layout; the registry
+// entry names the layouts it is meant for.
 #include "properties/mutants/mutant.hpp"
 
 namespace cplab::properties::mutants {
@@ -12,9 +13,11 @@ using Index = std::vector<std::int64_t>;
 // index arithmetic would): rank 0 holds chunk 0 twice and chunk 2C-1 is lost.
 class TailChunkTwoCMinusR final : public Mutant {
   using Mutant::Mutant;
-  Index head_tail_local_index(std::int64_t cp, std::int64_t padded_len,
-                              std::int64_t rank) const override {
-    const std::int64_t chunk = padded_len / (2 * cp);
+  Index local_index(const sim::RowStream& stream, const sim::LayoutMap& map,
+                    std::int64_t rank) const override {
+    const std::int64_t cp = map.cp();
+    if (cp == 1) return Mutant::local_index(stream, map, rank);
+    const std::int64_t chunk = map.padded_len() / (2 * cp);
     Index index;
     for (std::int64_t k = 0; k < chunk; ++k) index.push_back(rank * chunk + k);
     const std::int64_t tail = (2 * cp - rank) % (2 * cp);
@@ -29,8 +32,11 @@ class TailChunkTwoCMinusR final : public Mutant {
 // the last ranks (SPEC §9 ex. 4: 26 / 62 instead of 44 / 44).
 class ThdDocumentMajor final : public Mutant {
   using Mutant::Mutant;
-  Index thd_local_index(const std::vector<std::int64_t>& doc_bounds, std::int64_t cp,
-                        std::int64_t rank) const override {
+  Index local_index(const sim::RowStream& stream, const sim::LayoutMap& map,
+                    std::int64_t rank) const override {
+    const std::int64_t cp = map.cp();
+    if (cp == 1 || !stream.relaid) return Mutant::local_index(stream, map, rank);
+    const std::vector<std::int64_t>& doc_bounds = stream.doc_bounds;
     Index flat;
     for (std::size_t i = 0; i + 1 < doc_bounds.size(); ++i) {
       const std::int64_t start = doc_bounds[i], chunk = (doc_bounds[i + 1] - start) / (2 * cp);
@@ -48,9 +54,9 @@ class ThdDocumentMajor final : public Mutant {
 // Local cu_seqlens from the unpadded cu_seqlens (real tokens) instead of cu_seqlens_padded.
 class ThdUnpaddedCuSeqlens final : public Mutant {
   using Mutant::Mutant;
-  Index thd_local_cu_seqlens(const std::vector<std::int64_t>&,
-                             const std::vector<std::int64_t>& cu_real,
-                             std::int64_t cp) const override {
+  Index local_cu_seqlens(const std::vector<std::int64_t>&,
+                         const std::vector<std::int64_t>& cu_real,
+                         std::int64_t cp) const override {
     Index local;
     for (std::int64_t bound : cu_real) local.push_back(bound / cp);
     return local;
@@ -60,8 +66,8 @@ class ThdUnpaddedCuSeqlens final : public Mutant {
 // A document's length rounded down to a multiple of 2C instead of up: its last tokens are lost.
 class ThdLengthRoundedDown final : public Mutant {
   using Mutant::Mutant;
-  std::int64_t thd_document_slots(std::int64_t seq_len, std::int64_t cp) const override {
-    return seq_len - seq_len % (2 * cp);
+  std::int64_t document_slots(std::int64_t seq_len, std::int64_t unit) const override {
+    return seq_len - seq_len % unit;
   }
 };
 
@@ -69,8 +75,8 @@ class ThdLengthRoundedDown final : public Mutant {
 // Balance is just as good; the assignment differs from the specified one.
 class MagiTiesReversed final : public Mutant {
   using Mutant::Mutant;
-  bool magi_chunk_precedes(std::int64_t area_a, std::int64_t a, std::int64_t area_b,
-                           std::int64_t b) const override {
+  bool balance_precedes(std::int64_t area_a, std::int64_t a, std::int64_t area_b,
+                        std::int64_t b) const override {
     return area_a != area_b ? area_a > area_b : a < b;
   }
 };

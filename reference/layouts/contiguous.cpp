@@ -27,7 +27,6 @@ RowPlan plan_contiguous_row(const LayoutSpec& spec, std::int64_t caller_len,
 }  // namespace
 
 extern const LayoutInfo contiguous_layout;
-const LayoutInfo contiguous_layout{
-    .name = "contiguous", .plan_row = plan_contiguous_row, .data_dependent = false};
+const LayoutInfo contiguous_layout{.name = "contiguous", .plan_row = plan_contiguous_row};
 
 }  // namespace cplab::reference

@@ -31,7 +31,6 @@ RowPlan plan_head_tail_row(const LayoutSpec& spec, std::int64_t caller_len,
 }  // namespace
 
 extern const LayoutInfo head_tail_layout;
-const LayoutInfo head_tail_layout{
-    .name = "head-tail", .plan_row = plan_head_tail_row, .data_dependent = false};
+const LayoutInfo head_tail_layout{.name = "head-tail", .plan_row = plan_head_tail_row};
 
 }  // namespace cplab::reference

@@ -20,7 +20,6 @@ RowPlan plan_identity_row(const LayoutSpec& spec, std::int64_t caller_len,
 }  // namespace
 
 extern const LayoutInfo identity_layout;
-const LayoutInfo identity_layout{
-    .name = "identity", .plan_row = plan_identity_row, .data_dependent = false};
+const LayoutInfo identity_layout{.name = "identity", .plan_row = plan_identity_row};
 
 }  // namespace cplab::reference

@@ -59,16 +59,20 @@ RowPlan plan_magi_row(const LayoutSpec& spec, std::int64_t caller_len,
 
   const std::vector<std::int64_t> seen = visible_keys(row);
   const std::int64_t chunks = len / chunk_size;
-  row.magi_areas.assign(static_cast<std::size_t>(chunks), 0);
+  // map_costs: every chunk's area; map: the rank-major assignment and K (sim/layouts/magi_map.hpp).
+  row.map_costs.assign(static_cast<std::size_t>(chunks), 0);
   for (std::int64_t j = 0; j < chunks; ++j) {
     for (std::int64_t g = j * chunk_size; g < (j + 1) * chunk_size; ++g)
-      row.magi_areas[j] += seen[g];
+      row.map_costs[j] += seen[g];
   }
-  row.magi_chunks = assign_chunks(row.magi_areas, spec.cp);
+  const std::vector<std::vector<std::int64_t>> owned = assign_chunks(row.map_costs, spec.cp);
+  row.map.unit = chunk_size;
   std::vector<std::vector<row_stream::SlotRange>> ranges(static_cast<std::size_t>(spec.cp));
   for (std::int64_t r = 0; r < spec.cp; ++r) {
-    for (std::int64_t chunk : row.magi_chunks[r])
+    for (std::int64_t chunk : owned[r]) {
       ranges[r].push_back({chunk * chunk_size, (chunk + 1) * chunk_size});
+      row.map.table.push_back(chunk);
+    }
   }
   row_stream::assign_ranges(row, ranges);
   return row;
@@ -85,6 +89,6 @@ std::int64_t magi_auto_chunk_size(std::int64_t cap, std::int64_t seq_len, std::i
 }
 
 extern const LayoutInfo magi_layout;
-const LayoutInfo magi_layout{.name = "magi", .plan_row = plan_magi_row, .data_dependent = true};
+const LayoutInfo magi_layout{.name = "magi", .plan_row = plan_magi_row};
 
 }  // namespace cplab::reference

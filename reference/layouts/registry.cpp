@@ -13,6 +13,7 @@ extern const LayoutInfo contiguous_layout;
 extern const LayoutInfo head_tail_layout;
 extern const LayoutInfo identity_layout;
 extern const LayoutInfo magi_layout;
+extern const LayoutInfo stripe_layout;
 extern const LayoutInfo thd_layout;
 
 namespace {
@@ -41,6 +42,7 @@ const std::vector<LayoutInfo>& layouts() {
       head_tail_layout,
       identity_layout,
       magi_layout,
+      stripe_layout,
       thd_layout,
   });
   return all;

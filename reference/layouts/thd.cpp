@@ -86,12 +86,13 @@ RowPlan plan_thd_row(const LayoutSpec& spec, std::int64_t caller_len,
   std::vector<std::int64_t> local_cu;
   for (std::int64_t boundary : row.cu_seqlens_padded) local_cu.push_back(boundary / spec.cp);
   row.local_cu_seqlens.assign(static_cast<std::size_t>(spec.cp), local_cu);
+  row.map.table = row.cu_seqlens_padded;  // the table of sim/layouts/thd_map.hpp
   return row;
 }
 
 }  // namespace
 
 extern const LayoutInfo thd_layout;
-const LayoutInfo thd_layout{.name = "thd", .plan_row = plan_thd_row, .data_dependent = true};
+const LayoutInfo thd_layout{.name = "thd", .plan_row = plan_thd_row};
 
 }  // namespace cplab::reference

@@ -16,8 +16,8 @@ void validate_spec(const LayoutSpec& spec) {
               spec.pad_multiple);
   CPLAB_CHECK(spec.chunk_size >= 1, "magi chunk size must be at least 1, got chunk_size={}",
               spec.chunk_size);
-  CPLAB_CHECK(spec.num_chunks >= 1, "pipeline microbatches must be at least 1, got num_chunks={}",
-              spec.num_chunks);
+  CPLAB_CHECK(spec.microbatches >= 1, "pipeline microbatches must be at least 1, got microbatches={}",
+              spec.microbatches);
   // The registry is the one list of layout names; an unknown name lists the known ones.
   const std::vector<std::string> names = reference::layout_names();
   CPLAB_CHECK(std::find(names.begin(), names.end(), spec.layout) != names.end(),
@@ -32,8 +32,8 @@ std::string spec_brief(const LayoutSpec& spec) {
   if (spec.chunk_size != defaults.chunk_size)
     brief += fmt::format(" chunk_size={}", spec.chunk_size);
   if (spec.chunk_pad_at_cp1) brief += " chunk_pad_at_cp1";
-  if (spec.num_chunks != defaults.num_chunks)
-    brief += fmt::format(" num_chunks={}", spec.num_chunks);
+  if (spec.microbatches != defaults.microbatches)
+    brief += fmt::format(" microbatches={}", spec.microbatches);
   if (spec.shard_primary != defaults.shard_primary) brief += " shard_primary=false";
   if (spec.pad_policy != defaults.pad_policy) brief += " pad_policy=zero";
   if (spec.pad_token_id != defaults.pad_token_id)

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "reference/types/layout_spec.hpp"
+#include "reference/types/map_params.hpp"
 #include "reference/types/tensor.hpp"
 
 namespace cplab {
@@ -26,14 +27,15 @@ struct ShardLayout {
   std::vector<std::vector<std::int64_t>> positions;  // position ids (computed before partitioning)
   std::vector<std::vector<std::int32_t>> doc_ids;    // 1-based document; 0 = row padding
   std::vector<std::vector<std::uint8_t>> real;       // 1 = real token, 0 = pad slot
-  std::vector<std::vector<std::int64_t>> cu_seqlens;  // local cu_seqlens (thd), else empty
+  std::vector<std::vector<std::int64_t>> cu_seqlens;  // local cu_seqlens of layouts that keep
+                                                      // whole local documents, else empty
   std::vector<std::int64_t> valid_tokens;            // real tokens held, per row
 
-  // Layout parameters the closed-form maps need, per row: thd's global cu_seqlens_padded; magi's
-  // chunk assignment (rank-major, each rank's chunks ascending) and chunk size.
+  // Packed rows: the stream's document bounds, per row.
   std::vector<std::vector<std::int64_t>> cu_seqlens_padded;
-  std::vector<std::vector<std::int64_t>> magi_rank_chunks;
-  std::int64_t chunk_size = 0;
+  // The parameters the layout's closed-form map needs beyond C and L, per row (empty for the
+  // layouts whose map follows from C and L; sim/layout_map.hpp validates them).
+  std::vector<MapParams> map;
 
   // How the shard filled the slots it added, so that sharding the primary later (SPEC §4) pads the
   // same way without the LayoutSpec.

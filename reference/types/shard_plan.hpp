@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "reference/types/layout_spec.hpp"
+#include "reference/types/map_params.hpp"
 
 namespace cplab {
 
@@ -23,11 +24,14 @@ struct RowPlan {
   // Packed rows: documents in the padded stream, [0, cumsum(lengths each occupies)] (thd: the
   // per-document padded lengths). One entry per document, zero-length ones included.
   std::vector<std::int64_t> cu_seqlens_padded;
-  std::vector<std::vector<std::int64_t>> local_cu_seqlens;  // [C] (thd; empty otherwise)
-  std::vector<std::int64_t> valid_tokens;                   // [C]: real tokens each rank holds
-  // magi only: the chunks each rank got, ascending, and every chunk's attention area.
-  std::vector<std::vector<std::int64_t>> magi_chunks;
-  std::vector<std::int64_t> magi_areas;
+  // [C]: local cu_seqlens of a layout whose ranks hold whole local documents; empty otherwise.
+  std::vector<std::vector<std::int64_t>> local_cu_seqlens;
+  std::vector<std::int64_t> valid_tokens;  // [C]: real tokens each rank holds
+  // What the layout's closed-form map needs beyond C and L, as the layout's own reference file
+  // derives it (empty when the map follows from C and L), and, for a map that is an assignment,
+  // the cost of every unit it balanced (its own file says what a unit is).
+  MapParams map;
+  std::vector<std::int64_t> map_costs;
 
   std::int64_t local_len() const { return cp > 0 ? padded_len / cp : 0; }
 };
@@ -36,7 +40,7 @@ struct ShardPlan {
   LayoutSpec spec;
   std::vector<RowPlan> rows;  // one per row of the batch (BSHD rows share one layout)
   std::int64_t rows_per_microbatch() const {
-    return spec.num_chunks > 0 ? static_cast<std::int64_t>(rows.size()) / spec.num_chunks : 0;
+    return spec.microbatches > 0 ? static_cast<std::int64_t>(rows.size()) / spec.microbatches : 0;
   }
 };
 

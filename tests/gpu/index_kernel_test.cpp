@@ -1,16 +1,17 @@
-// The index-map kernels against the reference's maps (built by construction), the thd partition
-// kernel, the trim's inverse, the device-sim reduction and continued positions.
+// The index-map kernels against the reference's maps (built by construction), the partition
+// kernel of re-laid rows, the trim's inverse, the device-sim reduction and continued positions.
 #include <cmath>
 
-#include "gpu/host/magi_slots.hpp"
 #include "gpu/host/pad_anchors.hpp"
 #include "gpu/kernels/gather_tokens.hpp"
 #include "gpu/kernels/index_map.hpp"
 #include "gpu/kernels/pad_positions.hpp"
-#include "gpu/kernels/partition_thd.hpp"
+#include "gpu/kernels/partition_tokens.hpp"
 #include "gpu/kernels/reduce_elementwise.hpp"
 #include "gpu_test.hpp"
 #include "reference/plan.hpp"
+#include "sim/layout_map.hpp"
+#include "tests/support/layouts.hpp"
 
 namespace cplab::gputest {
 namespace {
@@ -20,29 +21,17 @@ using Ints = std::vector<std::int64_t>;
 
 class IndexKernels : public GpuTest {};
 
-// The device maps of one reference row: index_map for every rank and owner_map, checked.
+// The device maps of one reference row: index_map for every rank and owner_map, checked. The map
+// is the one LayoutMap, from the parameters the reference's construction recorded.
 void expect_maps_match(const LayoutSpec& spec, const RowPlan& row) {
   SCOPED_TRACE(::testing::Message() << spec.layout << " cp " << row.cp << " L " << row.padded_len);
-  Ints rank_chunks, slots;
-  gpu::LayoutMapDesc host{
-      .kind = gpu::MapKind::contiguous, .cp = row.cp, .padded_len = row.padded_len};
-  if (row.cp > 1 && spec.layout == "head-tail") host.kind = gpu::MapKind::head_tail;
-  if (row.cp > 1 && spec.layout == "thd") host.kind = gpu::MapKind::thd;
-  if (row.cp > 1 && spec.layout == "magi") {
-    host.kind = gpu::MapKind::magi;
-    for (const auto& chunks : row.magi_chunks)
-      rank_chunks.insert(rank_chunks.end(), chunks.begin(), chunks.end());
-    slots = gpu::magi_chunk_slots(rank_chunks, row.cp);
-  }
-  const DeviceBuffer cu = gpu::upload_vector(row.cu_seqlens_padded, nullptr);
-  const DeviceBuffer chunks = gpu::upload_vector(rank_chunks, nullptr),
-                     chunk_slot = gpu::upload_vector(slots, nullptr);
-  gpu::LayoutMapDesc map = host;
-  map.cu_padded = cu.as<std::int64_t>();
-  map.n_docs = static_cast<std::int64_t>(row.cu_seqlens_padded.size()) - 1;
-  map.chunk_size = spec.chunk_size;
-  map.rank_chunks = chunks.as<std::int64_t>();
-  map.chunk_slot = chunk_slot.as<std::int64_t>();
+  const sim::LayoutMap layout_map(sim::layout_descriptor(spec.layout), row.cp, row.padded_len,
+                                  row.map);
+  const DeviceBuffer table = gpu::upload_vector(layout_map.params().table, nullptr),
+                     aux = gpu::upload_vector(layout_map.aux(), nullptr);
+  gpu::MapView map = layout_map.view();
+  map.table = table.as<std::int64_t>();
+  map.aux = aux.as<std::int64_t>();
   const auto len = static_cast<std::size_t>(row.padded_len);
   DeviceBuffer index(len * 8), owner(len * 8);
   gpu::index_map(map, 0, row.cp, index.as<std::int64_t>(), nullptr);
@@ -59,40 +48,48 @@ void expect_maps_match(const LayoutSpec& spec, const RowPlan& row) {
 
 TEST_F(IndexKernels, every_layouts_maps_equal_the_reference_construction) {
   const std::vector<Ints> doc_sets = {{5, 3, 8}, {0, 7, 1, 0, 9}, {4, 12}, {1}};
-  for (const std::string layout : {"contiguous", "head-tail", "thd", "magi"}) {
-    for (std::int64_t cp : {1, 2, 3, 4, 8}) {
-      LayoutSpec spec;
-      spec.layout = layout;
-      spec.cp = cp;
-      spec.chunk_size = 3;
-      if (layout != "thd") expect_maps_match(spec, reference::plan_row(spec, 37));
+  for (const auto& [layout, cp] : testsupport::layouts_at({1, 2, 3, 4, 8})) {
+    LayoutSpec spec;
+    spec.layout = layout;
+    spec.cp = cp;
+    spec.chunk_size = 3;
+    if (testsupport::takes_rows(layout, false))
+      expect_maps_match(spec, reference::plan_row(spec, 37));
+    if (testsupport::takes_rows(layout, true)) {
       for (const Ints& docs : doc_sets)
         expect_maps_match(spec, reference::plan_row(spec, 21, &docs));
     }
   }
 }
 
-TEST_F(IndexKernels, thd_partition_gives_the_reference_positions_documents_and_real_flags) {
-  for (std::int64_t cp : {2, 3, 4}) {
+// Every layout that re-lays documents: the device partition's positions, documents and real flags.
+TEST_F(IndexKernels, relaid_partition_gives_the_reference_positions_documents_and_real_flags) {
+  for (const auto& [layout, cp] : testsupport::layouts_at({2, 3, 4})) {
+    if (!testsupport::relays_documents(layout, cp)) continue;
     for (const Ints& docs : std::vector<Ints>{{5, 3, 8}, {0, 7, 1, 0, 9}, {2}}) {
       LayoutSpec spec;
-      spec.layout = "thd";
+      spec.layout = layout;
       spec.cp = cp;
       const RowPlan row = reference::plan_row(spec, 21, &docs);
+      const sim::LayoutMap layout_map(sim::layout_descriptor(layout), cp, row.padded_len, row.map);
       const DeviceBuffer cu = gpu::upload_vector(row.cu_seqlens_padded, nullptr),
-                         lens = gpu::upload_vector(docs, nullptr);
+                         lens = gpu::upload_vector(docs, nullptr),
+                         table = gpu::upload_vector(layout_map.params().table, nullptr),
+                         aux = gpu::upload_vector(layout_map.aux(), nullptr);
+      gpu::MapView map = layout_map.view();
+      map.table = table.as<std::int64_t>();
+      map.aux = aux.as<std::int64_t>();
       const auto local = static_cast<std::size_t>(row.local_len());
       for (std::int64_t r = 0; r < cp; ++r) {
         DeviceBuffer index(local * 8), positions(local * 8), doc_ids(local * 4), real(local);
-        gpu::partition_thd({.cp = cp,
-                            .rank = r,
-                            .cu_padded = cu.as<std::int64_t>(),
-                            .doc_lens = lens.as<std::int64_t>(),
-                            .n_docs = static_cast<std::int64_t>(docs.size()),
-                            .padded_len = row.padded_len},
-                           {index.as<std::int64_t>(), positions.as<std::int64_t>(),
-                            doc_ids.as<std::int32_t>(), real.as<std::uint8_t>()},
-                           nullptr);
+        gpu::partition_tokens({.map = map,
+                               .rank = r,
+                               .doc_bounds = cu.as<std::int64_t>(),
+                               .doc_lens = lens.as<std::int64_t>(),
+                               .n_docs = static_cast<std::int64_t>(docs.size())},
+                              {index.as<std::int64_t>(), positions.as<std::int64_t>(),
+                               doc_ids.as<std::int32_t>(), real.as<std::uint8_t>()},
+                              nullptr);
         const Ints slot = fetch<std::int64_t>(index, local),
                    pos = fetch<std::int64_t>(positions, local);
         const auto doc = fetch<std::int32_t>(doc_ids, local);

@@ -5,9 +5,9 @@
 
 #include <gtest/gtest.h>
 
-#include "gpu/host/magi_slots.hpp"
 #include "gpu/kernels/layout_map.hpp"
 #include "reference/plan.hpp"
+#include "sim/layout_map.hpp"
 
 namespace cplab::gpu {
 namespace {
@@ -20,23 +20,10 @@ struct RankTargets {
 // Every rank's targets for one row whose global labels are `labels` (length L).
 std::vector<RankTargets> simulate(const LayoutSpec& spec, const RowPlan& row,
                                   const std::vector<std::int64_t>& labels) {
-  LayoutMapDesc map{.kind = MapKind::contiguous, .cp = row.cp, .padded_len = row.padded_len};
-  std::vector<std::int64_t> rank_chunks, chunk_slot;
-  if (row.cp > 1 && spec.layout == "head-tail") map.kind = MapKind::head_tail;
-  if (row.cp > 1 && spec.layout == "thd") {
-    map.kind = MapKind::thd;
-    map.cu_padded = row.cu_seqlens_padded.data();
-    map.n_docs = static_cast<std::int64_t>(row.cu_seqlens_padded.size()) - 1;
-  }
-  if (row.cp > 1 && spec.layout == "magi") {
-    for (const auto& chunks : row.magi_chunks)
-      rank_chunks.insert(rank_chunks.end(), chunks.begin(), chunks.end());
-    chunk_slot = magi_chunk_slots(rank_chunks, row.cp);
-    map.kind = MapKind::magi;
-    map.chunk_size = spec.chunk_size;
-    map.rank_chunks = rank_chunks.data();
-    map.chunk_slot = chunk_slot.data();
-  }
+  // The one map, from the parameters the reference's construction recorded.
+  const sim::LayoutMap layout_map(sim::layout_descriptor(spec.layout), row.cp, row.padded_len,
+                                  row.map);
+  const MapView map = layout_map.view();
   const std::int64_t cp = row.cp, local = row.local_len();
   std::vector<TargetExchange> plans;
   std::int64_t width = 0;
@@ -105,16 +92,18 @@ TEST(ShiftedTarget, spec_example_7_head_tail_across_ranks) {
 
 TEST(ShiftedTarget, every_layout_and_cp_fetches_the_label_of_the_next_slot) {
   const std::vector<std::int64_t> doc_sets[] = {{5, 3, 8}, {0, 7, 1, 0, 9}, {4, 12}};
-  for (const std::string layout : {"identity", "contiguous", "head-tail", "thd", "magi"}) {
+  for (const sim::LayoutDescriptor& layout : sim::layout_descriptors()) {
     for (std::int64_t cp : {1, 2, 3, 4}) {
       LayoutSpec spec;
-      spec.layout = layout;
+      spec.layout = layout.name;
       spec.cp = cp;
       spec.chunk_size = 3;
-      if (layout == "identity" && cp > 1) continue;
+      if (layout.cp_off && cp > 1) continue;
       std::vector<RowPlan> rows;
-      if (layout != "thd") rows.push_back(reference::plan_row(spec, 13));
-      for (const auto& docs : doc_sets) rows.push_back(reference::plan_row(spec, 21, &docs));
+      if (layout.bshd_rows) rows.push_back(reference::plan_row(spec, 13));
+      if (layout.packed_rows) {
+        for (const auto& docs : doc_sets) rows.push_back(reference::plan_row(spec, 21, &docs));
+      }
       for (const RowPlan& row : rows) {
         std::vector<std::int64_t> labels(static_cast<std::size_t>(row.padded_len));
         for (std::int64_t g = 0; g < row.padded_len; ++g)
@@ -127,9 +116,9 @@ TEST(ShiftedTarget, every_layout_and_cp_fetches_the_label_of_the_next_slot) {
                 g + 1 < row.padded_len && (!row.packed || row.doc_ids[g + 1] == row.doc_ids[g]);
             const bool contributes = has && labels[g + 1] != kIgnoreLabel;
             EXPECT_EQ(got[r].contributes[k], contributes)
-                << layout << " cp " << cp << " rank " << r << " k " << k;
+                << layout.name << " cp " << cp << " rank " << r << " k " << k;
             EXPECT_EQ(got[r].label[k], contributes ? labels[g + 1] : kIgnoreLabel)
-                << layout << " cp " << cp << " L " << row.padded_len << " rank " << r << " k " << k
+                << layout.name << " cp " << cp << " L " << row.padded_len << " rank " << r << " k " << k
                 << " slot " << g;
           }
         }

@@ -40,7 +40,7 @@ TEST(CaseFormat, ReadsEveryField) {
   EXPECT_EQ(c.spec.cp, 3);
   EXPECT_EQ(c.spec.pad_multiple, 1);
   EXPECT_EQ(c.spec.chunk_size, 4);
-  EXPECT_EQ(c.spec.num_chunks, 2);
+  EXPECT_EQ(c.spec.microbatches, 2);
   EXPECT_EQ(c.rows, 2);
   EXPECT_EQ(c.seq_len, 20);
   ASSERT_EQ(c.docs.size(), 2u);
@@ -67,7 +67,7 @@ TEST(CaseFormat, LeftOutKeysTakeDefaultsAndPackedShapeFollowsDocs) {
   const Case c = parse_case("thd cp=2 docs=5,3,8");
   EXPECT_EQ(c.rows, 1);
   EXPECT_EQ(c.seq_len, 16);
-  EXPECT_EQ(c.spec.num_chunks, 1);
+  EXPECT_EQ(c.spec.microbatches, 1);
   EXPECT_EQ(c.vocab, 2);
   EXPECT_EQ(print_case(parse_case(print_case(c))), print_case(c));
 }

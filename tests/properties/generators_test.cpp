@@ -80,7 +80,7 @@ TEST(Generators, CoverTheShapesThatBreakLayouts) {
         if (cp > 1 && c.seq_len % cp == cp - 1) seen["S just below a multiple of C"] += 1;
         if (cp > 1 && c.seq_len % cp == 1) seen["S just above a multiple of C"] += 1;
       }
-      if (c.spec.num_chunks > 1) seen["microbatches"] += 1;
+      if (c.spec.microbatches > 1) seen["microbatches"] += 1;
       if (c.ignore_permille > 0 && c.ignore_permille < 1000) seen["IGNORE holes"] += 1;
       if (c.invalid_permille > 0 && c.invalid_permille < 1000) seen["valid holes"] += 1;
       if (c.ignore_permille == 1000) seen["every label IGNORE (N = 0)"] += 1;

@@ -17,10 +17,10 @@ class PlantedHeadTailBug final : public sim::SimImplementation {
 
  protected:
   // Ranks 1 and 2 swap their tail chunks: a permutation still, every rank still holds L/C slots.
-  std::vector<std::int64_t> head_tail_local_index(std::int64_t cp, std::int64_t padded_len,
-                                                  std::int64_t rank) const override {
-    std::vector<std::int64_t> index =
-        SimImplementation::head_tail_local_index(cp, padded_len, rank);
+  std::vector<std::int64_t> local_index(const sim::RowStream& stream, const sim::LayoutMap& map,
+                                        std::int64_t rank) const override {
+    std::vector<std::int64_t> index = SimImplementation::local_index(stream, map, rank);
+    const std::int64_t cp = map.cp(), padded_len = map.padded_len();
     if (cp != 3 || padded_len < 24 || rank == 0) return index;
     const std::int64_t chunk = padded_len / (2 * cp), other = rank == 1 ? 2 : 1;
     for (std::int64_t k = 0; k < chunk; ++k) index[chunk + k] = (2 * cp - 1 - other) * chunk + k;
@@ -46,7 +46,7 @@ TEST(PlantedBug, IsCaughtShrunkAndReplayable) {
   // Shrunk to the bug's edge: C = 3 (nothing smaller shows it), a row of exactly 24 slots.
   const Case c = parse_case(result.counterexample);
   EXPECT_EQ(c.spec.cp, 3);
-  EXPECT_EQ(c.spec.num_chunks, 1);
+  EXPECT_EQ(c.spec.microbatches, 1);
   EXPECT_LE(c.seq_len, 24);
   EXPECT_GT(c.seq_len, 18);
   EXPECT_NE(result.message.find("head-tail cp=3"), std::string::npos) << result.message;

@@ -28,8 +28,7 @@ void expect_same_layout(const ShardLayout& a, const ShardLayout& b) {
   EXPECT_EQ(a.cu_seqlens, b.cu_seqlens);
   EXPECT_EQ(a.valid_tokens, b.valid_tokens);
   EXPECT_EQ(a.cu_seqlens_padded, b.cu_seqlens_padded);
-  EXPECT_EQ(a.magi_rank_chunks, b.magi_rank_chunks);
-  EXPECT_EQ(a.chunk_size, b.chunk_size);
+  EXPECT_EQ(a.map, b.map);
   EXPECT_EQ(a.pad_policy, b.pad_policy);
   EXPECT_EQ(a.pad_token_id, b.pad_token_id);
 }

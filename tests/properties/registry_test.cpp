@@ -17,8 +17,9 @@ TEST(LayoutTable, HasOneEntryPerReferenceLayout) {
   EXPECT_EQ(layout_table_names(), reference::layout_names());
   for (const LayoutEntry& entry : layout_table()) {
     EXPECT_EQ(entry.reference, &reference::layout_info(entry.name));
+    EXPECT_EQ(entry.descriptor, &sim::layout_descriptor(entry.name));
   }
-  EXPECT_THROW(layout_entry("stripe"), Error);
+  EXPECT_THROW(layout_entry("no-such-layout"), Error);
 }
 
 // The closed form against the index maps SPEC §9 writes out.
@@ -32,7 +33,7 @@ void expect_maps(const std::string& layout, std::int64_t cp, std::int64_t seq_le
   spec.chunk_size = chunk_size;
   const RowPlan row = reference::plan_row(spec, seq_len, docs);
   ASSERT_EQ(row.index.size(), expected.size());
-  const ClosedFormMap map = layout_entry(layout).closed_form(map_params(row, spec));
+  const sim::LayoutMap map = reference_map(layout_entry(layout), row);
   for (std::size_t r = 0; r < expected.size(); ++r) {
     EXPECT_EQ(row.index[r], expected[r]) << layout << " rank " << r;
     for (std::size_t k = 0; k < expected[r].size(); ++k) {
@@ -61,13 +62,9 @@ TEST(LayoutTable, ClosedFormsGiveSpecExamples) {
 }
 
 TEST(LayoutTable, ClosedFormRefusesParametersItCannotIndex) {
-  MapParams bad;
-  bad.cp = 2;
-  bad.padded_len = 8;
-  bad.cu_seqlens_padded = {0, 3, 8};  // 3 is not a multiple of 2C
-  EXPECT_THROW(layout_entry("thd").closed_form(bad), Error);
-  bad.chunk_size = 0;
-  EXPECT_THROW(layout_entry("magi").closed_form(bad), Error);
+  const MapParams bad{.table = {0, 3, 8}, .unit = 0};  // 3 is not a multiple of 2C; no K
+  EXPECT_THROW(sim::LayoutMap(*layout_entry("thd").descriptor, 2, 8, bad), Error);
+  EXPECT_THROW(sim::LayoutMap(*layout_entry("magi").descriptor, 2, 8, bad), Error);
 }
 
 TEST(ImplementationRegistry, HoldsSimGpuAndAtLeastTwentyMutants) {

@@ -41,17 +41,17 @@ std::vector<std::pair<std::string, Case>> reductions(const Case& c) {
     }
     out.emplace_back(std::move(what), std::move(s));
   };
-  if (c.spec.num_chunks > 1) {
+  if (c.spec.microbatches > 1) {
     Case s = c;
-    s.spec.num_chunks -= 1;
+    s.spec.microbatches -= 1;
     s.rows -= c.rows_per_microbatch();
     if (s.packed()) s.docs.pop_back();
     add("one microbatch fewer", s);
   }
   if (!c.packed()) {
-    if (c.rows > c.spec.num_chunks) {
+    if (c.rows > c.spec.microbatches) {
       Case s = c;
-      s.rows -= c.spec.num_chunks;
+      s.rows -= c.spec.microbatches;
       add("one row fewer per microbatch", s);
     }
     if (c.seq_len > 1) {

@@ -17,11 +17,11 @@ TEST(SpecErrors, NameTheBadValue) {
   spec.chunk_size = -3;
   EXPECT_ERROR(validate_spec(spec), "chunk_size=-3");
   spec = make_spec("thd", 2);
-  spec.num_chunks = 0;
-  EXPECT_ERROR(validate_spec(spec), "num_chunks=0");
+  spec.microbatches = 0;
+  EXPECT_ERROR(validate_spec(spec), "microbatches=0");
   EXPECT_ERROR(validate_spec(make_spec("zigzag", 2)), "unknown layout 'zigzag'", "contiguous",
                "head-tail", "identity", "magi", "thd");
-  EXPECT_ERROR(reference::layout_info("stripe"), "unknown layout 'stripe'", "thd");
+  EXPECT_ERROR(reference::layout_info("no-such-layout"), "unknown layout 'no-such-layout'", "thd");
   EXPECT_ERROR(plan_row(make_spec("identity", 2), 8), "identity", "cp=2");
 }
 
@@ -29,10 +29,10 @@ TEST(SpecErrors, BriefNamesTheOptionsThatDiffer) {
   LayoutSpec spec = make_spec("thd", 4);
   spec.chunk_size = 512;
   EXPECT_EQ(spec_brief(spec), "thd cp=4");
-  spec.num_chunks = 2;
+  spec.microbatches = 2;
   spec.shard_primary = false;
   spec.pad_policy = PadPolicy::zero;
-  EXPECT_EQ(spec_brief(spec), "thd cp=4 num_chunks=2 shard_primary=false pad_policy=zero");
+  EXPECT_EQ(spec_brief(spec), "thd cp=4 microbatches=2 shard_primary=false pad_policy=zero");
 }
 
 TEST(BatchErrors, PrimaryKey) {
@@ -72,11 +72,11 @@ TEST(BatchErrors, PackedMetadata) {
 
 TEST(PlanErrors, MicrobatchesNeverDropRows) {
   LayoutSpec spec = make_spec("head-tail", 2);
-  spec.num_chunks = 2;
-  EXPECT_ERROR(plan(spec, bshd_batch(5, 8)), "B=5", "num_chunks=2");
-  spec.num_chunks = 3;
+  spec.microbatches = 2;
+  EXPECT_ERROR(plan(spec, bshd_batch(5, 8)), "B=5", "microbatches=2");
+  spec.microbatches = 3;
   EXPECT_ERROR(plan(spec, packed_batch({{4}, {8}}, 8)), "one packed row per microbatch", "B=2",
-               "num_chunks=3");
+               "microbatches=3");
 }
 
 TEST(PlanErrors, ThdNeedsDocuments) {

@@ -1,9 +1,11 @@
-// Invariants of every layout at several C (1, primes, powers of two) on BSHD rows and packed rows,
-// against SPEC §0-§3 formulas written out here (owner of g, L, valid tokens) and a naive count.
+// Invariants of every registered layout at several C (1, primes, powers of two) on BSHD rows and
+// packed rows: the construction against L from the layout's padding rule, its closed-form owner
+// of g (derived independently of the construction), valid tokens and a naive count.
 #include <algorithm>
 #include <random>
 
 #include "reference/work.hpp"
+#include "sim/layout_map.hpp"
 #include "support.hpp"
 
 namespace cplab::testing {
@@ -34,48 +36,16 @@ std::vector<RowCase> row_cases() {
   return cases;
 }
 
-struct Owner {
-  std::int64_t rank;
-  std::int64_t offset;
-};
-
-// The owner of global slot g as SPEC §3 states it for each layout.
-Owner spec_owner(const std::string& layout, const RowPlan& row, std::int64_t chunk_size,
-                 std::int64_t g) {
-  const std::int64_t cp = row.cp, local = row.padded_len / cp;
-  if (cp == 1) return {0, g};
-  if (layout == "contiguous") return {g / local, g % local};
-  if (layout == "head-tail") {
-    const std::int64_t c = row.padded_len / (2 * cp), q = g / c;
-    return q < cp ? Owner{q, g - q * c} : Owner{2 * cp - 1 - q, c + g - q * c};
-  }
-  if (layout == "thd") {
-    const Ints& cu = row.cu_seqlens_padded;
-    std::size_t i = 0;
-    while (!(cu[i] <= g && g < cu[i + 1])) ++i;
-    const std::int64_t c = (cu[i + 1] - cu[i]) / (2 * cp), j = g - cu[i], q = j / c,
-                       start = cu[i] / cp;
-    return q < cp ? Owner{q, start + j - q * c} : Owner{2 * cp - 1 - q, start + c + j - q * c};
-  }
-  // magi: the chunk's rank, at the chunk's place among that rank's ascending chunks.
-  const std::int64_t chunk = g / chunk_size;
-  for (std::int64_t r = 0; r < cp; ++r) {
-    const Ints& chunks = row.magi_chunks[r];
-    const auto at = std::find(chunks.begin(), chunks.end(), chunk);
-    if (at != chunks.end()) return {r, (at - chunks.begin()) * chunk_size + g % chunk_size};
-  }
-  return {-1, -1};
-}
-
-std::int64_t spec_padded_len(const std::string& layout, const LayoutSpec& spec, const RowCase& rc) {
+// L as SPEC §0-§3 state it, from the layout's descriptor (its padding rule), not from the plan.
+std::int64_t spec_padded_len(const sim::LayoutDescriptor& layout, const LayoutSpec& spec,
+                             const RowCase& rc) {
   const auto ceil_to = [](std::int64_t x, std::int64_t m) { return (x + m - 1) / m * m; };
   if (spec.cp == 1) return rc.seq;
-  if (layout == "contiguous") return ceil_to(rc.seq, spec.cp * spec.pad_multiple);
-  if (layout == "head-tail") return ceil_to(rc.seq, 2 * spec.cp);
-  if (layout == "magi") return ceil_to(rc.seq, spec.chunk_size * spec.cp);
+  const std::int64_t unit = layout.pad_unit(spec);
+  if (!rc.packed || layout.document_unit == nullptr) return ceil_to(rc.seq, unit);
   std::int64_t documents = 0;
-  for (std::int64_t n : rc.docs) documents += ceil_to(n, 2 * spec.cp);
-  return std::max(documents, ceil_to(rc.seq, 2 * spec.cp));
+  for (std::int64_t n : rc.docs) documents += ceil_to(n, layout.document_unit(spec));
+  return std::max(documents, ceil_to(rc.seq, unit));
 }
 
 // Real keys each real query sees, by the definition: a double loop.
@@ -103,15 +73,17 @@ class LayoutInvariants : public ::testing::TestWithParam<LayoutParam> {};
 TEST_P(LayoutInvariants, HoldOnEveryRow) {
   const auto& [layout, cp] = GetParam();
   LayoutSpec spec = make_spec(layout, cp);
+  const sim::LayoutDescriptor& descriptor = sim::layout_descriptor(layout);
   for (const RowCase& rc : row_cases()) {
-    if (layout == "thd" && !rc.packed) continue;  // thd lays out documents only (errors_test)
+    if (!rc.packed && !descriptor.bshd_rows) continue;  // refused (errors_test)
+    if (rc.packed && !descriptor.packed_rows) continue;
     SCOPED_TRACE(::testing::Message()
                  << "S=" << rc.seq << " docs=" << ::testing::PrintToString(rc.docs)
                  << " padded=" << ::testing::PrintToString(rc.docs_padded));
     const RowPlan row =
         reference::plan_row(spec, rc.seq, rc.packed ? &rc.docs : nullptr, &rc.docs_padded);
     const std::int64_t len = row.padded_len;
-    ASSERT_EQ(len, spec_padded_len(layout, spec, rc));
+    ASSERT_EQ(len, spec_padded_len(descriptor, spec, rc));
     ASSERT_EQ(static_cast<std::int64_t>(row.index.size()), cp);
     Ints all;
     for (const Ints& local : row.index) {
@@ -122,8 +94,10 @@ TEST_P(LayoutInvariants, HoldOnEveryRow) {
     Ints arange(static_cast<std::size_t>(len));
     std::iota(arange.begin(), arange.end(), 0);
     ASSERT_EQ(all, arange) << "the ranks' index maps are not a permutation of [0, L)";
+    // The closed form (sim/layouts/), from the parameters the construction recorded.
+    const sim::LayoutMap map(descriptor, cp, len, row.map);
     for (std::int64_t g = 0; g < len; ++g) {
-      const Owner owner = spec_owner(layout, row, spec.chunk_size, g);
+      const index_math::Slot owner = map.owner(g);
       ASSERT_TRUE(owner.rank >= 0 && owner.rank < cp && owner.offset >= 0 &&
                   owner.offset < len / cp)
           << "g=" << g;
@@ -141,10 +115,13 @@ TEST_P(LayoutInvariants, HoldOnEveryRow) {
   }
 }
 
+// Every registered layout, at C = 1 and beyond unless it is CP off.
 std::vector<LayoutParam> layout_params() {
-  std::vector<LayoutParam> params{{"identity", 1}};
-  for (const char* layout : {"contiguous", "head-tail", "thd", "magi"}) {
-    for (std::int64_t cp : {1, 2, 3, 4, 5, 8}) params.push_back({layout, cp});
+  std::vector<LayoutParam> params;
+  for (const sim::LayoutDescriptor& layout : sim::layout_descriptors()) {
+    for (std::int64_t cp : {1, 2, 3, 4, 5, 8}) {
+      if (cp == 1 || !layout.cp_off) params.push_back({layout.name, cp});
+    }
   }
   return params;
 }

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "support.hpp"
+#include "tests/support/layouts.hpp"
 
 namespace cplab::testing {
 namespace {
@@ -76,9 +77,9 @@ TEST(ShiftedLoss, EqualsTheUnshardedShiftedMean) {
       }
     }
     const double expected = hf_shifted_mean(batch, in, 6);
-    for (const char* layout : {"contiguous", "head-tail", "thd", "magi"}) {
-      for (std::int64_t cp : {1, 2, 3, 4}) {
-        if (std::string(layout) == "thd" && !batch.packed()) continue;
+    for (const auto& [layout, cp] : testsupport::layouts_at({1, 2, 3, 4})) {
+      {
+        if (!testsupport::takes_rows(layout, batch.packed())) continue;
         SCOPED_TRACE(::testing::Message()
                      << layout << " cp=" << cp << " packed=" << batch.packed());
         const ShardPlan plan = reference::plan(make_spec(layout, cp), batch);

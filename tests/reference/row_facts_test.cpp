@@ -4,6 +4,7 @@
 
 #include "reference/work.hpp"
 #include "support.hpp"
+#include "tests/support/layouts.hpp"
 
 namespace cplab::testing {
 namespace {
@@ -62,16 +63,16 @@ TEST(RowFacts, MagiPositionsAreStreamIndices) {
   EXPECT_EQ(row.padded_len, 8);
   EXPECT_EQ(row.positions, (Ints{0, 1, 2, 3, 4, 5, 6, 7}));
   EXPECT_EQ(row.doc_ids, (I32s{1, 1, 1, 2, 2, 2, 0, 0}));
-  EXPECT_EQ(row.magi_areas, (Ints{3, 4, 5, 0}));  // chunk 1: 3 (doc 1) + 1 (doc 2)
+  EXPECT_EQ(row.map_costs, (Ints{3, 4, 5, 0}));  // chunk 1: 3 (doc 1) + 1 (doc 2)
 }
 
 TEST(RowFacts, EveryLayoutAtCp1IsTheIdentity) {
   const Ints docs{3, 5}, padded{4, 5};
   const RowPlan identity = plan_row(make_spec("identity", 1), 11, &docs, &padded);
   EXPECT_EQ(identity.padded_len, 11);
-  for (const char* layout : {"contiguous", "head-tail", "thd", "magi"}) {
+  for (const auto& [layout, cp] : testsupport::layouts_at({1})) {
     SCOPED_TRACE(layout);
-    const RowPlan row = plan_row(make_spec(layout, 1), 11, &docs, &padded);
+    const RowPlan row = plan_row(make_spec(layout, cp), 11, &docs, &padded);
     EXPECT_EQ(row.padded_len, 11);
     EXPECT_EQ(row.index, identity.index);
     EXPECT_EQ(row.caller_pos, identity.caller_pos);
@@ -143,8 +144,8 @@ TEST(LoadBalance, MagiMaxAreaWithinBound) {
       const RowPlan row = plan_row(make_spec("magi", cp), sum(docs), &docs);
       const Ints work = causal_work(row);
       const std::int64_t total = sum(work);
-      EXPECT_EQ(total, sum(row.magi_areas));
-      const std::int64_t largest = *std::max_element(row.magi_areas.begin(), row.magi_areas.end());
+      EXPECT_EQ(total, sum(row.map_costs));
+      const std::int64_t largest = *std::max_element(row.map_costs.begin(), row.map_costs.end());
       EXPECT_LE(*std::max_element(work.begin(), work.end()) * cp, total + largest * cp)
           << "cp=" << cp << " docs=" << ::testing::PrintToString(docs);
     }

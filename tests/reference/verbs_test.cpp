@@ -3,6 +3,7 @@
 #include "reference/verbs.hpp"
 
 #include "support.hpp"
+#include "tests/support/layouts.hpp"
 
 namespace cplab::testing {
 namespace {
@@ -20,7 +21,7 @@ double expected_local(const RowPlan& row, std::int64_t caller_row, std::int64_t 
 
 TEST(Microbatches, EachIsShardedAlike) {
   LayoutSpec spec = make_spec("head-tail", 3);
-  spec.num_chunks = 2;
+  spec.microbatches = 2;
   spec.pad_token_id = -1;
   const Batch batch = bshd_batch(4, 10);
   const ShardPlan plan = reference::plan(spec, batch);
@@ -44,7 +45,7 @@ TEST(Microbatches, EachIsShardedAlike) {
 
 TEST(Microbatches, PackedRowsArePartitionedOnTheirOwn) {
   LayoutSpec spec = make_spec("thd", 2);
-  spec.num_chunks = 2;
+  spec.microbatches = 2;
   spec.pad_token_id = -1;
   const Batch batch = packed_batch({{5, 3, 8}, {9, 9}}, 20);
   const ShardPlan plan = reference::plan(spec, batch);
@@ -66,10 +67,11 @@ TEST(Microbatches, PackedRowsArePartitionedOnTheirOwn) {
 }
 
 TEST(ShardPrimary, LaterShardingGivesWhatShardingNowGives) {
-  for (const char* layout : {"contiguous", "head-tail", "thd", "magi"}) {
+  for (const auto& [layout, cp] : testsupport::layouts_at({3})) {
+    if (!testsupport::takes_rows(layout, true)) continue;
     SCOPED_TRACE(layout);
     LayoutSpec spec = make_spec(layout, 3);
-    spec.num_chunks = 2;
+    spec.microbatches = 2;
     spec.pad_token_id = 5;
     const Batch batch = packed_batch({{5, 3}, {4, 1, 2}}, 11, {{6, 3}, {4, 1, 2}});
     const auto now = shard_batch(reference::plan(spec, batch), batch);
@@ -91,7 +93,8 @@ TEST(ShardPrimary, LaterShardingGivesWhatShardingNowGives) {
 }
 
 TEST(ShardTokenTensor, ShardsExactlyLikeTheBatch) {
-  for (const char* layout : {"contiguous", "head-tail", "magi"}) {
+  for (const auto& [layout, cp] : testsupport::layouts_at({2})) {
+    if (!testsupport::takes_rows(layout, false)) continue;
     SCOPED_TRACE(layout);
     const Batch batch = bshd_batch(2, 13);
     const ShardPlan plan = reference::plan(make_spec(layout, 2), batch);

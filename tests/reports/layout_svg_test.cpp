@@ -11,6 +11,7 @@
 #include "reference/types/error.hpp"
 #include "reference/work.hpp"
 #include "svg_reader.hpp"
+#include "tests/support/layouts.hpp"
 
 namespace cplab::testing {
 namespace {
@@ -57,13 +58,12 @@ std::vector<std::vector<const SvgElement*>> cells_by_rank(const SvgDocument& doc
 }
 
 TEST(LayoutSvg, WellFormedForEveryLayoutAndC) {
-  for (const std::string& layout : reference::layout_names()) {
-    for (std::int64_t cp : {1, 2, 3, 4}) {
-      if (layout == "identity" && cp != 1) continue;
-      // A packed row, a BSHD row that does not divide (thd: one document, as it partitions
-      // packed rows only), and an empty row (thd refuses those).
+  for (const auto& [layout, cp] : testsupport::layouts_at({1, 2, 3, 4})) {
+    {
+      // A packed row, a BSHD row that does not divide (a layout of packed rows only: one
+      // document), and an empty row (which those refuse).
       std::vector<RowPlan> rows{packed_row(layout, cp, {5, 3, 8})};
-      if (layout == "thd") {
+      if (!testsupport::takes_rows(layout, false)) {
         rows.push_back(packed_row(layout, cp, {13}));
       } else {
         rows.push_back(reference::plan_row(spec_of(layout, cp), 13));

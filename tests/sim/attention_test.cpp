@@ -28,7 +28,7 @@ TEST_P(AttentionTest, local_attention_and_gradients_equal_the_unsharded_rows) {
   int checked = 0;
   for (const BatchCase& c : batch_cases()) {
     SCOPED_TRACE(c.name);
-    const LayoutSpec spec = spec_for(layout, cp, c.num_chunks);
+    const LayoutSpec spec = spec_for(layout, cp, c.microbatches);
     ShardPlan plan;
     if (!error_of([&] { plan = reference::plan(spec, c.batch); }).empty()) continue;
     ++checked;

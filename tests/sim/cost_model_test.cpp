@@ -20,11 +20,11 @@ TEST_P(CostModelTest, causal_work_equals_reference_counting) {
   const auto& [layout, cp] = GetParam();
   for (const BatchCase& c : batch_cases()) {
     SCOPED_TRACE(c.name);
-    const LayoutSpec spec = spec_for(layout, cp, c.num_chunks);
+    const LayoutSpec spec = spec_for(layout, cp, c.microbatches);
     ShardPlan plan;
     if (!error_of([&] { plan = reference::plan(spec, c.batch); }).empty()) continue;
     const auto micro = sim::microbatch_rows(spec, c.batch);
-    for (std::int64_t m = 0; m < spec.num_chunks; ++m) {
+    for (std::int64_t m = 0; m < spec.microbatches; ++m) {
       const auto costs = sim::rank_costs(spec, micro[m]);
       std::vector<std::int64_t> expected(static_cast<std::size_t>(cp), 0),
           valid(static_cast<std::size_t>(cp), 0);
@@ -51,7 +51,7 @@ TEST_P(CostModelTest, predicted_bytes_equal_measured_bytes) {
   const sim::CostShapes shapes{.token_elements = 3, .element_bytes = 4, .head_dim = 2};
   for (const BatchCase& c : batch_cases()) {
     SCOPED_TRACE(c.name);
-    const LayoutSpec spec = spec_for(layout, cp, c.num_chunks);
+    const LayoutSpec spec = spec_for(layout, cp, c.microbatches);
     if (!error_of([&] { reference::plan(spec, c.batch); }).empty()) continue;
     const auto micro = sim::microbatch_rows(spec, c.batch);
     const auto costs = sim::rank_costs(spec, micro[0], shapes);
@@ -132,12 +132,16 @@ TEST(CostModelExamples, head_tail_balances_a_causal_row) {
 // rank 0's two chunks, rank 1's, ...) and the flattened stream cut into C equal pieces.
 class DocumentMajorThd : public sim::PartitionRules {
  public:
-  Ints thd_local_index(const Ints& bounds, std::int64_t cp, std::int64_t rank) const override {
+  Ints local_index(const sim::RowStream& stream, const sim::LayoutMap& map,
+                   std::int64_t rank) const override {
+    const std::int64_t cp = map.cp();
+    const Ints& bounds = stream.doc_bounds;
     Ints flat;
     for (std::size_t i = 0; i + 1 < bounds.size(); ++i) {
+      const std::int64_t len = bounds[i + 1] - bounds[i];
+      const sim::LayoutMap one(map.layout(), cp, len, MapParams{.table = {0, len}});
       for (std::int64_t r = 0; r < cp; ++r) {
-        const Ints mine = PartitionRules::thd_local_index({0, bounds[i + 1] - bounds[i]}, cp, r);
-        for (std::int64_t g : mine) flat.push_back(bounds[i] + g);
+        for (std::int64_t g : one.local_index(r)) flat.push_back(bounds[i] + g);
       }
     }
     const std::int64_t piece = bounds.back() / cp;

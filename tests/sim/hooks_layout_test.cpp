@@ -15,13 +15,17 @@ using sim::SimImplementation;
 // Per-document chunk lists concatenated document-major, the flattened stream cut into C pieces.
 class ThdDocumentMajor : public SimImplementation {
  protected:
-  Ints thd_local_index(const Ints& bounds, std::int64_t cp, std::int64_t rank) const override {
+  Ints local_index(const sim::RowStream& stream, const sim::LayoutMap& map,
+                   std::int64_t rank) const override {
+    const std::int64_t cp = map.cp();
+    if (cp == 1 || !stream.relaid) return SimImplementation::local_index(stream, map, rank);
+    const Ints& bounds = stream.doc_bounds;
     Ints flat;
     for (std::size_t i = 0; i + 1 < bounds.size(); ++i) {
+      const std::int64_t len = bounds[i + 1] - bounds[i];
+      const sim::LayoutMap one(map.layout(), cp, len, MapParams{.table = {0, len}});
       for (std::int64_t r = 0; r < cp; ++r) {
-        for (std::int64_t g :
-             SimImplementation::thd_local_index({0, bounds[i + 1] - bounds[i]}, cp, r))
-          flat.push_back(bounds[i] + g);
+        for (std::int64_t g : one.local_index(r)) flat.push_back(bounds[i] + g);
       }
     }
     const std::int64_t piece = bounds.back() / cp;
@@ -31,7 +35,7 @@ class ThdDocumentMajor : public SimImplementation {
 
 class ThdUnpaddedCuSeqlens : public SimImplementation {
  protected:
-  Ints thd_local_cu_seqlens(const Ints&, const Ints& cu_real, std::int64_t cp) const override {
+  Ints local_cu_seqlens(const Ints&, const Ints& cu_real, std::int64_t cp) const override {
     Ints local;
     for (std::int64_t bound : cu_real) local.push_back(bound / cp);
     return local;
@@ -40,15 +44,18 @@ class ThdUnpaddedCuSeqlens : public SimImplementation {
 
 class ThdLengthRoundedDown : public SimImplementation {
  protected:
-  std::int64_t thd_document_slots(std::int64_t n, std::int64_t cp) const override {
-    return n / (2 * cp) * (2 * cp);
+  std::int64_t document_slots(std::int64_t n, std::int64_t unit) const override {
+    return n / unit * unit;
   }
 };
 
 class TailChunkTwoCMinusR : public SimImplementation {
  protected:
-  Ints head_tail_local_index(std::int64_t cp, std::int64_t len, std::int64_t rank) const override {
-    const std::int64_t c = len / (2 * cp);
+  Ints local_index(const sim::RowStream& stream, const sim::LayoutMap& map,
+                   std::int64_t rank) const override {
+    const std::int64_t cp = map.cp();
+    if (cp == 1) return SimImplementation::local_index(stream, map, rank);
+    const std::int64_t c = map.padded_len() / (2 * cp);
     Ints index;
     for (std::int64_t k = 0; k < 2 * c; ++k)
       index.push_back((k < c ? rank : (2 * cp - rank) % (2 * cp)) * c + k % c);
@@ -67,8 +74,8 @@ class PositionsAfterPartition : public SimImplementation {
 
 class MagiTiesLowerFirst : public SimImplementation {
  protected:
-  bool magi_chunk_precedes(std::int64_t area_a, std::int64_t a, std::int64_t area_b,
-                           std::int64_t b) const override {
+  bool balance_precedes(std::int64_t area_a, std::int64_t a, std::int64_t area_b,
+                        std::int64_t b) const override {
     return area_a != area_b ? area_a > area_b : a < b;
   }
 };

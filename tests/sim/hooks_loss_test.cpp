@@ -60,13 +60,13 @@ class ShiftAcrossDocuments : public SimImplementation {
 };
 
 // head-tail: rank C-1's early chunk ends where its own tail chunk begins; this takes that target
-// from its next-rank neighbour (rank 0's first token) instead.
+// from its next-rank neighbour (rank 0's first token) instead. (Run on head-tail only.)
 class WrongNeighbourForLastRank : public SimImplementation {
  protected:
-  index_math::Slot target_owner(const sim::RowMap& map, std::int64_t slot) const override {
+  index_math::Slot target_owner(const sim::LayoutMap& map, std::int64_t slot) const override {
     const index_math::Slot right = SimImplementation::target_owner(map, slot);
     const std::int64_t c = map.padded_len() / (2 * map.cp());
-    if (map.layout() == "head-tail" && map.cp() > 1 && slot == map.cp() * c)
+    if (map.cp() > 1 && slot == map.cp() * c)
       return {0, right.offset - c};
     return right;
   }

@@ -41,7 +41,7 @@ inline std::string check_loss_against_reference(const LayoutSpec& spec, const Ba
   const LossInputs in = loss_inputs(batch, vocab);
   const std::int64_t per = plan.rows_per_microbatch();
   std::vector<reference::LossReference> expected;
-  for (std::int64_t m = 0; m < spec.num_chunks; ++m) {
+  for (std::int64_t m = 0; m < spec.microbatches; ++m) {
     expected.push_back(reference::shifted_loss_caller(
         reference::microbatch_plan(plan, m), rows_slice(in.logits, m * per, (m + 1) * per),
         rows_slice(in.labels, m * per, (m + 1) * per),

@@ -14,7 +14,7 @@ TEST_P(LossTest, rank_losses_and_gradients_equal_the_reference) {
   int checked = 0;
   for (const BatchCase& c : batch_cases()) {
     SCOPED_TRACE(c.name);
-    const LayoutSpec spec = spec_for(layout, cp, c.num_chunks);
+    const LayoutSpec spec = spec_for(layout, cp, c.microbatches);
     if (!error_of([&] { reference::plan(spec, c.batch); }).empty()) continue;
     EXPECT_EQ(check_loss_against_reference(spec, c.batch), "");
     ++checked;

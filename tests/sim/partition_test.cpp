@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "sim/row_map.hpp"
+#include "sim/layout_map.hpp"
 #include "support.hpp"
 
 namespace cplab::simtest {
@@ -45,7 +45,7 @@ TEST_P(PartitionTest, rank_partition_equals_reference_plan) {
   const auto& [layout, cp] = GetParam();
   for (const BatchCase& c : batch_cases()) {
     SCOPED_TRACE(c.name);
-    const LayoutSpec spec = spec_for(layout, cp, c.num_chunks);
+    const LayoutSpec spec = spec_for(layout, cp, c.microbatches);
     ShardPlan plan;
     const std::string reference_error = error_of([&] { plan = reference::plan(spec, c.batch); });
     std::vector<sim::MicrobatchRows> micro;
@@ -57,8 +57,8 @@ TEST_P(PartitionTest, rank_partition_equals_reference_plan) {
     ASSERT_EQ(reference_error.empty(), sim_error.empty())
         << "reference: " << reference_error << "\nsim: " << sim_error;
     if (!reference_error.empty()) continue;
-    ASSERT_EQ(static_cast<std::int64_t>(micro.size()), spec.num_chunks);
-    for (std::int64_t m = 0; m < spec.num_chunks; ++m) {
+    ASSERT_EQ(static_cast<std::int64_t>(micro.size()), spec.microbatches);
+    for (std::int64_t m = 0; m < spec.microbatches; ++m) {
       for (std::int64_t r = 0; r < cp; ++r) {
         expect_layout_matches(plan, sim::partition_rank(spec, r, micro[m]), m, r);
       }
@@ -70,7 +70,7 @@ TEST_P(PartitionTest, closed_form_owner_inverts_global_index) {
   const auto& [layout, cp] = GetParam();
   for (const BatchCase& c : batch_cases()) {
     SCOPED_TRACE(c.name);
-    const LayoutSpec spec = spec_for(layout, cp, c.num_chunks);
+    const LayoutSpec spec = spec_for(layout, cp, c.microbatches);
     std::vector<sim::MicrobatchRows> micro;
     if (!error_of([&] {
            micro = sim::microbatch_rows(spec, c.batch);
@@ -78,9 +78,9 @@ TEST_P(PartitionTest, closed_form_owner_inverts_global_index) {
          }).empty())
       continue;
     const ShardPlan plan = reference::plan(spec, c.batch);
-    for (std::int64_t m = 0; m < spec.num_chunks; ++m) {
+    for (std::int64_t m = 0; m < spec.microbatches; ++m) {
       const ShardLayout mine = sim::partition_rank(spec, 0, micro[m]);
-      const sim::RowMap map = sim::RowMap::of(mine, 0);
+      const sim::LayoutMap map = sim::LayoutMap::of(mine, 0);
       const RowPlan& row = plan.rows[static_cast<std::size_t>(m * plan.rows_per_microbatch())];
       std::vector<int> seen(static_cast<std::size_t>(map.padded_len()), 0);
       for (std::int64_t r = 0; r < cp; ++r) {
@@ -106,14 +106,14 @@ TEST(MagiPartition, closed_form_areas_and_heap_assignment_equal_the_counted_ones
     if (cp == 1) continue;  // magi at C = 1 is the identity: no chunks
     for (const BatchCase& c : batch_cases()) {
       SCOPED_TRACE(::testing::Message() << c.name << " cp " << cp);
-      const LayoutSpec spec = spec_for("magi", cp, c.num_chunks);
+      const LayoutSpec spec = spec_for("magi", cp, c.microbatches);
       const ShardPlan plan = reference::plan(spec, c.batch);
       const auto micro = sim::microbatch_rows(spec, c.batch);
-      for (std::int64_t m = 0; m < spec.num_chunks; ++m) {
+      for (std::int64_t m = 0; m < spec.microbatches; ++m) {
         const sim::RowStream stream = sim::row_stream(spec, micro[m]);
         const RowPlan& row = plan.rows[static_cast<std::size_t>(m * plan.rows_per_microbatch())];
-        EXPECT_EQ(stream.magi_areas, row.magi_areas);
-        EXPECT_EQ(stream.magi_chunks, row.magi_chunks);
+        EXPECT_EQ(stream.map_costs, row.map_costs);
+        EXPECT_EQ(stream.map, row.map);
       }
     }
   }
@@ -121,16 +121,19 @@ TEST(MagiPartition, closed_form_areas_and_heap_assignment_equal_the_counted_ones
 
 // SPEC §9 examples 5 and 6, worked by hand.
 TEST(MagiAssignment, spec_example_one_causal_document) {
-  sim::RowStream stream;
-  stream.layout = "magi";
-  stream.cp = 4;
-  stream.caller_len = 32;
-  stream.padded_len = 32;
-  stream.chunk_size = 4;
-  const Ints areas = sim::magi_chunk_areas(stream);
+  sim::MicrobatchRows rows;
+  rows.rows = 1;
+  rows.caller_len = 32;
+  LayoutSpec spec = spec_for("magi", 4);
+  spec.chunk_size = 4;
+  const sim::RowStream stream = sim::row_stream(spec, rows);
+  const Ints& areas = stream.map_costs;
+  ASSERT_EQ(areas.size(), 8U);
   for (std::int64_t j = 0; j < 8; ++j) EXPECT_EQ(areas[j], 16 * j + 10) << "chunk " << j;
   const std::vector<Ints> expected = {{0, 7}, {1, 6}, {2, 5}, {3, 4}};
-  EXPECT_EQ(sim::magi_assign(areas, 4), expected);
+  EXPECT_EQ(sim::greedy_assign(areas, 4), expected);
+  EXPECT_EQ(stream.map.table, (Ints{0, 7, 1, 6, 2, 5, 3, 4}));  // rank-major
+  EXPECT_EQ(stream.map.unit, 4);
 }
 
 TEST(MagiAssignment, spec_example_two_documents) {
@@ -142,9 +145,8 @@ TEST(MagiAssignment, spec_example_two_documents) {
   LayoutSpec spec = spec_for("magi", 4);
   spec.chunk_size = 4;
   const sim::RowStream s4 = sim::row_stream(spec, rows);
-  EXPECT_EQ(s4.magi_areas, (Ints{10, 26, 10, 26, 42, 58, 74, 90}));
-  const std::vector<Ints> expected = {{0, 7}, {2, 6}, {1, 5}, {3, 4}};
-  EXPECT_EQ(s4.magi_chunks, expected);
+  EXPECT_EQ(s4.map_costs, (Ints{10, 26, 10, 26, 42, 58, 74, 90}));
+  EXPECT_EQ(s4.map.table, (Ints{0, 7, 2, 6, 1, 5, 3, 4}));
 }
 
 }  // namespace

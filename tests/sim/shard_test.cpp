@@ -15,7 +15,7 @@ class ShardTest : public ::testing::TestWithParam<LayoutCp> {};
 
 // Each rank's local batch, per microbatch, as the sim sharded it.
 std::vector<std::vector<Batch>> sim_shards(const LayoutSpec& spec, const Batch& batch) {
-  std::vector<std::vector<Batch>> out(static_cast<std::size_t>(spec.num_chunks),
+  std::vector<std::vector<Batch>> out(static_cast<std::size_t>(spec.microbatches),
                                       std::vector<Batch>(static_cast<std::size_t>(spec.cp)));
   on_every_rank(spec, batch, [&](sim::RankContext& ctx, std::vector<RankShard>& shards) {
     for (std::size_t m = 0; m < shards.size(); ++m) out[m][ctx.rank] = shards[m].local;

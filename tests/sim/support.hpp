@@ -102,7 +102,7 @@ inline Batch packed_shared_positions_batch() {
 struct BatchCase {
   std::string name;
   Batch batch;
-  std::int64_t num_chunks = 1;
+  std::int64_t microbatches = 1;
 };
 
 // The batch shapes every layout is tried on: lengths that do not divide, several rows and
@@ -123,12 +123,12 @@ inline std::vector<BatchCase> batch_cases() {
 }
 
 inline LayoutSpec spec_for(const std::string& layout, std::int64_t cp,
-                           std::int64_t num_chunks = 1) {
+                           std::int64_t microbatches = 1) {
   LayoutSpec spec;
   spec.layout = layout;
   spec.cp = cp;
   spec.chunk_size = 3;
-  spec.num_chunks = num_chunks;
+  spec.microbatches = microbatches;
   return spec;
 }
 
@@ -139,7 +139,7 @@ void for_each_plannable_case(const LayoutCp& param, const F& body) {
   const auto& [layout, cp] = param;
   for (const BatchCase& c : batch_cases()) {
     SCOPED_TRACE(c.name);
-    const LayoutSpec spec = spec_for(layout, cp, c.num_chunks);
+    const LayoutSpec spec = spec_for(layout, cp, c.microbatches);
     ShardPlan plan;
     if (!error_of([&] { plan = reference::plan(spec, c.batch); }).empty()) continue;
     body(spec, c.batch, plan);

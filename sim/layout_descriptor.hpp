@@ -1,0 +1,60 @@
+#pragma once
+// A layout as data: everything the code below the registries (the twin, the GPU path, the
+// properties, the reports, the CLI) needs to know of one layout, so that none of it asks "which
+// layout is this?". One descriptor per layout file in sim/layouts/, one registry line each
+// (sim/layouts/registry.cpp). The reference keeps its own, independent construction of every
+// layout (reference/layouts/); the two are tied by name only.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "reference/types/layout_spec.hpp"
+#include "reference/types/map_params.hpp"
+
+namespace cplab::sim {
+
+struct RowStream;
+class PartitionRules;
+
+// What a layout's map is computed from.
+enum class MapSource : std::uint8_t {
+  shape,       // C and L alone
+  documents,   // the row's documents (the stream's document bounds are its table)
+  assignment,  // an assignment computed from the row's contents (costs balanced greedily)
+};
+
+struct LayoutDescriptor {
+  const char* name = nullptr;
+  int form = 0;  // its closed-form map type: index_math::form_of<Map>() (closed_forms.hpp)
+  MapSource source = MapSource::shape;
+  // Rows it takes, and whether it exists only with CP off.
+  bool cp_off = false;
+  bool bshd_rows = true;
+  bool packed_rows = true;
+  // Padding (C > 1). A row whose documents stay at their caller offsets is padded at its end to a
+  // multiple of pad_unit(spec). document_unit (packed rows; nullptr: none) re-lays every document
+  // at ceil_to(its length, document_unit(spec)) slots, its padding at its end, and the row to at
+  // least ceil_to(S, pad_unit(spec)) with what is left over on the last document.
+  std::int64_t (*pad_unit)(const LayoutSpec&) = nullptr;
+  std::int64_t (*document_unit)(const LayoutSpec&) = nullptr;
+  // Positions are indices of the padded stream, pads included, not offsets in each document.
+  bool stream_positions = false;
+  // What ranks hold besides tokens: whole local documents with local cu_seqlens = bounds / C.
+  bool local_documents = false;
+  // The layout's own options (beyond C), checked before anything is built; nullptr: none.
+  void (*check_spec)(const LayoutSpec&) = nullptr;
+  // Fills stream.map (and stream.map_costs) for a data-dependent map (C > 1); nullptr: shape only.
+  void (*derive_map)(RowStream& stream, const LayoutSpec& spec,
+                     const PartitionRules& rules) = nullptr;
+  // Validates recorded parameters (a wrong one is an error, never a wild index) and returns the
+  // array derived from them that the map needs too (may be empty); nullptr: nothing to check.
+  std::vector<std::int64_t> (*prepare)(std::int64_t cp, std::int64_t padded_len,
+                                       const MapParams& params) = nullptr;
+};
+
+// Every registered layout, in name order; each was checked as it registered.
+const std::vector<LayoutDescriptor>& layout_descriptors();
+const LayoutDescriptor& layout_descriptor(const std::string& name);  // throws listing the names
+std::vector<std::string> layout_descriptor_names();
+
+}  // namespace cplab::sim

@@ -1,0 +1,22 @@
+// head-tail (torch context_parallel round-robin, Megatron zigzag, SPEC §3): D = 2C, rank r holds
+// chunk r then chunk 2C-1-r; packed rows are one stream, their documents at their caller offsets.
+#include "reference/types/error.hpp"
+#include "sim/layouts/closed_forms.hpp"
+#include "sim/partition.hpp"
+
+namespace cplab::sim {
+
+extern const LayoutDescriptor head_tail_descriptor;
+const LayoutDescriptor head_tail_descriptor{
+    .name = "head-tail",
+    .form = index_math::form_of<index_math::HeadTailMap>(),
+    .pad_unit = [](const LayoutSpec& spec) { return 2 * spec.cp; },
+    .prepare =
+        [](std::int64_t cp, std::int64_t padded_len, const MapParams&) {
+          CPLAB_CHECK(padded_len % (2 * cp) == 0,
+                      "head-tail row map: L={} is not a multiple of 2C={}", padded_len, 2 * cp);
+          return std::vector<std::int64_t>{};
+        },
+};
+
+}  // namespace cplab::sim

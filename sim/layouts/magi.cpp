@@ -1,0 +1,88 @@
+// magi (MagiAttention dispatch, SPEC §3): the stream padded at its end to a multiple of K·C and cut
+// into chunks of K slots, assigned greedily by attention area, n/C per rank; positions are stream
+// indices. The areas come in closed form: within one document the real query at offset t sees t+1
+// real keys, so a chunk's share of a document is a difference of triangular numbers (the reference
+// counts the pairs one by one instead). The map: table = the rank-major assignment, unit = K.
+#include <algorithm>
+
+#include "reference/types/error.hpp"
+#include "sim/layouts/closed_forms.hpp"
+#include "sim/partition.hpp"
+
+namespace cplab::sim {
+namespace {
+
+// 1 + 2 + ... + x: the keys seen by the first x real queries of a document.
+constexpr std::int64_t triangle(std::int64_t x) { return x * (x + 1) / 2; }
+
+// Adds to every chunk overlapping [start, start + real) the keys its queries see in this document.
+void add_document(std::vector<std::int64_t>& areas, std::int64_t chunk_size, std::int64_t start,
+                  std::int64_t real) {
+  if (real <= 0) return;
+  const std::int64_t end = start + real;
+  for (std::int64_t j = start / chunk_size; j * chunk_size < end; ++j) {
+    const std::int64_t from = std::max(j * chunk_size, start) - start;
+    const std::int64_t to = std::min((j + 1) * chunk_size, end) - start;
+    areas[j] += triangle(to) - triangle(from);
+  }
+}
+
+void derive_assignment(RowStream& stream, const LayoutSpec& spec, const PartitionRules& rules) {
+  const std::int64_t k = spec.chunk_size;
+  CPLAB_CHECK(k >= 1 && stream.padded_len % k == 0,
+              "magi: L={} is not a multiple of the chunk size K={}", stream.padded_len, k);
+  std::vector<std::int64_t> areas(static_cast<std::size_t>(stream.padded_len / k), 0);
+  if (!stream.packed) {
+    add_document(areas, k, 0, stream.caller_len);  // a BSHD row is one causal document
+  } else {
+    for (std::size_t i = 0; i < stream.doc_real.size(); ++i)
+      add_document(areas, k, stream.doc_bounds[i], stream.doc_real[i]);
+  }
+  stream.map.unit = k;
+  stream.map.table.clear();
+  for (const auto& chunks : greedy_assign(areas, stream.cp, rules))
+    stream.map.table.insert(stream.map.table.end(), chunks.begin(), chunks.end());
+  stream.map_costs = std::move(areas);
+}
+
+// Checks the recorded assignment and returns its inverse, chunk_slot.
+std::vector<std::int64_t> invert_assignment(std::int64_t cp, std::int64_t padded_len,
+                                            const MapParams& params) {
+  const std::int64_t k = params.unit;
+  CPLAB_CHECK(k >= 1 && padded_len % (k * cp) == 0,
+              "magi row map: L={} is not a multiple of K·C={}·{}", padded_len, k, cp);
+  const std::int64_t chunks = padded_len / k;
+  CPLAB_CHECK(static_cast<std::int64_t>(params.table.size()) == chunks,
+              "magi row map: {} assigned chunks for L/K={} chunks", params.table.size(), chunks);
+  std::vector<std::int64_t> slot(static_cast<std::size_t>(chunks), -1);
+  for (std::int64_t s = 0; s < chunks; ++s) {
+    const std::int64_t chunk = params.table[static_cast<std::size_t>(s)];
+    CPLAB_CHECK(chunk >= 0 && chunk < chunks,
+                "magi row map: rank {} is assigned chunk {}, outside [0, {})", s / (chunks / cp),
+                chunk, chunks);
+    CPLAB_CHECK(slot[chunk] < 0, "magi row map: chunk {} is assigned twice (ranks {} and {})",
+                chunk, slot[chunk] / (chunks / cp), s / (chunks / cp));
+    slot[chunk] = s;
+  }
+  return slot;
+}
+
+}  // namespace
+
+extern const LayoutDescriptor magi_descriptor;
+const LayoutDescriptor magi_descriptor{
+    .name = "magi",
+    .form = index_math::form_of<index_math::MagiMap>(),
+    .source = MapSource::assignment,
+    .pad_unit = [](const LayoutSpec& spec) { return spec.chunk_size * spec.cp; },
+    .stream_positions = true,
+    .check_spec =
+        [](const LayoutSpec& spec) {
+          CPLAB_CHECK(spec.chunk_size >= 1, "magi chunk size must be at least 1, got {}",
+                      spec.chunk_size);
+        },
+    .derive_map = derive_assignment,
+    .prepare = invert_assignment,
+};
+
+}  // namespace cplab::sim

@@ -1,0 +1,74 @@
+// The layout descriptors' registry: one line per layout file in this folder.
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "reference/types/error.hpp"
+#include "sim/layout_descriptor.hpp"
+#include "sim/layouts/closed_forms.hpp"
+
+namespace cplab::sim {
+
+extern const LayoutDescriptor contiguous_descriptor;
+extern const LayoutDescriptor head_tail_descriptor;
+extern const LayoutDescriptor identity_descriptor;
+extern const LayoutDescriptor magi_descriptor;
+extern const LayoutDescriptor stripe_descriptor;
+extern const LayoutDescriptor thd_descriptor;
+
+namespace {
+
+// Checks each descriptor as it registers, so an incomplete one fails at once, by name.
+std::vector<LayoutDescriptor> registered(std::vector<LayoutDescriptor> entries) {
+  std::sort(entries.begin(), entries.end(),
+            [](const auto& a, const auto& b) { return std::strcmp(a.name, b.name) < 0; });
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const LayoutDescriptor& d = entries[i];
+    CPLAB_CHECK(d.name != nullptr && d.name[0] != '\0', "layout descriptor {} has no name", i);
+    CPLAB_CHECK(i == 0 || std::strcmp(entries[i - 1].name, d.name) != 0,
+                "layout '{}' registered twice", d.name);
+    CPLAB_CHECK(d.form >= 0 && d.form < index_math::form_count(),
+                "layout '{}' names closed form {}, not one of the {} registered", d.name, d.form,
+                index_math::form_count());
+    CPLAB_CHECK(d.pad_unit != nullptr, "layout '{}' registers no pad unit", d.name);
+    CPLAB_CHECK(d.bshd_rows || d.packed_rows, "layout '{}' takes neither BSHD nor packed rows",
+                d.name);
+    CPLAB_CHECK(!d.local_documents || !d.bshd_rows,
+                "layout '{}' keeps local documents, which BSHD rows do not have", d.name);
+    CPLAB_CHECK((d.source == MapSource::shape) == (d.derive_map == nullptr),
+                "layout '{}': a data-dependent map needs derive_map, a shape-only one none",
+                d.name);
+  }
+  return entries;
+}
+
+}  // namespace
+
+const std::vector<LayoutDescriptor>& layout_descriptors() {
+  static const std::vector<LayoutDescriptor> all = registered({
+      contiguous_descriptor,
+      head_tail_descriptor,
+      identity_descriptor,
+      magi_descriptor,
+      stripe_descriptor,
+      thd_descriptor,
+  });
+  return all;
+}
+
+std::vector<std::string> layout_descriptor_names() {
+  std::vector<std::string> names;
+  for (const LayoutDescriptor& d : layout_descriptors()) names.emplace_back(d.name);
+  return names;
+}
+
+const LayoutDescriptor& layout_descriptor(const std::string& name) {
+  for (const LayoutDescriptor& d : layout_descriptors()) {
+    if (name == d.name) return d;
+  }
+  CPLAB_FAIL("unknown layout '{}'; known layouts: {}", name,
+             fmt::join(layout_descriptor_names(), ", "));
+}
+
+}  // namespace cplab::sim

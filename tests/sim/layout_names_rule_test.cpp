@@ -1,0 +1,152 @@
+// DESIGN.md, layouts as data: outside a layout's own files nothing compares a layout's name or
+// switches on a layout kind; code reads the layout's descriptor instead. Greps every source file
+// of sim/, gpu/, properties/, reports/, cli/, bench/ and tests/ for the names every registry holds.
+// A layout's own files are those under a layouts/ folder named after it (thd.cpp, thd_map.hpp).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "reference/plan.hpp"
+#include "sim/layout_descriptor.hpp"
+
+namespace cplab::simtest {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Every layout name any registry knows, so a new layout is covered the moment it registers.
+std::vector<std::string> layout_names() {
+  std::set<std::string> names;
+  for (const std::string& name : reference::layout_names()) names.insert(name);
+  for (const std::string& name : sim::layout_descriptor_names()) names.insert(name);
+  return {names.begin(), names.end()};
+}
+
+std::string identifier_of(std::string name) {
+  std::replace(name.begin(), name.end(), '-', '_');
+  return name;
+}
+
+// The layout whose own file this is ("" for none): a file in a layouts/ folder named NAME.*,
+// NAME_map.* or NAME_test.*.
+std::string own_layout(const fs::path& file, const std::vector<std::string>& names) {
+  if (file.parent_path().filename() != "layouts") return {};
+  std::string stem = file.stem().string();
+  for (const char* suffix : {"_map", "_test"}) {
+    const std::string s = suffix;
+    if (stem.size() > s.size() && stem.compare(stem.size() - s.size(), s.size(), s) == 0)
+      stem.resize(stem.size() - s.size());
+  }
+  for (const std::string& name : names) {
+    if (identifier_of(name) == stem) return name;
+  }
+  return {};
+}
+
+struct Patterns {
+  std::vector<std::pair<std::string, std::regex>> per_name;  // (layout, pattern)
+  std::regex layout_compared{R"(\.layout(\(\))?\s*(==|!=)|(==|!=)\s*\w+\.layout\b(?!s))"};
+  std::regex enum_start{R"(\benum\b(\s+(class|struct))?\s+\w+)"};
+};
+
+Patterns patterns_for(const std::vector<std::string>& names) {
+  Patterns p;
+  for (const std::string& name : names) {
+    const std::string quoted =
+        "\"" + std::regex_replace(name, std::regex(R"([-])"), R"(\-)") + "\"";
+    const std::string id = identifier_of(name);
+    // A name literal next to == / != (either side, std::string(...) or not), strcmp'd, or a kind
+    // enumerator of that name used as a value (case MapKind::thd, Kind::head_tail).
+    p.per_name.emplace_back(name, std::regex("(==|!=)\\s*(std::string(_view)?\\()?" + quoted + "|" +
+                                             quoted + "\\)?\\s*(==|!=)|strcmp\\([^;]*" + quoted +
+                                             "|\\b\\w+::" + id + "\\b(?!_)"));
+  }
+  return p;
+}
+
+// "file:line: text" for every comparison of a layout name or switch on a layout kind under
+// `folder`, outside the layouts' own files.
+std::vector<std::string> violations(const fs::path& folder, const std::vector<std::string>& names,
+                                    int& files_scanned) {
+  const Patterns p = patterns_for(names);
+  std::vector<std::string> found;
+  if (!fs::exists(folder)) return found;
+  for (const auto& entry : fs::recursive_directory_iterator(folder)) {
+    const std::string ext = entry.path().extension().string();
+    if (!entry.is_regular_file() ||
+        (ext != ".hpp" && ext != ".cpp" && ext != ".cu" && ext != ".cuh" && ext != ".h"))
+      continue;
+    if (entry.path().filename() == "layout_names_rule_test.cpp") continue;  // quotes the patterns
+    ++files_scanned;
+    const std::string own = own_layout(entry.path(), names);
+    std::ifstream in(entry.path());
+    std::string line;
+    bool in_enum = false;
+    for (int number = 1; std::getline(in, line); ++number) {
+      const std::string code = line.substr(0, line.find("//"));
+      const std::string at = entry.path().string() + ":" + std::to_string(number) + ": " + line;
+      bool bad = own.empty() && std::regex_search(code, p.layout_compared);
+      if (std::regex_search(code, p.enum_start)) in_enum = true;
+      for (const auto& [name, pattern] : p.per_name) {
+        if (name == own) continue;
+        const bool enumerator =
+            in_enum && std::regex_search(code, std::regex("\\b" + identifier_of(name) + "\\b"));
+        bad = bad || enumerator || std::regex_search(code, pattern);
+      }
+      if (bad) found.push_back(at);  // one report per line
+      if (in_enum && code.find('}') != std::string::npos) in_enum = false;
+    }
+  }
+  return found;
+}
+
+TEST(LayoutNamesRule, nothing_outside_a_layouts_files_compares_its_name_or_switches_on_it) {
+  const fs::path root = CPLAB_SOURCE_DIR;
+  const std::vector<std::string> names = layout_names();
+  ASSERT_GE(names.size(), 5u);
+  int scanned = 0;
+  std::vector<std::string> found;
+  for (const char* folder : {"sim", "gpu", "properties", "reports", "cli", "bench", "tests"}) {
+    const auto here = violations(root / folder, names, scanned);
+    found.insert(found.end(), here.begin(), here.end());
+  }
+  EXPECT_GE(scanned, 100) << "the scan found too few sources under " << root;
+  EXPECT_TRUE(found.empty()) << found.size() << " violations:\n" << ::testing::PrintToString(found);
+}
+
+TEST(LayoutNamesRule, the_patterns_catch_comparisons_and_switches_but_not_a_layouts_own_file) {
+  const fs::path folder =
+      fs::temp_directory_path() / ("cplab_layout_rule_probe_" + std::to_string(::getpid()));
+  fs::create_directories(folder / "layouts");
+  std::ofstream(folder / "probe.cpp") << "if (spec.layout == \"thd\") return;\n"         // 1
+                                      << "const bool b = \"magi\" != name;\n"            // 2
+                                      << "switch (kind) { case MapKind::head_tail: }\n"  // 3
+                                      << "enum class Kind { contiguous, other };\n"      // 4
+                                      << "if (stream.layout != wanted) return;\n"        // 5
+                                      << "spec.layout = \"thd\";  // choosing is fine\n"
+                                      << "// a comment may say spec.layout == \"thd\"\n";
+  std::ofstream(folder / "layouts" / "thd.cpp") << "if (name == \"thd\") return;\n";
+  std::ofstream(folder / "layouts" / "magi.cpp") << "if (name == \"thd\") return;\n";  // 6
+  int scanned = 0;
+  const auto found = violations(folder, layout_names(), scanned);
+  fs::remove_all(folder);
+  EXPECT_EQ(scanned, 3);
+  ASSERT_EQ(found.size(), 6u) << ::testing::PrintToString(found);
+  for (const char* where : {"probe.cpp:1:", "probe.cpp:2:", "probe.cpp:3:", "probe.cpp:4:",
+                            "probe.cpp:5:", "magi.cpp:1:"}) {
+    EXPECT_TRUE(
+        std::any_of(found.begin(), found.end(),
+                    [&](const std::string& f) { return f.find(where) != std::string::npos; }))
+        << where << " not reported: " << ::testing::PrintToString(found);
+  }
+}
+
+}  // namespace
+}  // namespace cplab::simtest

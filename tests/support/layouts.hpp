@@ -1,0 +1,36 @@
+#pragma once
+// The layouts every suite iterates: the registered descriptors (sim/layouts/), never a list
+// written out in a test, so a new layout cannot silently skip a suite.
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sim/layout_descriptor.hpp"
+
+namespace cplab::testsupport {
+
+// (layout, C) for every registered layout and every C of cps it takes (a CP-off layout: C = 1).
+inline std::vector<std::pair<std::string, std::int64_t>> layouts_at(
+    const std::vector<std::int64_t>& cps) {
+  std::vector<std::pair<std::string, std::int64_t>> out;
+  for (const sim::LayoutDescriptor& layout : sim::layout_descriptors()) {
+    for (std::int64_t cp : cps) {
+      if (cp == 1 || !layout.cp_off) out.emplace_back(layout.name, cp);
+    }
+  }
+  return out;
+}
+
+// Whether a layout takes BSHD rows (packed = false) or packed rows (packed = true).
+inline bool takes_rows(const std::string& layout, bool packed) {
+  const sim::LayoutDescriptor& d = sim::layout_descriptor(layout);
+  return packed ? d.packed_rows : d.bshd_rows;
+}
+
+// Whether a layout re-lays documents at C (so the caller's own document padding is not kept).
+inline bool relays_documents(const std::string& layout, std::int64_t cp) {
+  return cp > 1 && sim::layout_descriptor(layout).document_unit != nullptr;
+}
+
+}  // namespace cplab::testsupport
