@@ -53,7 +53,7 @@ std::vector<std::string> cited_sections(const std::string& line) {
 }
 
 bool scanned_file(const fs::path& path) {
-  static const std::set<std::string> extensions{".hpp", ".cpp", ".cu", ".cuh", ".h",
+  static const std::set<std::string> extensions{".hpp", ".cpp", ".cu",    ".cuh", ".h",
                                                 ".md",  ".txt", ".cmake", ".json"};
   return extensions.count(path.extension().string()) != 0;
 }
