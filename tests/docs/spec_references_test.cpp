@@ -53,8 +53,8 @@ std::vector<std::string> cited_sections(const std::string& line) {
 }
 
 bool scanned_file(const fs::path& path) {
-  static const std::set<std::string> extensions{".hpp", ".cpp", ".cu",    ".cuh", ".h",
-                                                ".md",  ".txt", ".cmake", ".json"};
+  static const std::set<std::string> extensions{".hpp", ".cpp", ".cu",    ".cuh",  ".h",
+                                                ".md",  ".txt", ".cmake", ".json", ".py"};
   return extensions.count(path.extension().string()) != 0;
 }
 
