@@ -124,6 +124,7 @@ def main():
     packed = stripe(8, 2)
     positions = [0, 1, 2, 3, 4, 0, 1, 2]
     expect("9.9", [[positions[g] for g in r] for r in packed], [[0, 2, 4, 1], [1, 3, 0, 2]])
+    expect("9.9", doc_causal_work([5, 3], packed), [11, 10])
 
     p = per_doc_head_tail([8, 4], 2)
     expect("9.10", p, [[0, 1, 6, 7, 8, 11], [2, 3, 4, 5, 9, 10]])
