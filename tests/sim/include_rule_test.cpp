@@ -1,5 +1,5 @@
-// DESIGN.md: implementations under test (sim/, gpu/) include only the reference's vocabulary types
-// (reference/types/*.hpp), never its algorithms. Greps every source file of those folders.
+// docs/design.md: implementations under test (sim/, gpu/) include only the reference's vocabulary
+// types (reference/types/*.hpp), never its algorithms. Greps every source file of those folders.
 #include <gtest/gtest.h>
 #include <unistd.h>
 

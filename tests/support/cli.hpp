@@ -1,6 +1,8 @@
 #pragma once
 // Running the built cplab executable from a test, and scratch folders for what it writes. The
-// including target defines CPLAB_BINARY (the executable's path).
+// including target defines CPLAB_BINARY: the executable's path, absolute, or relative to the folder
+// of the running test executable (cplab_test_runs_cplab in tests/CMakeLists.txt), which keeps the
+// compile line the same in every build folder so that ccache reuses the object across clones.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -27,6 +29,18 @@ inline int line_count(const std::string& text) {
   return lines;
 }
 
+#ifdef CPLAB_BINARY
+inline std::string cplab_binary() {
+  std::filesystem::path path = CPLAB_BINARY;
+  if (path.is_relative()) {
+    std::error_code error;
+    const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
+    if (!error) path = self.parent_path() / path;
+  }
+  return path.lexically_normal().string();
+}
+#endif
+
 struct CliRun {
   int status = -1;  // the exit status; -1 when it did not exit normally
   std::string out, err;
@@ -41,7 +55,12 @@ inline CliRun run_cplab(const std::string& args) {
   // ctest runs tests in parallel processes: one stderr file per process.
   const std::string err_path =
       ::testing::TempDir() + "cplab_cli." + std::to_string(::getpid()) + ".stderr";
-  const std::string command = std::string(CPLAB_BINARY) + " " + args + " 2>" + err_path;
+  const std::string binary = cplab_binary();
+  if (!std::filesystem::exists(binary)) {
+    ADD_FAILURE() << "no cplab executable at " << binary << "; cannot run: cplab " << args;
+    return {};
+  }
+  const std::string command = binary + " " + args + " 2>" + err_path;
   CliRun run;
   FILE* pipe = ::popen(command.c_str(), "r");
   if (pipe == nullptr) {
