@@ -206,8 +206,11 @@ void RendezvousCore::wait(Lock& lock, int rank, const RankActivity& activity,
     throw_if_aborted(rank, what);
     check_peers(rank, activity, what);
     if (deadlocked()) {
-      CPLAB_FAIL("{}{}: deadlock: every rank still in the group waits and none can move: {}",
-                 options_.label, what, picture_locked());
+      // The group's final state, in the same words whichever rank notices it first (a replayed
+      // case fails with the same message).
+      const ScopedRankTag any_rank(-1, 0);
+      CPLAB_FAIL("{}deadlock: every rank still in the group waits and none can move: {}",
+                 options_.label, picture_locked());
     }
     if (changed_.wait_until(lock, deadline) == std::cv_status::timeout && !ready()) {
       throw_if_aborted(rank, what);
