@@ -56,6 +56,8 @@ class DeviceSimComm final : public DeviceComm {
   std::uint64_t bytes_sent_ = 0;
 
   void* scratch(std::size_t bytes);
+  template <typename Body>
+  auto guarded(Body&& body);
 };
 
 class DeviceSimWorld {
