@@ -81,9 +81,7 @@ std::vector<RankActivity> RendezvousCore::activities_locked() const {
   return out;
 }
 
-std::string RendezvousCore::picture_locked() const {
-  return wait_for_picture(activities_locked());
-}
+std::string RendezvousCore::picture_locked() const { return wait_for_picture(activities_locked()); }
 
 std::vector<RankActivity> RendezvousCore::activities() const {
   std::lock_guard lock(mutex_);
@@ -95,8 +93,10 @@ std::string RendezvousCore::picture() const { return wait_for_picture(activities
 void RendezvousCore::await_state(
     const std::function<bool(const std::vector<RankActivity>&)>& holds) {
   Lock lock(mutex_);
-  const bool reached = changed_.wait_for(lock, options_.timeout,
-                                         [&] { return holds(activities_locked()); });
+  const bool reached = changed_.wait_for(lock, options_.timeout, [&] {
+    return first_failure_ != nullptr || holds(activities_locked());
+  });
+  throw_if_aborted(-1, "awaiting a state of the ranks");
   CPLAB_CHECK(reached, "{}the awaited state did not come within {} ms: {}", options_.label,
               options_.timeout.count(), wait_for_picture(activities_locked()));
 }
@@ -137,8 +137,8 @@ std::int64_t RendezvousCore::skip_round(int rank, const std::string& call) {
 void RendezvousCore::wait_round(Lock& lock, int rank, std::int64_t seq) {
   const Round& round = rounds_.at(seq);
   const std::function<bool()> ready = [&] { return round.arrivals == size_; };
-  wait(lock, rank,
-       {.kind = Kind::collective, .call = round.call, .seq = seq, .peer = -1, .tag = 0}, ready);
+  wait(lock, rank, {.kind = Kind::collective, .call = round.call, .seq = seq, .peer = -1, .tag = 0},
+       ready);
 }
 
 bool RendezvousCore::leave_round(std::int64_t seq) {
@@ -168,8 +168,8 @@ void RendezvousCore::check_peers(int rank, const RankActivity& activity,
   }
   const bool peer_gone = ranks_[activity.peer].activity.kind == Kind::finished;
   CPLAB_CHECK(!(activity.kind == Kind::recv && peer_gone),
-              "{}{}: rank {} returned without sending it; wait-for: {}", label, what,
-              activity.peer, picture_locked());
+              "{}{}: rank {} returned without sending it; wait-for: {}", label, what, activity.peer,
+              picture_locked());
   CPLAB_CHECK(!(activity.kind == Kind::send && peer_gone && activity.peer != rank),
               "{}{}: rank {} returned without receiving it; wait-for: {}", label, what,
               activity.peer, picture_locked());

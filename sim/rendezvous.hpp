@@ -101,7 +101,7 @@ class RendezvousCore {
   struct RankState {
     RankActivity activity;
     const std::function<bool()>* ready = nullptr;  // while it waits: whether its wait can end
-    std::int64_t entered = 0;                       // rounds entered so far
+    std::int64_t entered = 0;                      // rounds entered so far
   };
   struct Round {
     std::string call;
@@ -156,11 +156,10 @@ class Rendezvous : public RendezvousCore {
   // the order they were posted.
   void post(int from, int to, int tag, Message message) {
     guarded(from, [&](Lock&) {
-      throw_if_aborted(from, waited_call({.kind = RankActivity::Kind::send,
-                                          .call = {},
-                                          .seq = -1,
-                                          .peer = to,
-                                          .tag = tag}));
+      throw_if_aborted(
+          from,
+          waited_call(
+              {.kind = RankActivity::Kind::send, .call = {}, .seq = -1, .peer = to, .tag = tag}));
       mail_[{from, to, tag}].push_back(std::move(message));
       changed_.notify_all();
     });

@@ -39,7 +39,8 @@ std::string clause(const RankActivity& a, bool plural) {
     case Kind::computing:
       break;
   }
-  return fmt::format("{} computing{}", plural ? "are" : "is", a.call.empty() ? "" : " (" + a.call + ")");
+  return fmt::format("{} computing{}", plural ? "are" : "is",
+                     a.call.empty() ? "" : " (" + a.call + ")");
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 #pragma once
 // What each rank of a group is doing, as its comm sees it, and the one-line "wait-for picture"
 // every comm prints when ranks can no longer move:
-//   rank 2 waits in recv from rank 1 tag 7; rank 1 has finished; ranks 0 and 3 wait in all_gather #4
+//   rank 2 waits in recv from rank 1 tag 7; rank 1 has finished; ranks 0 and 3 wait in all_gather
+//   #4
 // Any comm (threads, device-sim, processes) can describe its ranks with RankActivity and print
 // the same picture.
 #include <cstdint>

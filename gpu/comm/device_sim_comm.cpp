@@ -113,10 +113,14 @@ void DeviceSimComm::all_reduce(void* buf, std::size_t count, DType dtype, Reduce
   guarded([&] {
     const ReduceElem elem = reduce_elem(dtype, "all_reduce");
     synchronize(stream());
-    const auto peers = group_->arrive(
-        rank_,
-        {.op = "all_reduce", .send = buf, .recv = buf, .count = count, .dtype = dtype, .reduce = op},
-        true);
+    const auto peers = group_->arrive(rank_,
+                                      {.op = "all_reduce",
+                                       .send = buf,
+                                       .recv = buf,
+                                       .count = count,
+                                       .dtype = dtype,
+                                       .reduce = op},
+                                      true);
     const std::size_t bytes = count * dtype_size(dtype);
     void* acc = scratch(bytes);
     copy_bytes(acc, peers[0].send, bytes, stream());
@@ -158,8 +162,8 @@ void DeviceSimComm::reduce_scatter(const void* send, void* recv, std::size_t cou
     group_->rendezvous(rank_, "reduce_scatter (completion)");
     copy_bytes(recv, scratch_.get(), bytes, stream());
     synchronize(stream());
-    bytes_sent_ +=
-        sim::wire_bytes::reduce_scatter(count, dtype_size(dtype), static_cast<std::uint64_t>(size()));
+    bytes_sent_ += sim::wire_bytes::reduce_scatter(count, dtype_size(dtype),
+                                                   static_cast<std::uint64_t>(size()));
   });
 }
 
@@ -186,7 +190,8 @@ void DeviceSimComm::all_to_all(const void* send, void* recv, std::size_t count, 
 
 void DeviceSimComm::send(const void* buf, std::size_t count, DType dtype, int peer, int tag) {
   guarded([&] {
-    CPLAB_CHECK(peer >= 0 && peer < size(), "device-sim send: peer {} outside [0, {})", peer, size());
+    CPLAB_CHECK(peer >= 0 && peer < size(), "device-sim send: peer {} outside [0, {})", peer,
+                size());
     synchronize(stream());
     const auto post = group_->post(rank_, peer, tag, buf, count, dtype);
     group_->wait_done(rank_, peer, tag, post);
@@ -196,7 +201,8 @@ void DeviceSimComm::send(const void* buf, std::size_t count, DType dtype, int pe
 
 void DeviceSimComm::recv(void* buf, std::size_t count, DType dtype, int peer, int tag) {
   guarded([&] {
-    CPLAB_CHECK(peer >= 0 && peer < size(), "device-sim recv: peer {} outside [0, {})", peer, size());
+    CPLAB_CHECK(peer >= 0 && peer < size(), "device-sim recv: peer {} outside [0, {})", peer,
+                size());
     const auto post = group_->take(peer, rank_, tag);
     if (post->count != count || post->dtype != dtype) {
       const std::string error =
@@ -234,9 +240,9 @@ void DeviceSimComm::barrier() {
   guarded([&] {
     synchronize(stream());
     group_->arrive(rank_, {.op = "barrier"}, true);
-    // arrive() reads every rank's slot after its rendezvous: without a second one, a rank leaving the
-    // barrier first could overwrite its slot with its next collective before a slower rank has read
-    // it, and that rank would fail with "called <next op> while rank 0 called barrier".
+    // arrive() reads every rank's slot after its rendezvous: without a second one, a rank leaving
+    // the barrier first could overwrite its slot with its next collective before a slower rank has
+    // read it, and that rank would fail with "called <next op> while rank 0 called barrier".
     group_->rendezvous(rank_, "barrier (completion)");
   });
 }

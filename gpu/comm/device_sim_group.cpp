@@ -23,13 +23,14 @@ bool SimGroup::aborted() const { return engine_.aborted(); }
 std::exception_ptr SimGroup::first_failure() const { return engine_.first_failure(); }
 
 void SimGroup::rendezvous(int rank, const std::string& what) {
-  engine_.join(rank, what, Arrival{.op = "",
-                                   .send = nullptr,
-                                   .recv = nullptr,
-                                   .count = 0,
-                                   .capacity = 0,
-                                   .dtype = DType::u8,
-                                   .reduce = ReduceOp::sum},
+  engine_.join(rank, what,
+               Arrival{.op = "",
+                       .send = nullptr,
+                       .recv = nullptr,
+                       .count = 0,
+                       .capacity = 0,
+                       .dtype = DType::u8,
+                       .reduce = ReduceOp::sum},
                [](std::int64_t, const std::vector<Arrival>&) {});
 }
 
@@ -79,8 +80,7 @@ void SimGroup::finish(const std::shared_ptr<Post>& p, std::string error) {
 
 void SimGroup::wait_done(int from, int to, int tag, const std::shared_ptr<Post>& p) {
   engine_.wait_for(
-      from,
-      {.kind = sim::RankActivity::Kind::send, .call = {}, .seq = -1, .peer = to, .tag = tag},
+      from, {.kind = sim::RankActivity::Kind::send, .call = {}, .seq = -1, .peer = to, .tag = tag},
       [&] { return p->done; });
   // p->error is written once, under the engine's lock, before done: done was seen under it too.
   CPLAB_CHECK(p->error.empty(), "device-sim send to rank {} (tag {}): {}", to, tag, p->error);

@@ -88,7 +88,8 @@ TEST(DeviceSimGroup, EveryRankSeesEveryArrivalAndMessagesAreHandedOver) {
 TEST(DeviceSimGroup, DisagreeingCountsAreAnErrorOnEveryRank) {
   SimGroup group(3, 0, 60s);
   std::vector<std::string> errors(3);
-  run_ranks(group, [&](int r) { errors[r] = error_of([&] { all_reduce(group, r, r == 1 ? 3 : 2); }); });
+  run_ranks(group,
+            [&](int r) { errors[r] = error_of([&] { all_reduce(group, r, r == 1 ? 3 : 2); }); });
   for (const std::string& e : errors)
     expect_contains(e, {"rank 1 passes count 3 but rank 0 passes 2"});
   EXPECT_TRUE(group.aborted());

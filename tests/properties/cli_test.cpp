@@ -109,9 +109,9 @@ TEST(MutantsCli, JsonVerdictsAndTheList) {
     EXPECT_GE(verdict.at("shrinks_tried").get<int>(), verdict.at("shrinks").get<int>());
     EXPECT_GE(verdict.at("seconds_to_failure").get<double>(), 0.0);
     EXPECT_GE(verdict.at("shrink_seconds").get<double>(), 0.0);
-    EXPECT_LE(verdict.at("seconds_to_failure").get<double>() +
-                  verdict.at("shrink_seconds").get<double>(),
-              verdict.at("seconds").get<double>() + 1e-6);
+    EXPECT_LE(
+        verdict.at("seconds_to_failure").get<double>() + verdict.at("shrink_seconds").get<double>(),
+        verdict.at("seconds").get<double>() + 1e-6);
   }
   EXPECT_EQ(doc["mutants"][0]["property"], "local_documents_match_cu_seqlens");
   const CliRun list = run_cplab("mutants --list");

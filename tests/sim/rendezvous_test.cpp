@@ -64,8 +64,8 @@ void sum_round(Engine& engine, int rank, std::size_t count, std::vector<int>* ou
 }
 
 TEST(WaitForPicture, GroupsRanksInTheSameStateInOrderOfTheirLowestRank) {
-  const auto collective = RankActivity{
-      .kind = Kind::collective, .call = "all_gather", .seq = 4, .peer = -1, .tag = 0};
+  const auto collective =
+      RankActivity{.kind = Kind::collective, .call = "all_gather", .seq = 4, .peer = -1, .tag = 0};
   const std::vector<RankActivity> ranks = {
       collective,
       {.kind = Kind::finished, .call = {}, .seq = -1, .peer = -1, .tag = 0},
@@ -133,9 +133,8 @@ TEST(Rendezvous, MissingRankThatReturnedIsNamedAtOnce) {
 TEST(Rendezvous, PartsOfTheWrongSizeFailOnEveryRank) {
   Engine engine(3, {.timeout = 60s, .label = {}});
   std::vector<std::string> errors(3);
-  run_ranks(engine, [&](int r) {
-    errors[r] = error_of([&] { sum_round(engine, r, r == 1 ? 3 : 2); });
-  });
+  run_ranks(engine,
+            [&](int r) { errors[r] = error_of([&] { sum_round(engine, r, r == 1 ? 3 : 2); }); });
   for (int r = 0; r < 3; ++r)
     expect_contains(errors[r], {"all_reduce #0: rank 1 sends 3 elements, rank 0 sends 2"});
   EXPECT_TRUE(engine.aborted());
@@ -174,16 +173,14 @@ TEST(Rendezvous, ASkippedSendIsADeadlockReportedAtOnceWithThePicture) {
     sum_round(engine, r, 1);
   });
   EXPECT_LT(Clock::now() - start, 20s);
-  expect_contains(message,
-                  {"deadlock", "ranks 0, 1 and 3 wait in all_reduce #0",
-                   "rank 2 waits in recv from rank 1 tag 7"});
+  expect_contains(message, {"deadlock", "ranks 0, 1 and 3 wait in all_reduce #0",
+                            "rank 2 waits in recv from rank 1 tag 7"});
   EXPECT_EQ(message.find("timed out"), std::string::npos) << message;
 }
 
 TEST(Rendezvous, ACycleOfReceivesIsADeadlock) {
   Engine engine(2, {.timeout = 60s, .label = {}});
-  const std::string message =
-      run_ranks(engine, [&](int r) { (void)engine.take(r, 1 - r, 3); });
+  const std::string message = run_ranks(engine, [&](int r) { (void)engine.take(r, 1 - r, 3); });
   expect_contains(message, {"deadlock", "rank 0 waits in recv from rank 1 tag 3",
                             "rank 1 waits in recv from rank 0 tag 3"});
 }
