@@ -22,6 +22,7 @@ RendezvousCore::RendezvousCore(int size, RendezvousOptions options)
 
 void RendezvousCore::returned(int rank) {
   std::lock_guard lock(mutex_);
+  if (ranks_[rank].activity.kind == Kind::failed) return;  // it stays the failed one
   ranks_[rank].activity = {.kind = Kind::finished, .call = {}, .seq = -1, .peer = -1, .tag = 0};
   changed_.notify_all();
 }

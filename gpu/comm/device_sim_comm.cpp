@@ -265,6 +265,8 @@ DeviceSimComm& DeviceSimWorld::comm(int rank) {
   return *comms_[static_cast<std::size_t>(rank)];
 }
 
+void DeviceSimWorld::leave(int rank) { group_->returned(rank); }
+
 void DeviceSimWorld::run(const std::function<void(DeviceSimComm&)>& fn) {
   std::vector<std::thread> threads;
   for (int r = 0; r < size(); ++r) {

@@ -163,6 +163,24 @@ TEST_P(DeviceSimCommErrors, a_skipped_send_is_a_deadlock_named_at_once) {
   EXPECT_EQ(message.find("timed out"), std::string::npos) << message;
 }
 
+TEST_P(DeviceSimCommErrors, a_bootstrapped_rank_whose_thread_ended_is_named_at_once) {
+  const int cp = GetParam();
+  sim::World host(cp);  // the device-sim world gets a minute's timeout: it must not wait for it
+  const std::string message = error_of([&] {
+    host.run([&](sim::RankContext& ctx) {
+      gpu::DeviceComm& comm = gpu::device_comm_for(ctx.comm, gpu::GpuCommKind::device_sim);
+      if (ctx.comm.rank() == cp - 1) return;  // its thread ends without the all-reduce
+      gpu::set_device(comm.device());
+      DeviceBuffer one = gpu::upload_vector(Ints{1}, comm.stream());
+      comm.all_reduce(one.get(), 1, DType::i64, ReduceOp::sum);
+    });
+  });
+  EXPECT_NE(message.find("device-sim all_reduce #0: rank " + std::to_string(cp - 1) +
+                         " returned without joining it"),
+            std::string::npos)
+      << message;
+}
+
 TEST_P(DeviceSimComm, bootstraps_over_a_host_comm_and_reuses_the_group) {
   const int cp = GetParam();
   sim::World host(cp);
