@@ -207,8 +207,16 @@ void RendezvousCore::wait(Lock& lock, int rank, const RankActivity& activity,
     throw_if_aborted(rank, what);
     check_peers(rank, activity, what);
     if (deadlocked()) {
-      // The group's final state, in the same words whichever rank notices it first (a replayed
-      // case fails with the same message).
+      // A wait with a known cause (a rank that left or went on without joining) says more than
+      // the picture: its own message, as that rank would have raised it, lowest rank first.
+      for (int r = 0; r < size_; ++r) {
+        const RankActivity& other = ranks_[r].activity;
+        if (r == rank || !other.waiting()) continue;
+        const ScopedRankTag as_that_rank(r, size_);
+        check_peers(r, other, waited_call(other));
+      }
+      // Else the group's final state, in the same words whichever rank notices it first (a
+      // replayed case fails with the same message).
       const ScopedRankTag any_rank(-1, 0);
       CPLAB_FAIL("{}deadlock: every rank still in the group waits and none can move: {}",
                  options_.label, picture_locked());
