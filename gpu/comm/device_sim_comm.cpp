@@ -239,11 +239,9 @@ void DeviceSimComm::send_recv(const void* send_buf, std::size_t send_count, int 
 void DeviceSimComm::barrier() {
   guarded([&] {
     synchronize(stream());
+    // One round is enough: rounds are numbered per rank, so a rank that leaves first and starts
+    // its next collective fills the next round, never this one's slots.
     group_->arrive(rank_, {.op = "barrier"}, true);
-    // arrive() reads every rank's slot after its rendezvous: without a second one, a rank leaving
-    // the barrier first could overwrite its slot with its next collective before a slower rank has
-    // read it, and that rank would fail with "called <next op> while rank 0 called barrier".
-    group_->rendezvous(rank_, "barrier (completion)");
   });
 }
 
