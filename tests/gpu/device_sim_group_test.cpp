@@ -85,6 +85,20 @@ TEST(DeviceSimGroup, EveryRankSeesEveryArrivalAndMessagesAreHandedOver) {
   EXPECT_FALSE(group.aborted());
 }
 
+TEST(DeviceSimGroup, ARankThatLeavesABarrierFirstCannotDisturbItsSlowerPeers) {
+  // Barriers of one round each, back to back with other calls: a fast rank's next arrival must
+  // land in the next round, never in the one a slower rank is still reading.
+  SimGroup group(4, 0, 60s);
+  EXPECT_EQ(run_ranks(group,
+                      [&](int r) {
+                        for (int i = 0; i < 200; ++i) {
+                          group.arrive(r, {.op = "barrier"}, true);
+                          EXPECT_EQ(group.arrive(r, reduce_of(3), true).size(), 4u);
+                        }
+                      }),
+            "");
+}
+
 TEST(DeviceSimGroup, DisagreeingCountsAreAnErrorOnEveryRank) {
   SimGroup group(3, 0, 60s);
   std::vector<std::string> errors(3);
