@@ -60,7 +60,7 @@ void RendezvousCore::throw_if_aborted(int rank, const std::string& what) const {
 void RendezvousCore::pause(int rank, std::chrono::milliseconds how_long, const std::string& doing) {
   Lock lock(mutex_);
   ranks_[rank].activity = {.kind = Kind::busy, .call = doing, .seq = -1, .peer = -1, .tag = 0};
-  changed_.notify_all();
+  if (observers_ > 0) changed_.notify_all();
   changed_.wait_for(lock, how_long, [&] { return first_failure_ != nullptr; });
   ranks_[rank].activity = computing();
 }
@@ -94,6 +94,11 @@ std::string RendezvousCore::picture() const { return wait_for_picture(activities
 void RendezvousCore::await_state(
     const std::function<bool(const std::vector<RankActivity>&)>& holds) {
   Lock lock(mutex_);
+  ++observers_;
+  struct Done {
+    int& observers;
+    ~Done() { --observers; }
+  } done{observers_};
   const bool reached = changed_.wait_for(lock, options_.timeout, [&] {
     return first_failure_ != nullptr || holds(activities_locked());
   });
@@ -192,7 +197,7 @@ void RendezvousCore::wait(Lock& lock, int rank, const RankActivity& activity,
   RankState& me = ranks_[rank];
   me.activity = activity;
   me.ready = &ready;
-  changed_.notify_all();  // for await_state: what the ranks are doing changed
+  if (observers_ > 0) changed_.notify_all();  // await_state: what the ranks do has changed
   // Whatever ends the wait (an exception included), the rank is no longer waiting.
   struct Leave {
     RankState& me;
@@ -201,9 +206,10 @@ void RendezvousCore::wait(Lock& lock, int rank, const RankActivity& activity,
       if (me.activity.waiting()) me.activity = computing();
     }
   } leave{me};
-  const std::string what = waited_call(activity);
   const auto deadline = Clock::now() + options_.timeout;
+  std::string what;  // formatted only when the wait does not end at once
   while (!ready()) {
+    if (what.empty()) what = waited_call(activity);
     throw_if_aborted(rank, what);
     check_peers(rank, activity, what);
     if (deadlocked()) {

@@ -120,6 +120,7 @@ class RendezvousCore {
   const RendezvousOptions options_;
   std::vector<RankState> ranks_;
   std::map<std::int64_t, Round> rounds_;  // std::map: references stay valid while others insert
+  int observers_ = 0;  // threads in await_state: they need to hear of every change
   std::exception_ptr first_failure_;
   int failed_rank_ = -1;
   std::string failure_message_;
