@@ -159,9 +159,13 @@ std::vector<ImplementationInfo> loss_mutants() {
       entry<LastRankTargetFromWrongNeighbour>(
           "last_rank_target_from_wrong_neighbour",
           "the last rank's early-chunk target fetched from rank (r+1) mod C instead of itself"),
-      entry<LabelSendToLowerNeighbourSkipped>(
-          "label_send_to_lower_neighbour_skipped",
-          "the label exchange never sends to rank r-1, which waits for ever (a deadlock)"),
+      [] {
+        ImplementationInfo info = entry<LabelSendToLowerNeighbourSkipped>(
+            "label_send_to_lower_neighbour_skipped",
+            "the label exchange never sends to rank r-1, which waits for ever (a deadlock)");
+        info.hangs_without_deadlock_detection = true;
+        return info;
+      }(),
       entry<ShiftCrossesDocuments>("shift_crosses_documents",
                                    "the shift crosses document boundaries in packed rows"),
       entry<ValidMaskIgnored>("valid_mask_ignored", "the valid (keep) mask is ignored by the loss"),
