@@ -1,6 +1,7 @@
 // `cplab mutants [--json]`: the property suite against every deliberately broken implementation.
 // Per mutant: killed or survived, the property (and layout) that killed it, the shrunk
-// counterexample and the cases it took. Exits 1 when any mutant survives: a hole in the checks.
+// counterexample and its time to kill (cases and seconds to the first failure, shrink steps and
+// their seconds). Exits 1 when any mutant survives: a hole in the checks.
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -34,7 +35,12 @@ nlohmann::json verdict_json(const properties::MutantVerdict& v) {
           {"replay", or_null(v.replay)},
           {"cases", v.cases},
           {"shrinks", v.shrinks},
-          {"seconds", v.seconds}};
+          {"seconds", v.seconds},
+          {"jobs", v.jobs},
+          {"job_cases", v.job_cases},
+          {"shrinks_tried", v.shrinks_tried},
+          {"seconds_to_failure", v.seconds_to_failure},
+          {"shrink_seconds", v.shrink_seconds}};
 }
 
 int run_mutants(const MutantsArgs& args) {
@@ -64,7 +70,13 @@ int run_mutants(const MutantsArgs& args) {
     fmt::print("{:<8} {:<38} {:<44} {:<10} {:>5} cases {:>6.2f} s\n",
                v.killed ? "killed" : "SURVIVED", v.mutant, v.killed ? v.property : "-",
                v.killed ? v.layout : "-", v.cases, v.seconds);
-    if (v.killed) fmt::print("         counterexample: {}\n", v.counterexample);
+    if (v.killed) {
+      fmt::print(
+          "         first failure: case {} of job {} after {:.2f} s; {} shrinks ({} tried) in "
+          "{:.2f} s\n",
+          v.job_cases, v.jobs, v.seconds_to_failure, v.shrinks, v.shrinks_tried, v.shrink_seconds);
+      fmt::print("         counterexample: {}\n", v.counterexample);
+    }
     std::fflush(stdout);
   };
   const std::vector<properties::MutantVerdict> verdicts =

@@ -8,6 +8,13 @@
 #include "reference/types/error.hpp"
 
 namespace cplab::properties {
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
 
 MutantVerdict hunt_mutant(const ImplementationInfo& mutant, const HuntOptions& options) {
   MutantVerdict verdict;
@@ -34,8 +41,10 @@ MutantVerdict hunt_mutant(const ImplementationInfo& mutant, const HuntOptions& o
       for (const LayoutEntry* layout : layouts) {
         const JobSpec job{&property, layout, &mutant};
         run.seed = job_seed(options.seed, job) + round;
+        const double before = seconds_since(start);
         const JobResult result = run_job(job, run);
         verdict.cases += result.cases;
+        ++verdict.jobs;
         if (result.status != JobStatus::failed) continue;
         verdict.killed = true;
         verdict.property = result.property;
@@ -44,13 +53,16 @@ MutantVerdict hunt_mutant(const ImplementationInfo& mutant, const HuntOptions& o
         verdict.message = result.message;
         verdict.replay = result.replay;
         verdict.shrinks = result.shrinks;
-        verdict.seconds =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        verdict.shrinks_tried = result.shrinks_tried;
+        verdict.job_cases = result.cases;
+        verdict.seconds = seconds_since(start);
+        verdict.seconds_to_failure = before + result.seconds_to_failure;
+        verdict.shrink_seconds = result.seconds - result.seconds_to_failure;
         return verdict;
       }
     }
   }
-  verdict.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  verdict.seconds = seconds_since(start);
   return verdict;
 }
 
@@ -68,6 +80,9 @@ std::vector<MutantVerdict> hunt_mutants(const HuntOptions& options, const HuntPr
     }
   }
   if (options.processes) {
+    std::erase_if(mutants, [](const ImplementationInfo* m) {
+      return m->hangs_without_deadlock_detection;
+    });
     for (const ImplementationInfo*& mutant : mutants)
       mutant = &find_implementation(mutant->name + kProcessSuffix);
   }

@@ -30,9 +30,17 @@ struct MutantVerdict {
   bool killed = false;
   std::string property, layout;  // the killing job
   std::string counterexample, message, replay;
-  std::int64_t cases = 0;  // cases run until the kill (or in all, when it survived)
+  std::int64_t cases = 0;  // cases run until the first failure (or in all, when it survived)
   std::int64_t shrinks = 0;
-  double seconds = 0.0;
+  double seconds = 0.0;  // the whole hunt of this mutant, shrinking included
+  // Time to kill in detail: jobs run (the killing one included), the killing job's own cases up
+  // to its first failure, the shrunk cases tried, and the seconds to the first failure and of the
+  // shrinking after it.
+  std::int64_t jobs = 0;
+  std::int64_t job_cases = 0;
+  std::int64_t shrinks_tried = 0;
+  double seconds_to_failure = 0.0;
+  double shrink_seconds = 0.0;
 };
 
 using HuntProgress =

@@ -27,15 +27,29 @@ std::uint64_t name_hash(const std::string& name) {
   return h;
 }
 
-// Counts the cases RapidCheck ran and the shrinks it accepted; prints nothing.
+// Counts the cases RapidCheck ran, the shrinks it tried and accepted, and when the first case
+// failed (the rest of a failing job is shrinking); prints nothing.
 class CountingListener final : public rc::detail::TestListener {
  public:
-  void onTestCaseFinished(const rc::detail::CaseDescription&) override { ++cases; }
+  explicit CountingListener(Clock::time_point start) : start_(start) {}
+  void onTestCaseFinished(const rc::detail::CaseDescription& description) override {
+    ++cases;
+    if (description.result.type == rc::detail::CaseResult::Type::Failure && !failed_) {
+      failed_ = true;
+      seconds_to_failure = seconds_since(start_);
+    }
+  }
   void onShrinkTried(const rc::detail::CaseDescription&, bool accepted) override {
+    ++shrinks_tried;
     shrinks += accepted ? 1 : 0;
   }
   void onTestFinished(const rc::detail::TestMetadata&, const rc::detail::TestResult&) override {}
-  std::int64_t cases = 0, shrinks = 0;
+  std::int64_t cases = 0, shrinks = 0, shrinks_tried = 0;
+  double seconds_to_failure = 0.0;
+
+ private:
+  Clock::time_point start_;
+  bool failed_ = false;
 };
 
 std::string shell_quote(const std::string& text) {
@@ -162,7 +176,7 @@ JobResult run_job(const JobSpec& job, const RunOptions& options) {
   rc::detail::TestParams params;
   params.seed = options.seed;
   params.maxSuccess = static_cast<int>(options.cases);
-  CountingListener listener;
+  CountingListener listener(start);
   const rc::detail::TestMetadata metadata{
       job.property->name + "/" + job.layout->name + "/" + job.impl->name, job.property->name};
   // No reproduce map: the global RC_PARAMS configuration is not consulted (and not printed).
@@ -172,6 +186,8 @@ JobResult run_job(const JobSpec& job, const RunOptions& options) {
   result.seconds = seconds_since(start);
   result.cases = listener.cases;
   result.shrinks = listener.shrinks;
+  result.shrinks_tried = listener.shrinks_tried;
+  result.seconds_to_failure = listener.seconds_to_failure;
   result.coverage = coverage;
   if (outcome.template is<rc::detail::SuccessResult>()) {
     result.status = JobStatus::passed;

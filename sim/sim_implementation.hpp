@@ -88,6 +88,10 @@ class SimImplementation : public Implementation, protected PartitionRules {
   // a document boundary. Result [row][k].
   virtual std::vector<std::vector<Target>> resolve_targets(Comm& comm, const ShardLayout& layout,
                                                            const Tensor& labels) const;
+  // Sends peer the (label, document id) pairs it needs from this rank, in its token order (one
+  // message per peer that needs any, before any receive).
+  virtual void send_target_labels(Comm& comm, int peer,
+                                  const std::vector<std::int64_t>& pairs) const;
   // Who holds slot g (the target slot g+1 of a local token), from the closed-form map. Both ends
   // of the exchange use it, the sender to know what to send, the receiver what to expect.
   virtual index_math::Slot target_owner(const LayoutMap& map, std::int64_t slot) const;

@@ -20,6 +20,11 @@ struct LabelAndDoc {
 
 }  // namespace
 
+void SimImplementation::send_target_labels(Comm& comm, int peer,
+                                           const std::vector<std::int64_t>& pairs) const {
+  comm.send(pairs.data(), pairs.size(), DType::i64, peer, kLabelExchangeTag);
+}
+
 index_math::Slot SimImplementation::target_owner(const LayoutMap& map, std::int64_t slot) const {
   return map.owner(slot);
 }
@@ -62,9 +67,7 @@ std::vector<std::vector<Target>> SimImplementation::resolve_targets(Comm& comm,
   }
   std::vector<std::vector<LabelAndDoc>> received(static_cast<std::size_t>(cp));
   for (std::int64_t p = 0; p < cp; ++p) {  // buffered sends first, then the receives
-    if (!outgoing[p].empty())
-      comm.send(outgoing[p].data(), outgoing[p].size(), DType::i64, static_cast<int>(p),
-                kLabelExchangeTag);
+    if (!outgoing[p].empty()) send_target_labels(comm, static_cast<int>(p), outgoing[p]);
   }
   for (std::int64_t p = 0; p < cp; ++p) {
     if (incoming[p] == 0) continue;

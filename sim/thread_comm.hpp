@@ -7,7 +7,10 @@
 // run() rethrows the first failure of any rank (its message carries "rank r/C:"). A collective
 // that a rank never joins (it returned, threw, skipped it or called another one) or joins with a
 // disagreeing size ends in a cplab::Error naming the collective, the waiting ranks and the missing
-// one: at once when the cause is known, else when the timeout expires. Never a hang.
+// one: at once when the cause is known, else when the timeout expires. Never a hang. When every
+// rank still running waits in the comm and none can move (a skipped send), that is a deadlock,
+// reported at once with the wait-for picture (sim/rendezvous.hpp); the timeout is for a rank that
+// computes and never comes.
 //
 // Fault injection alters one rank's contribution to a chosen call, so tests can prove that the
 // checks built on top notice a corrupted, dropped, reordered or late message.

@@ -13,6 +13,16 @@
 namespace cplab::gpu {
 namespace {
 
+// A device-sim rank leaves its world when its thread ends or it moves to another group, so that
+// ranks still waiting for it there are told at once (the world's deadlock check counts it gone).
+struct LeaveOnExit {
+  std::weak_ptr<DeviceSimWorld> world;
+  int rank = -1;
+  ~LeaveOnExit() {
+    if (const auto alive = world.lock()) alive->leave(rank);
+  }
+};
+
 // One cached device comm per thread and kind: the rank threads of a host group each hold theirs.
 struct Cached {
   const Comm* host = nullptr;
@@ -21,6 +31,7 @@ struct Cached {
   std::shared_ptr<DeviceSimWorld> world;  // device_sim: keeps the world alive while a rank uses it
   std::unique_ptr<DeviceComm> own;        // nccl: this rank's communicator
   DeviceComm* comm = nullptr;
+  std::unique_ptr<LeaveOnExit> leave;  // device_sim
 };
 
 // Device-sim worlds made by a rank 0 and not yet picked up by every rank, by token.
@@ -94,6 +105,7 @@ DeviceComm& device_comm_for(Comm& host, GpuCommKind kind, std::chrono::milliseco
     CPLAB_CHECK(mine.world != nullptr, "device-sim bootstrap: rank {} found no world for token {}",
                 rank, handle.token);
     mine.comm = &mine.world->comm(rank);
+    mine.leave.reset(new LeaveOnExit{mine.world, rank});
     // Every rank holds the world now; the registry entry is no longer needed.
     host.barrier();
     if (rank == 0) {

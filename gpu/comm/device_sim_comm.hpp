@@ -56,6 +56,8 @@ class DeviceSimComm final : public DeviceComm {
   std::uint64_t bytes_sent_ = 0;
 
   void* scratch(std::size_t bytes);
+  template <typename Body>
+  auto guarded(Body&& body);
 };
 
 class DeviceSimWorld {
@@ -72,6 +74,9 @@ class DeviceSimWorld {
   // thread has ended, rethrows the failure that came first. A failing rank breaks the group, so the
   // others stop at their next collective instead of waiting for the timeout.
   void run(const std::function<void(DeviceSimComm&)>& fn);
+  // Rank `rank` is gone for good (a bootstrapped rank's thread ended): ranks still waiting for it
+  // are told at once, not at their timeout.
+  void leave(int rank);
 
  private:
   std::shared_ptr<detail::SimGroup> group_;

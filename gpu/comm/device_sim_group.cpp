@@ -1,7 +1,5 @@
 #include "gpu/comm/device_sim_group.hpp"
 
-#include <fmt/ranges.h>
-
 #include <cstring>
 
 #include "reference/types/error.hpp"
@@ -12,76 +10,50 @@ SimGroup::SimGroup(int size_, int device_, std::chrono::milliseconds timeout_)
     : size(size_),
       device(device_),
       timeout(timeout_),
-      slots_(static_cast<std::size_t>(size_)),
-      waiting_(static_cast<std::size_t>(size_), 0) {
-  CPLAB_CHECK(size_ >= 1, "device-sim world of {} ranks; needs at least 1", size_);
+      engine_(size_, {.timeout = timeout_, .label = "device-sim "}) {}
+
+void SimGroup::returned(int rank) { engine_.returned(rank); }
+
+void SimGroup::failed(int rank, std::exception_ptr error, const std::string& message) {
+  engine_.failed(rank, std::move(error), message);
 }
 
-void SimGroup::throw_if_aborted(const std::string& what) const {
-  if (!abort_reason_.empty())
-    CPLAB_FAIL("device-sim {}: group broken earlier: {}", what, abort_reason_);
-}
+bool SimGroup::aborted() const { return engine_.aborted(); }
 
-void SimGroup::abort(const std::string& reason) {
-  std::lock_guard lock(mu_);
-  if (abort_reason_.empty()) abort_reason_ = reason;
-  cv_.notify_all();
-}
-
-bool SimGroup::aborted() {
-  std::lock_guard lock(mu_);
-  return !abort_reason_.empty();
-}
+std::exception_ptr SimGroup::first_failure() const { return engine_.first_failure(); }
 
 void SimGroup::rendezvous(int rank, const std::string& what) {
-  std::unique_lock lock(mu_);
-  throw_if_aborted(what);
-  const std::uint64_t generation = generation_;
-  waiting_[rank] = 1;
-  if (++arrived_ == size) {
-    arrived_ = 0;
-    std::fill(waiting_.begin(), waiting_.end(), 0);
-    ++generation_;
-    cv_.notify_all();
-    return;
-  }
-  cv_.wait_for(lock, timeout, [&] { return generation_ != generation || !abort_reason_.empty(); });
-  if (generation_ != generation) return;
-  if (abort_reason_.empty()) {
-    std::vector<int> in, out;
-    for (int r = 0; r < size; ++r) (waiting_[r] ? in : out).push_back(r);
-    abort_reason_ = fmt::format("{}: ranks {} arrived, ranks {} missing after {} ms", what, in, out,
-                                timeout.count());
-    cv_.notify_all();
-  }
-  CPLAB_FAIL("device-sim {}", abort_reason_);
+  engine_.join(rank, what,
+               Arrival{.op = "",
+                       .send = nullptr,
+                       .recv = nullptr,
+                       .count = 0,
+                       .capacity = 0,
+                       .dtype = DType::u8,
+                       .reduce = ReduceOp::sum},
+               [](std::int64_t, const std::vector<Arrival>&) {});
 }
 
 std::vector<Arrival> SimGroup::arrive(int rank, const Arrival& mine, bool same_count) {
-  {
-    std::lock_guard lock(mu_);
-    throw_if_aborted(mine.op);
-    slots_[rank] = mine;
-  }
-  rendezvous(rank, mine.op);
   std::vector<Arrival> all;
-  {
-    std::lock_guard lock(mu_);
-    all = slots_;
-  }
-  for (int r = 0; r < size; ++r) {
-    const Arrival& a = all[r];
-    CPLAB_CHECK(std::strcmp(a.op, all[0].op) == 0,
-                "device-sim: rank {} called {} while rank 0 called {}", r, a.op, all[0].op);
-    CPLAB_CHECK(a.dtype == all[0].dtype, "device-sim {}: rank {} sends {} but rank 0 sends {}",
-                a.op, r, dtype_name(a.dtype), dtype_name(all[0].dtype));
-    if (same_count) {
-      CPLAB_CHECK(
-          a.count == all[0].count && a.reduce == all[0].reduce,
-          "device-sim {}: rank {} passes count {} but rank 0 passes {} (every rank must agree)",
-          a.op, r, a.count, all[0].count);
+  // The engine checks that every rank is in the same op; the sizes are checked here, on every
+  // rank alike, under the engine's lock.
+  engine_.join(rank, mine.op, mine, [&](std::int64_t, const std::vector<Arrival>& parts) {
+    for (int r = 0; r < size; ++r) {
+      const Arrival& a = parts[r];
+      CPLAB_CHECK(std::strcmp(a.op, parts[0].op) == 0,
+                  "device-sim: rank {} called {} while rank 0 called {}", r, a.op, parts[0].op);
+      CPLAB_CHECK(a.dtype == parts[0].dtype, "device-sim {}: rank {} sends {} but rank 0 sends {}",
+                  a.op, r, dtype_name(a.dtype), dtype_name(parts[0].dtype));
+      if (same_count) {
+        CPLAB_CHECK(
+            a.count == parts[0].count && a.reduce == parts[0].reduce,
+            "device-sim {}: rank {} passes count {} but rank 0 passes {} (every rank must agree)",
+            a.op, r, a.count, parts[0].count);
+      }
     }
-  }
+    all = parts;
+  });
   return all;
 }
 
@@ -91,48 +63,27 @@ std::shared_ptr<Post> SimGroup::post(int from, int to, int tag, const void* buf,
   p->buf = buf;
   p->count = count;
   p->dtype = dtype;
-  std::lock_guard lock(mu_);
-  throw_if_aborted("send");
-  mail_[{from, to, tag}].push_back(p);
-  cv_.notify_all();
+  engine_.post(from, to, tag, p);
   return p;
 }
 
-std::shared_ptr<Post> SimGroup::take(int from, int to, int tag, const std::string& what) {
-  std::unique_lock lock(mu_);
-  auto& box = mail_[{from, to, tag}];
-  const bool ready =
-      cv_.wait_for(lock, timeout, [&] { return !box.empty() || !abort_reason_.empty(); });
-  throw_if_aborted(what);
-  if (!ready) {
-    abort_reason_ = fmt::format("{}: rank {} waited {} ms for rank {} to send (tag {})", what, to,
-                                timeout.count(), from, tag);
-    cv_.notify_all();
-    CPLAB_FAIL("device-sim {}", abort_reason_);
-  }
-  auto p = box.front();
-  box.pop_front();
-  return p;
+std::shared_ptr<Post> SimGroup::take(int from, int to, int tag) {
+  return engine_.take(to, from, tag);
 }
 
 void SimGroup::finish(const std::shared_ptr<Post>& p, std::string error) {
-  std::lock_guard lock(mu_);
-  p->done = true;
-  p->error = std::move(error);
-  cv_.notify_all();
+  engine_.update([&] {
+    p->done = true;
+    p->error = std::move(error);
+  });
 }
 
-void SimGroup::wait_done(const std::shared_ptr<Post>& p, const std::string& what) {
-  std::unique_lock lock(mu_);
-  const bool done = cv_.wait_for(lock, timeout, [&] { return p->done || !abort_reason_.empty(); });
-  if (done && p->done) {
-    CPLAB_CHECK(p->error.empty(), "device-sim {}: {}", what, p->error);
-    return;
-  }
-  throw_if_aborted(what);
-  abort_reason_ = fmt::format("{}: no matching receive within {} ms", what, timeout.count());
-  cv_.notify_all();
-  CPLAB_FAIL("device-sim {}", abort_reason_);
+void SimGroup::wait_done(int from, int to, int tag, const std::shared_ptr<Post>& p) {
+  engine_.wait_for(
+      from, {.kind = sim::RankActivity::Kind::send, .call = {}, .seq = -1, .peer = to, .tag = tag},
+      [&] { return p->done; });
+  // p->error is written once, under the engine's lock, before done: done was seen under it too.
+  CPLAB_CHECK(p->error.empty(), "device-sim send to rank {} (tag {}): {}", to, tag, p->error);
 }
 
 }  // namespace cplab::gpu::detail

@@ -1,19 +1,19 @@
 #pragma once
-// The meeting point of a device-sim world's ranks (internal to gpu/comm): a reusable rendezvous
-// with a timeout, the per-collective slots where each rank leaves its buffers, and the mailboxes of
-// point-to-point messages. Every wait ends in an error naming who arrived and who did not.
+// The meeting point of a device-sim world's ranks (internal to gpu/comm): the per-collective slots
+// where each rank leaves its buffers and the mailboxes of point-to-point messages, on the one
+// rendezvous engine of sim/ (rounds, deadlines, the first failure, deadlock detection). Every
+// wait ends in an error naming who arrived and who did not, at once when nobody can move.
+// Plain host code: tests drive it from threads without a device.
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
-#include <deque>
-#include <map>
+#include <exception>
+#include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "sim/comm.hpp"
+#include "sim/rendezvous.hpp"
 
 namespace cplab::gpu::detail {
 
@@ -46,29 +46,25 @@ struct SimGroup {
   // Every rank's Arrival for the collective all of them reached; throws on mismatched calls
   // (other op, count or dtype) identically on every rank, so none is left waiting.
   std::vector<Arrival> arrive(int rank, const Arrival& mine, bool same_count);
-  // Waits for every rank to reach this point; `what` names it in the timeout message.
+  // Waits for every rank to reach this point; `what` names it in messages.
   void rendezvous(int rank, const std::string& what);
-  // Marks the group broken so that every waiting and later call fails at once with `reason`.
-  void abort(const std::string& reason);
-  bool aborted();
+
+  // The rank left the world: normally, or with an error, which breaks the group (every waiting
+  // and later call fails at once with it; the first recorded is kept).
+  void returned(int rank);
+  void failed(int rank, std::exception_ptr error, const std::string& message);
+  bool aborted() const;
+  std::exception_ptr first_failure() const;
 
   std::shared_ptr<Post> post(int from, int to, int tag, const void* buf, std::size_t count,
                              DType dtype);
-  std::shared_ptr<Post> take(int from, int to, int tag, const std::string& what);
+  std::shared_ptr<Post> take(int from, int to, int tag);
   void finish(const std::shared_ptr<Post>& p, std::string error);
-  void wait_done(const std::shared_ptr<Post>& p, const std::string& what);
+  // The sender waits until its receiver has copied the message (or failed to).
+  void wait_done(int from, int to, int tag, const std::shared_ptr<Post>& p);
 
  private:
-  void throw_if_aborted(const std::string& what) const;  // with the mutex held
-
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<Arrival> slots_;
-  std::vector<char> waiting_;
-  int arrived_ = 0;
-  std::uint64_t generation_ = 0;
-  std::string abort_reason_;
-  std::map<std::tuple<int, int, int>, std::deque<std::shared_ptr<Post>>> mail_;
+  sim::Rendezvous<Arrival, std::shared_ptr<Post>> engine_;
 };
 
 }  // namespace cplab::gpu::detail

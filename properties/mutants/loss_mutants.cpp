@@ -59,6 +59,18 @@ class LastRankTargetFromWrongNeighbour final : public Mutant {
   }
 };
 
+// A protocol bug: the label exchange only sends "forward" (to higher ranks), so rank r never sends
+// rank r-1 the labels it needs, and rank r-1 waits for them for ever while the others go on to the
+// count's all-reduce. Only the comm's deadlock check ends it quickly.
+class LabelSendToLowerNeighbourSkipped final : public Mutant {
+  using Mutant::Mutant;
+  void send_target_labels(Comm& comm, int peer,
+                          const std::vector<std::int64_t>& pairs) const override {
+    if (peer == comm.rank() - 1) return;
+    SimImplementation::send_target_labels(comm, peer, pairs);
+  }
+};
+
 // Packed rows: the last token of a document takes the first label of the next one.
 class ShiftCrossesDocuments final : public Mutant {
   using Mutant::Mutant;
@@ -147,6 +159,13 @@ std::vector<ImplementationInfo> loss_mutants() {
       entry<LastRankTargetFromWrongNeighbour>(
           "last_rank_target_from_wrong_neighbour",
           "the last rank's early-chunk target fetched from rank (r+1) mod C instead of itself"),
+      [] {
+        ImplementationInfo info = entry<LabelSendToLowerNeighbourSkipped>(
+            "label_send_to_lower_neighbour_skipped",
+            "the label exchange never sends to rank r-1, which waits for ever (a deadlock)");
+        info.hangs_without_deadlock_detection = true;
+        return info;
+      }(),
       entry<ShiftCrossesDocuments>("shift_crosses_documents",
                                    "the shift crosses document boundaries in packed rows"),
       entry<ValidMaskIgnored>("valid_mask_ignored", "the valid (keep) mask is ignored by the loss"),

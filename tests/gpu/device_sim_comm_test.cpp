@@ -103,11 +103,9 @@ TEST_P(DeviceSimCommErrors, disagreeing_counts_are_an_error_naming_them) {
       << message;
 }
 
-TEST_P(DeviceSimCommErrors, a_rank_that_never_arrives_is_named_after_the_timeout) {
+TEST_P(DeviceSimCommErrors, a_rank_that_returned_is_named_at_once) {
   const int cp = GetParam();
-  // Long enough that every joining rank has arrived when the first waiter gives up, even with 8
-  // test processes sharing the machine: the message must name rank cp-1 alone as missing.
-  gpu::DeviceSimWorld world(cp, {.timeout = std::chrono::milliseconds(1500)});
+  gpu::DeviceSimWorld world(cp);  // a minute's timeout: the error must not wait for it
   const std::string message = error_of([&] {
     world.run([&](gpu::DeviceSimComm& comm) {
       if (comm.rank() == cp - 1) return;  // never joins
@@ -115,8 +113,72 @@ TEST_P(DeviceSimCommErrors, a_rank_that_never_arrives_is_named_after_the_timeout
       comm.all_reduce(buf.get(), 1, DType::i64, ReduceOp::sum);
     });
   });
-  EXPECT_NE(message.find("missing"), std::string::npos) << message;
-  EXPECT_NE(message.find("[" + std::to_string(cp - 1) + "]"), std::string::npos) << message;
+  EXPECT_NE(message.find("device-sim all_reduce #0: rank " + std::to_string(cp - 1) +
+                         " returned without joining it"),
+            std::string::npos)
+      << message;
+}
+
+TEST_P(DeviceSimCommErrors, a_rank_that_never_arrives_is_named_after_the_timeout) {
+  const int cp = GetParam();
+  // Long enough that every joining rank has arrived when the first waiter gives up, even with 8
+  // test processes sharing the machine: the message must name rank cp-1 alone as missing.
+  gpu::DeviceSimWorld world(cp, {.timeout = std::chrono::milliseconds(1500)});
+  std::atomic<bool> others_failed{false};
+  const std::string message = error_of([&] {
+    world.run([&](gpu::DeviceSimComm& comm) {
+      if (comm.rank() == cp - 1) {  // computing (not in the comm) until the others gave up
+        others_failed.wait(false);
+        return;
+      }
+      DeviceBuffer buf(8);
+      try {
+        comm.all_reduce(buf.get(), 1, DType::i64, ReduceOp::sum);
+      } catch (const Error&) {
+        others_failed = true;
+        others_failed.notify_all();
+        throw;
+      }
+    });
+  });
+  EXPECT_NE(message.find("timed out after 1500 ms"), std::string::npos) << message;
+  EXPECT_NE(message.find("missing: rank " + std::to_string(cp - 1) + " (running)"),
+            std::string::npos)
+      << message;
+}
+
+TEST_P(DeviceSimCommErrors, a_skipped_send_is_a_deadlock_named_at_once) {
+  const int cp = GetParam();
+  gpu::DeviceSimWorld world(cp);  // a minute's timeout: the deadlock check must end it first
+  const std::string message = error_of([&] {
+    world.run([&](gpu::DeviceSimComm& comm) {
+      DeviceBuffer buf(8);
+      // Rank 1 should have sent rank 0 a message (tag 5); it goes on to the all-reduce instead.
+      if (comm.rank() == 0) comm.recv(buf.get(), 1, DType::i64, 1, 5);
+      comm.all_reduce(buf.get(), 1, DType::i64, ReduceOp::sum);
+    });
+  });
+  EXPECT_NE(message.find("device-sim deadlock"), std::string::npos) << message;
+  EXPECT_NE(message.find("rank 0 waits in recv from rank 1 tag 5"), std::string::npos) << message;
+  EXPECT_EQ(message.find("timed out"), std::string::npos) << message;
+}
+
+TEST_P(DeviceSimCommErrors, a_bootstrapped_rank_whose_thread_ended_is_named_at_once) {
+  const int cp = GetParam();
+  sim::World host(cp);  // the device-sim world gets a minute's timeout: it must not wait for it
+  const std::string message = error_of([&] {
+    host.run([&](sim::RankContext& ctx) {
+      gpu::DeviceComm& comm = gpu::device_comm_for(ctx.comm, gpu::GpuCommKind::device_sim);
+      if (ctx.comm.rank() == cp - 1) return;  // its thread ends without the all-reduce
+      gpu::set_device(comm.device());
+      DeviceBuffer one = gpu::upload_vector(Ints{1}, comm.stream());
+      comm.all_reduce(one.get(), 1, DType::i64, ReduceOp::sum);
+    });
+  });
+  EXPECT_NE(message.find("device-sim all_reduce #0: rank " + std::to_string(cp - 1) +
+                         " returned without joining it"),
+            std::string::npos)
+      << message;
 }
 
 TEST_P(DeviceSimComm, bootstraps_over_a_host_comm_and_reuses_the_group) {

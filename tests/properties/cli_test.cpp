@@ -100,6 +100,18 @@ TEST(MutantsCli, JsonVerdictsAndTheList) {
     EXPECT_TRUE(verdict.at("killed").get<bool>());
     EXPECT_FALSE(verdict.at("counterexample").is_null());
     EXPECT_GT(verdict.at("cases").get<int>(), 0);
+    // Time to kill: the killing job's cases to its first failure lie within the job's budget
+    // and within the hunt's cases; the seconds add up.
+    EXPECT_GE(verdict.at("jobs").get<int>(), 1);
+    EXPECT_GE(verdict.at("job_cases").get<int>(), 1);
+    EXPECT_LE(verdict.at("job_cases").get<int>(), doc.at("cases_per_job").get<int>());
+    EXPECT_LE(verdict.at("job_cases").get<int>(), verdict.at("cases").get<int>());
+    EXPECT_GE(verdict.at("shrinks_tried").get<int>(), verdict.at("shrinks").get<int>());
+    EXPECT_GE(verdict.at("seconds_to_failure").get<double>(), 0.0);
+    EXPECT_GE(verdict.at("shrink_seconds").get<double>(), 0.0);
+    EXPECT_LE(
+        verdict.at("seconds_to_failure").get<double>() + verdict.at("shrink_seconds").get<double>(),
+        verdict.at("seconds").get<double>() + 1e-6);
   }
   EXPECT_EQ(doc["mutants"][0]["property"], "local_documents_match_cu_seqlens");
   const CliRun list = run_cplab("mutants --list");

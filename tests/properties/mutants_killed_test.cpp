@@ -3,6 +3,7 @@
 // (so it is the mutant's bug that the property saw, not a flaw of the case).
 #include <gtest/gtest.h>
 
+#include "properties/harness.hpp"
 #include "properties/mutant_hunt.hpp"
 #include "properties/runner.hpp"
 #include "tests/properties/test_seed.hpp"
@@ -39,6 +40,20 @@ INSTANTIATE_TEST_SUITE_P(Every, MutantIsKilled, ::testing::ValuesIn(implementati
                            }
                            return name;
                          });
+
+// A protocol bug (a rank skips a send of the label exchange) is killed by the comm's deadlock
+// check, which names who waits for whom, not by the collective timeout: the hunt's whole time,
+// shrinking included, stays below one timeout.
+TEST(ProtocolMutant, SkippedSendIsKilledByTheDeadlockCheckNotTheTimeout) {
+  const MutantVerdict verdict =
+      hunt_mutant(find_implementation("label_send_to_lower_neighbour_skipped"), HuntOptions{});
+  ASSERT_TRUE(verdict.killed);
+  EXPECT_NE(verdict.message.find("deadlock"), std::string::npos) << verdict.message;
+  EXPECT_NE(verdict.message.find("waits in recv from rank 1 tag"), std::string::npos)
+      << verdict.message;
+  EXPECT_EQ(verdict.message.find("timed out"), std::string::npos) << verdict.message;
+  EXPECT_LT(verdict.seconds, static_cast<double>(kCollectiveTimeoutMs) / 1000.0);
+}
 
 // THD laid out document-major is a balance-only bug (every token still held once, loss and
 // attention still right): the load-balance property catches it on its own, not only the index-map

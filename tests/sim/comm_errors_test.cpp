@@ -148,6 +148,38 @@ TEST(CommErrors, recv_timeout_names_the_missing_peer) {
                    "missing: rank 0 (running)"});
 }
 
+TEST(CommErrors, skipped_send_is_a_deadlock_named_at_once_with_the_wait_for_picture) {
+  // The timeout is a minute: the error must come from the deadlock check, far before it.
+  World world(4, WorldOptions{.timeout = 60s, .faults = {}});
+  const auto start = Clock::now();
+  const std::string message = error_of([&] {
+    world.run([&](RankContext& ctx) {
+      std::int64_t x = ctx.rank;
+      // Rank 1 owes rank 2 a message (tag 7) but skips the send and goes on to the gather.
+      if (ctx.rank == 2) ctx.comm.recv(&x, 1, DType::i64, 1, 7);
+      gather_three(ctx);
+    });
+  });
+  EXPECT_LT(Clock::now() - start, 20s);
+  expect_contains(message, {"deadlock", "rank 2 waits in recv from rank 1 tag 7",
+                            "ranks 0, 1 and 3 wait in all_gather #0"});
+  EXPECT_EQ(message.find("timed out"), std::string::npos) << message;
+}
+
+TEST(CommErrors, a_rank_left_behind_by_a_finished_one_is_told_who_finished) {
+  World world(3, WorldOptions{.timeout = 60s, .faults = {}});
+  const std::string message = error_of([&] {
+    world.run([&](RankContext& ctx) {
+      std::int64_t x = 0;
+      if (ctx.rank == 2) ctx.comm.recv(&x, 1, DType::i64, 1, 7);
+      if (ctx.rank == 0) ctx.comm.recv(&x, 1, DType::i64, 2, 7);
+    });
+  });
+  // The picture is a snapshot: rank 0 may or may not be waiting yet when rank 2 finds out.
+  expect_contains(message, {"recv from rank 1 (tag 7): rank 1 returned without sending it",
+                            "wait-for:", "rank 1 has finished"});
+}
+
 TEST(CommFaults, corrupt_alters_only_the_targeted_call_and_rank) {
   Fault fault{.kind = Fault::Kind::corrupt,
               .rank = 1,
