@@ -1,8 +1,22 @@
 #include "reference/types/tensor.hpp"
 
 #include <fmt/ranges.h>
+#include <malloc.h>
 
 namespace cplab {
+namespace {
+
+// glibc serves blocks above its mmap threshold (at most 32 MiB when it adapts) with fresh mmaps:
+// every large tensor then costs a page fault and a kernel zero fill per 4 KiB, which made the token
+// moves of a 32 MiB row run at an eighth of memcpy speed. Large tensors are made and dropped over
+// and over (every verb returns a new one), so keep them in the heap for reuse instead.
+const bool heap_keeps_large_tensors = [] {
+  mallopt(M_MMAP_THRESHOLD, 1 << 30);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  return true;
+}();
+
+}  // namespace
 
 std::int64_t shape_numel(const Shape& shape) {
   std::int64_t n = 1;
@@ -16,6 +30,11 @@ std::int64_t shape_numel(const Shape& shape) {
 std::string shape_str(const Shape& shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
 
 Tensor::Tensor(DType dtype, Shape shape)
+    : dtype_(dtype),
+      shape_(std::move(shape)),
+      bytes_(static_cast<std::size_t>(shape_numel(shape_)) * dtype_size(dtype), std::byte{0}) {}
+
+Tensor::Tensor(DType dtype, Shape shape, Uninitialized)
     : dtype_(dtype),
       shape_(std::move(shape)),
       bytes_(static_cast<std::size_t>(shape_numel(shape_)) * dtype_size(dtype)) {}
