@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <ctime>
 
 #include "properties/layout_table.hpp"
 #include "sim/partition.hpp"
@@ -52,6 +53,45 @@ double memcpy_gbps(std::int64_t bytes) {
     best = std::max(best, 2.0 * static_cast<double>(bytes) / seconds_since(start) / 1e9);
   }
   return best;
+}
+
+InterleavedMemcpy::InterleavedMemcpy(std::int64_t bytes)
+    : from_(static_cast<std::size_t>(bytes), std::byte{1}), to_(static_cast<std::size_t>(bytes)) {
+  std::memcpy(to_.data(), from_.data(), from_.size());  // fault the pages in
+}
+
+void InterleavedMemcpy::run() {
+  const double start = thread_cpu_seconds();
+  std::memcpy(to_.data(), from_.data(), from_.size());
+  benchmark::DoNotOptimize(to_.data());
+  benchmark::ClobberMemory();
+  seconds_.push_back(thread_cpu_seconds() - start);
+}
+
+double thread_cpu_seconds() {
+  timespec now{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
+}
+
+double InterleavedMemcpy::gbps() const {
+  const double s = median_of(seconds_);
+  return s > 0.0 ? 2.0 * static_cast<double>(from_.size()) / s / 1e9 : 0.0;
+}
+
+double median_of(std::vector<double> values) {
+  if (values.empty()) return 0.0;
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2.0;
+}
+
+void report_bandwidth(benchmark::State& state, std::int64_t bytes_per_iteration,
+                      std::int64_t items_per_iteration,
+                      const std::vector<double>& iteration_seconds, double baseline_gbps) {
+  const double per_iteration = median_of(iteration_seconds);
+  report_bandwidth(state, bytes_per_iteration, items_per_iteration,
+                   per_iteration * static_cast<double>(state.iterations()), baseline_gbps);
 }
 
 void report_items(benchmark::State& state, std::int64_t items_per_iteration) {

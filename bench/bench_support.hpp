@@ -39,15 +39,41 @@ inline double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+// This thread's CPU seconds (user + system, so page faults count). Single-threaded work and its
+// baseline are timed with it: on a machine shared by many jobs wall time mostly measures the
+// waits for a core, and a long operation waits more often than a short baseline.
+double thread_cpu_seconds();
+
 // GB/s of memcpy of `bytes` between two warm buffers (counted as read + write, like the token
 // moves), the best of a few repeats.
 double memcpy_gbps(std::int64_t bytes);
+
+// A memcpy of `bytes` between two warm buffers, run once after every timed iteration of a
+// benchmark so that both see the same machine (it is shared and noisy): gbps() is its GB/s at the
+// median run, counted as read + write (medians: a preempted run does not move the ratio).
+class InterleavedMemcpy {
+ public:
+  explicit InterleavedMemcpy(std::int64_t bytes);
+  void run();
+  double gbps() const;
+
+ private:
+  std::vector<std::byte> from_, to_;
+  std::vector<double> seconds_;  // thread CPU seconds of each run
+};
+
+// Seconds of each timed iteration, for the medians.
+double median_of(std::vector<double> values);
 
 // The counters of a benchmark that moves bytes: bytes and items processed (per second, from the
 // iterations), GB/s from the seconds the loop measured itself, and ratio_to_baseline against the
 // baseline GB/s measured in the same process (1.0 = as fast as the baseline).
 void report_bandwidth(benchmark::State& state, std::int64_t bytes_per_iteration,
                       std::int64_t items_per_iteration, double seconds, double baseline_gbps);
+// The same from every iteration's seconds: GB/s at the median iteration.
+void report_bandwidth(benchmark::State& state, std::int64_t bytes_per_iteration,
+                      std::int64_t items_per_iteration,
+                      const std::vector<double>& iteration_seconds, double baseline_gbps);
 
 // The counters of a benchmark timed against a baseline doing the same job (or its lower bound):
 // ratio_to_baseline = baseline seconds / own seconds per iteration (> 1: faster than it).

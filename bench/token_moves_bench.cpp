@@ -2,7 +2,8 @@
 // gather_token_tensor) on one long [1, S, H] row per registered layout, in bf16 and f32, against
 // memcpy of the same bytes in this process. Shard moves ℓ tokens once; gather receives the C·ℓ
 // all-gathered tokens (one copy, replayed from a real ThreadComm run) and puts each at its global
-// slot (a second copy): both counted as read + write.
+// slot (a second copy): both counted as read + write. Timed in thread CPU seconds, like the
+// interleaved memcpy baseline (bench_support.hpp).
 #include <cstring>
 #include <optional>
 
@@ -37,16 +38,17 @@ void BM_host_memcpy(benchmark::State& state) {
   const std::int64_t bytes = kLen * kHidden * 2 / kCp;
   std::vector<std::byte> a(static_cast<std::size_t>(bytes), std::byte{1}),
       b(static_cast<std::size_t>(bytes));
-  const double baseline = memcpy_gbps(bytes);
-  double seconds = 0.0;
+  InterleavedMemcpy baseline(bytes);
+  std::vector<double> seconds;
   for (auto _ : state) {
-    const auto start = std::chrono::steady_clock::now();
+    const double start = thread_cpu_seconds();
     std::memcpy(b.data(), a.data(), a.size());
     benchmark::DoNotOptimize(b.data());
     benchmark::ClobberMemory();
-    seconds += seconds_since(start);
+    seconds.push_back(thread_cpu_seconds() - start);
+    baseline.run();
   }
-  report_bandwidth(state, 2 * bytes, bytes, seconds, baseline);
+  report_bandwidth(state, 2 * bytes, bytes, seconds, baseline.gbps());
   if (std::memcmp(a.data(), b.data(), a.size()) != 0)
     state.SkipWithError("memcpy copied wrong bytes");
 }
@@ -60,19 +62,19 @@ void BM_host_shard(benchmark::State& state, const std::string& layout, DType dty
   sim::SimImplementation impl;
   ReplayComm comm(0, static_cast<int>(part.cp), {});
   const std::int64_t local = mine.local_len();
-  const double baseline =
-      memcpy_gbps(local * kHidden * static_cast<std::int64_t>(dtype_size(dtype)));
+  InterleavedMemcpy baseline(local * kHidden * static_cast<std::int64_t>(dtype_size(dtype)));
   const bool caller_rows = mine.packed && part.padded_len == mine.caller_len;
   Tensor out;
-  double seconds = 0.0;
+  std::vector<double> seconds;
   for (auto _ : state) {
-    const auto start = std::chrono::steady_clock::now();
+    const double start = thread_cpu_seconds();
     out = impl.shard_token_tensor(comm, mine, global, 1, std::nullopt);
     benchmark::DoNotOptimize(out.raw());
-    seconds += seconds_since(start);
+    seconds.push_back(thread_cpu_seconds() - start);
+    baseline.run();
   }
   const std::int64_t bytes = local * kHidden * static_cast<std::int64_t>(dtype_size(dtype));
-  report_bandwidth(state, 2 * bytes, local, seconds, baseline);
+  report_bandwidth(state, 2 * bytes, local, seconds, baseline.gbps());
   const std::vector<std::int64_t>& from = caller_rows ? mine.caller_pos[0] : mine.index[0];
   const Tensor want = take_tokens(global, 1, {from}, local);
   if (!(out == want)) state.SkipWithError("shard: a local token is not the one its map names");
@@ -97,16 +99,17 @@ void BM_host_gather(benchmark::State& state, const std::string& layout, DType dt
   ReplayComm comm(0, static_cast<int>(part.cp), received);
   const std::int64_t bytes =
       part.padded_len * kHidden * static_cast<std::int64_t>(dtype_size(dtype));
-  const double baseline = memcpy_gbps(bytes);
+  InterleavedMemcpy baseline(bytes);
   Tensor out;
-  double seconds = 0.0;
+  std::vector<double> seconds;
   for (auto _ : state) {
-    const auto start = std::chrono::steady_clock::now();
+    const double start = thread_cpu_seconds();
     out = impl.gather_token_tensor(comm, part.ranks[0], locals[0], 1, false);
     benchmark::DoNotOptimize(out.raw());
-    seconds += seconds_since(start);
+    seconds.push_back(thread_cpu_seconds() - start);
+    baseline.run();
   }
-  report_bandwidth(state, 4 * bytes, part.padded_len, seconds, baseline);
+  report_bandwidth(state, 4 * bytes, part.padded_len, seconds, baseline.gbps());
   if (!(out == global))
     state.SkipWithError("gather did not put every token back at its global slot");
 }
@@ -114,16 +117,16 @@ void BM_host_gather(benchmark::State& state, const std::string& layout, DType dt
 }  // namespace
 
 void register_token_move_benchmarks() {
-  benchmark::RegisterBenchmark("BM_host_memcpy", BM_host_memcpy)->UseRealTime();
+  benchmark::RegisterBenchmark("BM_host_memcpy", BM_host_memcpy)->MeasureProcessCPUTime();
   for (const std::string& layout : layout_names()) {
     for (const DType dtype : {DType::bf16, DType::f32}) {
       const std::string suffix = layout + "/" + std::string(dtype_name(dtype));
       benchmark::RegisterBenchmark(("BM_host_shard/" + suffix).c_str(), BM_host_shard, layout,
                                    dtype)
-          ->UseRealTime();
+          ->MeasureProcessCPUTime();
       benchmark::RegisterBenchmark(("BM_host_gather/" + suffix).c_str(), BM_host_gather, layout,
                                    dtype)
-          ->UseRealTime();
+          ->MeasureProcessCPUTime();
     }
   }
 }

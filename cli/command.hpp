@@ -24,5 +24,6 @@ Command add_loss_command(CLI::App& app);
 Command add_sweep_command(CLI::App& app);
 Command add_replay_command(CLI::App& app);
 Command add_mutants_command(CLI::App& app);
+Command add_bench_command(CLI::App& app);
 
 }  // namespace cplab::cli

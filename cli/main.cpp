@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
       cplab::cli::add_sweep_command(app),
       cplab::cli::add_replay_command(app),
       cplab::cli::add_mutants_command(app),
+      cplab::cli::add_bench_command(app),
   };
   try {
     app.parse(argc, argv);

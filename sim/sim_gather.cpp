@@ -105,7 +105,7 @@ Tensor SimImplementation::gather_token_tensor(Comm& comm, const ShardLayout& lay
   check_local(layout, token_axes(local, seq_dim, "gather_token_tensor"), local,
               "gather_token_tensor");
   const GatheredSlots slots = gather_slots(comm, layout);
-  const Tensor global =
+  Tensor global =
       reorder_to_global(all_gather_rank_ordered(comm, local, seq_dim), seq_dim, slots.slot);
   if (!trim) return global;
   // Caller coordinates: each caller position from the slot that holds it; the caller's own slots

@@ -38,6 +38,13 @@ class Tensor {
   Tensor() = default;
   Tensor(DType dtype, Shape shape);  // zero-filled
   Tensor(DType dtype, Shape shape, Uninitialized);
+  // Copies move the bytes with one memcpy (the allocator's per-element construct would copy
+  // them one by one).
+  Tensor(const Tensor& other);
+  Tensor& operator=(const Tensor& other);
+  Tensor(Tensor&&) noexcept = default;
+  Tensor& operator=(Tensor&&) noexcept = default;
+  ~Tensor() = default;
 
   template <typename T> static Tensor from(Shape shape, std::span<const T> values) {
     Tensor t(dtype_of<T>(), std::move(shape));

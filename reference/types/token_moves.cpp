@@ -8,8 +8,8 @@ namespace cplab {
 
 namespace {
 
-// dst[to ? (*to)[k] : k] = src[from ? (*from)[k] : k] for the k < count tokens of one row, skipping
-// a source of -1 (the maps are checked before). Small tokens (ids, labels, flags) get copies of a
+// dst[to ? (*to)[k] : k] = src[from ? (*from)[k] : k] for the k < count tokens of one row; a
+// source of -1 leaves a zero token (the maps are checked before). Small tokens (ids, labels, flags) get copies of a
 // fixed size instead of a memcpy call each.
 template <std::size_t kBytes>
 void move_fixed(std::byte* dst, const std::byte* src, std::size_t bytes,
@@ -18,8 +18,11 @@ void move_fixed(std::byte* dst, const std::byte* src, std::size_t bytes,
   const std::size_t size = kBytes == 0 ? bytes : kBytes;
   for (std::size_t k = 0; k < count; ++k) {
     const std::int64_t f = from ? (*from)[k] : static_cast<std::int64_t>(k);
-    if (f < 0) continue;
     const std::int64_t t = to ? (*to)[k] : static_cast<std::int64_t>(k);
+    if (f < 0) {
+      std::memset(dst + static_cast<std::size_t>(t) * size, 0, size);
+      continue;
+    }
     std::memcpy(dst + static_cast<std::size_t>(t) * size, src + static_cast<std::size_t>(f) * size,
                 size);
   }
@@ -72,23 +75,19 @@ Tensor take_tokens(const Tensor& in, std::int64_t seq_dim, const RowMaps& maps,
   CPLAB_CHECK(src.rows == rows || src.rows == 1,
               "take_tokens: {} has {} rows on dim {}; expected B={} (or one shared row)",
               tensor_brief(in), src.rows, seq_dim - 1, rows);
-  // The maps are checked whole before any byte moves; maps without holes fill every token, so the
-  // output needs no zero fill.
-  bool holes = false;
+  // The maps are checked whole before any byte moves; every output token is then written (a hole
+  // as zeros), so the output needs no zero fill first.
   for (std::int64_t b = 0; b < rows; ++b) {
     const auto& map = maps[b];
     CPLAB_CHECK(static_cast<std::int64_t>(map.size()) == out_len,
                 "take_tokens: row {} map has {} entries for {} tokens", b, map.size(), out_len);
     for (std::int64_t k = 0; k < out_len; ++k) {
-      const std::int64_t from = map[k];
-      holes = holes || from < 0;
-      CPLAB_CHECK(from < src.seq,
+      CPLAB_CHECK(map[k] < src.seq,
                   "take_tokens: row {} token {} comes from position {}, beyond the {} tokens of {}",
-                  b, k, from, src.seq, tensor_brief(in));
+                  b, k, map[k], src.seq, tensor_brief(in));
     }
   }
-  const Shape shape = with_rows_and_seq(in, seq_dim, rows, out_len);
-  Tensor out = holes ? Tensor(in.dtype(), shape) : Tensor(in.dtype(), shape, Uninitialized{});
+  Tensor out(in.dtype(), with_rows_and_seq(in, seq_dim, rows, out_len), Uninitialized{});
   const TokenAxes dst = token_axes(out, seq_dim, "take_tokens");
   const std::size_t bytes = src.token_bytes();
   if (bytes == 0) return out;  // no elements to move (and memcpy must not see null pointers)
