@@ -43,6 +43,8 @@ inline double seconds_since(std::chrono::steady_clock::time_point start) {
 // baseline are timed with it: on a machine shared by many jobs wall time mostly measures the
 // waits for a core, and a long operation waits more often than a short baseline.
 double thread_cpu_seconds();
+// The whole process's CPU seconds (every thread): for work spread over threads.
+double process_cpu_seconds();
 
 // GB/s of memcpy of `bytes` between two warm buffers (counted as read + write, like the token
 // moves), the best of a few repeats.

@@ -9,9 +9,10 @@ namespace cplab::bench {
 bool torch_available();
 
 struct TorchCe {
-  double seconds = 0.0;     // best of the repeats: forward + backward
-  double loss = 0.0;        // mean over the targets that are not -100
-  std::vector<float> grad;  // [rows, vocab]
+  double seconds = 0.0;      // best of the repeats: forward + backward, wall time
+  double cpu_seconds = 0.0;  // the same repeat's CPU seconds of the whole process
+  double loss = 0.0;         // mean over the targets that are not -100
+  std::vector<float> grad;   // [rows, vocab]
 };
 
 // at::cross_entropy_loss (mean, ignore_index -100) forward and backward on logits [rows, vocab]
