@@ -105,6 +105,15 @@ nlohmann::json chart_spec(const std::string& name, const std::string& metric,
          {"encoding", {{"x", x}, {"y", {{"field", "median"}, {"type", "quantitative"}}}}}}}}};
 }
 
+// The q-quantile of the repetitions, interpolated between order statistics.
+double quantile(std::vector<double> values, double q) {
+  std::sort(values.begin(), values.end());
+  const double at = q * static_cast<double>(values.size() - 1);
+  const auto below = static_cast<std::size_t>(at);
+  const std::size_t above = std::min(below + 1, values.size() - 1);
+  return values[below] + (at - static_cast<double>(below)) * (values[above] - values[below]);
+}
+
 }  // namespace
 
 std::vector<HistoryPoint> flag_steps(std::vector<HistoryPoint> points, bool higher_is_better,
@@ -159,8 +168,8 @@ int run_bench_history(const BenchHistoryArgs& args) {
       HistoryPoint point;
       point.run = fmt::format("{} · {}", i + 1, commit);
       point.median = median(values);
-      point.lo = *std::min_element(values.begin(), values.end());
-      point.hi = *std::max_element(values.begin(), values.end());
+      point.lo = quantile(values, 0.25);
+      point.hi = quantile(values, 0.75);
       points.push_back(point);
     }
     if (points.empty()) continue;
@@ -187,7 +196,8 @@ int run_bench_history(const BenchHistoryArgs& args) {
         << bundle << "</script>\n</head><body>\n<h1>cplab benchmark history</h1>\n"
         << fmt::format(
                "<p>{} runs, {} benchmarks; step rule: worse than the previous run by more "
-               "than {}% and outside its noise band (range of repetitions).</p>\n",
+               "than {}% and outside its noise band (the interquartile range of its "
+               "repetitions).</p>\n",
                runs.size(), specs.size(), args.threshold_pct)
         << fmt::format("<h2>Regressions ({})</h2>\n<ul id=\"regressions\">\n{}</ul>\n", regressions,
                        flagged)
