@@ -27,7 +27,7 @@ void BM_cuda_memcpy(benchmark::State& state) {
     state.SetIterationTime(s);
     seconds += s;
   }
-  report_bandwidth(state, 2 * bytes, seconds, cuda_memcpy_gbps(bytes));
+  report_bandwidth(state, 2 * bytes, bytes, seconds, cuda_memcpy_gbps(bytes));
 }
 
 // The global row on the device, every 16-bit element self-locating.
@@ -47,7 +47,7 @@ void BM_gpu_shard(benchmark::State& state, const std::string& layout) {
   if (skip_without_device(state)) return;
   const std::int64_t len = state.range(0), hidden = state.range(1);
   const RowPartition part = partition_row(layout, kCp, len);
-  const gpu::DeviceLayout device_layout(part.rank0, 0,
+  const gpu::DeviceLayout device_layout(part.ranks[0], 0,
                                         nullptr);  // index map computed on the device
   const std::int64_t local = part.padded_len / kCp;
   const gpu::DeviceBuffer global = located_row(part.padded_len, hidden);
@@ -65,12 +65,12 @@ void BM_gpu_shard(benchmark::State& state, const std::string& layout) {
     seconds += s;
   }
   const std::int64_t bytes = local * hidden * 2;
-  report_bandwidth(state, 2 * bytes, seconds, cuda_memcpy_gbps(bytes));
+  report_bandwidth(state, 2 * bytes, bytes / (2 * hidden), seconds, cuda_memcpy_gbps(bytes));
   const auto bits =
       gpu::download_vector<std::uint16_t>(out, static_cast<std::size_t>(local * hidden), nullptr);
   for (std::int64_t k = 0; k < local; ++k) {
     for (std::int64_t e = 0; e < hidden; ++e) {
-      if (bits[k * hidden + e] != token_bits(part.index[0][k], e)) {
+      if (bits[k * hidden + e] != token_bits(part.ranks[0].index[0][k], e)) {
         state.SkipWithError(
             ("shard: local token " + std::to_string(k) + " holds the wrong token").c_str());
         return;
@@ -83,12 +83,12 @@ void BM_gpu_gather(benchmark::State& state, const std::string& layout) {
   if (skip_without_device(state)) return;
   const std::int64_t len = state.range(0), hidden = state.range(1);
   const RowPartition part = partition_row(layout, kCp, len);
-  const gpu::DeviceLayout device_layout(part.rank0, 0, nullptr);
+  const gpu::DeviceLayout device_layout(part.ranks[0], 0, nullptr);
   // The all-gather of every rank's shard, in rank order, built on the host from the partition.
   std::vector<std::uint16_t> host;
   host.reserve(static_cast<std::size_t>(part.padded_len * hidden));
-  for (const auto& idx : part.index) {
-    for (std::int64_t g : idx) {
+  for (const ShardLayout& rank : part.ranks) {
+    for (std::int64_t g : rank.index[0]) {
       for (std::int64_t e = 0; e < hidden; ++e) host.push_back(token_bits(g, e));
     }
   }
@@ -109,7 +109,7 @@ void BM_gpu_gather(benchmark::State& state, const std::string& layout) {
     seconds += s;
   }
   const auto bytes = static_cast<std::int64_t>(host.size() * 2);
-  report_bandwidth(state, 2 * bytes, seconds, cuda_memcpy_gbps(bytes));
+  report_bandwidth(state, 2 * bytes, bytes / (2 * hidden), seconds, cuda_memcpy_gbps(bytes));
   const auto bits = gpu::download_vector<std::uint16_t>(out, host.size(), nullptr);
   for (std::int64_t g = 0; g < part.padded_len; ++g) {
     for (std::int64_t e = 0; e < hidden; ++e) {

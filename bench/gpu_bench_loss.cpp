@@ -51,7 +51,7 @@ void BM_gpu_fused_ce(benchmark::State& state, gpu::LossElem in) {
     seconds += s;
   }
   const std::int64_t logits_bytes = rows * vocab * in_bytes;
-  report_bandwidth(state, 2 * logits_bytes + rows * vocab * 4, seconds,
+  report_bandwidth(state, 2 * logits_bytes + rows * vocab * 4, rows, seconds,
                    cuda_memcpy_gbps(logits_bytes));
   state.counters["rows/s"] =
       seconds > 0.0 ? static_cast<double>(rows * state.iterations()) / seconds : 0.0;

@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
       cplab::cli::add_mutants_command(app),
       cplab::cli::add_check_command(app),
       cplab::cli::add_explain_command(app),
+      cplab::cli::add_bench_command(app),
   };
   try {
     app.parse(argc, argv);

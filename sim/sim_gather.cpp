@@ -2,6 +2,7 @@
 // the index maps, put every token back at its global slot; the backward sums every rank's
 // gradient of a token back to its owner by reduce-scatter.
 #include <cstring>
+#include <memory>
 
 #include "reference/types/error.hpp"
 #include "reference/types/token_moves.hpp"
@@ -20,18 +21,27 @@ void check_local(const ShardLayout& layout, const TokenAxes& axes, const Tensor&
               layout.local_len());
 }
 
-// [C][outer, B, ℓ, inner] as all-gathered → [outer, B, C·ℓ, inner]: rank p's tokens at p·ℓ + k.
-Tensor rank_ordered(const std::vector<std::byte>& gathered, const Tensor& local,
-                    std::int64_t seq_dim, std::int64_t cp) {
+// Every rank's `local` all-gathered into [outer, B, C·ℓ, inner]: rank p's tokens at p·ℓ + k. With
+// one row (and no outer dims) the all-gather already leaves that order, so it lands in place.
+Tensor all_gather_rank_ordered(Comm& comm, const Tensor& local, std::int64_t seq_dim) {
   const TokenAxes axes = token_axes(local, seq_dim, "gather_token_tensor");
+  const std::int64_t cp = comm.size();
   Shape shape = local.shape();
   shape[static_cast<std::size_t>(seq_dim)] = cp * axes.seq;
-  Tensor out(local.dtype(), shape);
+  Tensor out(local.dtype(), shape, Uninitialized{});
+  if (axes.outer * axes.rows == 1) {
+    comm.all_gather(local.raw(), out.raw(), local.nbytes(), DType::u8);
+    return out;
+  }
+  // [C][outer, B, ℓ, inner] as all-gathered, then each rank's rows to their place.
+  const auto gathered =
+      std::make_unique_for_overwrite<std::byte[]>(local.nbytes() * static_cast<std::size_t>(cp));
+  comm.all_gather(local.raw(), gathered.get(), local.nbytes(), DType::u8);
   const TokenAxes wide = token_axes(out, seq_dim, "gather_token_tensor");
   const std::size_t token = axes.token_bytes();
   if (token == 0) return out;
   for (std::int64_t p = 0; p < cp; ++p) {
-    const std::byte* block = gathered.data() + static_cast<std::size_t>(p) * local.nbytes();
+    const std::byte* block = gathered.get() + static_cast<std::size_t>(p) * local.nbytes();
     for (std::int64_t o = 0; o < axes.outer; ++o) {
       for (std::int64_t b = 0; b < axes.rows; ++b) {
         std::memcpy(out.raw() + wide.token(o, b, p * axes.seq) * token,
@@ -41,6 +51,16 @@ Tensor rank_ordered(const std::vector<std::byte>& gathered, const Tensor& local,
     }
   }
   return out;
+}
+
+// Whether every row's map sends position j to j (nothing to reorder or trim).
+bool identity_maps(const RowMaps& maps) {
+  for (const auto& map : maps) {
+    for (std::size_t j = 0; j < map.size(); ++j) {
+      if (map[j] != static_cast<std::int64_t>(j)) return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace
@@ -85,10 +105,8 @@ Tensor SimImplementation::gather_token_tensor(Comm& comm, const ShardLayout& lay
   check_local(layout, token_axes(local, seq_dim, "gather_token_tensor"), local,
               "gather_token_tensor");
   const GatheredSlots slots = gather_slots(comm, layout);
-  std::vector<std::byte> gathered(local.nbytes() * static_cast<std::size_t>(comm.size()));
-  comm.all_gather(local.raw(), gathered.data(), local.nbytes(), DType::u8);
-  const Tensor global =
-      reorder_to_global(rank_ordered(gathered, local, seq_dim, comm.size()), seq_dim, slots.slot);
+  Tensor global =
+      reorder_to_global(all_gather_rank_ordered(comm, local, seq_dim), seq_dim, slots.slot);
   if (!trim) return global;
   // Caller coordinates: each caller position from the slot that holds it; the caller's own slots
   // that no global slot maps back to (thd drops the caller's document padding) stay 0.
@@ -101,6 +119,8 @@ Tensor SimImplementation::gather_token_tensor(Comm& comm, const ShardLayout& lay
         caller_to_global[b][slots.caller_pos[b][j]] = slots.slot[b][j];
     }
   }
+  // No slot added and none moved: the global stream already is the caller's.
+  if (layout.caller_len == layout.padded_len && identity_maps(caller_to_global)) return global;
   return take_tokens(global, seq_dim, caller_to_global, layout.caller_len);
 }
 

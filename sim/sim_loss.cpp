@@ -154,28 +154,37 @@ LossOutput SimImplementation::shifted_cp_loss(Comm& comm, const ShardLayout& lay
   out.contributing_local = count_contributing(tokens);
   out.contributing_total = total_contributing(comm, out.contributing_local);
   const double scale = loss_scale(out.contributing_local, out.contributing_total, layout.cp);
-  const Tensor z_all = logits.to(DType::f32);
-  const auto z_data = z_all.data<float>();
-  out.grad = Tensor(DType::f32, {rows, len, vocab});
-  auto grad = out.grad.data<float>();
+  // f32 logits are read where they are; other dtypes once widened.
+  const Tensor widened = logits.dtype() == DType::f32 ? Tensor() : logits.to(DType::f32);
+  const float* z_all = (logits.dtype() == DType::f32 ? logits : widened).data<float>().data();
+  out.grad = Tensor(DType::f32, {rows, len, vocab}, Uninitialized{});
+  float* grad = out.grad.data<float>().data();
   double total = 0.0;
   for (std::int64_t b = 0; b < rows; ++b) {
     for (std::int64_t k = 0; k < len; ++k) {
       const LossToken& token = tokens[b][k];
-      if (!token.contributes) continue;
+      const std::int64_t at = (b * len + k) * vocab;
+      Eigen::Map<Eigen::ArrayXf> d(grad + at, vocab);
+      if (!token.contributes) {
+        d.setZero();
+        continue;
+      }
       const std::int64_t y = token.target.label;
       CPLAB_CHECK(y >= 0 && y < vocab,
                   "shifted_cp_loss: row {} slot {}: target label {} outside the vocabulary [0, {})",
                   b, layout.index[b][k], y, vocab);
-      const std::int64_t at = (b * len + k) * vocab;
-      const Eigen::VectorXd z =
-          Eigen::Map<const Eigen::VectorXf>(z_data.data() + at, vocab).cast<double>();
-      const double top = z.maxCoeff();
-      const double logsumexp = top + std::log((z.array() - top).exp().sum());
-      total += logsumexp - z(y);
-      Eigen::VectorXd d = (z.array() - logsumexp).exp();
-      d(y) -= 1.0;
-      Eigen::Map<Eigen::VectorXf>(grad.data() + at, vocab) = (d * scale).cast<float>();
+      // One token's row stays in cache between the passes over it, so the logits are read from
+      // memory once and the gradient written once: the max, exp(z - max) written into the
+      // gradient (vectorised float exp, summed in double), then the gradient scaled in place.
+      const Eigen::Map<const Eigen::ArrayXf> z(z_all + at, vocab);
+      const float top = z.maxCoeff();
+      d = (z - top).exp();
+      const double sum = d.cast<double>().sum();
+      const double logsumexp = static_cast<double>(top) + std::log(sum);
+      total += logsumexp - static_cast<double>(z(y));
+      d *= static_cast<float>(scale / sum);
+      // The target's entry in double: softmax - 1 cancels when the target is the likeliest class.
+      d(y) = static_cast<float>((std::exp(static_cast<double>(z(y)) - logsumexp) - 1.0) * scale);
     }
   }
   out.loss = total * scale;

@@ -1,8 +1,25 @@
 #include "reference/types/tensor.hpp"
 
 #include <fmt/ranges.h>
+#include <malloc.h>
+
+#include <cstring>
 
 namespace cplab {
+namespace {
+
+// glibc serves blocks above its mmap threshold (32 MiB at most) with fresh mmaps: every large
+// tensor then costs a page fault and a kernel zero fill per 4 KiB, which made the token moves of
+// a 32 MiB row run at an eighth of memcpy speed. Verbs make and drop large tensors over and over,
+// so serve them from the heap, where freed blocks are reused, and keep up to 1 GiB of free heap
+// instead of returning it at once.
+const bool heap_keeps_large_tensors = [] {
+  mallopt(M_MMAP_MAX, 0);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  return true;
+}();
+
+}  // namespace
 
 std::int64_t shape_numel(const Shape& shape) {
   std::int64_t n = 1;
@@ -16,6 +33,23 @@ std::int64_t shape_numel(const Shape& shape) {
 std::string shape_str(const Shape& shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
 
 Tensor::Tensor(DType dtype, Shape shape)
+    : dtype_(dtype),
+      shape_(std::move(shape)),
+      bytes_(static_cast<std::size_t>(shape_numel(shape_)) * dtype_size(dtype)) {
+  if (!bytes_.empty()) std::memset(bytes_.data(), 0, bytes_.size());
+}
+
+Tensor::Tensor(const Tensor& other)
+    : dtype_(other.dtype_), shape_(other.shape_), bytes_(other.bytes_.size()) {
+  if (!bytes_.empty()) std::memcpy(bytes_.data(), other.bytes_.data(), bytes_.size());
+}
+
+Tensor& Tensor::operator=(const Tensor& other) {
+  if (this != &other) *this = Tensor(other);
+  return *this;
+}
+
+Tensor::Tensor(DType dtype, Shape shape, Uninitialized)
     : dtype_(dtype),
       shape_(std::move(shape)),
       bytes_(static_cast<std::size_t>(shape_numel(shape_)) * dtype_size(dtype)) {}

@@ -2,8 +2,11 @@
 // A small owning host tensor: dtype, shape, contiguous row-major bytes. Plain on purpose: every
 // layout moves whole token slices, so nothing here needs strides or views.
 #include <cstdint>
+#include <memory>
+#include <new>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "reference/types/dtype.hpp"
@@ -12,6 +15,21 @@ namespace cplab {
 
 using Shape = std::vector<std::int64_t>;
 
+// An allocator whose value-less construct leaves the element uninitialized: a tensor that is
+// about to be overwritten whole skips the zero fill (a whole extra write pass over large tensors).
+template <typename T> struct UninitializedAllocator : std::allocator<T> {
+  template <typename U> struct rebind { using other = UninitializedAllocator<U>; };
+  UninitializedAllocator() = default;
+  template <typename U> UninitializedAllocator(const UninitializedAllocator<U>&) noexcept {}
+  template <typename U> void construct(U* p) noexcept { ::new (static_cast<void*>(p)) U; }
+  template <typename U, typename... Args> void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+
+// Tag of the constructor that leaves the bytes unset; the caller writes every one of them.
+struct Uninitialized {};
+
 std::int64_t shape_numel(const Shape& shape);
 std::string shape_str(const Shape& shape);  // "[2, 16, 8]"
 
@@ -19,6 +37,14 @@ class Tensor {
  public:
   Tensor() = default;
   Tensor(DType dtype, Shape shape);  // zero-filled
+  Tensor(DType dtype, Shape shape, Uninitialized);
+  // Copies move the bytes with one memcpy (the allocator's per-element construct would copy
+  // them one by one).
+  Tensor(const Tensor& other);
+  Tensor& operator=(const Tensor& other);
+  Tensor(Tensor&&) noexcept = default;
+  Tensor& operator=(Tensor&&) noexcept = default;
+  ~Tensor() = default;
 
   template <typename T> static Tensor from(Shape shape, std::span<const T> values) {
     Tensor t(dtype_of<T>(), std::move(shape));
@@ -69,7 +95,7 @@ class Tensor {
 
   DType dtype_ = DType::f32;
   Shape shape_;
-  std::vector<std::byte> bytes_;
+  std::vector<std::byte, UninitializedAllocator<std::byte>> bytes_;
 };
 
 std::string tensor_brief(const Tensor& t);  // "i64[2, 16]"

@@ -6,6 +6,47 @@
 
 namespace cplab {
 
+namespace {
+
+// dst[to ? (*to)[k] : k] = src[from ? (*from)[k] : k] for the k < count tokens of one row; a
+// source of -1 leaves a zero token (the maps are checked before). Small tokens (ids, labels, flags) get copies of a
+// fixed size instead of a memcpy call each.
+template <std::size_t kBytes>
+void move_fixed(std::byte* dst, const std::byte* src, std::size_t bytes,
+                const std::vector<std::int64_t>* from, const std::vector<std::int64_t>* to,
+                std::size_t count) {
+  const std::size_t size = kBytes == 0 ? bytes : kBytes;
+  for (std::size_t k = 0; k < count; ++k) {
+    const std::int64_t f = from ? (*from)[k] : static_cast<std::int64_t>(k);
+    const std::int64_t t = to ? (*to)[k] : static_cast<std::int64_t>(k);
+    if (f < 0) {
+      std::memset(dst + static_cast<std::size_t>(t) * size, 0, size);
+      continue;
+    }
+    std::memcpy(dst + static_cast<std::size_t>(t) * size, src + static_cast<std::size_t>(f) * size,
+                size);
+  }
+}
+
+void move_tokens(std::byte* dst, const std::byte* src, std::size_t bytes,
+                 const std::vector<std::int64_t>* from, const std::vector<std::int64_t>* to,
+                 std::size_t count) {
+  switch (bytes) {
+    case 1:
+      return move_fixed<1>(dst, src, bytes, from, to, count);
+    case 2:
+      return move_fixed<2>(dst, src, bytes, from, to, count);
+    case 4:
+      return move_fixed<4>(dst, src, bytes, from, to, count);
+    case 8:
+      return move_fixed<8>(dst, src, bytes, from, to, count);
+    default:
+      return move_fixed<0>(dst, src, bytes, from, to, count);
+  }
+}
+
+}  // namespace
+
 TokenAxes token_axes(const Tensor& t, std::int64_t seq_dim, const char* what) {
   CPLAB_CHECK(seq_dim >= 1 && seq_dim < t.dim(),
               "{}: {} has seq dim {}; it needs a row dim before it (1 <= seq dim < {})", what,
@@ -34,25 +75,28 @@ Tensor take_tokens(const Tensor& in, std::int64_t seq_dim, const RowMaps& maps,
   CPLAB_CHECK(src.rows == rows || src.rows == 1,
               "take_tokens: {} has {} rows on dim {}; expected B={} (or one shared row)",
               tensor_brief(in), src.rows, seq_dim - 1, rows);
-  Tensor out(in.dtype(), with_rows_and_seq(in, seq_dim, rows, out_len));
-  const TokenAxes dst = token_axes(out, seq_dim, "take_tokens");
-  const std::size_t bytes = src.token_bytes();
-  if (bytes == 0) return out;  // no elements to move (and memcpy must not see null pointers)
+  // The maps are checked whole before any byte moves; every output token is then written (a hole
+  // as zeros), so the output needs no zero fill first.
   for (std::int64_t b = 0; b < rows; ++b) {
     const auto& map = maps[b];
     CPLAB_CHECK(static_cast<std::int64_t>(map.size()) == out_len,
                 "take_tokens: row {} map has {} entries for {} tokens", b, map.size(), out_len);
-    const std::int64_t src_row = src.rows == 1 ? 0 : b;
     for (std::int64_t k = 0; k < out_len; ++k) {
-      const std::int64_t from = map[k];
-      if (from < 0) continue;
-      CPLAB_CHECK(from < src.seq,
+      CPLAB_CHECK(map[k] < src.seq,
                   "take_tokens: row {} token {} comes from position {}, beyond the {} tokens of {}",
-                  b, k, from, src.seq, tensor_brief(in));
-      for (std::int64_t o = 0; o < src.outer; ++o) {
-        std::memcpy(out.raw() + dst.token(o, b, k) * bytes,
-                    in.raw() + src.token(o, src_row, from) * bytes, bytes);
-      }
+                  b, k, map[k], src.seq, tensor_brief(in));
+    }
+  }
+  Tensor out(in.dtype(), with_rows_and_seq(in, seq_dim, rows, out_len), Uninitialized{});
+  const TokenAxes dst = token_axes(out, seq_dim, "take_tokens");
+  const std::size_t bytes = src.token_bytes();
+  if (bytes == 0) return out;  // no elements to move (and memcpy must not see null pointers)
+  for (std::int64_t b = 0; b < rows; ++b) {
+    const std::int64_t src_row = src.rows == 1 ? 0 : b;
+    for (std::int64_t o = 0; o < src.outer; ++o) {
+      move_tokens(out.raw() + dst.token(o, b, 0) * bytes,
+                  in.raw() + src.token(o, src_row, 0) * bytes, bytes, &maps[b], nullptr,
+                  static_cast<std::size_t>(out_len));
     }
   }
   return out;
@@ -77,10 +121,10 @@ void put_tokens(const Tensor& in, std::int64_t seq_dim, const RowMaps& maps, Ten
       CPLAB_CHECK(to >= 0 && to < dst.seq,
                   "put_tokens: row {} token {} goes to slot {}, outside [0, {})", b, k, to,
                   dst.seq);
-      for (std::int64_t o = 0; o < src.outer; ++o) {
-        std::memcpy(out.raw() + dst.token(o, b, to) * bytes, in.raw() + src.token(o, b, k) * bytes,
-                    bytes);
-      }
+    }
+    for (std::int64_t o = 0; o < src.outer; ++o) {
+      move_tokens(out.raw() + dst.token(o, b, 0) * bytes, in.raw() + src.token(o, b, 0) * bytes,
+                  bytes, nullptr, &maps[b], static_cast<std::size_t>(src.seq));
     }
   }
 }
@@ -103,7 +147,10 @@ Tensor place_tokens(const Tensor& in, std::int64_t seq_dim, const RowMaps& maps,
       written[to] = 1;
     }
   }
-  Tensor out(in.dtype(), with_rows_and_seq(in, seq_dim, src.rows, seq));
+  // As many distinct slots written as there are: every byte is overwritten, no zero fill needed.
+  const Shape shape = with_rows_and_seq(in, seq_dim, src.rows, seq);
+  Tensor out =
+      src.seq == seq ? Tensor(in.dtype(), shape, Uninitialized{}) : Tensor(in.dtype(), shape);
   put_tokens(in, seq_dim, maps, out);
   return out;
 }

@@ -1,0 +1,125 @@
+// ThreadComm collectives on a World of C ranks (threads): all-gather, reduce-scatter, all-to-all
+// and the neighbour exchange (send_recv around a ring). algbw = S / t and busbw = algbw · factor
+// as nccl-tests defines them (S: all-gather the gathered bytes, reduce-scatter and all-to-all
+// the bytes each rank sends, the ring exchange the bytes each rank sends; factor (n-1)/n, 1 for
+// the ring). ratio_to_baseline = busbw / the bytes per second of one memcpy in this process.
+#include <cstring>
+
+#include "bench/bench_support.hpp"
+#include "bench/cpu_suites.hpp"
+#include "sim/thread_comm.hpp"
+
+namespace cplab::bench {
+namespace {
+
+enum class Collective { all_gather, reduce_scatter, all_to_all, ring_exchange };
+
+constexpr int kReps = 4;  // collectives per timed World run
+
+// Unique per rank and offset, and sums of C of them stay exact in float (C <= 15).
+float element(int rank, std::size_t i) { return static_cast<float>(rank + 1 + 16 * (i % 4096)); }
+
+void BM_comm(benchmark::State& state, Collective what) {
+  const int cp = static_cast<int>(state.range(0));
+  const auto count = static_cast<std::size_t>(state.range(1));  // f32 elements per rank block
+  const auto n = static_cast<std::size_t>(cp);
+  sim::World world(cp);
+  std::vector<std::vector<float>> send(n), recv(n);
+  for (int r = 0; r < cp; ++r) {
+    const std::size_t in =
+        what == Collective::all_gather || what == Collective::ring_exchange ? count : count * n;
+    const std::size_t out =
+        what == Collective::reduce_scatter || what == Collective::ring_exchange ? count : count * n;
+    send[r].resize(in);
+    for (std::size_t i = 0; i < in; ++i) send[r][i] = element(r, i);
+    recv[r].assign(out, 0.0f);
+  }
+  double op_seconds = 0.0;
+  for (auto _ : state) {
+    double timed = 0.0;
+    world.run([&](sim::RankContext& ctx) {
+      const auto r = static_cast<std::size_t>(ctx.rank);
+      ctx.comm.barrier();
+      const auto start = std::chrono::steady_clock::now();
+      for (int i = 0; i < kReps; ++i) {
+        switch (what) {
+          case Collective::all_gather:
+            ctx.comm.all_gather(send[r].data(), recv[r].data(), count, DType::f32);
+            break;
+          case Collective::reduce_scatter:
+            ctx.comm.reduce_scatter(send[r].data(), recv[r].data(), count, DType::f32,
+                                    ReduceOp::sum);
+            break;
+          case Collective::all_to_all:
+            ctx.comm.all_to_all(send[r].data(), recv[r].data(), count, DType::f32);
+            break;
+          case Collective::ring_exchange:
+            ctx.comm.send_recv(send[r].data(), count, (ctx.rank + 1) % cp, recv[r].data(), count,
+                               (ctx.rank + cp - 1) % cp, DType::f32, 7 + i);
+            break;
+        }
+      }
+      ctx.comm.barrier();
+      if (ctx.rank == 0) timed = seconds_since(start) / kReps;
+    });
+    state.SetIterationTime(timed);
+    op_seconds += timed;
+  }
+  const double bytes = static_cast<double>(count * 4);
+  const double size = what == Collective::ring_exchange ? bytes : bytes * static_cast<double>(n);
+  const double factor =
+      what == Collective::ring_exchange ? 1.0 : static_cast<double>(n - 1) / static_cast<double>(n);
+  const double per_op = op_seconds / static_cast<double>(state.iterations());
+  const double algbw = per_op > 0.0 ? size / per_op / 1e9 : 0.0;
+  state.SetBytesProcessed(static_cast<std::int64_t>(size) * state.iterations());
+  report_items(state, static_cast<std::int64_t>(size / 4));
+  state.counters["algbw_GB/s"] = algbw;
+  state.counters["busbw_GB/s"] = algbw * factor;
+  const double memcpy_bytes_per_s = memcpy_gbps(static_cast<std::int64_t>(size)) / 2.0;
+  state.counters["baseline_GB/s"] = memcpy_bytes_per_s;
+  state.counters["ratio_to_baseline"] = algbw * factor / memcpy_bytes_per_s;
+  // The output of the last collective, checked on every rank.
+  for (int r = 0; r < cp; ++r) {
+    for (std::size_t i = 0; i < recv[r].size(); ++i) {
+      float want = 0.0f;
+      switch (what) {
+        case Collective::all_gather:
+          want = element(static_cast<int>(i / count), i % count);
+          break;
+        case Collective::reduce_scatter:
+          for (int p = 0; p < cp; ++p) want += element(p, r * count + i);
+          break;
+        case Collective::all_to_all:
+          want = element(static_cast<int>(i / count), r * count + i % count);
+          break;
+        case Collective::ring_exchange:
+          want = element((r + cp - 1) % cp, i);
+          break;
+      }
+      if (recv[r][i] != want) {
+        state.SkipWithError(("rank " + std::to_string(r) + " received a wrong element").c_str());
+        return;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void register_collective_benchmarks() {
+  const std::pair<const char*, Collective> all[] = {
+      {"BM_comm_all_gather", Collective::all_gather},
+      {"BM_comm_reduce_scatter", Collective::reduce_scatter},
+      {"BM_comm_all_to_all", Collective::all_to_all},
+      {"BM_comm_ring_exchange", Collective::ring_exchange},
+  };
+  for (const auto& [name, what] : all) {
+    benchmark::RegisterBenchmark(name, BM_comm, what)
+        ->ArgNames({"C", "count"})
+        ->Args({2, 1 << 20})
+        ->Args({8, 1 << 17})
+        ->UseManualTime();
+  }
+}
+
+}  // namespace cplab::bench

@@ -1,0 +1,12 @@
+#pragma once
+// The host suites, registered from main: some iterate registries that are built during static
+// initialisation, so registering from static initialisers of their own would race them.
+namespace cplab::bench {
+
+void register_token_move_benchmarks();
+void register_loss_benchmarks();
+void register_planning_benchmarks();
+void register_collective_benchmarks();
+void register_sweep_benchmarks();
+
+}  // namespace cplab::bench

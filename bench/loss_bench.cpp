@@ -1,0 +1,110 @@
+// The CPU shifted cross entropy, forward and backward, through the twin's own path
+// (SimImplementation::shifted_cp_loss on every rank of a ThreadComm World: the label exchange,
+// the global count, the fused loss and gradient) on [1, S, V] f32 logits, against libtorch's
+// cross_entropy + backward on the same logits and targets at the same thread count (ranks =
+// threads), and against the byte roofline: reading the logits and writing the gradient once at
+// this process's memcpy speed. Timed in CPU seconds of the process (all ranks' threads).
+#include <cmath>
+#include <random>
+
+#include "bench/bench_support.hpp"
+#include "bench/cpu_suites.hpp"
+#include "bench/torch_baseline.hpp"
+#include "reference/types/token_moves.hpp"
+#include "sim/sim_implementation.hpp"
+#include "sim/thread_comm.hpp"
+
+namespace cplab::bench {
+namespace {
+
+constexpr std::int64_t kIgnore = -100;
+
+void BM_cpu_shifted_ce(benchmark::State& state) {
+  const auto threads = static_cast<std::int64_t>(state.range(0));
+  const std::int64_t len = state.range(1), vocab = state.range(2);
+  const RowPartition part = partition_row("head-tail", threads, len);
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal(0.0f, 2.0f);
+  Tensor logits(DType::f32, {1, part.padded_len, vocab}, Uninitialized{});
+  for (float& x : logits.data<float>()) x = normal(rng);
+  Tensor labels(DType::i64, {1, part.padded_len});
+  for (std::int64_t& y : labels.data<std::int64_t>())
+    y = rng() % 9 == 0 ? kIgnore : static_cast<std::int64_t>(rng() % vocab);
+  std::vector<Tensor> local_logits, local_labels;
+  for (const ShardLayout& r : part.ranks) {
+    local_logits.push_back(take_tokens(logits, 1, r.index, r.local_len()));
+    local_labels.push_back(take_tokens(labels, 1, r.index, r.local_len()));
+  }
+  sim::SimImplementation impl;
+  sim::World world(static_cast<int>(threads));
+  std::vector<LossOutput> outputs(static_cast<std::size_t>(threads));
+  double seconds = 0.0, cpu_seconds = 0.0;
+  for (auto _ : state) {
+    const auto start = std::chrono::steady_clock::now();
+    const double cpu_start = process_cpu_seconds();
+    world.run([&](sim::RankContext& ctx) {
+      const auto r = static_cast<std::size_t>(ctx.rank);
+      outputs[r] =
+          impl.shifted_cp_loss(ctx.comm, part.ranks[r], local_logits[r], local_labels[r], Tensor());
+    });
+    seconds += seconds_since(start);
+    cpu_seconds += process_cpu_seconds() - cpu_start;
+  }
+  const std::int64_t bytes = 2 * part.padded_len * vocab * 4;  // logits read, gradient written
+  const double roofline_gbps = memcpy_gbps(std::int64_t{1} << 28);
+  report_bandwidth(state, bytes, part.padded_len, cpu_seconds, roofline_gbps);
+  state.counters["roofline_ratio"] = state.counters["ratio_to_baseline"];
+
+  // The shifted targets in global order: what libtorch is given.
+  const auto y = labels.data<std::int64_t>();
+  std::vector<std::int64_t> targets(static_cast<std::size_t>(part.padded_len), kIgnore);
+  for (std::int64_t t = 0; t + 1 < part.padded_len; ++t) targets[t] = y[t + 1];
+  double twin_mean = 0.0;
+  for (const LossOutput& out : outputs) twin_mean += out.loss / static_cast<double>(threads);
+  if (!torch_available()) {
+    state.SetLabel("baseline: byte roofline (no libtorch in this build)");
+    return;
+  }
+  const TorchCe torch = torch_cross_entropy(logits.data<float>().data(), targets.data(),
+                                            part.padded_len, vocab, static_cast<int>(threads), 2);
+  // CPU seconds on both sides: on a shared machine wall time mostly measures waits for a core.
+  const double per_iteration = cpu_seconds / static_cast<double>(state.iterations());
+  state.counters["libtorch_seconds"] = torch.seconds;
+  state.counters["libtorch_cpu_seconds"] = torch.cpu_seconds;
+  state.counters["cpu_seconds"] = per_iteration;
+  state.counters["ratio_to_baseline"] = torch.cpu_seconds / per_iteration;
+  state.SetLabel("baseline: libtorch cross_entropy+backward");
+  // The output check: the mean of the rank losses is libtorch's mean, and every rank's gradient
+  // is C × libtorch's at its tokens.
+  if (std::abs(twin_mean - torch.loss) > 1e-5 * std::max(1.0, std::abs(torch.loss))) {
+    state.SkipWithError("shifted CE: the twin's mean loss differs from libtorch's");
+    return;
+  }
+  for (std::size_t r = 0; r < part.ranks.size(); ++r) {
+    const auto g = outputs[r].grad.data<float>();
+    const auto& index = part.ranks[r].index[0];
+    for (std::size_t k = 0; k < index.size(); ++k) {
+      for (std::int64_t v = 0; v < vocab; ++v) {
+        const double want = static_cast<double>(threads) * torch.grad[index[k] * vocab + v];
+        if (std::abs(g[k * vocab + v] - want) > 1e-7 + 1e-4 * std::abs(want)) {
+          state.SkipWithError("shifted CE: a gradient differs from C × libtorch's");
+          return;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void register_loss_benchmarks() {
+  // 2048 tokens × 32000 classes: 262 MB of f32 logits; ranks (threads) 1 and 2.
+  benchmark::RegisterBenchmark("BM_cpu_shifted_ce", BM_cpu_shifted_ce)
+      ->ArgNames({"threads", "S", "V"})
+      ->Args({1, 2048, 32000})
+      ->Args({2, 2048, 32000})
+      ->UseRealTime()
+      ->Unit(benchmark::kMillisecond);
+}
+
+}  // namespace cplab::bench

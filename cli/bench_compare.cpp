@@ -1,0 +1,67 @@
+#include "cli/bench_compare.hpp"
+
+#include <algorithm>
+
+#include "cli/mann_whitney.hpp"
+
+namespace cplab::cli {
+namespace {
+
+// The smallest two-sided p-value samples of these sizes can give (all of one below all of the
+// other): when it is above alpha no outcome could be significant.
+double smallest_p(std::size_t m, std::size_t n) {
+  std::vector<double> a(m), b(n);
+  for (std::size_t i = 0; i < m; ++i) a[i] = static_cast<double>(i);
+  for (std::size_t j = 0; j < n; ++j) b[j] = static_cast<double>(m + j);
+  return mann_whitney_u(a, b).p_value;
+}
+
+}  // namespace
+
+std::vector<BenchChange> compare_files(const BenchFile& base, const BenchFile& now,
+                                       const CompareOptions& options) {
+  std::vector<BenchChange> out;
+  for (const BenchSeries& b : base.series) {
+    BenchChange c;
+    c.name = b.name;
+    const BenchSeries* n = now.find(b.name);
+    if (n == nullptr) {
+      c.note = "only in the base";
+    } else if (!b.error.empty() || !n->error.empty()) {
+      c.note = "failed: " + (n->error.empty() ? b.error : n->error);
+    } else if (b.skipped || n->skipped || b.time_ns.empty() || n->time_ns.empty()) {
+      c.note = "skipped";
+    }
+    if (!c.note.empty()) {
+      out.push_back(c);
+      continue;
+    }
+    const bool ratio = b.ratio.size() == b.time_ns.size() && n->ratio.size() == n->time_ns.size();
+    const std::vector<double>& xs = ratio ? b.ratio : b.time_ns;
+    const std::vector<double>& ys = ratio ? n->ratio : n->time_ns;
+    c.metric = ratio ? "ratio" : "time";
+    c.base = median(xs);
+    c.now = median(ys);
+    c.base_n = xs.size();
+    c.now_n = ys.size();
+    if (c.base > 0.0) {
+      // Signed so that negative is worse: a ratio that fell, a time that grew.
+      c.change = ratio ? c.now / c.base - 1.0 : c.base / c.now - 1.0;
+    }
+    c.testable = smallest_p(xs.size(), ys.size()) < options.alpha;
+    c.p_value = mann_whitney_u(xs, ys).p_value;
+    c.regression =
+        c.testable && c.p_value < options.alpha && -c.change * 100.0 > options.threshold_pct;
+    out.push_back(c);
+  }
+  for (const BenchSeries& n : now.series) {
+    if (base.find(n.name) != nullptr) continue;
+    BenchChange c;
+    c.name = n.name;
+    c.note = "only in the new";
+    out.push_back(c);
+  }
+  return out;
+}
+
+}  // namespace cplab::cli

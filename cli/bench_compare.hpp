@@ -1,0 +1,32 @@
+#pragma once
+// `cplab bench compare`: per benchmark present in both files, the change of its ratio to the
+// same-process baseline (or of its time where it reports no ratio) between the medians of the
+// repetitions, and the two-sided Mann-Whitney U p-value over the repetitions.
+#include <string>
+#include <vector>
+
+#include "cli/bench_results.hpp"
+
+namespace cplab::cli {
+
+struct BenchChange {
+  std::string name;
+  std::string metric;            // "ratio" (higher is better) or "time" (lower is better)
+  double base = 0.0, now = 0.0;  // medians
+  double change = 0.0;           // now / base - 1, signed so that < 0 is worse for both metrics
+  double p_value = 1.0;
+  std::size_t base_n = 0, now_n = 0;
+  bool testable = false;  // enough repetitions for the U test to reach the significance level
+  bool regression = false;
+  std::string note;  // failed / skipped / only in one file
+};
+
+struct CompareOptions {
+  double threshold_pct = 10.0;
+  double alpha = 0.05;
+};
+
+std::vector<BenchChange> compare_files(const BenchFile& base, const BenchFile& now,
+                                       const CompareOptions& options);
+
+}  // namespace cplab::cli

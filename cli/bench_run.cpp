@@ -1,0 +1,165 @@
+#include "cli/bench_run.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "cli/bench_results.hpp"
+#include "reference/types/error.hpp"
+
+extern char** environ;
+
+namespace cplab::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The folder the benchmark executables were built into: CPLAB_BENCH_DIR, else bench/ beside this
+// executable's folder (build/cli/cplab, build/bench/cplab_bench_cpu).
+fs::path bench_dir() {
+  if (const char* dir = std::getenv("CPLAB_BENCH_DIR"); dir != nullptr && *dir != '\0') return dir;
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? fs::path("bench") : self.parent_path().parent_path() / "bench";
+}
+
+// First line of a command's output ("" when it fails or prints nothing).
+std::string first_line(const std::string& command) {
+  std::FILE* pipe = ::popen((command + " 2>/dev/null").c_str(), "r");
+  if (pipe == nullptr) return "";
+  std::array<char, 512> buffer{};
+  std::string line;
+  if (std::fgets(buffer.data(), buffer.size(), pipe) != nullptr) line = buffer.data();
+  ::pclose(pipe);
+  while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
+  return line;
+}
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const auto colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
+    }
+  }
+  return "unknown";
+}
+
+nlohmann::json build_context(const std::vector<std::string>& suites) {
+  const std::string source = CPLAB_SOURCE_DIR;
+  std::string commit = first_line("git -C '" + source + "' rev-parse HEAD");
+  if (commit.empty()) commit = "unknown";
+  const bool dirty = !first_line("git -C '" + source + "' status --porcelain -uno").empty();
+  std::string gpu = first_line("nvidia-smi --query-gpu=name,driver_version --format=csv,noheader");
+  return {{"commit", commit},
+          {"dirty", dirty},
+          {"subject", first_line("git -C '" + source + "' log -1 --format=%s")},
+          {"compiler", CPLAB_COMPILER},
+          {"build_type", CPLAB_BUILD_TYPE},
+          {"flags", CPLAB_CXX_FLAGS},
+          {"cpu", cpu_model()},
+          {"cores", static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN))},
+          {"gpu", gpu.empty() ? "none" : gpu},
+          {"cuda", CPLAB_CUDA_VERSION},
+          {"suites", suites}};
+}
+
+// Runs one suite's executable with its JSON going to `out`; returns its exit status.
+int run_suite(const fs::path& exe, const BenchRunArgs& args, const fs::path& out) {
+  std::vector<std::string> argv = {exe.string(), "--benchmark_out=" + out.string(),
+                                   "--benchmark_out_format=json"};
+  if (!args.filter.empty()) argv.push_back("--benchmark_filter=" + args.filter);
+  if (args.repetitions > 1)
+    argv.push_back("--benchmark_repetitions=" + std::to_string(args.repetitions));
+  if (args.min_time > 0.0) argv.push_back(fmt::format("--benchmark_min_time={}", args.min_time));
+  std::vector<char*> raw;
+  for (std::string& a : argv) raw.push_back(a.data());
+  raw.push_back(nullptr);
+  pid_t pid = 0;
+  const int spawned = ::posix_spawn(&pid, raw[0], nullptr, nullptr, raw.data(), environ);
+  CPLAB_CHECK(spawned == 0, "bench run: cannot start {}", exe.string());
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+}  // namespace
+
+int run_bench(const BenchRunArgs& args) {
+  std::vector<std::string> suites;
+  if (args.suite == "cpu" || args.suite == "all") suites.push_back("cpu");
+  if (args.suite == "gpu" || args.suite == "all") suites.push_back("gpu");
+  CPLAB_CHECK(!suites.empty(), "bench run: --suite must be cpu, gpu or all, not '{}'", args.suite);
+  CPLAB_CHECK(args.repetitions >= 1, "bench run: --repetitions must be at least 1");
+  const fs::path dir = bench_dir();
+  nlohmann::json merged;
+  std::vector<std::string> ran, missing;
+  for (const std::string& suite : suites) {
+    const fs::path exe = dir / ("cplab_bench_" + suite);
+    if (!fs::exists(exe)) {
+      // An explicitly chosen suite must exist; `all` takes what this build has.
+      CPLAB_CHECK(args.suite == "all", "bench run: {} was not built{}", exe.string(),
+                  suite == "gpu" ? " (configure with CUDA to build the GPU suite)" : "");
+      missing.push_back(suite);
+      continue;
+    }
+    const fs::path part = fs::path(args.out).string() + "." + suite + ".part";
+    const int status = run_suite(exe, args, part);
+    if (status != 0) {
+      std::error_code ec;
+      fs::remove(part, ec);
+      CPLAB_FAIL("bench run: {} exited with status {}", exe.string(), status);
+    }
+    std::ifstream in(part);
+    nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
+    std::error_code ec;
+    fs::remove(part, ec);
+    CPLAB_CHECK(!doc.is_discarded() && doc.contains("benchmarks"),
+                "bench run: {} wrote no benchmark JSON", exe.string());
+    for (auto& b : doc["benchmarks"]) b["suite"] = suite;
+    if (merged.is_null()) {
+      merged = std::move(doc);
+    } else {
+      for (auto& b : doc["benchmarks"]) merged["benchmarks"].push_back(std::move(b));
+    }
+    ran.push_back(suite);
+  }
+  CPLAB_CHECK(!merged.is_null(), "bench run: no suite was built in {}", dir.string());
+  merged["context"]["cplab"] = build_context(ran);
+  merged["context"]["cplab"]["suites_not_built"] = missing;
+  // Written whole or not at all: a temporary beside the output, then renamed over it.
+  const fs::path tmp = args.out + ".tmp";
+  {
+    std::ofstream out(tmp);
+    CPLAB_CHECK(out.good(), "bench run: cannot write {}", args.out);
+    out << merged.dump(2) << "\n";
+    CPLAB_CHECK(out.good(), "bench run: cannot write {}", args.out);
+  }
+  fs::rename(tmp, args.out);
+  std::size_t failed = 0;
+  for (const auto& b : merged["benchmarks"]) {
+    const std::string message = b.value("error_message", "");
+    if (b.value("error_occurred", false) && message.rfind("skipped", 0) != 0) {
+      std::fprintf(stderr, "cplab bench run: %s: %s\n", b.value("name", "?").c_str(),
+                   message.c_str());
+      ++failed;
+    }
+  }
+  fmt::print("bench run: {} benchmark runs of suites {} → {}{}\n", merged["benchmarks"].size(),
+             fmt::join(ran, ", "), args.out,
+             failed ? fmt::format(" ({} failed their output check)", failed) : "");
+  return failed ? 1 : 0;
+}
+
+}  // namespace cplab::cli

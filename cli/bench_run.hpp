@@ -1,0 +1,19 @@
+#pragma once
+// `cplab bench run`: the benchmark suites this build has, as one Google Benchmark JSON file
+// with context.cplab (commit, compiler, flags, CPU, GPU, CUDA) added. Exits 1 when a benchmark's
+// own output check failed (the file is still written), 2 on bad arguments.
+#include <string>
+
+namespace cplab::cli {
+
+struct BenchRunArgs {
+  std::string suite = "all";
+  std::string filter;
+  int repetitions = 1;
+  double min_time = 0.0;  // seconds per benchmark (Google Benchmark's default when 0)
+  std::string out;
+};
+
+int run_bench(const BenchRunArgs& args);
+
+}  // namespace cplab::cli
