@@ -332,13 +332,17 @@ std::vector<Case> domain_shrinks(const Case& c, const std::vector<I>& allowed_cp
   };
   const LayoutEntry& entry = layout_entry(c.spec.layout);
   const I unit = c.spec.cp > 1 ? entry.pad_unit(c.spec) : 1;
-  // Fewer microbatches: drop the last one.
+  // Fewer microbatches: drop one (any of them for packed rows, whose rows differ; the last for
+  // BSHD, whose microbatches are cut from one drawn batch).
   if (c.spec.microbatches > 1) {
-    Case s = c;
-    s.spec.microbatches -= 1;
-    s.rows -= c.rows_per_microbatch();
-    if (s.packed()) s.docs.pop_back();
-    add(s);
+    const std::size_t choices = c.packed() ? c.docs.size() : 1;
+    for (std::size_t drop = 0; drop < choices; ++drop) {
+      Case s = c;
+      s.spec.microbatches -= 1;
+      s.rows -= c.rows_per_microbatch();
+      if (s.packed()) s.docs.erase(s.docs.end() - 1 - static_cast<std::ptrdiff_t>(drop));
+      add(s);
+    }
   }
   if (!c.packed() && c.rows > c.spec.microbatches) {
     for (I per : {I{1}, c.rows_per_microbatch() - 1}) {

@@ -10,6 +10,7 @@
 #include "tests/cli/page_render.hpp"
 #include "tests/cli/shard_fixtures.hpp"
 #include "tests/support/cli.hpp"
+#include "tests/support/layouts.hpp"
 
 namespace cplab::testing {
 namespace {
@@ -86,7 +87,9 @@ TEST_F(CliExplain, HtmlPageParsesAndRendersInChromium) {
   pugi::xml_document page;
   const auto parsed = page.load_file(dir.file("page.html").c_str());
   ASSERT_TRUE(parsed) << parsed.description();
-  EXPECT_EQ(page.select_nodes("//*[local-name()='svg']").size(), 4u);  // identity cannot
+  // One picture per registered layout that shards at C = 2 (a CP-off layout cannot).
+  EXPECT_EQ(page.select_nodes("//*[local-name()='svg']").size(),
+            testsupport::layouts_at({2}).size());
   EXPECT_TRUE(page.select_node("//*[local-name()='table'][@class='compare']"));
   const std::string html = slurp(dir.file("page.html"));
   EXPECT_EQ(html.find("<script"), std::string::npos);  // nothing to fetch, nothing to run

@@ -27,7 +27,7 @@ case $test_name in
 sim_mpi_sweep)
   "$mpirun" 4 "$cplab" sweep --impl sim-mpi --cases 50 --seed 12 --out "$tmp/a" >"$tmp/a.log" 2>&1 ||
     { cat "$tmp/a.log"; fail "sim-mpi sweep on 4 processes is not green"; }
-  grep -q "^green: 45 jobs, 45 passed" "$tmp/a.log" || { cat "$tmp/a.log"; fail "not 45 passed jobs"; }
+  grep -Eq "^green: ([0-9]+) jobs, \1 passed, 0 failed, 0 skipped" "$tmp/a.log" || { cat "$tmp/a.log"; fail "not every job passed"; }
   report_is_whole "$tmp/a/report.json" || fail "report"
   "$mpirun" 3 "$cplab" sweep --impl sim-mpi --cp 3 --cases 20 --seed 13 --out "$tmp/b" >"$tmp/b.log" 2>&1 ||
     { cat "$tmp/b.log"; fail "sim-mpi sweep with C=3 on 3 processes is not green"; }
