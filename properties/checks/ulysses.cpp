@@ -87,6 +87,15 @@ const char* kind_name(HeadKind kind) { return kind == HeadKind::query ? "query" 
 struct RankResult {
   Tensor gathered, back;
 };
+// A rank's result as bytes, when ranks are processes (rank_results.hpp).
+void encode(wire::Writer& w, const RankResult& r) {
+  wire::encode(w, r.gathered);
+  wire::encode(w, r.back);
+}
+void decode(wire::Reader& r, RankResult& out) {
+  wire::decode(r, out.gathered);
+  wire::decode(r, out.back);
+}
 
 std::string check_split(const Case& c, Implementation& impl, const ShardPlan& plan,
                         std::int64_t m, const UlyssesHeads& heads, HeadKind kind) {
