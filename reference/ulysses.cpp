@@ -3,7 +3,6 @@
 
 #include <cstring>
 
-#include "reference/attention.hpp"
 #include "reference/types/error.hpp"
 
 namespace cplab::reference {
@@ -75,22 +74,6 @@ void set_head(Tensor& t, std::int64_t h, const Tensor& slice) {
   for (std::int64_t i = 0; i < tokens; ++i) {
     for (std::int64_t e = 0; e < d; ++e) t.set((i * t.size(2) + h) * d + e, slice.get(i * d + e));
   }
-}
-
-Tensor multi_head_attention(const ShardPlan& plan, const Tensor& q, const Tensor& k,
-                            const Tensor& v) {
-  check_heads_tensor(q, "multi_head_attention");
-  CPLAB_CHECK(k.shape() == v.shape() && k.dim() == 4 && q.size(2) % k.size(2) == 0,
-              "multi_head_attention: q {}, k {}, v {}", tensor_brief(q), tensor_brief(k),
-              tensor_brief(v));
-  const std::int64_t h = q.size(2), h_kv = k.size(2);
-  const Tensor zero(DType::f32, {q.size(0), q.size(1), q.size(3)});
-  Tensor out(DType::f32, q.shape());
-  for (std::int64_t i = 0; i < h; ++i) {
-    const std::int64_t kv = i * h_kv / h;
-    set_head(out, i, attention(plan, head_slice(q, i), head_slice(k, kv), head_slice(v, kv), zero).out);
-  }
-  return out;
 }
 
 }  // namespace cplab::reference

@@ -1,10 +1,10 @@
 #pragma once
 // The Ulysses head all-to-all (SPEC §10.5) by construction, from the global view: the unsharded
 // [B, L, H, d] tensor, its KV heads repeated up to U when fewer, cut into U contiguous head groups.
-// And multi-head (GQA) attention over the unsharded stream, one reference attention per head.
 #include <cstdint>
 #include <vector>
 
+#include "reference/attention.hpp"  // multi_head_attention, used with the split
 #include "reference/types/shard_plan.hpp"
 #include "reference/types/tensor.hpp"
 #include "reference/types/ulysses_heads.hpp"
@@ -21,10 +21,5 @@ Tensor ulysses_head_split(const Tensor& global, const UlyssesHeads& heads, HeadK
 // Heads [B, L, H, d] → the [B, L, d] of head h; and the inverse, writing [B, L, d] into head h.
 Tensor head_slice(const Tensor& t, std::int64_t h);
 void set_head(Tensor& t, std::int64_t h, const Tensor& slice);
-
-// Attention (SPEC §7) of every query head h of q [B, L, H, d] f32 with KV head
-// ⌊h·H_kv/H⌋ of k, v [B, L, H_kv, d]: the output [B, L, H, d].
-Tensor multi_head_attention(const ShardPlan& plan, const Tensor& q, const Tensor& k,
-                            const Tensor& v);
 
 }  // namespace cplab::reference

@@ -138,7 +138,7 @@ std::string check_all_to_all(const Case& c, Implementation& impl, CheckNotes& no
   const UlyssesHeads heads = heads_for(c);
   note_heads(c, heads, notes);
   const Subject subject(c);
-  for (std::int64_t m = 0; m < c.spec.num_chunks; ++m) {
+  for (std::int64_t m = 0; m < c.spec.microbatches; ++m) {
     for (HeadKind kind : {HeadKind::query, HeadKind::kv}) {
       const std::string bad = check_split(c, impl, subject.microbatches[static_cast<std::size_t>(m)],
                                           m, heads, kind);
@@ -204,7 +204,7 @@ std::string check_attention_heads(const Case& c, Implementation& impl, CheckNote
   const UlyssesHeads heads = heads_for(c);
   note_heads(c, heads, notes);
   const Subject subject(c);
-  for (std::int64_t m = 0; m < c.spec.num_chunks; ++m) {
+  for (std::int64_t m = 0; m < c.spec.microbatches; ++m) {
     const std::string bad = check_attention_microbatch(
         c, impl, subject.microbatches[static_cast<std::size_t>(m)], m, heads);
     if (!bad.empty()) return failure_prefix(c) + bad;
