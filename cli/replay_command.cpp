@@ -81,7 +81,15 @@ int run_replay(const ReplayOptions& options) {
     for (const auto& name : options.properties) chosen.push_back(&properties::find_property(name));
   }
   int failures = 0;
+  std::size_t skipped = 0;
   for (const properties::PropertyInfo* property : chosen) {
+    const std::string unsupported =
+        property->unsupported != nullptr ? property->unsupported(*impl) : std::string();
+    if (!unsupported.empty()) {
+      fmt::print("SKIP {}: {}\n", property->name, unsupported);
+      ++skipped;
+      continue;
+    }
     const properties::CaseOutcome outcome = properties::run_case(*property, c, *impl);
     const bool held = outcome.failure.empty();
     failures += held ? 0 : 1;
@@ -89,8 +97,8 @@ int run_replay(const ReplayOptions& options) {
     if (!held) fmt::print("  {}\n", outcome.failure);
     for (const std::string& note : outcome.notes.notes) fmt::print("  note: {}\n", note);
   }
-  fmt::print("{} of {} properties hold\n", chosen.size() - static_cast<std::size_t>(failures),
-             chosen.size());
+  const std::size_t ran = chosen.size() - skipped;
+  fmt::print("{} of {} properties hold\n", ran - static_cast<std::size_t>(failures), ran);
   return failures == 0 ? 0 : 1;
 }
 

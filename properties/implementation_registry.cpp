@@ -45,7 +45,8 @@ std::vector<ImplementationInfo> all_entries() {
   for (ImplementationInfo& gpu : gpu_entries()) entries.push_back(std::move(gpu));
   std::vector<ImplementationInfo> found;
   for (auto&& list : {mutants::loss_mutants(), mutants::gather_mutants(), mutants::pad_mutants(),
-                      mutants::partition_mutants(), mutants::rare_case_mutants()}) {
+                      mutants::partition_mutants(), mutants::rare_case_mutants(),
+                      mutants::ulysses_mutants()}) {
     found.insert(found.end(), list.begin(), list.end());
   }
   std::sort(found.begin(), found.end(),

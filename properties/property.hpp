@@ -28,9 +28,12 @@ struct PropertyInfo {
   std::string (*check)(const Case& c, Implementation& impl, CheckNotes& notes) = nullptr;
   // The combinations a default sweep must draw for it (coverage.hpp); a job counts them.
   std::vector<CoverageRule> coverage;
+  // Why an implementation cannot be checked by it ("" when it can; null: every one can): a verb
+  // the implementation does not have. Its jobs are then skipped with the reason, never passed.
+  std::string (*unsupported)(const Implementation& impl) = nullptr;
 };
 
-// Properties 1-9 of the suite, in the order a sweep and the mutant hunt run them (cheap and
+// The properties of the suite (1-9, then the Ulysses all-to-all's), in the order a sweep and the mutant hunt run them (cheap and
 // fundamental first).
 const std::vector<PropertyInfo>& property_table();
 const PropertyInfo& find_property(const std::string& name);  // throws listing the known names

@@ -17,6 +17,8 @@ extern const PropertyInfo gather_backward_property;
 extern const PropertyInfo attention_property;
 extern const PropertyInfo load_balance_property;
 extern const PropertyInfo microbatches_property;
+extern const PropertyInfo ulysses_all_to_all_property;
+extern const PropertyInfo ulysses_attention_property;
 
 namespace {
 
@@ -47,6 +49,8 @@ const std::vector<PropertyInfo>& property_table() {
       attention_property,
       load_balance_property,
       microbatches_property,
+      ulysses_all_to_all_property,
+      ulysses_attention_property,
   });
   return table;
 }

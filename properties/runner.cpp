@@ -126,6 +126,14 @@ JobResult run_job(const JobSpec& job, const RunOptions& options) {
     gen_options.cp = cps_for_processes(options.gen.cp);
   }
   const std::unique_ptr<Implementation> impl = job.impl->make();
+  if (job.property->unsupported != nullptr) {
+    const std::string why = job.property->unsupported(*impl);
+    if (!why.empty()) {
+      result.status = JobStatus::skipped;
+      result.message = why;
+      return result;
+    }
+  }
   // Every other case is drawn from one cell (batch kind, dtype class, C class) in turn, so that
   // each cell the layout can draw is drawn; the cases between are drawn freely.
   const std::vector<CaseCell> cells = drawable_cells(*job.layout, gen_options.cp);

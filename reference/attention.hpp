@@ -15,4 +15,9 @@ struct AttentionReference {
 AttentionReference attention(const ShardPlan& plan, const Tensor& q, const Tensor& k, const Tensor& v,
                              const Tensor& grad_out);
 
+// Forward attention of every query head h of q [B, L, H, d] f32 with KV head ⌊h·H_kv/H⌋ of
+// k, v [B, L, H_kv, d] (grouped-query attention): the output [B, L, H, d].
+Tensor multi_head_attention(const ShardPlan& plan, const Tensor& q, const Tensor& k,
+                            const Tensor& v);
+
 }  // namespace cplab::reference

@@ -13,6 +13,8 @@
 #include "reference/types/batch.hpp"
 #include "reference/types/layout_spec.hpp"
 #include "reference/types/shard_layout.hpp"
+#include "reference/types/ulysses_heads.hpp"
+#include "reference/types/error.hpp"
 #include "sim/comm.hpp"
 
 namespace cplab {
@@ -71,6 +73,25 @@ class Implementation {
                                      const Tensor& labels, const Tensor& valid) = 0;
   virtual AttentionOutput attention(Comm& comm, const ShardLayout& layout, const Tensor& q,
                                     const Tensor& k, const Tensor& v, const Tensor& grad_out) = 0;
+
+  // The Ulysses head all-to-all (SPEC §10.5) over the group of `comm` (U = C): local [B, ℓ, H, d]
+  // (H = heads.of(kind)) → [B, L, n, d], the sequence in global order by the layout's index maps
+  // and this rank's head group (n = H/U; KV heads fewer than U repeated up to U). The inverse takes
+  // [B, L, n, d] back to [B, ℓ, H, d] (a repeated KV head from the first rank holding it).
+  // "" when the implementation has the verb; else why not (its property is then skipped).
+  virtual std::string ulysses_unsupported() const {
+    return name() + " does not implement the Ulysses head all-to-all";
+  }
+  virtual Tensor ulysses_all_to_all(Comm& /*comm*/, const ShardLayout& /*layout*/,
+                                    const Tensor& /*local*/, const UlyssesHeads& /*heads*/,
+                                    HeadKind /*kind*/) {
+    CPLAB_FAIL("{}", ulysses_unsupported());
+  }
+  virtual Tensor ulysses_all_to_all_inverse(Comm& /*comm*/, const ShardLayout& /*layout*/,
+                                            const Tensor& /*gathered*/,
+                                            const UlyssesHeads& /*heads*/, HeadKind /*kind*/) {
+    CPLAB_FAIL("{}", ulysses_unsupported());
+  }
 };
 
 }  // namespace cplab

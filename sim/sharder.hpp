@@ -32,6 +32,15 @@ class Sharder {
   }
   LossOutput shifted_cp_loss(const Tensor& logits, const Tensor& labels, const Tensor& valid,
                              std::int64_t microbatch = 0);
+  // The Ulysses head all-to-all (SPEC §10.5) of a microbatch's [B, ℓ, H, d] and its inverse.
+  Tensor ulysses_all_to_all(const Tensor& local, const UlyssesHeads& heads, HeadKind kind,
+                            std::int64_t microbatch = 0) {
+    return impl_.ulysses_all_to_all(comm_, layout(microbatch), local, heads, kind);
+  }
+  Tensor ulysses_all_to_all_inverse(const Tensor& gathered, const UlyssesHeads& heads,
+                                    HeadKind kind, std::int64_t microbatch = 0) {
+    return impl_.ulysses_all_to_all_inverse(comm_, layout(microbatch), gathered, heads, kind);
+  }
 
  private:
   Implementation& impl_;

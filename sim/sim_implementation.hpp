@@ -49,6 +49,11 @@ class SimImplementation : public Implementation, protected PartitionRules {
                              const Tensor& labels, const Tensor& valid) override;
   AttentionOutput attention(Comm& comm, const ShardLayout& layout, const Tensor& q, const Tensor& k,
                             const Tensor& v, const Tensor& grad_out) override;
+  std::string ulysses_unsupported() const override { return {}; }
+  Tensor ulysses_all_to_all(Comm& comm, const ShardLayout& layout, const Tensor& local,
+                            const UlyssesHeads& heads, HeadKind kind) override;
+  Tensor ulysses_all_to_all_inverse(Comm& comm, const ShardLayout& layout, const Tensor& gathered,
+                                    const UlyssesHeads& heads, HeadKind kind) override;
 
  protected:
   // ---- Partition steps, inherited from PartitionRules (partition.hpp):
@@ -113,6 +118,12 @@ class SimImplementation : public Implementation, protected PartitionRules {
     std::vector<std::vector<std::int64_t>> caller_pos;
   };
   GatheredSlots gather_slots(Comm& comm, const ShardLayout& layout) const;
+
+  // ---- Ulysses all-to-all
+  // The heads of the local tensor (of `kind`) that Ulysses rank u receives, in order: its head
+  // group, KV heads fewer than U repeated (⌊u·H_kv/U⌋). -1 would be a zero head.
+  virtual std::vector<std::int64_t> ulysses_heads_of(const UlyssesHeads& heads, HeadKind kind,
+                                                     std::int64_t group, std::int64_t u) const;
 };
 
 }  // namespace cplab::sim

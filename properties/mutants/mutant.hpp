@@ -37,5 +37,6 @@ std::vector<ImplementationInfo> gather_mutants();
 std::vector<ImplementationInfo> pad_mutants();
 std::vector<ImplementationInfo> partition_mutants();
 std::vector<ImplementationInfo> rare_case_mutants();
+std::vector<ImplementationInfo> ulysses_mutants();
 
 }  // namespace cplab::properties::mutants

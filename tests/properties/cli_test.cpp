@@ -35,12 +35,12 @@ TEST(SweepCli, GreenSweepWritesTheThreeReports) {
       "sweep --cases 3 --seed 5 --layouts thd,head-tail --impl sim --out " + dir.string());
   ASSERT_EQ(run.status, 0) << run.out << run.err;
   EXPECT_EQ(run.out.rfind("cplab sweep: seed 5 ", 0), 0u) << run.out;
-  EXPECT_NE(run.out.find("green: 18 jobs, 18 passed"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("green: 22 jobs, 22 passed"), std::string::npos) << run.out;
   for (const char* file : {"report.json", "junit.xml", "summary.md"})
     EXPECT_TRUE(std::filesystem::exists(dir / file)) << file;
   const nlohmann::json report = read_report(dir);
   EXPECT_EQ(report.at("seed"), 5);
-  EXPECT_EQ(report.at("results").size(), 18u);
+  EXPECT_EQ(report.at("results").size(), 22u);
   std::filesystem::remove_all(dir);
 }
 
@@ -130,7 +130,7 @@ TEST(ReplayCli, BadInputIsOneLineAndExitTwo) {
   EXPECT_NE(good.out.find("rank 0: slots [0 1 6:pad 7:pad 8 11:pad 12 13 18 19]"),
             std::string::npos)
       << good.out;
-  EXPECT_NE(good.out.find("9 of 9 properties hold"), std::string::npos) << good.out;
+  EXPECT_NE(good.out.find("11 of 11 properties hold"), std::string::npos) << good.out;
 }
 
 }  // namespace

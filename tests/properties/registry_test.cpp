@@ -9,6 +9,7 @@
 #include "properties/property.hpp"
 #include "properties/sweep.hpp"
 #include "reference/plan.hpp"
+#include "sim/sim_implementation.hpp"
 
 namespace cplab::properties {
 namespace {
@@ -99,7 +100,32 @@ TEST(ImplementationRegistry, AnUnavailableImplementationIsSkippedNeverPassed) {
   }
 }
 
-TEST(PropertyTable, ListsPropertiesOneToNineByTheirInvariants) {
+// An implementation without the Ulysses all-to-all (as gpu) has those properties' jobs skipped
+// with its reason, and still runs the others.
+class WithoutUlysses final : public sim::SimImplementation {
+  std::string ulysses_unsupported() const override { return "no Ulysses all-to-all here"; }
+};
+
+TEST(ImplementationRegistry, AMissingVerbSkipsItsPropertiesWithTheReason) {
+  const ImplementationInfo info{.name = "without-ulysses",
+                                .summary = "sim without the Ulysses verb",
+                                .make = [] { return std::make_unique<WithoutUlysses>(); }};
+  RunOptions options;
+  options.cases = 3;
+  for (const char* name : {"ulysses_all_to_all_splits_heads",
+                           "ulysses_attention_matches_unsharded"}) {
+    const JobResult result = run_job({&find_property(name), &layout_table().front(), &info},
+                                     options);
+    EXPECT_EQ(result.status, JobStatus::skipped) << name;
+    EXPECT_EQ(result.message, "no Ulysses all-to-all here");
+    EXPECT_EQ(result.cases, 0);
+  }
+  const JobResult other =
+      run_job({&property_table().front(), &layout_table().front(), &info}, options);
+  EXPECT_EQ(other.status, JobStatus::passed);
+}
+
+TEST(PropertyTable, ListsThePropertiesByTheirInvariants) {
   EXPECT_EQ(property_names(), (std::vector<std::string>{
                                   "index_maps_are_a_closed_form_permutation",
                                   "shard_then_gather_is_identity",
@@ -110,6 +136,8 @@ TEST(PropertyTable, ListsPropertiesOneToNineByTheirInvariants) {
                                   "attention_matches_unsharded",
                                   "causal_work_is_balanced",
                                   "microbatches_are_independent_and_repeatable",
+                                  "ulysses_all_to_all_splits_heads",
+                                  "ulysses_attention_matches_unsharded",
                               }));
   for (const PropertyInfo& p : property_table()) EXPECT_FALSE(p.invariant.empty()) << p.name;
   EXPECT_THROW(find_property("gather_is_fast"), Error);
