@@ -305,6 +305,8 @@ Command add_check_command(CLI::App& app) {
   args->pad_multiple_option = sub->add_option("--pad-multiple", args->spec.pad_multiple,
                                               "contiguous: pad multiple m (D = C·m)");
   add_magi_options(sub, args->magi);
+  sub->add_option("--ring-degree", args->spec.ring_degree,
+                  "usp: ring degree R (U = C/R Ulysses degree; R must divide C)");
   args->pad_id_option = sub->add_option(
       "--pad-id", args->pad_id, "Pad token id of added slots (default: read off the shards)");
   sub->add_option("--pad-policy", args->pad_policy,

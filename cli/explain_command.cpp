@@ -77,6 +77,9 @@ Command add_explain_command(CLI::App& app) {
   sub->add_option("--pad-multiple", args->spec.pad_multiple, "contiguous: pad multiple m (D = C·m)")
       ->capture_default_str();
   add_magi_options(sub, args->magi);
+  sub->add_option("--ring-degree", args->spec.ring_degree,
+                  "usp: ring degree R (U = C/R Ulysses degree; R must divide C)")
+      ->capture_default_str();
   sub->add_option("--format", args->format, "text, svg or html")->capture_default_str();
   sub->add_option("--out", args->out, "Write to this file instead of stdout");
   return {sub, [args] { return run_explain(*args); }};

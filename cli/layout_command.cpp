@@ -45,8 +45,25 @@ std::vector<std::int64_t> local_doc_ids(const RowPlan& row, std::size_t rank) {
   return out;
 }
 
+// The layout's own facts of a rank (or of the whole layout), appended after the contract's fields.
+void add_facts(nlohmann::ordered_json& out, const std::vector<sim::NamedValue>& facts) {
+  for (const sim::NamedValue& fact : facts) out[fact.name] = fact.value;
+}
+
+std::vector<sim::NamedValue> rank_facts(const LayoutSpec& spec, std::int64_t rank) {
+  const sim::LayoutDescriptor& d = sim::layout_descriptor(spec.layout);
+  return d.rank_facts != nullptr ? d.rank_facts(spec, rank) : std::vector<sim::NamedValue>{};
+}
+
+std::string facts_text(const std::vector<sim::NamedValue>& facts) {
+  std::string text;
+  for (const sim::NamedValue& fact : facts)
+    text += fmt::format("{}{} {}", text.empty() ? "" : ", ", fact.name, fact.value);
+  return text;
+}
+
 // Appends the single-row fields to out, in the order of the `cplab layout --json` contract.
-void add_row_fields(nlohmann::ordered_json& out, const RowPlan& row,
+void add_row_fields(nlohmann::ordered_json& out, const LayoutSpec& spec, const RowPlan& row,
                     const std::vector<std::int64_t>& work) {
   out["padded_seq_len"] = row.padded_len;
   out["original_seq_len"] =
@@ -62,6 +79,7 @@ void add_row_fields(nlohmann::ordered_json& out, const RowPlan& row,
     if (!row.local_cu_seqlens.empty()) rank["cu_seqlens"] = row.local_cu_seqlens[r];
     rank["valid_tokens"] = row.valid_tokens[r];
     rank["causal_work"] = work[r];
+    add_facts(rank, rank_facts(spec, static_cast<std::int64_t>(r)));
     out["ranks"].push_back(std::move(rank));
   }
 }
@@ -73,14 +91,16 @@ void print_json(const LayoutSpec& spec, const LayoutSource& source,
   nlohmann::ordered_json out;
   out["layout"] = spec.layout;
   out["cp"] = spec.cp;
-  add_row_fields(out, source.rows[source.chosen], works[source.chosen]);
+  const sim::LayoutDescriptor& descriptor = sim::layout_descriptor(spec.layout);
+  if (descriptor.layout_facts != nullptr) add_facts(out, descriptor.layout_facts(spec));
+  add_row_fields(out, spec, source.rows[source.chosen], works[source.chosen]);
   if (source.from_batch) {
     out["row"] = source.chosen;
     out["rows"] = nlohmann::ordered_json::array();
     for (std::size_t b = 0; b < source.rows.size(); ++b) {
       nlohmann::ordered_json row;
       row["row"] = b;
-      add_row_fields(row, source.rows[b], works[b]);
+      add_row_fields(row, spec, source.rows[b], works[b]);
       out["rows"].push_back(std::move(row));
     }
   }
@@ -95,11 +115,14 @@ void print_table(const LayoutSpec& spec, const RowPlan& row,
       "{}: padded length {} ({}), {} tokens per rank, imbalance {:.3f} (max/mean causal work)\n",
       spec_brief(spec), row.padded_len, original, row.local_len(), reference::imbalance(work));
   if (row.packed) fmt::print("cu_seqlens_padded {}\n", row.cu_seqlens_padded);
+  const sim::LayoutDescriptor& descriptor = sim::layout_descriptor(spec.layout);
+  if (descriptor.layout_facts != nullptr)
+    fmt::print("{}\n", facts_text(descriptor.layout_facts(spec)));
   fmt::print("{:>4}  {:>6}  {:>8}\n", "rank", "valid", "work");
   // A map that is an assignment (its units balanced by cost): what each rank was given.
   std::vector<std::vector<std::int64_t>> assigned;
-  if (sim::layout_descriptor(spec.layout).source == sim::MapSource::assignment &&
-      row.cp > 1 && row.map.table.size() % static_cast<std::size_t>(row.cp) == 0) {
+  if (sim::layout_descriptor(spec.layout).source == sim::MapSource::assignment && row.cp > 1 &&
+      row.map.table.size() % static_cast<std::size_t>(row.cp) == 0) {
     const std::size_t per = row.map.table.size() / static_cast<std::size_t>(row.cp);
     for (std::size_t r = 0; r < static_cast<std::size_t>(row.cp); ++r)
       assigned.emplace_back(row.map.table.begin() + r * per, row.map.table.begin() + (r + 1) * per);
@@ -113,6 +136,8 @@ void print_table(const LayoutSpec& spec, const RowPlan& row,
     if (!row.local_cu_seqlens.empty())
       fmt::print("{}cu_seqlens {}\n", indent, row.local_cu_seqlens[r]);
     if (!assigned.empty()) fmt::print("{}assigned   {}\n", indent, assigned[r]);
+    const std::vector<sim::NamedValue> facts = rank_facts(spec, static_cast<std::int64_t>(r));
+    if (!facts.empty()) fmt::print("{}{}\n", indent, facts_text(facts));
   }
 }
 
@@ -182,6 +207,9 @@ Command add_layout_command(CLI::App& app) {
                   "contiguous: pad multiple m (D = C·m)")
       ->capture_default_str();
   add_magi_options(sub, options->magi);
+  sub->add_option("--ring-degree", options->spec.ring_degree,
+                  "usp: ring degree R (U = C/R Ulysses degree; R must divide C)")
+      ->capture_default_str();
   sub->add_flag("--json", options->json, "Print one JSON object instead of the table");
   return {sub, [options] { return run_layout(*options); }};
 }

@@ -179,6 +179,8 @@ Command add_loss_command(CLI::App& app) {
   sub->add_option("--pad-multiple", options->spec.pad_multiple,
                   "contiguous: pad to a multiple of C·m");
   sub->add_option("--chunk-size", options->spec.chunk_size, "magi: chunk size K");
+  sub->add_option("--ring-degree", options->spec.ring_degree,
+                  "usp: ring degree R (U = C/R Ulysses degree; R must divide C)");
   sub->add_option("--impl", options->impl, "Implementation under test")->capture_default_str();
   sub->add_flag("--json", options->json, "Print one JSON object");
   return {sub, [options] { return run_loss(*options); }};

@@ -123,7 +123,7 @@ std::string_view key_dtypes_name(KeyDTypes k) { return kKeyDTypeNames[static_cas
 bool Case::operator==(const Case& o) const {
   const auto spec_tuple = [](const LayoutSpec& s) {
     return std::tie(s.layout, s.cp, s.pad_multiple, s.chunk_size, s.microbatches, s.shard_primary,
-                    s.pad_policy, s.pad_token_id);
+                    s.pad_policy, s.pad_token_id, s.ring_degree);
   };
   return spec_tuple(spec) == spec_tuple(o.spec) && rows == o.rows && seq_len == o.seq_len &&
          docs == o.docs && vocab == o.vocab && primary == o.primary && dim == o.dim &&
@@ -142,6 +142,7 @@ void validate_case(const Case& c) {
   CPLAB_CHECK(s.pad_multiple >= 1 && s.chunk_size >= 1, "case: m and K must be >= 1, got m={} K={}",
               s.pad_multiple, s.chunk_size);
   CPLAB_CHECK(s.microbatches >= 1, "case: mb must be >= 1, got {}", s.microbatches);
+  CPLAB_CHECK(s.ring_degree >= 1, "case: R must be >= 1, got {}", s.ring_degree);
   CPLAB_CHECK(c.rows >= 1 && c.rows % s.microbatches == 0,
               "case: rows={} must be a positive multiple of mb={}", c.rows, s.microbatches);
   CPLAB_CHECK(c.seq_len >= 1, "case: S must be >= 1, got {}", c.seq_len);
@@ -179,17 +180,21 @@ void validate_case(const Case& c) {
 std::string print_case(const Case& c) {
   const LayoutSpec& s = c.spec;
   const auto keys = present_keys(c);
+  // Keys added after the first format come at the end, and only when they differ from their
+  // defaults, so that every case printed before them reads and prints the same.
+  std::string later;
+  if (s.ring_degree != LayoutSpec{}.ring_degree) later += fmt::format(" R={}", s.ring_degree);
   return fmt::format(
       "{} cp={} m={} K={} mb={} rows={} S={} docs={} vocab={} pad_id={} policy={} shard_primary={} "
       "primary={} dim={} dtype={} pos={} rowpos={} left_pad={} kdt={} keys={} ignore={} "
-      "invalid={} pad_content={} seed={}",
+      "invalid={} pad_content={} seed={}{}",
       s.layout, s.cp, s.pad_multiple, s.chunk_size, s.microbatches, c.rows, c.seq_len,
       print_docs(c.docs), c.vocab, s.pad_token_id, kPolicyNames[static_cast<int>(s.pad_policy)],
       s.shard_primary ? 1 : 0, primary_name(c.primary), c.dim, dtype_name(c.dtype),
       position_kind_name(c.positions), row_positions_name(c.row_positions), c.left_pad,
       key_dtypes_name(c.key_dtypes),
       keys.empty() ? std::string("-") : fmt::format("{}", fmt::join(keys, ",")), c.ignore_permille,
-      c.invalid_permille, c.pad_content_permille, c.seed);
+      c.invalid_permille, c.pad_content_permille, c.seed, later);
 }
 
 Case parse_case(std::string_view text) {
@@ -257,6 +262,7 @@ Case parse_case(std::string_view text) {
       {"invalid", num("invalid", c.invalid_permille)},
       {"pad_content", num("pad_content", c.pad_content_permille)},
       {"seed", num("seed", c.seed)},
+      {"R", num("R", c.spec.ring_degree)},
   };
   std::set<std::string_view> seen;
   for (std::size_t i = 1; i < words.size(); ++i) {

@@ -10,6 +10,8 @@
 //
 // `docs=` lists each packed row's documents ('/' between rows); `5+3` is a document of 5 real
 // tokens followed by 3 slots of the caller's own padding (seq_lens_padded = 8). `docs=-` is BSHD.
+// Keys of later layout options follow seed=, each only when it differs from its default:
+// `R=2` (usp's ring degree).
 #include <cstdint>
 #include <string>
 #include <string_view>

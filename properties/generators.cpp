@@ -230,6 +230,7 @@ rc::Gen<Case> gen_case(const LayoutEntry& entry, const GenOptions& options) {
       c.spec.chunk_size = *gen::weightedOneOf<I>(
           {{3, gen::inRange<I>(1, 5)}, {1, gen::inRange<I>(1, largest + 1)}});
     }
+    if (entry.draw_options != nullptr) entry.draw_options(c.spec);
     c.spec.microbatches =
         *gen::weightedOneOf<I>({{6, gen::just<I>(1)}, {3, gen::just<I>(2)}, {1, gen::just<I>(3)}});
     const bool want_packed = cell && cell->kind == BatchKind::packed;
@@ -446,6 +447,13 @@ std::vector<Case> domain_shrinks(const Case& c, const std::vector<I>& allowed_cp
     s.spec.pad_policy = PadPolicy::spec;
     add(s);
   }
+  if (entry.shrink_options != nullptr) {
+    for (const LayoutSpec& simpler : entry.shrink_options(c.spec)) {
+      Case s = c;
+      s.spec = simpler;
+      add(s);
+    }
+  }
   // Smaller C last, smallest first: the first that still fails is the smallest that does (a C
   // below it passes, or it would have been taken).
   const auto allowed = [&](I cp) {
@@ -456,7 +464,15 @@ std::vector<Case> domain_shrinks(const Case& c, const std::vector<I>& allowed_cp
     if (!allowed(cp)) continue;
     Case s = c;
     s.spec.cp = cp;
-    add(s);
+    if (entry.options_at_cp == nullptr) {
+      add(s);
+      continue;
+    }
+    for (const LayoutSpec& fitted : entry.options_at_cp(c.spec, cp)) {
+      s.spec = fitted;
+      s.spec.cp = cp;
+      add(s);
+    }
   }
   return out;
 }

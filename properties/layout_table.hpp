@@ -45,6 +45,13 @@ struct LayoutEntry {
   std::string (*balance)(const BalanceFacts&) = nullptr;
   // The multiple D the layout pads a stream of this spec to (C > 1), for "lengths near multiples".
   std::int64_t (*pad_unit)(const LayoutSpec&) = nullptr;
+  // The layout's own options beyond m and K (nullptr: none). draw_options runs inside a generator
+  // after C is drawn (it may draw with *gen); shrink_options lists simpler options of the same C,
+  // simplest first; options_at_cp lists options valid at a smaller C (the C shrink; nullptr:
+  // the options as they are).
+  void (*draw_options)(LayoutSpec& spec) = nullptr;
+  std::vector<LayoutSpec> (*shrink_options)(const LayoutSpec& spec) = nullptr;
+  std::vector<LayoutSpec> (*options_at_cp)(const LayoutSpec& spec, std::int64_t cp) = nullptr;
 };
 
 // Every layout, in the reference registry's order. Each entry was validated when it registered:

@@ -21,6 +21,13 @@ enum class MapSource : std::uint8_t {
   shape,       // C and L alone
   documents,   // the row's documents (the stream's document bounds are its table)
   assignment,  // an assignment computed from the row's contents (costs balanced greedily)
+  options,     // C, L and the layout's own options, recorded as the map's parameters
+};
+
+// A named integer fact of a layout or of one rank, as `cplab layout` shows it.
+struct NamedValue {
+  const char* name;
+  std::int64_t value;
 };
 
 struct LayoutDescriptor {
@@ -50,6 +57,10 @@ struct LayoutDescriptor {
   // array derived from them that the map needs too (may be empty); nullptr: nothing to check.
   std::vector<std::int64_t> (*prepare)(std::int64_t cp, std::int64_t padded_len,
                                        const MapParams& params) = nullptr;
+  // The rank structure `cplab layout` shows besides tokens (nullptr: none): facts of the whole
+  // layout (usp: its two degrees) and of each rank (usp: its ring and Ulysses ranks).
+  std::vector<NamedValue> (*layout_facts)(const LayoutSpec& spec) = nullptr;
+  std::vector<NamedValue> (*rank_facts)(const LayoutSpec& spec, std::int64_t rank) = nullptr;
 };
 
 // Every registered layout, in name order; each was checked as it registered.

@@ -23,9 +23,11 @@ struct LayoutSpec {
   bool shard_primary = true;        // false: input_ids / inputs_embeds stay global (SPEC §4)
   PadPolicy pad_policy = PadPolicy::spec;
   std::int64_t pad_token_id = 0;
+  // R of usp: the ring degree, U = C/R the Ulysses degree (R must divide C; 1: Ulysses only).
+  std::int64_t ring_degree = 1;
 };
 
-// Throws on C < 1, m < 1, K < 1, microbatches < 1 and unknown layout names.
+// Throws on C < 1, m < 1, K < 1, microbatches < 1, R < 1 and unknown layout names.
 void validate_spec(const LayoutSpec& spec);
 std::string spec_brief(const LayoutSpec& spec);  // "thd cp=4" plus the options that differ from defaults
 

@@ -11,6 +11,7 @@
 #include "sim/layouts/magi_map.hpp"
 #include "sim/layouts/stripe_map.hpp"
 #include "sim/layouts/thd_map.hpp"
+#include "sim/layouts/usp_map.hpp"
 
 namespace cplab::index_math {
 
@@ -26,7 +27,8 @@ using ClosedForms = FormList<
     HeadTailMap,
     MagiMap,
     StripeMap,
-    ThdMap>;
+    ThdMap,
+    UspMap>;
 // clang-format on
 
 namespace detail {

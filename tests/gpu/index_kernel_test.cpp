@@ -62,6 +62,20 @@ TEST_F(IndexKernels, every_layouts_maps_equal_the_reference_construction) {
   }
 }
 
+// The two-level ring degrees (usp's option; the other layouts ignore it) on the device too.
+TEST_F(IndexKernels, every_layouts_maps_at_two_level_ring_degrees_equal_the_reference) {
+  for (const auto& [layout, cp] : testsupport::layouts_at({4, 6, 8})) {
+    for (std::int64_t ring = 2; ring < cp; ++ring) {
+      if (cp % ring != 0 || !testsupport::takes_rows(layout, false)) continue;
+      LayoutSpec spec;
+      spec.layout = layout;
+      spec.cp = cp;
+      spec.ring_degree = ring;
+      expect_maps_match(spec, reference::plan_row(spec, 37));
+    }
+  }
+}
+
 // Every layout that re-lays documents: the device partition's positions, documents and real flags.
 TEST_F(IndexKernels, relaid_partition_gives_the_reference_positions_documents_and_real_flags) {
   for (const auto& [layout, cp] : testsupport::layouts_at({2, 3, 4})) {

@@ -85,6 +85,28 @@ TEST(CliLayout, Example5And6Magi) {
   EXPECT_NEAR(out["imbalance"].get<double>(), 100.0 / 84.0, 1e-12);
 }
 
+TEST(CliLayout, Example13UspNamesRingAndUlyssesRanks) {
+  const auto out = layout_json("--layout usp --cp 4 --ring-degree 2 --seq-len 16");
+  EXPECT_EQ(out["layout"], "usp");
+  EXPECT_EQ(out["ring_degree"], 2);
+  EXPECT_EQ(out["ulysses_degree"], 2);
+  EXPECT_EQ(indices(out),
+            (std::vector<Ints>{{0, 1, 2, 3}, {12, 13, 14, 15}, {4, 5, 6, 7}, {8, 9, 10, 11}}));
+  const std::vector<std::pair<int, int>> ranks = {{0, 0}, {0, 1}, {1, 0}, {1, 1}};
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    EXPECT_EQ(out["ranks"][r]["ring_rank"], ranks[r].first) << r;
+    EXPECT_EQ(out["ranks"][r]["ulysses_rank"], ranks[r].second) << r;
+  }
+  EXPECT_EQ(out["ranks"][1]["causal_work"], 58);
+  const CliRun table = run_cplab("layout --layout usp --cp 4 --ring-degree 2 --seq-len 16");
+  ASSERT_EQ(table.status, 0) << table.err;
+  EXPECT_NE(table.out.find("usp cp=4 ring_degree=2"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("ring_rank 1, ulysses_rank 0"), std::string::npos) << table.out;
+  // Other layouts carry none of it.
+  EXPECT_FALSE(
+      layout_json("--layout head-tail --cp 4 --seq-len 16")["ranks"][0].contains("ring_rank"));
+}
+
 TEST(CliLayout, TableNamesEveryRank) {
   const CliRun run = run_cplab("layout --layout thd --cp 2 --doc-lens 5,3,8");
   ASSERT_EQ(run.status, 0) << run.err;
@@ -104,6 +126,8 @@ TEST(CliLayout, BadArgumentsExit2WithOneLine) {
       {"--layout thd --cp 2 --doc-lens 4,x,2", "'x' is not an integer"},
       {"--layout thd --cp 2 --doc-lens 4,,2", "is not an integer"},
       {"--layout head-tail --cp two --seq-len 8", "--cp"},
+      {"--layout usp --cp 4 --ring-degree 3 --seq-len 16", "ring degree R=3 does not divide"},
+      {"--layout usp --cp 4 --ring-degree 0 --seq-len 16", "ring_degree=0"},
   };
   for (const auto& [args, part] : cases) {
     expect_usage_error(run_cplab("layout " + args), {part}, args);

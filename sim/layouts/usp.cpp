@@ -1,0 +1,53 @@
+// usp (yunchang unified sequence parallel, SPEC §10.4): ring degree R × Ulysses degree U = C,
+// D = 2C; ring rank q holds chunks q and 2R-1-q of 2R, cut into U contiguous parts, global rank
+// q·U + u holding part u. Packed rows are one stream, their documents at their caller offsets.
+// Its map follows from C, L and R; R is recorded as the map's scalar so that a rank's map can be
+// rebuilt (and checked) from what it recorded.
+#include "reference/types/error.hpp"
+#include "sim/layouts/closed_forms.hpp"
+#include "sim/partition.hpp"
+
+namespace cplab::sim {
+namespace {
+
+void check_ring_degree(const LayoutSpec& spec) {
+  CPLAB_CHECK(spec.ring_degree >= 1 && spec.cp % spec.ring_degree == 0,
+              "usp: ring degree R={} does not divide the CP size C={} (U = C/R)", spec.ring_degree,
+              spec.cp);
+}
+
+}  // namespace
+
+extern const LayoutDescriptor usp_descriptor;
+const LayoutDescriptor usp_descriptor{
+    .name = "usp",
+    .form = index_math::form_of<index_math::UspMap>(),
+    .source = MapSource::options,
+    .pad_unit = [](const LayoutSpec& spec) { return 2 * spec.cp; },
+    .check_spec = check_ring_degree,
+    .derive_map =
+        [](RowStream& stream, const LayoutSpec& spec, const PartitionRules&) {
+          stream.map = {.table = {}, .unit = spec.ring_degree};
+        },
+    .prepare =
+        [](std::int64_t cp, std::int64_t padded_len, const MapParams& params) {
+          CPLAB_CHECK(params.unit >= 1 && cp % params.unit == 0 && params.table.empty(),
+                      "usp row map: ring degree R={} does not divide C={}", params.unit, cp);
+          CPLAB_CHECK(padded_len % (2 * cp) == 0, "usp row map: L={} is not a multiple of 2C={}",
+                      padded_len, 2 * cp);
+          return std::vector<std::int64_t>{};
+        },
+    .layout_facts =
+        [](const LayoutSpec& spec) {
+          return std::vector<NamedValue>{{"ring_degree", spec.ring_degree},
+                                         {"ulysses_degree", spec.cp / spec.ring_degree}};
+        },
+    .rank_facts =
+        [](const LayoutSpec& spec, std::int64_t rank) {
+          const std::int64_t ulysses = spec.cp / spec.ring_degree;
+          return std::vector<NamedValue>{{"ring_rank", rank / ulysses},
+                                         {"ulysses_rank", rank % ulysses}};
+        },
+};
+
+}  // namespace cplab::sim

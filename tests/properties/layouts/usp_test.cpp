@@ -1,0 +1,66 @@
+// usp's own generator options: R is drawn among the divisors of C, the degenerate R = 1 (Ulysses
+// only) and R = C (ring only) as well as two-level ones; every shrink keeps R dividing C, offers
+// smaller R and, at a smaller C, a two-level R where one exists; the case key R= round-trips and
+// is printed only when R differs from 1.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "properties/generators.hpp"
+#include "properties/harness.hpp"
+
+namespace cplab::properties {
+namespace {
+
+using I = std::int64_t;
+
+std::set<I> drawn_ring_degrees(I cp) {
+  GenOptions options;
+  options.cp = {cp};
+  const rc::Gen<Case> gen = gen_case(layout_entry("usp"), options);
+  std::set<I> seen;
+  for (int i = 0; i < 200; ++i) {
+    const Case c = gen(rc::Random(static_cast<std::uint64_t>(104729 * i + 3)), i % 101).value();
+    EXPECT_EQ(c.spec.cp, cp);
+    seen.insert(c.spec.ring_degree);
+  }
+  return seen;
+}
+
+TEST(UspGenerators, RingDegreesAreTheDivisorsOfCDegenerateOnesIncluded) {
+  EXPECT_EQ(drawn_ring_degrees(1), (std::set<I>{1}));
+  EXPECT_EQ(drawn_ring_degrees(2), (std::set<I>{1, 2}));
+  EXPECT_EQ(drawn_ring_degrees(7), (std::set<I>{1, 7}));
+  EXPECT_EQ(drawn_ring_degrees(8), (std::set<I>{1, 2, 4, 8}));
+  EXPECT_EQ(drawn_ring_degrees(12), (std::set<I>{1, 2, 3, 4, 6, 12}));
+}
+
+TEST(UspGenerators, ShrinksKeepRDividingCAndReachTwoLevels) {
+  const Case c = parse_case("usp cp=8 S=64 R=4");
+  std::set<std::pair<I, I>> offered;  // (C, R)
+  for (const Case& s : domain_shrinks(c)) {
+    SCOPED_TRACE(print_case(s));
+    ASSERT_EQ(s.spec.cp % s.spec.ring_degree, 0);
+    EXPECT_NO_THROW(Subject{s});  // the reference plans it
+    offered.insert({s.spec.cp, s.spec.ring_degree});
+  }
+  for (const std::pair<I, I>& want : {std::pair<I, I>{8, 1}, {8, 2}, {4, 4}, {4, 2}, {6, 2}}) {
+    EXPECT_TRUE(offered.count(want)) << "C=" << want.first << " R=" << want.second;
+  }
+}
+
+TEST(UspGenerators, TheRingDegreeRoundTripsInTheCaseString) {
+  const Case two = parse_case("usp cp=4 S=16 R=2");
+  EXPECT_EQ(two.spec.ring_degree, 2);
+  const std::string printed = print_case(two);
+  EXPECT_NE(printed.find(" seed=0 R=2"), std::string::npos) << printed;
+  EXPECT_EQ(parse_case(printed), two);
+  EXPECT_EQ(print_case(parse_case(printed)), printed);
+  const std::string plain = print_case(parse_case("usp cp=4 S=16"));
+  EXPECT_EQ(plain.find("R="), std::string::npos) << plain;
+  EXPECT_FALSE(parse_case("usp cp=4 S=16 R=2") == parse_case("usp cp=4 S=16 R=4"));
+  EXPECT_THROW(parse_case("usp cp=4 S=16 R=0"), Error);
+}
+
+}  // namespace
+}  // namespace cplab::properties
