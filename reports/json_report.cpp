@@ -114,6 +114,7 @@ std::string to_json(const SweepReport& report) {
         {"failed", report.count(properties::JobStatus::failed)},
         {"skipped", report.count(properties::JobStatus::skipped)}}},
       {"combinations", combinations_json(report)},
+      {"complete", report.complete},
       {"results", results},
   };
   return doc.dump(2) + "\n";
@@ -132,7 +133,10 @@ SweepReport from_json(const std::string& text) {
   SweepReport report;
   report.seed = field<std::uint64_t>(doc, "seed", "the report");
   report.cases_per_job = field<std::int64_t>(doc, "cases_per_job", "the report");
-  for (const json& s : field<json>(doc, "shards", "the report")) {
+  const json shards = field<json>(doc, "shards", "the report");
+  CPLAB_CHECK(shards.is_array() && !shards.empty(),
+              "sweep report: 'shards' must list at least one {{index, count}}");
+  for (const json& s : shards) {
     report.shards.push_back(
         {field<std::int64_t>(s, "index", "a shard"), field<std::int64_t>(s, "count", "a shard")});
   }
@@ -143,7 +147,10 @@ SweepReport from_json(const std::string& text) {
   report.properties = field<std::vector<std::string>>(selection, "properties", "selection");
   report.time_budget_seconds = field<double>(doc, "time_budget_seconds", "the report");
   report.seconds = field<double>(doc, "seconds", "the report");
+  // Reports written before "complete" existed were written once, at the end of their sweep.
+  report.complete = doc.contains("complete") ? field<bool>(doc, "complete", "the report") : true;
   const json results = field<json>(doc, "results", "the report");
+  CPLAB_CHECK(results.is_array(), "sweep report: 'results' is not an array");
   for (std::size_t i = 0; i < results.size(); ++i)
     report.results.push_back(result_from(results[i], i));
   return report;
