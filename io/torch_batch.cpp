@@ -2,10 +2,15 @@
 #include <ATen/ATen.h>
 #include <torch/csrc/jit/serialization/pickle.h>
 
+#include <fmt/ranges.h>
+
 #include <fstream>
 #include <iterator>
+#include <optional>
 
+#include "io/tensor_extent.hpp"
 #include "io/torch_batch.hpp"
+#include "reference/types/error.hpp"
 
 namespace cplab::io {
 namespace {
@@ -38,12 +43,52 @@ at::ScalarType to_torch(DType t) {
   CPLAB_FAIL("unsupported dtype {}", static_cast<int>(t));
 }
 
+// A tensor of the file as cplab may read it: dense, on the CPU, its view inside its storage.
+void check_readable(const at::Tensor& value, const std::string& key) {
+  CPLAB_CHECK(value.layout() == at::kStrided && !value.is_quantized() && value.device().is_cpu(),
+              "'{}' is not a dense CPU tensor", key);
+  CPLAB_CHECK(value.dim() <= 64, "'{}' has {} dimensions (at most 64)", key, value.dim());
+  const auto sizes = value.sizes();
+  const auto strides = value.strides();
+  const std::optional<std::uint64_t> needed = strided_extent_bytes(
+      {sizes.data(), sizes.size()}, {strides.data(), strides.size()}, value.storage_offset(),
+      static_cast<std::int64_t>(value.element_size()));
+  CPLAB_CHECK(needed.has_value(), "'{}' has sizes or strides out of range (malformed file)", key);
+  CPLAB_CHECK(*needed == 0 || (value.storage().data() != nullptr &&
+                               *needed <= static_cast<std::uint64_t>(value.storage().nbytes())),
+              "'{}' of sizes {} reads {} bytes of a storage of {} (malformed or truncated file)",
+              key, fmt::format("{}", sizes), *needed, value.storage().nbytes());
+}
+
 Tensor from_at(const at::Tensor& value, const std::string& key) {
+  check_readable(value, key);
   const at::Tensor c = value.contiguous();
   Shape shape(c.sizes().begin(), c.sizes().end());
   Tensor out(from_torch(c.scalar_type(), key), shape);
-  std::memcpy(out.raw(), c.data_ptr(), out.nbytes());
+  if (out.nbytes() > 0) std::memcpy(out.raw(), c.data_ptr(), out.nbytes());
   return out;
+}
+
+// The keys whose meaning fixes their dtype and rank (SPEC §1): a float or 3-D input_ids is a
+// mistaken file, not a batch to shard.
+void check_standard_key(const std::string& key, const Tensor& t) {
+  const bool integer = t.dtype() == DType::i64 || t.dtype() == DType::i32 || t.dtype() == DType::u8;
+  if (key == keys::input_ids || key == keys::labels) {
+    CPLAB_CHECK(integer && t.dim() == 2, "'{}' must be an integer [B, S] tensor, found {}", key,
+                tensor_brief(t));
+  } else if (key == keys::position_ids) {
+    CPLAB_CHECK(integer && (t.dim() == 2 || t.dim() == 3),
+                "'{}' must be an integer [B, S], [1, S] or [3, B, S] tensor, found {}", key,
+                tensor_brief(t));
+  } else if (key == keys::inputs_embeds) {
+    const bool floating = t.dtype() == DType::f32 || t.dtype() == DType::bf16 ||
+                          t.dtype() == DType::f16;
+    CPLAB_CHECK(floating && t.dim() == 3, "'{}' must be a float [B, S, H] tensor, found {}", key,
+                tensor_brief(t));
+  } else if (key == keys::loss_mask || key == keys::valid || key == keys::padding_mask) {
+    CPLAB_CHECK((integer || t.dtype() == DType::b8) && t.dim() == 2,
+                "'{}' must be a bool or integer [B, S] tensor, found {}", key, tensor_brief(t));
+  }
 }
 
 at::Tensor to_at(const Tensor& t) {
@@ -62,6 +107,7 @@ at::Tensor tensor_at(const c10::IValue& v, const std::string& key) {
 std::vector<std::vector<std::int64_t>> lengths_from(const at::Tensor& t, const std::string& key) {
   CPLAB_CHECK(!t.is_floating_point(), "'{}' must hold integers, found {}", key,
               c10::toString(t.scalar_type()));
+  check_readable(t, key);
   const at::Tensor rows = (t.dim() == 1 ? t.unsqueeze(0) : t).to(at::kLong).contiguous();
   CPLAB_CHECK(rows.dim() == 2, "'{}' must be [B, n] or [n], found {} dims", key, t.dim());
   std::vector<std::vector<std::int64_t>> out(static_cast<std::size_t>(rows.size(0)));
@@ -96,31 +142,24 @@ c10::Dict<c10::IValue, c10::IValue> dict_at(const c10::IValue& v, const std::str
   return v.toGenericDict();
 }
 
-}  // namespace
-
-bool torch_available() { return true; }
-
-Batch load_torch_batch(const std::string& path) {
+Batch load_batch_unguarded(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   CPLAB_CHECK(in.good(), "cannot open batch file '{}'", path);
   const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  c10::IValue root;
-  try {
-    root = torch::jit::pickle_load(bytes);
-  } catch (const c10::Error& e) {
-    CPLAB_FAIL("'{}' is not a torch.save file cplab can read: {}", path, e.what_without_backtrace());
-  }
+  const c10::IValue root = torch::jit::pickle_load(bytes);
   Batch batch;
   for (const auto& entry : dict_at(root, path)) {
     CPLAB_CHECK(entry.key().isString(), "'{}': dict keys must be strings", path);
     const std::string key = entry.key().toStringRef();
     if (key == "extra_tokens") {
       for (const auto& e : dict_at(entry.value(), key)) {
+        CPLAB_CHECK(e.key().isString(), "'{}': dict keys must be strings", key);
         const std::string name = e.key().toStringRef();
         batch.tokens[name] = TokenField{from_at(tensor_at(e.value(), name), name), 1, PadRule::constant, 0.0};
       }
     } else if (key == "passthrough") {
       for (const auto& e : dict_at(entry.value(), key)) {
+        CPLAB_CHECK(e.key().isString(), "'{}': dict keys must be strings", key);
         const std::string name = e.key().toStringRef();
         batch.passthrough[name] = from_at(tensor_at(e.value(), name), name);
       }
@@ -129,11 +168,43 @@ Batch load_torch_batch(const std::string& path) {
     } else if (key == "seq_lens_padded") {
       batch.seq_lens_padded = lengths_from(tensor_at(entry.value(), key), key);
     } else {
-      batch.add(key, from_at(tensor_at(entry.value(), key), key));
+      Tensor value = from_at(tensor_at(entry.value(), key), key);
+      check_standard_key(key, value);
+      batch.add(key, std::move(value));
     }
   }
   validate_batch(batch);
   return batch;
+}
+
+// libtorch's messages run over many lines (a C++ backtrace, "Exception raised from ..."): the
+// first line is the message, the rest is detail for --verbose.
+std::string first_line(const std::string& text) {
+  const std::size_t end = text.find('\n');
+  return end == std::string::npos ? text : text.substr(0, end);
+}
+
+}  // namespace
+
+bool torch_available() { return true; }
+
+Batch load_torch_batch(const std::string& path) {
+  try {
+    return load_batch_unguarded(path);
+  } catch (const Error&) {
+    throw;
+  } catch (const c10::Error& e) {
+    throw DetailedError(fmt::format("'{}' is not a torch.save batch cplab can read: {}", path,
+                                    first_line(e.what_without_backtrace())),
+                        e.what());
+  } catch (const std::bad_alloc&) {
+    throw ResourceError(fmt::format("'{}': out of memory while reading the batch", path));
+  } catch (const std::exception& e) {
+    // libtorch's reader throws standard exceptions too (a bad zip, a truncated record).
+    throw DetailedError(
+        fmt::format("'{}' is not a torch.save batch cplab can read: {}", path, first_line(e.what())),
+        e.what());
+  }
 }
 
 void save_torch_batch(const Batch& batch, const std::string& path) {
