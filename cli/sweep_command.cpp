@@ -28,14 +28,15 @@ namespace {
 struct SweepArgs {
   properties::SweepOptions sweep;
   std::string seed_text, shard_text = "0/1", out = "out/sweep";
+  CLI::Option* seed_option = nullptr;
   std::vector<std::string> merge;
   bool distribute = false;           // split the jobs over the processes of an MPI job
   std::int64_t rank_timeout_ms = 0;  // -mpi implementations: a rank's wait for the others
 };
 
 // --seed, else RC_PARAMS' seed (RapidCheck's own variable), else a fresh random one.
-std::uint64_t choose_seed(const std::string& text) {
-  if (!text.empty()) return parse_seed("--seed", text);
+std::uint64_t choose_seed(const std::string& text, bool given) {
+  if (given) return parse_seed("--seed", text);
   if (std::getenv("RC_PARAMS") != nullptr) return rc::detail::configuration().testParams.seed;
   std::random_device device;
   return (static_cast<std::uint64_t>(device()) << 32) ^ device();
@@ -117,7 +118,7 @@ void catch_stop_signals() {
 int run_sweep_command(SweepArgs& args) {
   if (!args.merge.empty()) return run_merge(args);
   properties::SweepOptions& options = args.sweep;
-  options.seed = choose_seed(args.seed_text);
+  options.seed = choose_seed(args.seed_text, args.seed_option->count() > 0);
   options.shard = properties::parse_shard(args.shard_text);
   CPLAB_CHECK(std::isfinite(options.time_budget_seconds) && options.time_budget_seconds >= 0.0,
               "--time-budget {}: must be a finite number of seconds >= 0 (0: none)",
@@ -198,7 +199,7 @@ Command add_sweep_command(CLI::App& app) {
       "sweep", "Run every property for every layout and implementation on random cases");
   sub->add_option("--cases", args->sweep.cases, "Cases per property × layout × implementation")
       ->check(CLI::Range(std::int64_t{1}, limits::kMaxCasesPerJob));
-  sub->add_option("--seed", args->seed_text,
+  args->seed_option = sub->add_option("--seed", args->seed_text,
                   "Sweep seed (default: RC_PARAMS' seed, else random; always printed)");
   sub->add_option("--layouts", args->sweep.layouts, "Layouts (default all)")->delimiter(',');
   sub->add_option("--cp", args->sweep.cps,

@@ -13,7 +13,9 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   // npy::read takes a path: one scratch file per process, rewritten for each input.
-  static const std::string path = "/tmp/cplab_fuzz_npy." + std::to_string(::getpid()) + ".npy";
+  static const std::string path =
+      std::string(::access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp") + "/cplab_fuzz_npy." +
+      std::to_string(::getpid()) + ".npy";
   std::FILE* file = std::fopen(path.c_str(), "wb");
   if (file == nullptr) return 0;
   if (size > 0) std::fwrite(data, 1, size, file);

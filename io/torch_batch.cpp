@@ -1,11 +1,17 @@
 // The one translation unit that includes libtorch (narrow headers: <torch/torch.h> costs ~20 s).
 #include <ATen/ATen.h>
+#include <caffe2/serialize/inline_container.h>
+#include <caffe2/serialize/read_adapter_interface.h>
 #include <torch/csrc/jit/serialization/pickle.h>
+#include <torch/csrc/jit/serialization/unpickler.h>
 
 #include <fmt/ranges.h>
 
 #include <fstream>
+#include <algorithm>
+#include <cstring>
 #include <iterator>
+#include <map>
 #include <optional>
 
 #include "io/tensor_extent.hpp"
@@ -43,6 +49,49 @@ at::ScalarType to_torch(DType t) {
   CPLAB_FAIL("unsupported dtype {}", static_cast<int>(t));
 }
 
+// The bytes each storage record of the file really holds, by the address libtorch loaded it to.
+// libtorch 1.13 sizes a storage by the element count its pickle claims, not by its record: a
+// record shorter than that claim is read past its end unless it is checked here.
+using RecordSizes = std::map<const void*, std::uint64_t>;
+thread_local const RecordSizes* loading_records = nullptr;
+
+class BytesAdapter final : public caffe2::serialize::ReadAdapterInterface {
+ public:
+  explicit BytesAdapter(const std::vector<char>& bytes) : bytes_(bytes) {}
+  size_t size() const override { return bytes_.size(); }
+  size_t read(uint64_t pos, void* buf, size_t n, const char*) const override {
+    if (pos >= bytes_.size()) return 0;
+    n = std::min<size_t>(n, bytes_.size() - static_cast<size_t>(pos));
+    std::memcpy(buf, bytes_.data() + pos, n);
+    return n;
+  }
+
+ private:
+  const std::vector<char>& bytes_;
+};
+
+// torch::jit::pickle_load, with every storage record's size noted in `records`.
+c10::IValue load_archive(const std::vector<char>& bytes, RecordSizes& records) {
+  caffe2::serialize::PyTorchStreamReader zip(std::make_shared<BytesAdapter>(bytes));
+  auto [pickle, pickle_size] = zip.getRecord("data.pkl");
+  const char* data = static_cast<const char*>(pickle.get());
+  std::size_t consumed = 0;
+  const auto read = [&](char* buffer, std::size_t len) -> std::size_t {
+    len = std::min(len, pickle_size - consumed);
+    if (len > 0) std::memcpy(buffer, data + consumed, len);
+    consumed += len;
+    return len;
+  };
+  const auto read_record = [&](const std::string& name) {
+    auto [record, size] = zip.getRecord("data/" + name);
+    records[record.get()] = size;
+    return std::move(record);
+  };
+  torch::jit::Unpickler unpickler(read, nullptr, nullptr, read_record, c10::nullopt);
+  unpickler.set_version(zip.version());
+  return unpickler.parse_ivalue();
+}
+
 // A tensor of the file as cplab may read it: dense, on the CPU, its view inside its storage.
 void check_readable(const at::Tensor& value, const std::string& key) {
   CPLAB_CHECK(value.layout() == at::kStrided && !value.is_quantized() && value.device().is_cpu(),
@@ -54,10 +103,15 @@ void check_readable(const at::Tensor& value, const std::string& key) {
       {sizes.data(), sizes.size()}, {strides.data(), strides.size()}, value.storage_offset(),
       static_cast<std::int64_t>(value.element_size()));
   CPLAB_CHECK(needed.has_value(), "'{}' has sizes or strides out of range (malformed file)", key);
-  CPLAB_CHECK(*needed == 0 || (value.storage().data() != nullptr &&
-                               *needed <= static_cast<std::uint64_t>(value.storage().nbytes())),
-              "'{}' of sizes {} reads {} bytes of a storage of {} (malformed or truncated file)",
-              key, fmt::format("{}", sizes), *needed, value.storage().nbytes());
+  std::uint64_t held = static_cast<std::uint64_t>(value.storage().nbytes());
+  if (loading_records != nullptr) {
+    const auto record = loading_records->find(value.storage().data());
+    held = record == loading_records->end() ? 0 : std::min(held, record->second);
+  }
+  CPLAB_CHECK(*needed == 0 || (value.storage().data() != nullptr && *needed <= held),
+              "'{}' of sizes {} reads {} bytes of a storage that holds {} (malformed or truncated "
+              "file)",
+              key, fmt::format("{}", sizes), *needed, value.storage().data() ? held : 0);
 }
 
 Tensor from_at(const at::Tensor& value, const std::string& key) {
@@ -77,7 +131,7 @@ void check_standard_key(const std::string& key, const Tensor& t) {
     CPLAB_CHECK(integer && t.dim() == 2, "'{}' must be an integer [B, S] tensor, found {}", key,
                 tensor_brief(t));
   } else if (key == keys::position_ids) {
-    CPLAB_CHECK(integer && (t.dim() == 2 || t.dim() == 3),
+    CPLAB_CHECK(integer && (t.dim() == 2 || (t.dim() == 3 && t.size(0) == 3)),
                 "'{}' must be an integer [B, S], [1, S] or [3, B, S] tensor, found {}", key,
                 tensor_brief(t));
   } else if (key == keys::inputs_embeds) {
@@ -146,7 +200,12 @@ Batch load_batch_unguarded(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   CPLAB_CHECK(in.good(), "cannot open batch file '{}'", path);
   const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const c10::IValue root = torch::jit::pickle_load(bytes);
+  RecordSizes records;
+  const c10::IValue root = load_archive(bytes, records);
+  loading_records = &records;
+  struct Done {
+    ~Done() { loading_records = nullptr; }
+  } done;
   Batch batch;
   for (const auto& entry : dict_at(root, path)) {
     CPLAB_CHECK(entry.key().isString(), "'{}': dict keys must be strings", path);

@@ -122,9 +122,9 @@ TEST(BadInput, UntrustedTextIsEscapedOnOneLine) {
 TEST(BadInput, SweepArguments) {
   const std::string out = fresh_dir("bad_sweep_args").string();
   expect_all({
-      {"sweep --cases 4294967296", "cplab: --cases: Value 4294967296 not in range 1 to 1000000000"},
-      {"sweep --cases 1000000001", "cplab: --cases: Value 1000000001 not in range 1 to 1000000000"},
-      {"sweep --cases 0", "cplab: --cases: Value 0 not in range 1 to 1000000000"},
+      {"sweep --cases 4294967296", "cplab: --cases: Value 4294967296 not in range 1 to 10000000"},
+      {"sweep --cases 10000001", "cplab: --cases: Value 10000001 not in range 1 to 10000000"},
+      {"sweep --cases 0", "cplab: --cases: Value 0 not in range 1 to 10000000"},
       {"sweep --seed -1",
        "cplab: error: --seed '-1' is not an unsigned 64-bit integer (0 to 18446744073709551615)"},
       {"sweep --seed 18446744073709551616",
@@ -151,7 +151,7 @@ TEST(BadInput, SweepArguments) {
        "directory"},
   });
   // Just inside: the largest case count and seed are taken; the time budget bounds the job.
-  const CliRun run = run_cplab(std::string("sweep --cases 1000000000 --seed 18446744073709551615 "
+  const CliRun run = run_cplab(std::string("sweep --cases 10000000 --seed 18446744073709551615 "
                                            "--time-budget 1 --out ") +
                                out + " " + kOneJob);
   EXPECT_EQ(run.status, 0) << run.out << run.err;
