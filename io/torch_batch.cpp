@@ -253,7 +253,7 @@ Batch load_torch_batch(const std::string& path) {
   } catch (const Error&) {
     throw;
   } catch (const c10::Error& e) {
-    throw DetailedError(fmt::format("'{}' is not a torch.save batch cplab can read: {}", path,
+    throw DetailedError(fmt::format("'{}' is not a torch.save file cplab can read: {}", path,
                                     first_line(e.what_without_backtrace())),
                         e.what());
   } catch (const std::bad_alloc&) {
@@ -261,7 +261,7 @@ Batch load_torch_batch(const std::string& path) {
   } catch (const std::exception& e) {
     // libtorch's reader throws standard exceptions too (a bad zip, a truncated record).
     throw DetailedError(
-        fmt::format("'{}' is not a torch.save batch cplab can read: {}", path, first_line(e.what())),
+        fmt::format("'{}' is not a torch.save file cplab can read: {}", path, first_line(e.what())),
         e.what());
   }
 }

@@ -46,10 +46,10 @@ TEST(ExitStatus, EachKindOfErrorHasItsStatusAndOneLine) {
   EXPECT_EQ(report(ResourceError("rank 3/8: out of memory")).err,
             "cplab: out of resources: rank 3/8: out of memory\n");
   // Detail only with --verbose.
-  const DetailedError torch("'b.pt' is not a torch.save batch", "line 1\nline 2\nbacktrace");
-  EXPECT_EQ(report(torch).err, "cplab: error: 'b.pt' is not a torch.save batch\n");
+  const DetailedError torch("'b.pt' is not a torch.save file", "line 1\nline 2\nbacktrace");
+  EXPECT_EQ(report(torch).err, "cplab: error: 'b.pt' is not a torch.save file\n");
   EXPECT_EQ(report(torch, true).err,
-            "cplab: error: 'b.pt' is not a torch.save batch\nline 1\nline 2\nbacktrace\n");
+            "cplab: error: 'b.pt' is not a torch.save file\nline 1\nline 2\nbacktrace\n");
   EXPECT_EQ(cli::run_guarded([] { return 0; }, false), cli::kOk);
   EXPECT_EQ(cli::run_guarded([]() -> int { throw std::runtime_error("x"); }, false),
             cli::kInternalError);
