@@ -59,7 +59,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     spec.layout = layouts[in.small(5)];
     spec.cp = 1 + in.small(16);
     spec.chunk_size = 1 + in.small(8);
-    spec.num_chunks = rows;
+    spec.microbatches = rows;
     validate_batch(batch);
     const cplab::ShardPlan plan = cplab::reference::plan(spec, batch);
     for (const cplab::RowPlan& row : plan.rows) {

@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <map>
+#include <tuple>
 
 #include "properties/sweep.hpp"
 #include "reference/types/error.hpp"
@@ -24,8 +25,10 @@ void check_report_jobs(const SweepReport& report) {
     CPLAB_CHECK(it != by_index.end(), "result for job {} ({} {} {}): the selection has {} jobs",
                 r.job, r.property, r.layout, r.impl, jobs.size());
     const JobSpec& spec = it->second->spec;
-    CPLAB_CHECK(r.property == spec.property->name && r.layout == spec.layout->name &&
-                    r.impl == spec.impl->name,
+    // The job's three names as one tuple: a job's identity, not a switch on any layout.
+    const auto named = std::tie(r.property, r.layout, r.impl);
+    const auto defined = std::tie(spec.property->name, spec.layout->name, spec.impl->name);
+    CPLAB_CHECK(named == defined,
                 "result for job {} names {} {} {}; job {} of this selection is {} {} {}", r.job,
                 r.property, r.layout, r.impl, r.job, spec.property->name, spec.layout->name,
                 spec.impl->name);

@@ -1,14 +1,9 @@
-// Merging the reports of one sweep split with --shard i/n over several machines, and writing the
-// three report files.
+// Merging the reports of one sweep split with --shard i/n over several machines (the files are
+// written by write_reports.cpp).
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <set>
 
 #include "reference/types/error.hpp"
@@ -90,46 +85,6 @@ SweepReport merge(const std::vector<SweepReport>& shards) {
   std::sort(merged.results.begin(), merged.results.end(),
             [](const auto& a, const auto& b) { return a.job < b.job; });
   return merged;
-}
-
-void write_file_atomically(const std::filesystem::path& path, const std::string& text) {
-  // Beside the target (same file system, so the rename is atomic); a reader sees the old file or
-  // the new one, never half of one, whenever the writer is stopped.
-  const std::filesystem::path temp =
-      path.parent_path() / ("." + path.filename().string() + ".tmp." + std::to_string(::getpid()));
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    CPLAB_CHECK(out.good(), "cannot write {}: {}", temp.string(), std::strerror(errno));
-    out << text;
-    out.flush();
-    CPLAB_CHECK(out.good(), "cannot write {} (disk full?)", temp.string());
-  }
-  std::error_code error;
-  std::filesystem::rename(temp, path, error);
-  if (error) {
-    std::filesystem::remove(temp, error);
-    CPLAB_FAIL("cannot replace {}: {}", path.string(), error.message());
-  }
-}
-
-std::vector<std::filesystem::path> write_all(const SweepReport& report,
-                                             const std::filesystem::path& dir) {
-  std::error_code error;
-  std::filesystem::create_directories(dir, error);
-  CPLAB_CHECK(!error && std::filesystem::is_directory(dir), "--out {}: cannot create the folder: {}",
-              dir.string(), error ? error.message() : "a file of that name is in the way");
-  const std::vector<std::pair<std::string, std::string>> files = {
-      {"report.json", to_json(report)},
-      {"junit.xml", to_junit(report)},
-      {"summary.md", to_markdown(report)},
-      {"index.html", to_html(report)}};
-  std::vector<std::filesystem::path> written;
-  for (const auto& [name, text] : files) {
-    const std::filesystem::path path = dir / name;
-    write_file_atomically(path, text);
-    written.push_back(path);
-  }
-  return written;
 }
 
 }  // namespace cplab::reports
