@@ -145,7 +145,9 @@ int run_sweep_command(SweepArgs& args) {
   started.time_budget_seconds = options.time_budget_seconds;
   started.complete = false;
   if (processes.writes_reports()) reports::write_all(started, args.out);
-  catch_stop_signals();
+  // In a job of several processes the launcher's SIGTERM means a peer died: mpi/session's handler
+  // says so and what this rank was waiting in; cutting between cases would wait in vain.
+  if (processes.size == 1) catch_stop_signals();
   fmt::print(
       "cplab sweep: seed {} · {} cases per job · shard {}/{} · {} jobs (rerun with --seed {})\n",
       options.seed, options.cases, options.shard.index, options.shard.count, jobs, options.seed);
@@ -224,7 +226,7 @@ Command add_sweep_command(CLI::App& app) {
   sub->add_option("--rank-timeout-ms", args->rank_timeout_ms,
                   "-mpi implementations: how long a rank process waits for the others (default "
                   "20000)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{24} * 3600 * 1000));  // at most a day
   return {sub, [args] { return run_sweep_command(*args); }};
 }
 
