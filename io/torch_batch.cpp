@@ -15,11 +15,16 @@
 #include <optional>
 
 #include "io/tensor_extent.hpp"
+#include "io/torch_archive.hpp"
 #include "io/torch_batch.hpp"
 #include "reference/types/error.hpp"
 
 namespace cplab::io {
 namespace {
+
+using detail::CheckedArchive;
+using detail::guard_torch_errors;
+using detail::read_file_bytes;
 
 DType from_torch(at::ScalarType t, const std::string& key) {
   switch (t) {
@@ -49,73 +54,8 @@ at::ScalarType to_torch(DType t) {
   CPLAB_FAIL("unsupported dtype {}", static_cast<int>(t));
 }
 
-// The bytes each storage record of the file really holds, by the address libtorch loaded it to.
-// libtorch 1.13 sizes a storage by the element count its pickle claims, not by its record: a
-// record shorter than that claim is read past its end unless it is checked here.
-using RecordSizes = std::map<const void*, std::uint64_t>;
-thread_local const RecordSizes* loading_records = nullptr;
-
-class BytesAdapter final : public caffe2::serialize::ReadAdapterInterface {
- public:
-  explicit BytesAdapter(const std::vector<char>& bytes) : bytes_(bytes) {}
-  size_t size() const override { return bytes_.size(); }
-  size_t read(uint64_t pos, void* buf, size_t n, const char*) const override {
-    if (pos >= bytes_.size()) return 0;
-    n = std::min<size_t>(n, bytes_.size() - static_cast<size_t>(pos));
-    std::memcpy(buf, bytes_.data() + pos, n);
-    return n;
-  }
-
- private:
-  const std::vector<char>& bytes_;
-};
-
-// torch::jit::pickle_load, with every storage record's size noted in `records`.
-c10::IValue load_archive(const std::vector<char>& bytes, RecordSizes& records) {
-  caffe2::serialize::PyTorchStreamReader zip(std::make_shared<BytesAdapter>(bytes));
-  auto [pickle, pickle_size] = zip.getRecord("data.pkl");
-  const char* data = static_cast<const char*>(pickle.get());
-  std::size_t consumed = 0;
-  const auto read = [&](char* buffer, std::size_t len) -> std::size_t {
-    len = std::min(len, pickle_size - consumed);
-    if (len > 0) std::memcpy(buffer, data + consumed, len);
-    consumed += len;
-    return len;
-  };
-  const auto read_record = [&](const std::string& name) {
-    auto [record, size] = zip.getRecord("data/" + name);
-    records[record.get()] = size;
-    return std::move(record);
-  };
-  torch::jit::Unpickler unpickler(read, nullptr, nullptr, read_record, c10::nullopt);
-  unpickler.set_version(zip.version());
-  return unpickler.parse_ivalue();
-}
-
-// A tensor of the file as cplab may read it: dense, on the CPU, its view inside its storage.
-void check_readable(const at::Tensor& value, const std::string& key) {
-  CPLAB_CHECK(value.layout() == at::kStrided && !value.is_quantized() && value.device().is_cpu(),
-              "'{}' is not a dense CPU tensor", key);
-  CPLAB_CHECK(value.dim() <= 64, "'{}' has {} dimensions (at most 64)", key, value.dim());
-  const auto sizes = value.sizes();
-  const auto strides = value.strides();
-  const std::optional<std::uint64_t> needed = strided_extent_bytes(
-      {sizes.data(), sizes.size()}, {strides.data(), strides.size()}, value.storage_offset(),
-      static_cast<std::int64_t>(value.element_size()));
-  CPLAB_CHECK(needed.has_value(), "'{}' has sizes or strides out of range (malformed file)", key);
-  std::uint64_t held = static_cast<std::uint64_t>(value.storage().nbytes());
-  if (loading_records != nullptr) {
-    const auto record = loading_records->find(value.storage().data());
-    held = record == loading_records->end() ? 0 : std::min(held, record->second);
-  }
-  CPLAB_CHECK(*needed == 0 || (value.storage().data() != nullptr && *needed <= held),
-              "'{}' of sizes {} reads {} bytes of a storage that holds {} (malformed or truncated "
-              "file)",
-              key, fmt::format("{}", sizes), *needed, value.storage().data() ? held : 0);
-}
-
-Tensor from_at(const at::Tensor& value, const std::string& key) {
-  check_readable(value, key);
+Tensor from_at(const CheckedArchive& archive, const at::Tensor& value, const std::string& key) {
+  archive.check_readable(value, key);
   const at::Tensor c = value.contiguous();
   Shape shape(c.sizes().begin(), c.sizes().end());
   Tensor out(from_torch(c.scalar_type(), key), shape);
@@ -158,10 +98,11 @@ at::Tensor tensor_at(const c10::IValue& v, const std::string& key) {
 }
 
 // int [B, n] (or [n] for one row) with -1 past a row's last document → per-row lengths.
-std::vector<std::vector<std::int64_t>> lengths_from(const at::Tensor& t, const std::string& key) {
+std::vector<std::vector<std::int64_t>> lengths_from(const CheckedArchive& archive,
+                                                   const at::Tensor& t, const std::string& key) {
   CPLAB_CHECK(!t.is_floating_point(), "'{}' must hold integers, found {}", key,
               c10::toString(t.scalar_type()));
-  check_readable(t, key);
+  archive.check_readable(t, key);
   const at::Tensor rows = (t.dim() == 1 ? t.unsqueeze(0) : t).to(at::kLong).contiguous();
   CPLAB_CHECK(rows.dim() == 2, "'{}' must be [B, n] or [n], found {} dims", key, t.dim());
   std::vector<std::vector<std::int64_t>> out(static_cast<std::size_t>(rows.size(0)));
@@ -197,15 +138,8 @@ c10::Dict<c10::IValue, c10::IValue> dict_at(const c10::IValue& v, const std::str
 }
 
 Batch load_batch_unguarded(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  CPLAB_CHECK(in.good(), "cannot open batch file '{}'", path);
-  const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  RecordSizes records;
-  const c10::IValue root = load_archive(bytes, records);
-  loading_records = &records;
-  struct Done {
-    ~Done() { loading_records = nullptr; }
-  } done;
+  const CheckedArchive archive(read_file_bytes(path));
+  const c10::IValue& root = archive.root();
   Batch batch;
   for (const auto& entry : dict_at(root, path)) {
     CPLAB_CHECK(entry.key().isString(), "'{}': dict keys must be strings", path);
@@ -214,20 +148,20 @@ Batch load_batch_unguarded(const std::string& path) {
       for (const auto& e : dict_at(entry.value(), key)) {
         CPLAB_CHECK(e.key().isString(), "'{}': dict keys must be strings", key);
         const std::string name = e.key().toStringRef();
-        batch.tokens[name] = TokenField{from_at(tensor_at(e.value(), name), name), 1, PadRule::constant, 0.0};
+        batch.tokens[name] = TokenField{from_at(archive, tensor_at(e.value(), name), name), 1, PadRule::constant, 0.0};
       }
     } else if (key == "passthrough") {
       for (const auto& e : dict_at(entry.value(), key)) {
         CPLAB_CHECK(e.key().isString(), "'{}': dict keys must be strings", key);
         const std::string name = e.key().toStringRef();
-        batch.passthrough[name] = from_at(tensor_at(e.value(), name), name);
+        batch.passthrough[name] = from_at(archive, tensor_at(e.value(), name), name);
       }
     } else if (key == "seq_lens") {
-      batch.seq_lens = lengths_from(tensor_at(entry.value(), key), key);
+      batch.seq_lens = lengths_from(archive, tensor_at(entry.value(), key), key);
     } else if (key == "seq_lens_padded") {
-      batch.seq_lens_padded = lengths_from(tensor_at(entry.value(), key), key);
+      batch.seq_lens_padded = lengths_from(archive, tensor_at(entry.value(), key), key);
     } else {
-      Tensor value = from_at(tensor_at(entry.value(), key), key);
+      Tensor value = from_at(archive, tensor_at(entry.value(), key), key);
       check_standard_key(key, value);
       batch.add(key, std::move(value));
     }
@@ -236,34 +170,12 @@ Batch load_batch_unguarded(const std::string& path) {
   return batch;
 }
 
-// libtorch's messages run over many lines (a C++ backtrace, "Exception raised from ..."): the
-// first line is the message, the rest is detail for --verbose.
-std::string first_line(const std::string& text) {
-  const std::size_t end = text.find('\n');
-  return end == std::string::npos ? text : text.substr(0, end);
-}
-
 }  // namespace
 
 bool torch_available() { return true; }
 
 Batch load_torch_batch(const std::string& path) {
-  try {
-    return load_batch_unguarded(path);
-  } catch (const Error&) {
-    throw;
-  } catch (const c10::Error& e) {
-    throw DetailedError(fmt::format("'{}' is not a torch.save file cplab can read: {}", path,
-                                    first_line(e.what_without_backtrace())),
-                        e.what());
-  } catch (const std::bad_alloc&) {
-    throw ResourceError(fmt::format("'{}': out of memory while reading the batch", path));
-  } catch (const std::exception& e) {
-    // libtorch's reader throws standard exceptions too (a bad zip, a truncated record).
-    throw DetailedError(
-        fmt::format("'{}' is not a torch.save file cplab can read: {}", path, first_line(e.what())),
-        e.what());
-  }
+  return guard_torch_errors(path, [&] { return load_batch_unguarded(path); });
 }
 
 void save_torch_batch(const Batch& batch, const std::string& path) {
@@ -290,5 +202,84 @@ void save_torch_batch(const Batch& batch, const std::string& path) {
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   CPLAB_CHECK(out.good(), "short write to batch file '{}'", path);
 }
+
+
+namespace detail {
+namespace {
+
+class BytesAdapter final : public caffe2::serialize::ReadAdapterInterface {
+ public:
+  explicit BytesAdapter(const std::vector<char>& bytes) : bytes_(bytes) {}
+  size_t size() const override { return bytes_.size(); }
+  size_t read(uint64_t pos, void* buf, size_t n, const char*) const override {
+    if (pos >= bytes_.size()) return 0;
+    n = std::min<size_t>(n, bytes_.size() - static_cast<size_t>(pos));
+    std::memcpy(buf, bytes_.data() + pos, n);
+    return n;
+  }
+
+ private:
+  const std::vector<char>& bytes_;
+};
+
+}  // namespace
+
+// torch::jit::pickle_load, with every storage record's size noted.
+CheckedArchive::CheckedArchive(const std::vector<char>& bytes) {
+  caffe2::serialize::PyTorchStreamReader zip(std::make_shared<BytesAdapter>(bytes));
+  auto [pickle, pickle_size] = zip.getRecord("data.pkl");
+  const char* data = static_cast<const char*>(pickle.get());
+  std::size_t consumed = 0;
+  const auto read = [&](char* buffer, std::size_t len) -> std::size_t {
+    len = std::min(len, pickle_size - consumed);
+    if (len > 0) std::memcpy(buffer, data + consumed, len);
+    consumed += len;
+    return len;
+  };
+  const auto read_record = [&](const std::string& name) {
+    auto [record, size] = zip.getRecord("data/" + name);
+    records_[record.get()] = size;
+    return std::move(record);
+  };
+  torch::jit::Unpickler unpickler(read, nullptr, nullptr, read_record, c10::nullopt);
+  unpickler.set_version(zip.version());
+  root_ = unpickler.parse_ivalue();
+}
+
+void CheckedArchive::check_readable(const at::Tensor& value, const std::string& key) const {
+  CPLAB_CHECK(value.layout() == at::kStrided && !value.is_quantized() && value.device().is_cpu(),
+              "'{}' is not a dense CPU tensor", key);
+  CPLAB_CHECK(value.dim() <= 64, "'{}' has {} dimensions (at most 64)", key, value.dim());
+  const auto sizes = value.sizes();
+  const auto strides = value.strides();
+  const std::optional<std::uint64_t> needed = strided_extent_bytes(
+      {sizes.data(), sizes.size()}, {strides.data(), strides.size()}, value.storage_offset(),
+      static_cast<std::int64_t>(value.element_size()));
+  CPLAB_CHECK(needed.has_value(), "'{}' has sizes or strides out of range (malformed file)", key);
+  const auto record = records_.find(value.storage().data());
+  const std::uint64_t held =
+      record == records_.end()
+          ? 0
+          : std::min(static_cast<std::uint64_t>(value.storage().nbytes()), record->second);
+  CPLAB_CHECK(*needed == 0 || *needed <= held,
+              "'{}' of sizes {} reads {} bytes of a storage that holds {} (malformed or truncated "
+              "file)",
+              key, fmt::format("{}", sizes), *needed, held);
+}
+
+std::vector<char> read_file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  CPLAB_CHECK(in.good(), "cannot open '{}'", path);
+  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CPLAB_CHECK(!in.bad(), "cannot read '{}'", path);
+  return bytes;
+}
+
+std::string first_line(const std::string& text) {
+  const std::size_t end = text.find('\n');
+  return end == std::string::npos ? text : text.substr(0, end);
+}
+
+}  // namespace detail
 
 }  // namespace cplab::io
