@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <filesystem>
 #include <new>
 #include <system_error>
 #include <typeinfo>
@@ -86,6 +87,11 @@ int report_exception(std::exception_ptr error, bool verbose) {
     print_line("out of resources",
                "out of memory (std::bad_alloc); the input needs more memory than this machine "
                "gives; see the limits in the README");
+    return kUsageError;
+  } catch (const std::filesystem::filesystem_error& e) {
+    // A path given on the command line (or one inside it) that cannot be read, made or renamed:
+    // the input's fault or the machine's, never a bug of cplab.
+    print_line("error", e.what());
     return kUsageError;
   } catch (const std::system_error& e) {
     if (e.code() == std::errc::resource_unavailable_try_again) {

@@ -2,6 +2,8 @@
 // executable, with the one line it must print and the exit status of the contract (0 ok, 1 a check
 // failed, 2 bad input or usage, 3 an internal error). Values on both sides of every limit that is
 // cheap to reach from the command line; the expensive accepted sides are in limits_test.cpp.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -12,6 +14,7 @@
 #include <vector>
 
 #include "cli/npy.hpp"
+#include "reference/plan.hpp"
 #include "tests/support/cli.hpp"
 
 namespace cplab::clitest {
@@ -102,14 +105,89 @@ TEST(BadInput, LayoutSizesAndOverflow) {
   EXPECT_EQ(nlohmann::json::parse(ok.out).at("ranks").size(), 1024u);
 }
 
+TEST(BadInput, ExplainAndEveryLayoutBoundTheRowFirst) {
+  // S near 2^63 once wrapped the padded length (L=-9223372036854775808) and magi's automatic K.
+  const std::string too_long =
+      "cplab: error: a row of S=9223372036854775807 tokens is outside [0, 16777216] (cplab's "
+      "limit per row)";
+  expect_all({
+      {"explain --layout head-tail --cp 2 --seq-len 9223372036854775807", too_long},
+      {"explain --layout all --cp 2 --seq-len 9223372036854775807", too_long},
+      {"explain --layout magi --cp 1024 --chunk-size auto --seq-len 9223372036854775807",
+       too_long},
+      {"layout --layout all --cp 2 --seq-len 9223372036854775807", too_long},
+      {"explain --layout all --cp 2 --doc-lens 9223372036854775807,9223372036854775807,3",
+       "cplab: error: --doc-lens: document 0 takes the row past 16777216 tokens (cplab's limit "
+       "per row)"},
+      {"explain --layout all --cp 1025 --seq-len 4",
+       "cplab: error: CP size must be in [1, 1024], got cp=1025"},
+  });
+  // A row magi's automatic K is computed for (ceil(S / 8C) without forming S + 8C - 1).
+  const CliRun ok = run_cplab("layout --layout magi --cp 2 --chunk-size auto --seq-len 4096");
+  EXPECT_EQ(ok.status, 0) << ok.err;
+}
+
+TEST(BadInput, MutantsAndProcessArguments) {
+  expect_all({
+      {"mutants --seed -1 --only none",
+       "cplab: error: --seed '-1' is not an unsigned 64-bit integer (0 to 18446744073709551615)"},
+      {"mutants --cases 10000001", "cplab: --cases: Value 10000001 not in range 1 to 10000000"},
+      {"mutants --cases 4294967296", "cplab: --cases: Value 4294967296 not in range 1 to 10000000"},
+      // A wait of 2^63 ms once wrapped the deadline: every wait timed out at once.
+      {"sweep --rank-timeout-ms 9223372036854775807 --impl sim-mpi",
+       "cplab: --rank-timeout-ms: Value 9223372036854775807 not in range 1 to 86400000"},
+      {"sweep --rank-timeout-ms 86400001 --impl sim-mpi",
+       "cplab: --rank-timeout-ms: Value 86400001 not in range 1 to 86400000"},
+  });
+}
+
+TEST(BadInput, BenchResultFiles) {
+  ScratchDir dir;
+  const auto file = [&](const std::string& name, const std::string& text) {
+    std::ofstream(dir.file(name)) << text;
+    return dir.file(name);
+  };
+  const std::string good = file(
+      "good.json",
+      R"({"context": {"date": "2026-01-01", "cplab": {"commit": "abc"}}, "benchmarks": [)"
+      R"({"name": "BM_x", "run_type": "iteration", "real_time": 10.0, "time_unit": "ns"}]})");
+  const std::string date = file("date.json", R"({"context": {"date": 5}, "benchmarks": []})");
+  const std::string commit =
+      file("commit.json", R"({"context": {"cplab": {"commit": 7}}, "benchmarks": []})");
+  const std::string run_type = file(
+      "run_type.json", R"({"benchmarks": [{"name": "BM_x", "run_type": 1, "real_time": 1}]})");
+  const std::string message = file(
+      "message.json",
+      R"({"benchmarks": [{"name": "BM_x", "error_occurred": true, "error_message": 3}]})");
+  expect_all({
+      {"bench compare " + good + " " + date,
+       "cplab: error: " + date + ": context.date is not a string"},
+      {"bench history " + commit + " --out " + dir.file("page"),
+       "cplab: error: " + commit + ": context.cplab.commit is not a string"},
+      {"bench compare " + run_type + " " + good,
+       "cplab: error: " + run_type +
+           ": not Google Benchmark JSON ([json.exception.type_error.302] type must be string, "
+           "but is number)"},
+      {"bench compare " + good + " " + message,
+       "cplab: error: " + message +
+           ": not Google Benchmark JSON ([json.exception.type_error.302] type must be string, "
+           "but is number)"},
+  });
+  // A folder that cannot be made is the path's fault (2), not an internal error (3).
+  const CliRun run = run_cplab("bench history " + good + " --out /proc/cplab-no-such-page");
+  EXPECT_EQ(run.status, 2) << run.err;
+  EXPECT_EQ(line_count(run.err), 1) << run.err;
+  EXPECT_EQ(run_cplab("bench compare " + good + " " + good).status, 0);
+}
+
 TEST(BadInput, UntrustedTextIsEscapedOnOneLine) {
   expect_all({
       {"layout --layout thd --cp 2 --doc-lens \"$(printf '5,\\033[31m3')\"",
        "cplab: error: --doc-lens '5,\\x1b[31m3': '\\x1b[31m3' is not an integer (expected a "
        "list like 5,3,8)"},
       {"layout --layout \"$(printf 'thd\\nfake line')\" --cp 2 --seq-len 4",
-       "cplab: error: unknown layout 'thd\\x0afake line'; known layouts: contiguous, head-tail, "
-       "identity, magi, thd"},
+       "cplab: error: unknown layout 'thd\\x0afake line'; known layouts: " +
+           fmt::format("{}", fmt::join(reference::layout_names(), ", "))},
   });
   // A very long argument is cut, not echoed whole.
   const CliRun run = run_cplab("layout --layout thd --cp 2 --doc-lens " + std::string(5000, 'x'));

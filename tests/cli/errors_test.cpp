@@ -5,10 +5,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <new>
 #include <stdexcept>
 #include <system_error>
 
+#include "reference/layouts/magi_chunk_size.hpp"
 #include "reference/types/error.hpp"
 #include "reference/types/limits.hpp"
 #include "reference/types/tensor.hpp"
@@ -105,6 +108,24 @@ TEST(Limits, BothSidesOfEveryLimit) {
   // Shapes whose element or byte count wraps are refused before allocating.
   EXPECT_THROW((Tensor(DType::f32, {std::int64_t{1} << 62, 4})), Error);
   EXPECT_THROW((Tensor(DType::i64, {std::int64_t{1} << 61, 2})), Error);
+}
+
+TEST(Limits, MagiAutomaticChunkSizeNeverWraps) {
+  // ceil(S / 8C) for any S and C the types hold: S + 8C - 1 is never formed.
+  EXPECT_EQ(reference::magi_auto_chunk_size(512, 17, 1), 3);
+  EXPECT_EQ(reference::magi_auto_chunk_size(512, 16, 1), 2);
+  EXPECT_EQ(reference::magi_auto_chunk_size(512, 0, 4), 1);
+  EXPECT_EQ(reference::magi_auto_chunk_size(512, INT64_MAX, 1024), 512);
+  EXPECT_EQ(reference::magi_auto_chunk_size(INT64_MAX, INT64_MAX, 1), INT64_MAX / 8 + 1);
+  EXPECT_EQ(reference::magi_auto_chunk_size(512, INT64_MAX, INT64_MAX), 1);
+}
+
+TEST(ExitStatus, APathThatCannotBeMadeIsBadInput) {
+  const Reported r = report(std::filesystem::filesystem_error(
+      "cannot create directories", "/proc/x", std::make_error_code(std::errc::no_such_file_or_directory)));
+  EXPECT_EQ(r.status, cli::kUsageError);
+  EXPECT_EQ(r.err.rfind("cplab: error: ", 0), 0u) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 }
 
 }  // namespace
