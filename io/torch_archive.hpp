@@ -34,8 +34,9 @@ class CheckedArchive {
   c10::IValue root_;
 };
 
-// The whole file at path (cplab::Error when it cannot be opened or read).
-std::vector<char> read_file_bytes(const std::string& path);
+// The whole file at path; a cplab::Error "cannot open <kind>'path'" when it cannot be opened or
+// read (kind: "batch file " or "").
+std::vector<char> read_file_bytes(const std::string& path, const std::string& kind);
 
 // libtorch's messages run over many lines (a C++ backtrace, "Exception raised from ..."): the
 // first line is the message, the rest is detail for --verbose.

@@ -138,7 +138,7 @@ c10::Dict<c10::IValue, c10::IValue> dict_at(const c10::IValue& v, const std::str
 }
 
 Batch load_batch_unguarded(const std::string& path) {
-  const CheckedArchive archive(read_file_bytes(path));
+  const CheckedArchive archive(read_file_bytes(path, "batch file "));
   const c10::IValue& root = archive.root();
   Batch batch;
   for (const auto& entry : dict_at(root, path)) {
@@ -267,11 +267,11 @@ void CheckedArchive::check_readable(const at::Tensor& value, const std::string& 
               key, fmt::format("{}", sizes), *needed, held);
 }
 
-std::vector<char> read_file_bytes(const std::string& path) {
+std::vector<char> read_file_bytes(const std::string& path, const std::string& kind) {
   std::ifstream in(path, std::ios::binary);
-  CPLAB_CHECK(in.good(), "cannot open '{}'", path);
+  CPLAB_CHECK(in.good(), "cannot open {}'{}'", kind, path);
   std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  CPLAB_CHECK(!in.bad(), "cannot read '{}'", path);
+  CPLAB_CHECK(!in.bad(), "cannot read {}'{}'", kind, path);
   return bytes;
 }
 
