@@ -18,29 +18,25 @@ double time_unit_ns(const std::string& unit, const std::string& path, const std:
   CPLAB_FAIL("{}: benchmark '{}' has time unit '{}' (ns, us, ms or s expected)", path, name, unit);
 }
 
-}  // namespace
-
-const BenchSeries* BenchFile::find(const std::string& name) const {
-  for (const BenchSeries& s : series) {
-    if (s.name == name) return &s;
+// The context fields cplab reads back (date, cplab.commit, ...) must have the types it reads them
+// as: a file edited by hand or by another tool is refused here, not deep inside a comparison.
+void check_context(const nlohmann::json& context, const std::string& path) {
+  CPLAB_CHECK(context.is_object(), "{}: \"context\" is not an object", path);
+  for (const char* key : {"date", "host_name", "executable"}) {
+    CPLAB_CHECK(!context.contains(key) || context[key].is_string(),
+                "{}: context.{} is not a string", path, key);
   }
-  return nullptr;
+  if (!context.contains("cplab")) return;
+  const nlohmann::json& cplab = context["cplab"];
+  CPLAB_CHECK(cplab.is_object(), "{}: context.cplab is not an object", path);
+  for (const char* key : {"commit", "subject", "compiler", "build_type", "flags", "cpu", "gpu",
+                          "cuda"}) {
+    CPLAB_CHECK(!cplab.contains(key) || cplab[key].is_string(),
+                "{}: context.cplab.{} is not a string", path, key);
+  }
 }
 
-BenchFile read_bench_file(const std::string& path) {
-  std::ifstream in(path);
-  CPLAB_CHECK(in.good(), "{}: cannot open", path);
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    CPLAB_FAIL("{}: not JSON ({})", path, e.what());
-  }
-  CPLAB_CHECK(doc.is_object() && doc.contains("benchmarks") && doc["benchmarks"].is_array(),
-              "{}: not Google Benchmark JSON (no \"benchmarks\" array)", path);
-  BenchFile file;
-  file.path = path;
-  file.context = doc.value("context", nlohmann::json::object());
+void read_series(const nlohmann::json& doc, const std::string& path, BenchFile& file) {
   for (const nlohmann::json& b : doc["benchmarks"]) {
     CPLAB_CHECK(b.is_object() && b.contains("name") && b["name"].is_string(),
                 "{}: a benchmark entry without a name", path);
@@ -75,6 +71,38 @@ BenchFile read_bench_file(const std::string& path) {
                   "{}: benchmark '{}' has a ratio_to_baseline that is not a number", path, name);
       s->ratio.push_back(b["ratio_to_baseline"].get<double>());
     }
+  }
+}
+
+}  // namespace
+
+const BenchSeries* BenchFile::find(const std::string& name) const {
+  for (const BenchSeries& s : series) {
+    if (s.name == name) return &s;
+  }
+  return nullptr;
+}
+
+BenchFile read_bench_file(const std::string& path) {
+  std::ifstream in(path);
+  CPLAB_CHECK(in.good(), "{}: cannot open", path);
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    CPLAB_FAIL("{}: not JSON ({})", path, e.what());
+  }
+  CPLAB_CHECK(doc.is_object() && doc.contains("benchmarks") && doc["benchmarks"].is_array(),
+              "{}: not Google Benchmark JSON (no \"benchmarks\" array)", path);
+  BenchFile file;
+  file.path = path;
+  file.context = doc.value("context", nlohmann::json::object());
+  check_context(file.context, path);
+  try {
+    read_series(doc, path, file);
+  } catch (const nlohmann::json::exception& e) {
+    // A field of the wrong type (a string run_type, a numeric error_message, ...).
+    CPLAB_FAIL("{}: not Google Benchmark JSON ({})", path, e.what());
   }
   return file;
 }

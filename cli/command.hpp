@@ -1,10 +1,12 @@
 #pragma once
 // A subcommand of the cplab executable: it adds its options to its CLI11 subcommand and returns
 // the function that runs it (exit status). Errors are thrown as cplab::Error; main() prints them
-// as one line and exits non-zero.
+// as one line and exits with the status cli/errors.hpp defines.
 #include <CLI/CLI.hpp>
 
 #include <functional>
+
+#include "cli/errors.hpp"
 
 namespace cplab::cli {
 
@@ -14,9 +16,6 @@ struct Command {
   CLI::App* sub;  // the subcommand it added
   Runner run;
 };
-
-// Exit status of bad arguments and malformed inputs.
-inline constexpr int kUsageError = 2;
 
 // One function per subcommand file; main() lists them.
 Command add_layout_command(CLI::App& app);

@@ -7,6 +7,7 @@
 #include "io/torch_batch.hpp"
 #include "reference/plan.hpp"
 #include "reference/types/error.hpp"
+#include "reference/types/limits.hpp"
 #include "reference/types/token_moves.hpp"
 #include "reference/verbs.hpp"
 
@@ -29,6 +30,7 @@ std::vector<std::int64_t> parse_doc_lens(const std::string& text) {
     if (comma == std::string::npos) break;
     start = comma + 1;
   }
+  limits::check_documents(lens, "--doc-lens");  // count and sum, overflow-safe
   return lens;
 }
 
@@ -138,8 +140,7 @@ LayoutSource read_layout_source(const LayoutSpec& given, const LayoutSourceArgs&
   } else {
     // One packed row with the documents back to back.
     const std::vector<std::int64_t> docs = parse_doc_lens(args.doc_lens);
-    std::int64_t total = 0;
-    for (std::int64_t len : docs) total += len;
+    const std::int64_t total = limits::sum(docs, "--doc-lens");
     source.spec = with_options(given, args, total);
     source.rows.push_back(reference::plan_row(source.spec, total, &docs));
     source.description = fmt::format("packed row, documents {}", args.doc_lens);

@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstdio>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -42,6 +44,13 @@ LossFiles read_inputs(const LossOptions& options) {
       in.logits.dim() == 3 && (in.logits.dtype() == DType::f32 || in.logits.dtype() == DType::f16),
       "{}: logits must be float32 [B, S, V], got {}", options.logits, tensor_brief(in.logits));
   in.logits = in.logits.to(DType::f32);
+  // A NaN or Inf logit has no finite loss to agree with: refused, never compared.
+  const auto values = in.logits.data<float>();
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    CPLAB_CHECK(std::isfinite(values[i]),
+                "{}: logit {} at flat index {} is not finite; cplab compares finite losses only",
+                options.logits, values[i], i);
+  }
   const Shape rows_by_seq{in.logits.size(0), in.logits.size(1)};
   const Tensor labels = npy::read(options.labels);
   CPLAB_CHECK((labels.dtype() == DType::i64 || labels.dtype() == DType::i32) &&
@@ -121,7 +130,10 @@ int run_loss(LossOptions options) {
           const double want = static_cast<double>(cp) *
                               global[(static_cast<std::int64_t>(b) * len + g) * vocab + v];
           const double got = grad[(static_cast<std::int64_t>(b) * local_len + k) * vocab + v];
-          mine.grad_error = std::max(mine.grad_error, std::abs(got - want));
+          // NaN-aware: a non-finite gradient is an infinite error, never a match.
+          const double error = std::isfinite(got) ? std::abs(got - want)
+                                                  : std::numeric_limits<double>::infinity();
+          mine.grad_error = std::max(mine.grad_error, error);
         }
       }
     }
@@ -130,6 +142,16 @@ int run_loss(LossOptions options) {
   for (const RankResult& r : results) {
     mean += r.loss / static_cast<double>(cp);
     grad_error = std::max(grad_error, r.grad_error);
+  }
+  bool finite = std::isfinite(mean) && std::isfinite(expected.global_mean);
+  for (const RankResult& r : results) finite = finite && std::isfinite(r.loss);
+  if (!finite || !std::isfinite(grad_error)) {
+    // JSON has no NaN: the numbers would print as null, which reads as nothing to compare.
+    std::fprintf(stderr,
+                 "cplab: check failed: the loss is not finite (global mean %g, mean of rank losses "
+                 "%g, largest gradient difference %g)\n",
+                 expected.global_mean, mean, grad_error);
+    return kCheckFailed;
   }
   if (options.json) {
     nlohmann::ordered_json out;

@@ -6,42 +6,41 @@
 #include <vector>
 
 #include "cli/command.hpp"
-#include "reference/types/error.hpp"
+#include "cli/errors.hpp"
 
 int main(int argc, char** argv) {
-  CLI::App app{"cplab: context-parallel token layouts, checked against a reference"};
-  app.require_subcommand(1);
-  app.set_help_all_flag("--help-all", "Show every subcommand's options");
-  const std::vector<cplab::cli::Command> commands = {
-      cplab::cli::add_layout_command(app),
-      cplab::cli::add_loss_command(app),
-      cplab::cli::add_sweep_command(app),
-      cplab::cli::add_replay_command(app),
-      cplab::cli::add_mutants_command(app),
-      cplab::cli::add_check_command(app),
-      cplab::cli::add_explain_command(app),
-      cplab::cli::add_bench_command(app),
-  };
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "cplab: %s\n", e.what());
-    return cplab::cli::kUsageError;
-  }
-  try {
-    for (const auto& command : commands) {
-      if (command.sub->parsed()) return command.run();
-    }
-  } catch (const cplab::Error& e) {
-    std::fprintf(stderr, "cplab: error: %s\n", e.what());
-    return cplab::cli::kUsageError;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "cplab: internal error: %s\n", e.what());
-    return 1;
-  }
-  return cplab::cli::kUsageError;
+  bool verbose = false;
+  return cplab::cli::run_guarded(
+      [&] {
+        CLI::App app{"cplab: context-parallel token layouts, checked against a reference"};
+        app.require_subcommand(1);
+        app.set_help_all_flag("--help-all", "Show every subcommand's options");
+        app.add_flag("--verbose", verbose, "On errors, add detail (exception type, libtorch text)");
+        app.fallthrough();  // --verbose after the subcommand too
+        const std::vector<cplab::cli::Command> commands = {
+            cplab::cli::add_layout_command(app),
+            cplab::cli::add_loss_command(app),
+            cplab::cli::add_sweep_command(app),
+            cplab::cli::add_replay_command(app),
+            cplab::cli::add_mutants_command(app),
+            cplab::cli::add_check_command(app),
+            cplab::cli::add_explain_command(app),
+            cplab::cli::add_bench_command(app),
+        };
+        try {
+          app.parse(argc, argv);
+        } catch (const CLI::CallForHelp& e) {
+          return app.exit(e);
+        } catch (const CLI::CallForAllHelp& e) {
+          return app.exit(e);
+        } catch (const CLI::ParseError& e) {
+          std::fprintf(stderr, "cplab: %s\n", cplab::cli::escape_untrusted(e.what()).c_str());
+          return cplab::cli::kUsageError;
+        }
+        for (const auto& command : commands) {
+          if (command.sub->parsed()) return command.run();
+        }
+        return cplab::cli::kUsageError;
+      },
+      verbose);
 }

@@ -7,16 +7,19 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "cli/arguments.hpp"
 #include "cli/command.hpp"
 #include "cli/sweep_processes.hpp"
 #include "properties/mutant_hunt.hpp"
 #include "properties/rank_processes.hpp"
+#include "reference/types/limits.hpp"
 
 namespace cplab::cli {
 namespace {
 
 struct MutantsArgs {
   properties::HuntOptions hunt;
+  std::string seed_text = "0";
   bool json = false;
   bool list = false;
 };
@@ -43,7 +46,8 @@ nlohmann::json verdict_json(const properties::MutantVerdict& v) {
           {"shrink_seconds", v.shrink_seconds}};
 }
 
-int run_mutants(const MutantsArgs& args) {
+int run_mutants(MutantsArgs& args) {
+  args.hunt.seed = parse_seed("--seed", args.seed_text);  // strict: "-1" is not 2^64-1
   if (args.list) {
     for (const auto& info : properties::implementation_registry()) {
       if (info.mutant) fmt::print("{:<40} {}\n", info.name, info.summary);
@@ -106,8 +110,8 @@ Command add_mutants_command(CLI::App& app) {
       "mutants", "Run the property suite against every mutant: each must be killed");
   sub->add_flag("--json", args->json, "One JSON object: every mutant's verdict");
   sub->add_option("--cases", args->hunt.cases, "Cases per property × layout job")
-      ->check(CLI::PositiveNumber);
-  sub->add_option("--seed", args->hunt.seed,
+      ->check(CLI::Range(std::int64_t{1}, limits::kMaxCasesPerJob));
+  sub->add_option("--seed", args->seed_text,
                   "Seed of the hunt (default 0: the hunt is a fixed regression check)");
   sub->add_option("--only", args->hunt.only, "Only these mutants")->delimiter(',');
   sub->add_flag("--list", args->list, "List the mutants and their bugs");

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
 #include <fstream>
@@ -16,6 +17,10 @@ namespace {
 
 constexpr char kMagic[] = "\x93NUMPY";
 constexpr std::size_t kMagicLen = 6;
+// NumPy writes headers of a few hundred bytes; a longer one is not read into memory.
+constexpr std::uint64_t kMaxHeaderBytes = 1 << 16;
+// Dimensions of a shape cplab takes (NumPy's own limit is 64).
+constexpr std::size_t kMaxDims = 64;
 
 struct Descr {
   const char* text;
@@ -71,6 +76,8 @@ Shape parse_shape(const std::string& path, const std::string& text) {
       CPLAB_CHECK(ec == std::errc() && end == item.data() + item.size() && value >= 0,
                   "{}: .npy shape ({}) has '{}', not a non-negative integer", path, text, item);
       shape.push_back(value);
+      CPLAB_CHECK(shape.size() <= kMaxDims, "{}: .npy shape has more than {} dimensions", path,
+                  kMaxDims);
     }
     start = comma + 1;
   }
@@ -93,24 +100,37 @@ const Descr& find_descr(const std::string& path, const std::string& text) {
 Tensor read(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   CPLAB_CHECK(in.good(), "{}: cannot open the .npy file", path);
-  const std::vector<char> bytes((std::istreambuf_iterator<char>(in)),
-                                std::istreambuf_iterator<char>());
-  CPLAB_CHECK(bytes.size() >= kMagicLen + 4 && std::memcmp(bytes.data(), kMagic, kMagicLen) == 0,
+  // The file's real size first: nothing is allocated for sizes the file does not hold.
+  in.seekg(0, std::ios::end);
+  const std::streamoff file_size = in.tellg();
+  CPLAB_CHECK(file_size >= 0, "{}: cannot read the .npy file (not a regular file?)", path);
+  in.seekg(0, std::ios::beg);
+  const auto file_bytes = static_cast<std::uint64_t>(file_size);
+  char lead[12] = {};
+  const std::size_t lead_len = static_cast<std::size_t>(std::min<std::uint64_t>(file_bytes, 12));
+  in.read(lead, static_cast<std::streamsize>(lead_len));
+  CPLAB_CHECK(lead_len >= kMagicLen + 4 && std::memcmp(lead, kMagic, kMagicLen) == 0,
               "{}: not a .npy file (no \\x93NUMPY magic at its start; {} bytes)", path,
-              bytes.size());
-  const auto major = static_cast<unsigned char>(bytes[6]);
+              file_bytes);
+  const auto major = static_cast<unsigned char>(lead[6]);
   CPLAB_CHECK(major >= 1 && major <= 3,
               "{}: .npy format version {}.{} is not supported (1.0 to 3.0)", path, major,
-              static_cast<unsigned char>(bytes[7]));
+              static_cast<unsigned char>(lead[7]));
   const std::size_t len_bytes = major == 1 ? 2 : 4;
-  CPLAB_CHECK(bytes.size() >= 8 + len_bytes, "{}: .npy file ends inside its header length", path);
-  std::size_t header_len = 0;
+  CPLAB_CHECK(lead_len >= 8 + len_bytes, "{}: .npy file ends inside its header length", path);
+  std::uint64_t header_len = 0;
   for (std::size_t i = 0; i < len_bytes; ++i)
-    header_len |= static_cast<std::size_t>(static_cast<unsigned char>(bytes[8 + i])) << (8 * i);
-  const std::size_t data_start = 8 + len_bytes + header_len;
-  CPLAB_CHECK(bytes.size() >= data_start, "{}: .npy header claims {} bytes but the file has {}",
-              path, header_len, bytes.size());
-  std::string header(bytes.data() + 8 + len_bytes, header_len);
+    header_len |= static_cast<std::uint64_t>(static_cast<unsigned char>(lead[8 + i])) << (8 * i);
+  const std::uint64_t data_start = 8 + len_bytes + header_len;
+  CPLAB_CHECK(file_bytes >= data_start, "{}: .npy header claims {} bytes but the file has {}",
+              path, header_len, file_bytes);
+  CPLAB_CHECK(header_len <= kMaxHeaderBytes,
+              "{}: .npy header of {} bytes is longer than cplab reads ({} bytes)", path,
+              header_len, kMaxHeaderBytes);
+  std::string header(static_cast<std::size_t>(header_len), '\0');
+  in.seekg(static_cast<std::streamoff>(8 + len_bytes));
+  in.read(header.data(), static_cast<std::streamsize>(header_len));
+  CPLAB_CHECK(in.good(), "{}: cannot read the .npy header", path);
   while (!header.empty() && (header.back() == '\n' || header.back() == ' ')) header.pop_back();
   CPLAB_CHECK(header.find('\n') == std::string::npos, "{}: .npy header is not one line", path);
   const Descr& descr = find_descr(path, header_value(path, header, "descr"));
@@ -120,13 +140,24 @@ Tensor read(const std::string& path) {
               "with np.ascontiguousarray)",
               path);
   const Shape shape = parse_shape(path, header_value(path, header, "shape"));
+  // Overflow-safe: a declared shape whose byte count wraps must not pass as a small file.
+  std::uint64_t expected = descr.file_bytes;
+  for (std::int64_t d : shape) {
+    CPLAB_CHECK(!__builtin_mul_overflow(expected, static_cast<std::uint64_t>(d), &expected),
+                "{}: .npy shape {} of dtype {} holds more than 2^64 bytes", path, shape_str(shape),
+                descr.text);
+  }
+  const std::uint64_t held = file_bytes - data_start;
+  CPLAB_CHECK(held == expected,
+              "{}: .npy data of shape {} and dtype {} needs {} bytes, the file holds {}", path,
+              shape_str(shape), descr.text, expected, held);
+  std::vector<char> bytes(static_cast<std::size_t>(held));
+  in.seekg(static_cast<std::streamoff>(data_start));
+  in.read(bytes.data(), static_cast<std::streamsize>(held));
+  CPLAB_CHECK(in.good() || held == 0, "{}: the .npy data could not be read ({} bytes)", path,
+              held);
   Tensor out(descr.dtype, shape);
-  const std::size_t expected = static_cast<std::size_t>(out.numel()) * descr.file_bytes;
-  CPLAB_CHECK(bytes.size() - data_start == expected,
-              "{}: .npy data of shape {} and dtype {} needs {} bytes, the file "
-              "holds {}",
-              path, shape_str(shape), descr.text, expected, bytes.size() - data_start);
-  const char* data = bytes.data() + data_start;
+  const char* data = bytes.data();
   if (descr.file_bytes == 8 && descr.dtype == DType::f32) {  // f64 narrowed to f32
     for (std::int64_t i = 0; i < out.numel(); ++i) {
       double v;
@@ -136,7 +167,7 @@ Tensor read(const std::string& path) {
   } else if (descr.dtype == DType::b8) {
     for (std::int64_t i = 0; i < out.numel(); ++i) out.set(i, data[i] != 0 ? 1.0 : 0.0);
   } else if (expected > 0) {
-    std::memcpy(out.raw(), data, expected);
+    std::memcpy(out.raw(), data, static_cast<std::size_t>(expected));
   }
   return out;
 }

@@ -57,10 +57,13 @@ int run_replay(const ReplayOptions& options) {
     if (world != nullptr && world->world_rank() != 0) silence_stdout();
   }
   const properties::Case c = properties::parse_case(options.text);
+  // Before anything is printed: a case the reference refuses (thd without documents, an unknown
+  // layout) and an unknown implementation are bad input, not a property that failed.
+  (void)reference::plan(c.spec, properties::make_batch(c));
+  const properties::ImplementationInfo& info = properties::find_implementation(options.impl);
   fmt::print("case: {}\n", properties::print_case(c));
   fmt::print("      {}\n", properties::case_headline(c));
   if (!options.quiet_plan) print_plan(c);
-  const properties::ImplementationInfo& info = properties::find_implementation(options.impl);
   const std::string unavailable = properties::unavailable_reason(info);
   if (!unavailable.empty()) {
     fmt::print("implementation {}: skipped: {}\n", info.name, unavailable);

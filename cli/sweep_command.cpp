@@ -7,14 +7,19 @@
 #include <rapidcheck.h>
 #include <unistd.h>
 
+#include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <random>
 
+#include "cli/arguments.hpp"
 #include "cli/command.hpp"
 #include "cli/sweep_processes.hpp"
 #include "properties/sweep.hpp"
+#include "reference/types/error.hpp"
+#include "reference/types/limits.hpp"
 #include "reports/sweep_report.hpp"
 
 namespace cplab::cli {
@@ -23,19 +28,15 @@ namespace {
 struct SweepArgs {
   properties::SweepOptions sweep;
   std::string seed_text, shard_text = "0/1", out = "out/sweep";
+  CLI::Option* seed_option = nullptr;
   std::vector<std::string> merge;
   bool distribute = false;           // split the jobs over the processes of an MPI job
   std::int64_t rank_timeout_ms = 0;  // -mpi implementations: a rank's wait for the others
 };
 
 // --seed, else RC_PARAMS' seed (RapidCheck's own variable), else a fresh random one.
-std::uint64_t choose_seed(const std::string& text) {
-  if (!text.empty()) {
-    std::size_t used = 0;
-    const unsigned long long value = std::stoull(text, &used);
-    CPLAB_CHECK(used == text.size(), "--seed '{}' is not an unsigned integer", text);
-    return value;
-  }
+std::uint64_t choose_seed(const std::string& text, bool given) {
+  if (given) return parse_seed("--seed", text);
   if (std::getenv("RC_PARAMS") != nullptr) return rc::detail::configuration().testParams.seed;
   std::random_device device;
   return (static_cast<std::uint64_t>(device()) << 32) ^ device();
@@ -52,7 +53,7 @@ int finish(const properties::SweepReport& report, const std::string& out,
   const auto files = reports::write_all(report, out);
   fmt::print(
       "\n{}: {} jobs, {} passed, {} failed, {} skipped; {} cases in {:.1f} s ({:.1f} cases/s)\n",
-      report.ok() ? "green" : "RED", report.results.size(),
+      !report.ok() ? "RED" : report.complete ? "green" : "INCOMPLETE", report.results.size(),
       report.count(properties::JobStatus::passed), report.count(properties::JobStatus::failed),
       report.count(properties::JobStatus::skipped), report.total_cases(), report.seconds,
       report.cases_per_second());
@@ -82,7 +83,13 @@ int run_merge(const SweepArgs& args) {
     const std::filesystem::path p = std::filesystem::is_directory(path)
                                         ? std::filesystem::path(path) / "report.json"
                                         : std::filesystem::path(path);
-    shards.push_back(reports::read_json_file(p));
+    properties::SweepReport report = reports::read_json_file(p);
+    try {
+      properties::check_report_jobs(report);
+    } catch (const Error& e) {
+      CPLAB_FAIL("{}: not a report of the sweep it names: {}", p.string(), e.what());
+    }
+    shards.push_back(std::move(report));
   }
   const properties::SweepReport merged = reports::merge(shards);
   const std::int64_t count = merged.shards.front().count;
@@ -93,16 +100,54 @@ int run_merge(const SweepArgs& args) {
   return finish(merged, args.out, nullptr);
 }
 
+extern "C" void on_stop_signal(int signal_number) {
+  properties::request_sweep_stop(signal_number);  // one atomic store: async-signal-safe
+}
+
+// SIGINT and SIGTERM cut the sweep between cases; the report of what ran is then written, marked
+// incomplete. A second signal has the default effect (SA_RESETHAND), for a sweep that must die.
+void catch_stop_signals() {
+  struct sigaction action {};
+  action.sa_handler = on_stop_signal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESETHAND;
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+}
+
 int run_sweep_command(SweepArgs& args) {
   if (!args.merge.empty()) return run_merge(args);
   properties::SweepOptions& options = args.sweep;
-  options.seed = choose_seed(args.seed_text);
+  options.seed = choose_seed(args.seed_text, args.seed_option->count() > 0);
   options.shard = properties::parse_shard(args.shard_text);
+  CPLAB_CHECK(std::isfinite(options.time_budget_seconds) && options.time_budget_seconds >= 0.0,
+              "--time-budget {}: must be a finite number of seconds >= 0 (0: none)",
+              options.time_budget_seconds);
+  properties::GenOptions gen;
+  gen.cp = options.cps;
+  gen.max_tokens = options.max_tokens;
+  properties::validate_gen_options(gen);
   const SweepProcesses processes =
       plan_sweep_processes(options, args.distribute, args.rank_timeout_ms);
   if (!processes.writes_reports()) silence_stdout();
   const std::size_t jobs =
       properties::shard_jobs(properties::all_jobs(options), options.shard).size();
+  // Before the first case: --out must take a report (this also replaces a stale one of an
+  // earlier run, so that it is never read as this run's).
+  properties::SweepReport started;
+  started.seed = options.seed;
+  started.cases_per_job = options.cases;
+  started.shards = {options.shard};
+  started.layouts = options.layouts;
+  for (std::int64_t cp : options.cps) started.cps.push_back(std::to_string(cp));
+  started.impls = options.impls;
+  started.properties = options.properties;
+  started.time_budget_seconds = options.time_budget_seconds;
+  started.complete = false;
+  if (processes.writes_reports()) reports::write_all(started, args.out);
+  // In a job of several processes the launcher's SIGTERM means a peer died: mpi/session's handler
+  // says so and what this rank was waiting in; cutting between cases would wait in vain.
+  if (processes.size == 1) catch_stop_signals();
   fmt::print(
       "cplab sweep: seed {} · {} cases per job · shard {}/{} · {} jobs (rerun with --seed {})\n",
       options.seed, options.cases, options.shard.index, options.shard.count, jobs, options.seed);
@@ -127,11 +172,25 @@ int run_sweep_command(SweepArgs& args) {
       std::fflush(stderr);
     }
   };
-  const properties::SweepReport report = processes.distribute
-                                             ? run_distributed_sweep(options, processes, progress)
-                                             : properties::run_sweep(options, progress);
-  if (!processes.writes_reports()) return report.ok() ? 0 : 1;
-  return finish(report, args.out, &options);
+  const auto checkpoint = [&](const properties::SweepReport& so_far) {
+    reports::write_all(so_far, args.out);
+  };
+  const properties::SweepReport report =
+      processes.distribute ? run_distributed_sweep(options, processes, progress)
+      : processes.writes_reports() ? properties::run_sweep(options, progress, checkpoint)
+                                   : properties::run_sweep(options, progress);
+  const int status = processes.writes_reports() ? finish(report, args.out, &options)
+                                                : (report.ok() ? 0 : 1);
+  if (const int sig = properties::sweep_stop_signal(); sig != 0) {
+    if (processes.writes_reports()) {
+      std::fprintf(stderr,
+                   "cplab sweep: stopped by signal %d; %s/report.json holds the jobs that ran, "
+                   "marked \"complete\": false\n",
+                   sig, args.out.c_str());
+    }
+    return 128 + sig;
+  }
+  return status;
 }
 
 }  // namespace
@@ -141,8 +200,8 @@ Command add_sweep_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "sweep", "Run every property for every layout and implementation on random cases");
   sub->add_option("--cases", args->sweep.cases, "Cases per property × layout × implementation")
-      ->check(CLI::PositiveNumber);
-  sub->add_option("--seed", args->seed_text,
+      ->check(CLI::Range(std::int64_t{1}, limits::kMaxCasesPerJob));
+  args->seed_option = sub->add_option("--seed", args->seed_text,
                   "Sweep seed (default: RC_PARAMS' seed, else random; always printed)");
   sub->add_option("--layouts", args->sweep.layouts, "Layouts (default all)")->delimiter(',');
   sub->add_option("--cp", args->sweep.cps,
@@ -157,7 +216,7 @@ Command add_sweep_command(CLI::App& app) {
   sub->add_option("--time-budget", args->sweep.time_budget_seconds,
                   "Seconds; jobs not started by then are skipped");
   sub->add_option("--max-tokens", args->sweep.max_tokens, "Bound on a row's padded length")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(std::int64_t{1}, limits::kMaxRowTokens));
   sub->add_option("--out", args->out, "Folder for report.json, junit.xml, summary.md");
   sub->add_option("--merge", args->merge,
                   "Merge these shard reports (report.json files or their folders) into --out");
@@ -167,7 +226,7 @@ Command add_sweep_command(CLI::App& app) {
   sub->add_option("--rank-timeout-ms", args->rank_timeout_ms,
                   "-mpi implementations: how long a rank process waits for the others (default "
                   "20000)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{24} * 3600 * 1000));  // at most a day
   return {sub, [args] { return run_sweep_command(*args); }};
 }
 

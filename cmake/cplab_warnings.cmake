@@ -10,3 +10,14 @@ if(CPLAB_SANITIZE)
     $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer>)
   target_link_options(cplab_warnings INTERFACE -fsanitize=address,undefined)
 endif()
+if(CPLAB_FUZZ)
+  # Everything instrumented for libFuzzer's coverage; the fuzz targets add -fsanitize=fuzzer.
+  target_compile_options(cplab_warnings INTERFACE
+    $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer>)
+  target_link_options(cplab_warnings INTERFACE -fsanitize=address,undefined)
+endif()
+if(CPLAB_TSAN)
+  target_compile_options(cplab_warnings INTERFACE
+    $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=thread -fno-omit-frame-pointer>)
+  target_link_options(cplab_warnings INTERFACE -fsanitize=thread)
+endif()

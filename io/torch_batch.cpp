@@ -1,14 +1,30 @@
 // The one translation unit that includes libtorch (narrow headers: <torch/torch.h> costs ~20 s).
 #include <ATen/ATen.h>
+#include <caffe2/serialize/inline_container.h>
+#include <caffe2/serialize/read_adapter_interface.h>
 #include <torch/csrc/jit/serialization/pickle.h>
+#include <torch/csrc/jit/serialization/unpickler.h>
+
+#include <fmt/ranges.h>
 
 #include <fstream>
+#include <algorithm>
+#include <cstring>
 #include <iterator>
+#include <map>
+#include <optional>
 
+#include "io/tensor_extent.hpp"
+#include "io/torch_archive.hpp"
 #include "io/torch_batch.hpp"
+#include "reference/types/error.hpp"
 
 namespace cplab::io {
 namespace {
+
+using detail::CheckedArchive;
+using detail::guard_torch_errors;
+using detail::read_file_bytes;
 
 DType from_torch(at::ScalarType t, const std::string& key) {
   switch (t) {
@@ -38,12 +54,35 @@ at::ScalarType to_torch(DType t) {
   CPLAB_FAIL("unsupported dtype {}", static_cast<int>(t));
 }
 
-Tensor from_at(const at::Tensor& value, const std::string& key) {
+Tensor from_at(const CheckedArchive& archive, const at::Tensor& value, const std::string& key) {
+  archive.check_readable(value, key);
   const at::Tensor c = value.contiguous();
   Shape shape(c.sizes().begin(), c.sizes().end());
   Tensor out(from_torch(c.scalar_type(), key), shape);
-  std::memcpy(out.raw(), c.data_ptr(), out.nbytes());
+  if (out.nbytes() > 0) std::memcpy(out.raw(), c.data_ptr(), out.nbytes());
   return out;
+}
+
+// The keys whose meaning fixes their dtype and rank (SPEC §1): a float or 3-D input_ids is a
+// mistaken file, not a batch to shard.
+void check_standard_key(const std::string& key, const Tensor& t) {
+  const bool integer = t.dtype() == DType::i64 || t.dtype() == DType::i32 || t.dtype() == DType::u8;
+  if (key == keys::input_ids || key == keys::labels) {
+    CPLAB_CHECK(integer && t.dim() == 2, "'{}' must be an integer [B, S] tensor, found {}", key,
+                tensor_brief(t));
+  } else if (key == keys::position_ids) {
+    CPLAB_CHECK(integer && (t.dim() == 2 || (t.dim() == 3 && t.size(0) == 3)),
+                "'{}' must be an integer [B, S], [1, S] or [3, B, S] tensor, found {}", key,
+                tensor_brief(t));
+  } else if (key == keys::inputs_embeds) {
+    const bool floating = t.dtype() == DType::f32 || t.dtype() == DType::bf16 ||
+                          t.dtype() == DType::f16;
+    CPLAB_CHECK(floating && t.dim() == 3, "'{}' must be a float [B, S, H] tensor, found {}", key,
+                tensor_brief(t));
+  } else if (key == keys::loss_mask || key == keys::valid || key == keys::padding_mask) {
+    CPLAB_CHECK((integer || t.dtype() == DType::b8) && t.dim() == 2,
+                "'{}' must be a bool or integer [B, S] tensor, found {}", key, tensor_brief(t));
+  }
 }
 
 at::Tensor to_at(const Tensor& t) {
@@ -59,9 +98,11 @@ at::Tensor tensor_at(const c10::IValue& v, const std::string& key) {
 }
 
 // int [B, n] (or [n] for one row) with -1 past a row's last document → per-row lengths.
-std::vector<std::vector<std::int64_t>> lengths_from(const at::Tensor& t, const std::string& key) {
+std::vector<std::vector<std::int64_t>> lengths_from(const CheckedArchive& archive,
+                                                   const at::Tensor& t, const std::string& key) {
   CPLAB_CHECK(!t.is_floating_point(), "'{}' must hold integers, found {}", key,
               c10::toString(t.scalar_type()));
+  archive.check_readable(t, key);
   const at::Tensor rows = (t.dim() == 1 ? t.unsqueeze(0) : t).to(at::kLong).contiguous();
   CPLAB_CHECK(rows.dim() == 2, "'{}' must be [B, n] or [n], found {} dims", key, t.dim());
   std::vector<std::vector<std::int64_t>> out(static_cast<std::size_t>(rows.size(0)));
@@ -96,44 +137,45 @@ c10::Dict<c10::IValue, c10::IValue> dict_at(const c10::IValue& v, const std::str
   return v.toGenericDict();
 }
 
-}  // namespace
-
-bool torch_available() { return true; }
-
-Batch load_torch_batch(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  CPLAB_CHECK(in.good(), "cannot open batch file '{}'", path);
-  const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  c10::IValue root;
-  try {
-    root = torch::jit::pickle_load(bytes);
-  } catch (const c10::Error& e) {
-    CPLAB_FAIL("'{}' is not a torch.save file cplab can read: {}", path, e.what_without_backtrace());
-  }
+Batch load_batch_unguarded(const std::string& path) {
+  const CheckedArchive archive(read_file_bytes(path, "batch file "));
+  const c10::IValue& root = archive.root();
   Batch batch;
   for (const auto& entry : dict_at(root, path)) {
     CPLAB_CHECK(entry.key().isString(), "'{}': dict keys must be strings", path);
     const std::string key = entry.key().toStringRef();
     if (key == "extra_tokens") {
       for (const auto& e : dict_at(entry.value(), key)) {
+        CPLAB_CHECK(e.key().isString(), "'{}': dict keys must be strings", key);
         const std::string name = e.key().toStringRef();
-        batch.tokens[name] = TokenField{from_at(tensor_at(e.value(), name), name), 1, PadRule::constant, 0.0};
+        batch.tokens[name] = TokenField{from_at(archive, tensor_at(e.value(), name), name), 1, PadRule::constant, 0.0};
       }
     } else if (key == "passthrough") {
       for (const auto& e : dict_at(entry.value(), key)) {
+        CPLAB_CHECK(e.key().isString(), "'{}': dict keys must be strings", key);
         const std::string name = e.key().toStringRef();
-        batch.passthrough[name] = from_at(tensor_at(e.value(), name), name);
+        batch.passthrough[name] = from_at(archive, tensor_at(e.value(), name), name);
       }
     } else if (key == "seq_lens") {
-      batch.seq_lens = lengths_from(tensor_at(entry.value(), key), key);
+      batch.seq_lens = lengths_from(archive, tensor_at(entry.value(), key), key);
     } else if (key == "seq_lens_padded") {
-      batch.seq_lens_padded = lengths_from(tensor_at(entry.value(), key), key);
+      batch.seq_lens_padded = lengths_from(archive, tensor_at(entry.value(), key), key);
     } else {
-      batch.add(key, from_at(tensor_at(entry.value(), key), key));
+      Tensor value = from_at(archive, tensor_at(entry.value(), key), key);
+      check_standard_key(key, value);
+      batch.add(key, std::move(value));
     }
   }
   validate_batch(batch);
   return batch;
+}
+
+}  // namespace
+
+bool torch_available() { return true; }
+
+Batch load_torch_batch(const std::string& path) {
+  return guard_torch_errors(path, [&] { return load_batch_unguarded(path); });
 }
 
 void save_torch_batch(const Batch& batch, const std::string& path) {
@@ -160,5 +202,84 @@ void save_torch_batch(const Batch& batch, const std::string& path) {
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   CPLAB_CHECK(out.good(), "short write to batch file '{}'", path);
 }
+
+
+namespace detail {
+namespace {
+
+class BytesAdapter final : public caffe2::serialize::ReadAdapterInterface {
+ public:
+  explicit BytesAdapter(const std::vector<char>& bytes) : bytes_(bytes) {}
+  size_t size() const override { return bytes_.size(); }
+  size_t read(uint64_t pos, void* buf, size_t n, const char*) const override {
+    if (pos >= bytes_.size()) return 0;
+    n = std::min<size_t>(n, bytes_.size() - static_cast<size_t>(pos));
+    std::memcpy(buf, bytes_.data() + pos, n);
+    return n;
+  }
+
+ private:
+  const std::vector<char>& bytes_;
+};
+
+}  // namespace
+
+// torch::jit::pickle_load, with every storage record's size noted.
+CheckedArchive::CheckedArchive(const std::vector<char>& bytes) {
+  caffe2::serialize::PyTorchStreamReader zip(std::make_shared<BytesAdapter>(bytes));
+  auto [pickle, pickle_size] = zip.getRecord("data.pkl");
+  const char* data = static_cast<const char*>(pickle.get());
+  std::size_t consumed = 0;
+  const auto read = [&](char* buffer, std::size_t len) -> std::size_t {
+    len = std::min(len, pickle_size - consumed);
+    if (len > 0) std::memcpy(buffer, data + consumed, len);
+    consumed += len;
+    return len;
+  };
+  const auto read_record = [&](const std::string& name) {
+    auto [record, size] = zip.getRecord("data/" + name);
+    records_[record.get()] = size;
+    return std::move(record);
+  };
+  torch::jit::Unpickler unpickler(read, nullptr, nullptr, read_record, c10::nullopt);
+  unpickler.set_version(zip.version());
+  root_ = unpickler.parse_ivalue();
+}
+
+void CheckedArchive::check_readable(const at::Tensor& value, const std::string& key) const {
+  CPLAB_CHECK(value.layout() == at::kStrided && !value.is_quantized() && value.device().is_cpu(),
+              "'{}' is not a dense CPU tensor", key);
+  CPLAB_CHECK(value.dim() <= 64, "'{}' has {} dimensions (at most 64)", key, value.dim());
+  const auto sizes = value.sizes();
+  const auto strides = value.strides();
+  const std::optional<std::uint64_t> needed = strided_extent_bytes(
+      {sizes.data(), sizes.size()}, {strides.data(), strides.size()}, value.storage_offset(),
+      static_cast<std::int64_t>(value.element_size()));
+  CPLAB_CHECK(needed.has_value(), "'{}' has sizes or strides out of range (malformed file)", key);
+  const auto record = records_.find(value.storage().data());
+  const std::uint64_t held =
+      record == records_.end()
+          ? 0
+          : std::min(static_cast<std::uint64_t>(value.storage().nbytes()), record->second);
+  CPLAB_CHECK(*needed == 0 || *needed <= held,
+              "'{}' of sizes {} reads {} bytes of a storage that holds {} (malformed or truncated "
+              "file)",
+              key, fmt::format("{}", sizes), *needed, held);
+}
+
+std::vector<char> read_file_bytes(const std::string& path, const std::string& kind) {
+  std::ifstream in(path, std::ios::binary);
+  CPLAB_CHECK(in.good(), "cannot open {}'{}'", kind, path);
+  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CPLAB_CHECK(!in.bad(), "cannot read {}'{}'", kind, path);
+  return bytes;
+}
+
+std::string first_line(const std::string& text) {
+  const std::size_t end = text.find('\n');
+  return end == std::string::npos ? text : text.substr(0, end);
+}
+
+}  // namespace detail
 
 }  // namespace cplab::io

@@ -6,8 +6,8 @@
 
 #include <cstring>
 #include <fstream>
-#include <iterator>
 
+#include "io/torch_archive.hpp"
 #include "reference/types/error.hpp"
 
 namespace cplab::io {
@@ -57,15 +57,18 @@ at::ScalarType dtype_to(DType t) {
   CPLAB_FAIL("unsupported dtype {}", static_cast<int>(t));
 }
 
-Tensor tensor_from(const at::Tensor& value, const std::string& key) {
+Tensor tensor_from(const detail::CheckedArchive& archive, const at::Tensor& value,
+                   const std::string& key) {
+  archive.check_readable(value, key);  // its view inside the bytes the file really holds
   const at::Tensor c = value.contiguous();
   Tensor out(dtype_from(c.scalar_type(), key), Shape(c.sizes().begin(), c.sizes().end()));
   if (out.nbytes() > 0) std::memcpy(out.raw(), c.data_ptr(), out.nbytes());
   return out;
 }
 
-void add_entries(TensorFile& file, const c10::Dict<c10::IValue, c10::IValue>& dict,
-                 const std::string& outer, const std::string& path) {
+void add_entries(const detail::CheckedArchive& archive, TensorFile& file,
+                 const c10::Dict<c10::IValue, c10::IValue>& dict, const std::string& outer,
+                 const std::string& path) {
   for (const auto& entry : dict) {
     CPLAB_CHECK(entry.key().isString(), "'{}': dict keys must be strings", path);
     const std::string own = entry.key().toStringRef();
@@ -73,9 +76,9 @@ void add_entries(TensorFile& file, const c10::Dict<c10::IValue, c10::IValue>& di
     if (!outer.empty() && file.tensors.count(own) != 0) name = outer + "." + own;
     const c10::IValue& value = entry.value();
     if (value.isTensor()) {
-      file.tensors[name] = tensor_from(value.toTensor(), name);
+      file.tensors[name] = tensor_from(archive, value.toTensor(), name);
     } else if (value.isGenericDict() && outer.empty()) {
-      add_entries(file, value.toGenericDict(), own, path);
+      add_entries(archive, file, value.toGenericDict(), own, path);
     } else {
       file.skipped[name] = value.tagKind();
     }
@@ -85,27 +88,19 @@ void add_entries(TensorFile& file, const c10::Dict<c10::IValue, c10::IValue>& di
 }  // namespace
 
 TensorFile load_torch_tensors(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  CPLAB_CHECK(in.good(), "cannot open '{}'", path);
-  const std::vector<char> bytes((std::istreambuf_iterator<char>(in)),
-                                std::istreambuf_iterator<char>());
-  c10::IValue root;
-  try {
-    root = torch::jit::pickle_load(bytes);
-  } catch (const std::exception& e) {
-    std::string why = e.what();
-    why = why.substr(0, why.find('\n'));
-    CPLAB_FAIL("'{}' is not a torch.save file cplab can read: {}", path, why);
-  }
-  TensorFile file;
-  if (root.isTensor()) {
-    file.tensors[""] = tensor_from(root.toTensor(), path);
+  return detail::guard_torch_errors(path, [&] {
+    const detail::CheckedArchive archive(detail::read_file_bytes(path, ""));
+    const c10::IValue& root = archive.root();
+    TensorFile file;
+    if (root.isTensor()) {
+      file.tensors[""] = tensor_from(archive, root.toTensor(), path);
+      return file;
+    }
+    CPLAB_CHECK(root.isGenericDict(), "'{}' holds a {}, not a tensor or a dict of tensors", path,
+                root.tagKind());
+    add_entries(archive, file, root.toGenericDict(), "", path);
     return file;
-  }
-  CPLAB_CHECK(root.isGenericDict(), "'{}' holds a {}, not a tensor or a dict of tensors", path,
-              root.tagKind());
-  add_entries(file, root.toGenericDict(), "", path);
-  return file;
+  });
 }
 
 void save_torch_tensors(const std::map<std::string, Tensor>& tensors, const std::string& path) {

@@ -4,12 +4,14 @@
 #include <fmt/ranges.h>
 
 #include <charconv>
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <numeric>
 #include <set>
 
 #include "reference/types/error.hpp"
+#include "reference/types/limits.hpp"
 
 namespace cplab::properties {
 
@@ -23,10 +25,13 @@ constexpr std::string_view kKeyDTypeNames[] = {"wide", "narrow"};
 constexpr std::string_view kKeyNames[] = {"loss_mask", "padding_mask", "extra", "planes",
                                           "features"};
 
+// Overflow-safe: a case string may name any 64-bit lengths.
 std::int64_t row_occupancy(const std::vector<Document>& row) {
-  return std::accumulate(
-      row.begin(), row.end(), std::int64_t{0},
-      [](std::int64_t sum, const Document& d) { return sum + d.real + d.extra; });
+  std::int64_t sum = 0;
+  for (const Document& d : row) {
+    sum = limits::add(sum, limits::add(d.real, d.extra, "case key 'docs'"), "case key 'docs'");
+  }
+  return sum;
 }
 
 std::string print_docs(const std::vector<std::vector<Document>>& docs) {
@@ -156,6 +161,24 @@ void validate_case(const Case& c) {
   }
   CPLAB_CHECK(c.left_pad >= 0 && c.left_pad <= c.seq_len, "case: left_pad={} is not in [0, S={}]",
               c.left_pad, c.seq_len);
+  // Upper bounds before anything is built: the case's tensors are rows × L × max(dim, vocab).
+  limits::check_spec(s);
+  CPLAB_CHECK(c.rows <= limits::kMaxBatchSlots, "case: rows={} is more than cplab's limit of {}",
+              c.rows, limits::kMaxBatchSlots);
+  std::int64_t documents = 0;
+  for (const auto& row : c.docs) {
+    CPLAB_CHECK(static_cast<std::int64_t>(row.size()) <= limits::kMaxDocuments,
+                "case: a packed row of {} documents is more than cplab's limit of {}", row.size(),
+                limits::kMaxDocuments);
+    documents = std::max(documents, static_cast<std::int64_t>(row.size()));
+  }
+  const std::int64_t bound = limits::padded_len_bound(s, c.seq_len, documents);
+  const std::int64_t elements = limits::mul(limits::mul(c.rows, bound, "case: rows × L"),
+                                            std::max(c.dim, c.vocab), "case: rows × L × width");
+  CPLAB_CHECK(elements <= limits::kMaxCaseElements,
+              "case: rows={} × L<={} × max(dim={}, vocab={}) = {} elements, more than cplab's "
+              "limit of {} per tensor",
+              c.rows, bound, c.dim, c.vocab, elements, limits::kMaxCaseElements);
   if (c.packed()) {
     CPLAB_CHECK(c.row_positions == RowPositions::arange && c.left_pad == 0,
                 "case: rowpos= and left_pad= describe BSHD rows; packed rows take their positions "

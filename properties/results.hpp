@@ -54,6 +54,9 @@ struct SweepReport {
   double time_budget_seconds = 0.0;                          // 0: none
   double seconds = 0.0;            // wall time (merged: the sum over shards)
   std::vector<JobResult> results;  // in job order
+  // False while the sweep runs and when it was interrupted: results then hold the jobs that
+  // finished, and the jobs not listed never ran (merged: false when any shard's is).
+  bool complete = true;
 
   std::int64_t total_cases() const;
   std::int64_t count(JobStatus status) const;

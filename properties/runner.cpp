@@ -10,6 +10,8 @@
 
 #include "properties/case_data.hpp"
 #include "properties/harness.hpp"
+#include "reference/types/error.hpp"
+#include "reference/types/limits.hpp"
 
 namespace cplab::properties {
 
@@ -96,6 +98,10 @@ CaseOutcome run_case(const PropertyInfo& property, const Case& c, Implementation
   const auto start = Clock::now();
   try {
     out.failure = property.check(c, impl, out.notes);
+  } catch (const ResourceError&) {
+    throw;  // the machine's limit, not the implementation's failure
+  } catch (const std::bad_alloc&) {
+    throw ResourceError(failure_prefix(c) + "out of memory");
   } catch (const std::exception& e) {
     // Whatever the implementation (or the reference) throws on a valid case is a failure of it.
     out.failure = failure_prefix(c) + "error: " + e.what();
@@ -154,7 +160,20 @@ JobResult run_job(const JobSpec& job, const RunOptions& options) {
   std::int64_t drawn = 0;
   std::size_t which = gens.size() - 1;
   bool shrinking = false;
+  // A cut (time budget, interrupt, resource exhaustion) ends RapidCheck's loop from inside: the
+  // case being drawn fails at once, and every shrink after it holds at once, so RapidCheck stops
+  // within one round of shrink candidates and no case runs after the cut.
+  std::string cut;
+  bool cut_fired = false;
+  std::exception_ptr resource_error;
+  std::int64_t cases_run = 0;
   const auto property = rc::detail::toProperty([&] {
+    if (cut.empty() && options.stop) cut = options.stop();
+    if (!cut.empty()) {
+      if (cut_fired || !last_failure.empty()) return;  // a shrink after the cut: holds at once
+      cut_fired = true;
+      RC_FAIL("cut: " + cut);
+    }
     if (!shrinking) {
       // From a cell the job's seed picks, so that short runs (the mutant hunt's quick round)
       // start in different cells.
@@ -165,7 +184,16 @@ JobResult run_job(const JobSpec& job, const RunOptions& options) {
       ++drawn;
     }
     const Case c = *gens[which];
-    CaseOutcome outcome = run_case(*job.property, c, *impl);
+    CaseOutcome outcome;
+    try {
+      outcome = run_case(*job.property, c, *impl);
+    } catch (const ResourceError& e) {
+      resource_error = std::current_exception();
+      cut = e.what();
+      cut_fired = true;
+      RC_FAIL(cut);
+    }
+    if (last_failure.empty()) ++cases_run;
     const std::string tags = fmt::format("{}", fmt::join(outcome.notes.tags, " "));
     RC_TAG(tags);
     if (!shrinking) {
@@ -183,6 +211,9 @@ JobResult run_job(const JobSpec& job, const RunOptions& options) {
   });
   rc::detail::TestParams params;
   params.seed = options.seed;
+  CPLAB_CHECK(options.cases >= 1 && options.cases <= limits::kMaxCasesPerJob,
+              "--cases {}: cases per job must be in [1, {}]", options.cases,
+              limits::kMaxCasesPerJob);
   params.maxSuccess = static_cast<int>(options.cases);
   CountingListener listener(start);
   const rc::detail::TestMetadata metadata{
@@ -191,7 +222,17 @@ JobResult run_job(const JobSpec& job, const RunOptions& options) {
   const std::unordered_map<std::string, rc::detail::Reproduce> no_reproduce;
   const rc::detail::TestResult outcome =
       rc::detail::checkProperty(property, metadata, params, listener, no_reproduce);
+  if (resource_error) std::rethrow_exception(resource_error);
   result.seconds = seconds_since(start);
+  if (!cut.empty() && last_failure.empty()) {
+    // Cut before any case failed: what ran held, but the job is not done, so never `passed`.
+    const std::int64_t held = cases_run;
+    result.status = JobStatus::skipped;
+    result.cases = result.passed = held;
+    result.coverage = coverage;
+    result.message = fmt::format("{} after {} of {} cases (all held)", cut, held, options.cases);
+    return result;
+  }
   result.cases = listener.cases;
   result.shrinks = listener.shrinks;
   result.shrinks_tried = listener.shrinks_tried;
@@ -207,7 +248,8 @@ JobResult run_job(const JobSpec& job, const RunOptions& options) {
   result.passed = result.cases - 1;
   if (outcome.template is<rc::detail::FailureResult>() && !last_failure.empty()) {
     result.counterexample = print_case(last_failing);
-    result.message = last_failure;
+    result.message = cut.empty() ? last_failure
+                                 : fmt::format("{} (shrinking stopped: {})", last_failure, cut);
     result.replay = replay_command(job.impl->name, job.property->name, last_failing);
   } else {
     // Gave up or a RapidCheck error: not a counterexample, but never a pass.

@@ -4,6 +4,7 @@
 // failing one, shrinks it, and reports the shrunk case in its one-line form with the command that
 // replays it.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -23,10 +24,15 @@ struct JobSpec {
   const ImplementationInfo* impl = nullptr;
 };
 
+// Why a job may stop before its cases are done; checked before every case, shrinks included.
+// Returns "" to go on, else the reason ("time budget of 5 s spent", "interrupted by SIGINT").
+using StopCheck = std::function<std::string()>;
+
 struct RunOptions {
-  std::int64_t cases = 100;  // RapidCheck's max_success
+  std::int64_t cases = 100;  // RapidCheck's max_success, in [1, limits::kMaxCasesPerJob]
   std::uint64_t seed = 0;    // the job's own seed (derive it with job_seed)
   GenOptions gen;
+  StopCheck stop;  // null: run every case
 };
 
 // A job's seed: a pure function of the sweep seed and the job's names, so that a job draws the
@@ -37,7 +43,10 @@ std::uint64_t job_seed(std::uint64_t sweep_seed, const JobSpec& job);
 // processes (else throws), or 1..processes when none were asked for.
 std::vector<std::int64_t> cps_for_processes(const std::vector<std::int64_t>& asked);
 
-// Runs the job. An implementation that is unavailable here gives `skipped` with its reason.
+// Runs the job. An implementation that is unavailable here gives `skipped` with its reason; a job
+// that options.stop cuts before its cases are done is `skipped` with the cut and the cases that
+// held (a failure found before the cut stays a failure, shrunk as far as the cut allowed). Running
+// out of memory or threads is rethrown (cplab::ResourceError), never reported as a failure.
 JobResult run_job(const JobSpec& job, const RunOptions& options);
 
 // `cplab replay --impl sim --property NAME '<case>'`, quoted for a POSIX shell; for an -mpi

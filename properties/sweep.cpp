@@ -3,8 +3,11 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <atomic>
 #include <charconv>
 #include <chrono>
+#include <cmath>
+#include <csignal>
 
 #include "reference/types/error.hpp"
 
@@ -82,7 +85,32 @@ std::vector<Job> shard_jobs(const std::vector<Job>& jobs, ShardIndex shard) {
   return mine;
 }
 
-SweepReport run_sweep(const SweepOptions& options, const SweepProgress& progress) {
+namespace {
+
+std::atomic<int> stop_signal{0};
+static_assert(std::atomic<int>::is_always_lock_free, "signal handlers need a lock-free flag");
+
+std::string signal_name(int signal_number) {
+  switch (signal_number) {
+    case SIGINT:
+      return "SIGINT";
+    case SIGTERM:
+      return "SIGTERM";
+    default:
+      return fmt::format("signal {}", signal_number);
+  }
+}
+
+}  // namespace
+
+void request_sweep_stop(int signal_number) { stop_signal.store(signal_number); }
+int sweep_stop_signal() { return stop_signal.load(); }
+
+SweepReport run_sweep(const SweepOptions& options, const SweepProgress& progress,
+                      const SweepCheckpoint& checkpoint) {
+  CPLAB_CHECK(std::isfinite(options.time_budget_seconds) && options.time_budget_seconds >= 0.0,
+              "--time-budget {}: must be a finite number of seconds >= 0 (0: none)",
+              options.time_budget_seconds);
   const std::vector<Job> jobs = shard_jobs(all_jobs(options), options.shard);
   SweepReport report;
   report.seed = options.seed;
@@ -99,8 +127,16 @@ SweepReport run_sweep(const SweepOptions& options, const SweepProgress& progress
   run.gen.max_tokens = options.max_tokens;
   const auto start = Clock::now();
   const auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
+  run.stop = [&]() -> std::string {
+    if (const int sig = sweep_stop_signal(); sig != 0) return "interrupted by " + signal_name(sig);
+    if (options.time_budget_seconds > 0.0 && elapsed() >= options.time_budget_seconds)
+      return fmt::format("time budget of {} s spent", options.time_budget_seconds);
+    return {};
+  };
+  report.complete = false;
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     const Job& job = jobs[i];
+    if (sweep_stop_signal() != 0) break;  // the jobs not started are not in the report
     if (progress)
       progress(job, static_cast<std::int64_t>(i), static_cast<std::int64_t>(jobs.size()), nullptr);
     JobResult result;
@@ -122,8 +158,13 @@ SweepReport run_sweep(const SweepOptions& options, const SweepProgress& progress
     if (progress)
       progress(job, static_cast<std::int64_t>(i) + 1, static_cast<std::int64_t>(jobs.size()),
                &report.results.back());
+    if (checkpoint) {
+      report.seconds = elapsed();
+      checkpoint(report);
+    }
   }
   report.seconds = elapsed();
+  report.complete = sweep_stop_signal() == 0;
   return report;
 }
 

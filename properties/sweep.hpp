@@ -43,7 +43,21 @@ ShardIndex parse_shard(const std::string& text);  // "i/n", 0 <= i < n
 using SweepProgress = std::function<void(const Job& job, std::int64_t done, std::int64_t total,
                                          const JobResult* finished)>;
 
-SweepReport run_sweep(const SweepOptions& options, const SweepProgress& progress = nullptr);
+// Called after every job with the report so far (complete = false), so that the caller can keep
+// a valid report on disk while the sweep runs.
+using SweepCheckpoint = std::function<void(const SweepReport& so_far)>;
+
+// A time budget bounds the whole run: it is checked before every case (shrinks included), and
+// the job it cuts is `skipped` with the cases that held. A stop request (request_sweep_stop, from
+// a signal handler) cuts the running job the same way and starts no further job; the report then
+// lists the jobs that ran and has complete = false.
+SweepReport run_sweep(const SweepOptions& options, const SweepProgress& progress = nullptr,
+                      const SweepCheckpoint& checkpoint = nullptr);
+
+// Async-signal-safe: records the signal (SIGINT, SIGTERM) that asked the running sweep to stop
+// (0 clears the request).
+void request_sweep_stop(int signal_number);
+int sweep_stop_signal();  // 0 while no stop was requested
 
 // Whether a sweep of these options must draw every declared combination (properties' coverage
 // rules): one with the default cases per job or more, and rows as long as the default allows.
@@ -53,5 +67,14 @@ void require_coverage(JobResult& result);
 
 // The `cplab sweep` command that reruns exactly one job of a sweep (same seed, same cases).
 std::string rerun_command(const SweepOptions& options, const JobResult& result);
+
+}  // namespace cplab::properties
+
+namespace cplab::properties {
+
+// Checks a report (read back for --merge) against the sweep it claims to be: every result is a job
+// of its selection and shards under this cplab's registries, with that job's names and seed.
+// Throws naming the first result that is not.
+void check_report_jobs(const SweepReport& report);
 
 }  // namespace cplab::properties

@@ -1,6 +1,9 @@
 #include "reference/plan.hpp"
 
+#include <algorithm>
+
 #include "reference/types/error.hpp"
+#include "reference/types/limits.hpp"
 
 namespace cplab::reference {
 
@@ -8,6 +11,11 @@ RowPlan plan_row(const LayoutSpec& spec, std::int64_t caller_len,
                  const std::vector<std::int64_t>* seq_lens,
                  const std::vector<std::int64_t>* seq_lens_padded, std::int64_t pinned_len) {
   validate_spec(spec);
+  // Sizes first, overflow-safe: the layouts build the row slot by slot.
+  if (seq_lens) limits::check_documents(*seq_lens, "seq_lens");
+  if (seq_lens_padded) limits::check_documents(*seq_lens_padded, "seq_lens_padded");
+  limits::padded_len_bound(spec, caller_len,
+                           seq_lens ? static_cast<std::int64_t>(seq_lens->size()) : 0);
   return layout_info(spec.layout).plan_row(spec, caller_len, seq_lens, seq_lens_padded, pinned_len);
 }
 
@@ -31,6 +39,14 @@ ShardPlan plan(const LayoutSpec& spec, const Batch& batch) {
   validate_batch(batch);
   const std::int64_t rows = batch.rows();
   const std::int64_t seq_len = batch.seq_len();
+  std::int64_t documents = 0;
+  for (const auto& row : batch.seq_lens)
+    documents = std::max(documents, static_cast<std::int64_t>(row.size()));
+  const std::int64_t slots = limits::mul(
+      rows, limits::padded_len_bound(spec, seq_len, documents), "the batch's planned slots");
+  CPLAB_CHECK(slots <= limits::kMaxBatchSlots,
+              "a batch of B={} rows of S={} may plan up to {} slots, more than cplab's limit of {}",
+              rows, seq_len, slots, limits::kMaxBatchSlots);
   ShardPlan out{.spec = spec, .rows = {}};
   if (!batch.packed()) {
     CPLAB_CHECK(rows % spec.microbatches == 0,

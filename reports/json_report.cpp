@@ -1,5 +1,7 @@
 // report.json: writer and reader (the reader exists for merging sharded sweeps).
+#include <cstdint>
 #include <fstream>
+#include <type_traits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -38,9 +40,42 @@ json result_json(const JobResult& r) {
 }
 
 // Reads key from j as T, naming the key (and its place) when it is missing or of the wrong type.
+bool fits_int64(const json& value) {
+  if (value.is_number_unsigned())
+    return value.get<std::uint64_t>() <= static_cast<std::uint64_t>(INT64_MAX);
+  return value.is_number_integer();
+}
+
 template <typename T>
 T field(const json& j, const char* key, const std::string& where) {
   CPLAB_CHECK(j.is_object() && j.contains(key), "sweep report: {} has no '{}'", where, key);
+  const json& value = j.at(key);
+  // nlohmann converts a float to an integer with a plain cast (undefined out of range) and an
+  // unsigned to a signed one modulo 2^64: integers must be integers, and in range.
+  if constexpr (std::is_same_v<T, std::int64_t>) {
+    CPLAB_CHECK(fits_int64(value), "sweep report: {} field '{}' is not a 64-bit integer: {}", where, key,
+                value.dump());
+  } else if constexpr (std::is_same_v<T, std::uint64_t>) {
+    CPLAB_CHECK(value.is_number_unsigned() ||
+                    (value.is_number_integer() && value.get<std::int64_t>() >= 0),
+                "sweep report: {} field '{}' is not an unsigned 64-bit integer: {}", where, key,
+                value.dump());
+  } else if constexpr (std::is_same_v<T, double>) {
+    CPLAB_CHECK(value.is_number(), "sweep report: {} field '{}' is not a number: {}", where, key,
+                value.dump());
+  } else if constexpr (std::is_same_v<T, bool>) {
+    CPLAB_CHECK(value.is_boolean(), "sweep report: {} field '{}' is not true or false: {}", where,
+                key, value.dump());
+  } else if constexpr (std::is_same_v<T, std::map<std::string, std::int64_t>>) {
+    CPLAB_CHECK(value.is_object(), "sweep report: {} field '{}' is not an object", where, key);
+    T out;
+    for (const auto& [name, count] : value.items()) {
+      CPLAB_CHECK(fits_int64(count), "sweep report: {} field '{}' entry '{}' is not a 64-bit integer", where, key,
+                  name);
+      out[name] = count.template get<std::int64_t>();
+    }
+    return out;
+  }
   try {
     return j.at(key).get<T>();
   } catch (const json::exception& e) {
@@ -114,6 +149,7 @@ std::string to_json(const SweepReport& report) {
         {"failed", report.count(properties::JobStatus::failed)},
         {"skipped", report.count(properties::JobStatus::skipped)}}},
       {"combinations", combinations_json(report)},
+      {"complete", report.complete},
       {"results", results},
   };
   return doc.dump(2) + "\n";
@@ -132,7 +168,10 @@ SweepReport from_json(const std::string& text) {
   SweepReport report;
   report.seed = field<std::uint64_t>(doc, "seed", "the report");
   report.cases_per_job = field<std::int64_t>(doc, "cases_per_job", "the report");
-  for (const json& s : field<json>(doc, "shards", "the report")) {
+  const json shards = field<json>(doc, "shards", "the report");
+  CPLAB_CHECK(shards.is_array() && !shards.empty(),
+              "sweep report: 'shards' must list at least one {{index, count}}");
+  for (const json& s : shards) {
     report.shards.push_back(
         {field<std::int64_t>(s, "index", "a shard"), field<std::int64_t>(s, "count", "a shard")});
   }
@@ -143,7 +182,10 @@ SweepReport from_json(const std::string& text) {
   report.properties = field<std::vector<std::string>>(selection, "properties", "selection");
   report.time_budget_seconds = field<double>(doc, "time_budget_seconds", "the report");
   report.seconds = field<double>(doc, "seconds", "the report");
+  // Reports written before "complete" existed were written once, at the end of their sweep.
+  report.complete = doc.contains("complete") ? field<bool>(doc, "complete", "the report") : true;
   const json results = field<json>(doc, "results", "the report");
+  CPLAB_CHECK(results.is_array(), "sweep report: 'results' is not an array");
   for (std::size_t i = 0; i < results.size(); ++i)
     report.results.push_back(result_from(results[i], i));
   return report;

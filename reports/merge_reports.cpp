@@ -1,10 +1,9 @@
-// Merging the reports of one sweep split with --shard i/n over several machines, and writing the
-// three report files.
+// Merging the reports of one sweep split with --shard i/n over several machines (the files are
+// written by write_reports.cpp).
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <fstream>
 #include <set>
 
 #include "reference/types/error.hpp"
@@ -14,12 +13,46 @@ namespace cplab::reports {
 
 using properties::SweepReport;
 
+namespace {
+
+// What a report must hold whatever its origin: shards that split one job list, results of those
+// shards' jobs with counts that add up. A hand-edited or truncated report is refused here.
+void check_structure(const SweepReport& s, std::size_t i) {
+  CPLAB_CHECK(!s.shards.empty(), "merge: report {} lists no shard", i);
+  for (const auto& shard : s.shards) {
+    CPLAB_CHECK(shard.count >= 1 && shard.index >= 0 && shard.index < shard.count,
+                "merge: report {} has shard {}/{}, not 0 <= i < n", i, shard.index, shard.count);
+  }
+  CPLAB_CHECK(s.cases_per_job >= 1, "merge: report {} has cases_per_job {}", i, s.cases_per_job);
+  for (const auto& r : s.results) {
+    const bool in_shards = std::any_of(s.shards.begin(), s.shards.end(), [&](const auto& shard) {
+      return r.job >= 0 && r.job % shard.count == shard.index;
+    });
+    CPLAB_CHECK(in_shards, "merge: report {} holds job {} ({} {} {}), which none of its shards runs",
+                i, r.job, r.property, r.layout, r.impl);
+    const bool counts_ok = r.cases >= 0 && r.passed >= 0 && (r.failed == 0 || r.failed == 1) &&
+                           r.shrinks >= 0 && r.passed + r.failed == r.cases &&
+                           r.cases <= s.cases_per_job &&
+                           (r.status == properties::JobStatus::failed) == (r.failed == 1) &&
+                           (r.status != properties::JobStatus::passed || r.cases == s.cases_per_job);
+    CPLAB_CHECK(counts_ok,
+                "merge: report {} job {} has inconsistent counts (status {}, cases {}, passed {}, "
+                "failed {}, shrinks {}, cases_per_job {})",
+                i, r.job, properties::job_status_name(r.status), r.cases, r.passed, r.failed,
+                r.shrinks, s.cases_per_job);
+  }
+}
+
+}  // namespace
+
 SweepReport merge(const std::vector<SweepReport>& shards) {
   CPLAB_CHECK(!shards.empty(), "merge: no reports given");
+  for (std::size_t i = 0; i < shards.size(); ++i) check_structure(shards[i], i);
   SweepReport merged = shards.front();
   merged.shards.clear();
   merged.results.clear();
   merged.seconds = 0.0;
+  merged.complete = true;
   std::set<std::int64_t> shard_indices, jobs;
   for (std::size_t i = 0; i < shards.size(); ++i) {
     const SweepReport& s = shards[i];
@@ -45,31 +78,13 @@ SweepReport merge(const std::vector<SweepReport>& shards) {
       merged.results.push_back(r);
     }
     merged.seconds += s.seconds;
+    merged.complete = merged.complete && s.complete;
   }
   std::sort(merged.shards.begin(), merged.shards.end(),
             [](const auto& a, const auto& b) { return a.index < b.index; });
   std::sort(merged.results.begin(), merged.results.end(),
             [](const auto& a, const auto& b) { return a.job < b.job; });
   return merged;
-}
-
-std::vector<std::filesystem::path> write_all(const SweepReport& report,
-                                             const std::filesystem::path& dir) {
-  std::filesystem::create_directories(dir);
-  const std::vector<std::pair<std::string, std::string>> files = {
-      {"report.json", to_json(report)},
-      {"junit.xml", to_junit(report)},
-      {"summary.md", to_markdown(report)},
-      {"index.html", to_html(report)}};
-  std::vector<std::filesystem::path> written;
-  for (const auto& [name, text] : files) {
-    const std::filesystem::path path = dir / name;
-    std::ofstream out(path);
-    out << text;
-    CPLAB_CHECK(out.good(), "cannot write {}", path.string());
-    written.push_back(path);
-  }
-  return written;
 }
 
 }  // namespace cplab::reports

@@ -23,8 +23,11 @@ std::string to_html(const properties::SweepReport& report);
 // no shard twice): results in job order, seconds summed. Throws naming the mismatch.
 properties::SweepReport merge(const std::vector<properties::SweepReport>& shards);
 
-// Writes report.json, junit.xml, summary.md and index.html into dir (created when missing); returns their
-// paths.
+// Writes text to path through a temporary file in the same folder and a rename.
+void write_file_atomically(const std::filesystem::path& path, const std::string& text);
+
+// Writes report.json, junit.xml, summary.md and index.html into dir (created when missing), each
+// atomically; returns their paths.
 std::vector<std::filesystem::path> write_all(const properties::SweepReport& report,
                                              const std::filesystem::path& dir);
 properties::SweepReport read_json_file(const std::filesystem::path& path);

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <cstring>
+#include <system_error>
 #include <thread>
 
 #include "reference/types/error.hpp"
@@ -67,6 +68,26 @@ World::World(int size, WorldOptions options) : size_(size), options_(std::move(o
   CPLAB_CHECK(size >= 1, "a World needs at least one rank, got {}", size);
 }
 
+namespace {
+
+// Starts rank r's thread; when the system refuses it, fails the group at once (the ranks already
+// running are released, not left to their collective timeout) and returns false.
+template <typename Body>
+bool start_rank_thread(std::vector<std::jthread>& threads, int r, int size,
+                       detail::ThreadGroup& group, Body body) {
+  try {
+    threads.emplace_back(std::move(body));
+    return true;
+  } catch (const std::system_error& e) {
+    const std::string message =
+        fmt::format("rank {}/{}: the system refused a thread for it: {}", r, size, e.what());
+    group.failed(r, std::make_exception_ptr(ResourceError(message)), message);
+    return false;
+  }
+}
+
+}  // namespace
+
 void World::run(const std::function<void(RankContext&)>& fn) {
   detail::ThreadGroup group(size_, options_);
   std::vector<std::unique_ptr<ThreadComm>> comms;
@@ -74,7 +95,7 @@ void World::run(const std::function<void(RankContext&)>& fn) {
   {
     std::vector<std::jthread> threads;  // joined when the scope ends, whatever happens
     for (int r = 0; r < size_; ++r) {
-      threads.emplace_back([&, r] {
+      if (!start_rank_thread(threads, r, size_, group, [&, r] {
         ScopedRankTag tag(r, size_);
         try {
           RankContext ctx{r, size_, *comms[r]};
@@ -82,6 +103,10 @@ void World::run(const std::function<void(RankContext&)>& fn) {
           group.returned(r);
         } catch (const Error& e) {
           group.failed(r, std::current_exception(), e.what());
+        } catch (const std::bad_alloc&) {
+          // Out of memory is the machine's limit, not a wrong answer of the rank: keep its kind.
+          const std::string message = fmt::format("rank {}/{}: out of memory", r, size_);
+          group.failed(r, std::make_exception_ptr(ResourceError(message)), message);
         } catch (const std::exception& e) {
           const std::string message = fmt::format("rank {}/{}: {}", r, size_, e.what());
           group.failed(r, std::make_exception_ptr(Error(message)), message);
@@ -89,7 +114,8 @@ void World::run(const std::function<void(RankContext&)>& fn) {
           const std::string message = fmt::format("rank {}/{}: unknown exception", r, size_);
           group.failed(r, std::make_exception_ptr(Error(message)), message);
         }
-      });
+      }))
+        break;
     }
   }
   bytes_sent_.clear();

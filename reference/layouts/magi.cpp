@@ -6,6 +6,7 @@
 // real key) pairs the document-causal mask allows for the chunk's queries, counted pair by pair.
 // Position ids are global stream indices (not reset per document), pads included.
 #include <algorithm>
+#include <cstdint>
 #include <numeric>
 
 #include "reference/layouts/magi_chunk_size.hpp"
@@ -84,7 +85,10 @@ std::int64_t magi_auto_chunk_size(std::int64_t cap, std::int64_t seq_len, std::i
   CPLAB_CHECK(cap >= 1 && seq_len >= 0 && cp >= 1,
               "magi chunk size: needs K >= 1, S >= 0 and C >= 1, got K={} S={} C={}", cap, seq_len,
               cp);
-  const std::int64_t per_rank = (seq_len + 8 * cp - 1) / (8 * cp);  // ceil(S / (8·C))
+  // ceil(S / (8·C)) without forming S + 8C - 1, which wraps for S near 2^63; a C past 2^60 gives
+  // a quotient of at most 1 either way.
+  const std::int64_t ranks8 = cp > INT64_MAX / 8 ? INT64_MAX : 8 * cp;
+  const std::int64_t per_rank = seq_len / ranks8 + (seq_len % ranks8 != 0 ? 1 : 0);
   return std::max<std::int64_t>(1, std::min(cap, per_rank));
 }
 

@@ -2,6 +2,8 @@
 
 #include <fmt/ranges.h>
 
+#include "reference/types/limits.hpp"
+
 #include <numeric>
 #include <utility>
 
@@ -87,7 +89,8 @@ void validate_packed(const Batch& batch, std::int64_t rows, std::int64_t seq_len
                   "packed row {}: document {} occupies {} slots, less than its {} tokens", b, i,
                   padded[i], lens[i]);
     }
-    const std::int64_t used = std::accumulate(padded.begin(), padded.end(), std::int64_t{0});
+    // Overflow-safe: lengths from a file may sum past 2^63.
+    const std::int64_t used = limits::check_documents(padded, fmt::format("packed row {}", b));
     CPLAB_CHECK(used <= seq_len,
                 "packed row {}: documents {} occupy {} slots, more than the row length S={}", b,
                 fmt::format("{}", padded), used, seq_len);

@@ -12,6 +12,25 @@ class Error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// An Error whose cause came with more than one line (a libtorch message and its backtrace):
+// what() is the one line every user sees, detail() the rest (`cplab --verbose` prints it).
+class DetailedError : public Error {
+ public:
+  DetailedError(const std::string& line, std::string detail)
+      : Error(line), detail_(std::move(detail)) {}
+  const std::string& detail() const { return detail_; }
+
+ private:
+  std::string detail_;
+};
+
+// The machine ran out of something the input needed (memory, threads): neither a bad input nor a
+// bug, and never a failed check. Raised where std::bad_alloc or a failed thread start is caught.
+class ResourceError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 // Rank-local code sets this for its thread (ThreadComm does it for every rank it runs), so that
 // every error raised on a rank says which one: "rank 2/4: ...". -1 means "not on a rank".
 struct RankTag {

@@ -7,6 +7,7 @@
 
 #include "reference/plan.hpp"
 #include "reference/types/error.hpp"
+#include "reference/types/limits.hpp"
 
 namespace cplab {
 
@@ -20,6 +21,7 @@ void validate_spec(const LayoutSpec& spec) {
               spec.microbatches);
   CPLAB_CHECK(spec.ring_degree >= 1, "ring degree must be at least 1, got ring_degree={}",
               spec.ring_degree);
+  limits::check_spec(spec);  // upper bounds, so that C·m and K·C cannot overflow
   // The registry is the one list of layout names; an unknown name lists the known ones.
   const std::vector<std::string> names = reference::layout_names();
   CPLAB_CHECK(std::find(names.begin(), names.end(), spec.layout) != names.end(),

@@ -25,17 +25,29 @@ std::int64_t shape_numel(const Shape& shape) {
   std::int64_t n = 1;
   for (std::int64_t s : shape) {
     CPLAB_CHECK(s >= 0, "negative dimension in shape {}", fmt::format("{}", shape));
-    n *= s;
+    CPLAB_CHECK(!__builtin_mul_overflow(n, s, &n), "shape {} has more elements than 2^63",
+                fmt::format("{}", shape));
   }
   return n;
 }
+
+namespace {
+
+std::size_t byte_count(std::int64_t numel, DType dtype) {
+  std::size_t bytes = 0;
+  CPLAB_CHECK(!__builtin_mul_overflow(static_cast<std::size_t>(numel), dtype_size(dtype), &bytes),
+              "a {} tensor of {} elements has more bytes than 2^64", dtype_name(dtype), numel);
+  return bytes;
+}
+
+}  // namespace
 
 std::string shape_str(const Shape& shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
 
 Tensor::Tensor(DType dtype, Shape shape)
     : dtype_(dtype),
       shape_(std::move(shape)),
-      bytes_(static_cast<std::size_t>(shape_numel(shape_)) * dtype_size(dtype)) {
+      bytes_(byte_count(shape_numel(shape_), dtype)) {
   if (!bytes_.empty()) std::memset(bytes_.data(), 0, bytes_.size());
 }
 
@@ -52,7 +64,7 @@ Tensor& Tensor::operator=(const Tensor& other) {
 Tensor::Tensor(DType dtype, Shape shape, Uninitialized)
     : dtype_(dtype),
       shape_(std::move(shape)),
-      bytes_(static_cast<std::size_t>(shape_numel(shape_)) * dtype_size(dtype)) {}
+      bytes_(byte_count(shape_numel(shape_), dtype)) {}
 
 Tensor Tensor::from_bools(Shape shape, const std::vector<bool>& values) {
   Tensor t(DType::b8, std::move(shape));

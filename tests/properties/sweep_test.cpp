@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <map>
 
 #include "reference/types/error.hpp"
@@ -182,6 +183,69 @@ TEST(SweepCoverage, ADefaultSweepFailsNamingWhatItNeverDrew) {
   r.status = JobStatus::passed;
   require_coverage(r);
   EXPECT_EQ(r.status, JobStatus::passed);
+}
+
+}  // namespace
+}  // namespace cplab::properties
+
+namespace cplab::properties {
+namespace {
+
+// The time budget bounds the whole run, not just the start of jobs: a job of ten million cases is
+// cut between cases, reported skipped (never passed) with the cases that held.
+TEST(SweepStop, TheTimeBudgetCutsAJobBetweenCases) {
+  SweepOptions options;
+  options.seed = 11;
+  options.cases = 10'000'000;
+  options.impls = {"sim"};
+  options.layouts = {"identity"};
+  options.properties = {"shard_then_gather_is_identity"};
+  options.time_budget_seconds = 0.5;
+  const SweepReport report = run_sweep(options);
+  ASSERT_EQ(report.results.size(), 1u);
+  const JobResult& r = report.results.front();
+  EXPECT_EQ(r.status, JobStatus::skipped);
+  EXPECT_GT(r.cases, 0);
+  EXPECT_LT(r.cases, options.cases);
+  EXPECT_EQ(r.passed, r.cases);
+  EXPECT_NE(r.message.find("time budget of 0.5 s spent after"), std::string::npos) << r.message;
+  EXPECT_TRUE(report.complete);  // every job of the run is listed
+  EXPECT_LT(report.seconds, 30.0);  // without the cut: hours
+}
+
+// A stop request (what SIGINT/SIGTERM make) ends the sweep after the running job is cut; the
+// report lists the jobs that ran, marked incomplete, and a checkpoint follows every job.
+TEST(SweepStop, AStopRequestLeavesAnIncompleteReportOfWhatRan) {
+  SweepOptions options;
+  options.seed = 12;
+  options.cases = 3;
+  options.impls = {"sim"};
+  options.layouts = {"identity", "thd"};
+  options.properties = {"shard_then_gather_is_identity"};
+  std::vector<std::size_t> checkpoints;
+  const auto progress = [&](const Job&, std::int64_t done, std::int64_t, const JobResult* fin) {
+    if (fin != nullptr && done == 1) request_sweep_stop(SIGINT);
+  };
+  const SweepReport report = run_sweep(
+      options, progress, [&](const SweepReport& so_far) {
+        EXPECT_FALSE(so_far.complete);
+        checkpoints.push_back(so_far.results.size());
+      });
+  request_sweep_stop(0);
+  EXPECT_FALSE(report.complete);
+  ASSERT_EQ(report.results.size(), 1u);  // the second job never started
+  EXPECT_EQ(report.results[0].status, JobStatus::passed);
+  EXPECT_EQ(checkpoints, std::vector<std::size_t>{1});
+  // A request before the first case cuts the job at once.
+  const auto early = [&](const Job&, std::int64_t, std::int64_t, const JobResult* fin) {
+    if (fin == nullptr) request_sweep_stop(SIGTERM);
+  };
+  const SweepReport cut = run_sweep(options, early);
+  request_sweep_stop(0);
+  ASSERT_EQ(cut.results.size(), 1u);
+  EXPECT_EQ(cut.results[0].status, JobStatus::skipped);
+  EXPECT_EQ(cut.results[0].cases, 0);
+  EXPECT_EQ(cut.results[0].message, "interrupted by SIGTERM after 0 of 3 cases (all held)");
 }
 
 }  // namespace

@@ -185,3 +185,31 @@ TEST(MarkdownSummary, ShowsTheGridAndEveryFailureWithItsReplay) {
 
 }  // namespace
 }  // namespace cplab::reports
+
+namespace cplab::reports {
+namespace {
+
+// Numbers of the wrong kind are refused before any conversion (a float seed was converted with a
+// plain cast, undefined out of range; found by fuzz_merge and kept in fuzz/regressions/merge/).
+TEST(SweepReportJson, RefusesNumbersOfTheWrongKind) {
+  SweepReport report;
+  report.seed = 1;
+  report.cases_per_job = 1;
+  report.shards = {{0, 1}};
+  nlohmann::json doc = nlohmann::json::parse(to_json(report));
+  EXPECT_NO_THROW(from_json(doc.dump()));
+  for (const auto& [key, value] : std::vector<std::pair<std::string, nlohmann::json>>{
+           {"seed", 8.84467e19},
+           {"seed", -1},
+           {"cases_per_job", 1.5},
+           {"cases_per_job", 18446744073709551615ull},
+           {"complete", "yes"},
+           {"shards", nlohmann::json::array()}}) {
+    nlohmann::json bad = doc;
+    bad[key] = value;
+    EXPECT_THROW(from_json(bad.dump()), Error) << key << " = " << value;
+  }
+}
+
+}  // namespace
+}  // namespace cplab::reports

@@ -1,0 +1,127 @@
+#include "cli/errors.hpp"
+
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <new>
+#include <system_error>
+#include <typeinfo>
+
+#include "reference/types/error.hpp"
+
+namespace cplab::cli {
+namespace {
+
+// Length of the valid UTF-8 sequence at text[i], or 0 when it is not one.
+std::size_t utf8_length(std::string_view text, std::size_t i) {
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char lead = byte(i);
+  std::size_t n = 0;
+  unsigned char min_second = 0x80, max_second = 0xbf;
+  if (lead >= 0xc2 && lead <= 0xdf) {
+    n = 2;
+  } else if (lead >= 0xe0 && lead <= 0xef) {
+    n = 3;
+    if (lead == 0xe0) min_second = 0xa0;  // overlong
+    if (lead == 0xed) max_second = 0x9f;  // surrogates
+  } else if (lead >= 0xf0 && lead <= 0xf4) {
+    n = 4;
+    if (lead == 0xf0) min_second = 0x90;
+    if (lead == 0xf4) max_second = 0x8f;
+  } else {
+    return 0;
+  }
+  if (i + n > text.size()) return 0;
+  if (byte(i + 1) < min_second || byte(i + 1) > max_second) return 0;
+  for (std::size_t k = 2; k < n; ++k) {
+    if (byte(i + k) < 0x80 || byte(i + k) > 0xbf) return 0;
+  }
+  return n;
+}
+
+void print_line(const char* kind, std::string_view message) {
+  std::fprintf(stderr, "cplab: %s: %s\n", kind, escape_untrusted(message).c_str());
+}
+
+}  // namespace
+
+std::string escape_untrusted(std::string_view text, std::size_t max_bytes) {
+  std::string out;
+  std::size_t i = 0;
+  while (i < text.size() && out.size() < max_bytes) {
+    const auto ch = static_cast<unsigned char>(text[i]);
+    if (ch >= 0x20 && ch < 0x7f) {
+      out += static_cast<char>(ch);
+      ++i;
+    } else if (const std::size_t n = ch >= 0x80 ? utf8_length(text, i) : 0; n > 0) {
+      out.append(text.substr(i, n));
+      i += n;
+    } else {
+      out += fmt::format("\\x{:02x}", ch);
+      ++i;
+    }
+  }
+  if (i < text.size()) out += fmt::format(" …({} more bytes)", text.size() - i);
+  return out;
+}
+
+int report_exception(std::exception_ptr error, bool verbose) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const CLI::ParseError& e) {
+    print_line("usage", e.what());
+    return kUsageError;
+  } catch (const DetailedError& e) {
+    print_line("error", e.what());
+    if (verbose) std::fprintf(stderr, "%s\n", e.detail().c_str());
+    return kUsageError;
+  } catch (const Error& e) {
+    print_line("error", e.what());
+    return kUsageError;
+  } catch (const ResourceError& e) {
+    print_line("out of resources", e.what());
+    return kUsageError;
+  } catch (const std::bad_alloc& e) {
+    print_line("out of resources",
+               "out of memory (std::bad_alloc); the input needs more memory than this machine "
+               "gives; see the limits in the README");
+    return kUsageError;
+  } catch (const std::filesystem::filesystem_error& e) {
+    // A path given on the command line (or one inside it) that cannot be read, made or renamed:
+    // the input's fault or the machine's, never a bug of cplab.
+    print_line("error", e.what());
+    return kUsageError;
+  } catch (const std::system_error& e) {
+    if (e.code() == std::errc::resource_unavailable_try_again) {
+      print_line("out of resources", fmt::format("the system refused a thread: {}", e.what()));
+      return kUsageError;
+    }
+    print_line("internal error",
+               fmt::format("{} (a bug of cplab: please report it with the command line)",
+                           e.what()));
+    if (verbose) std::fprintf(stderr, "exception type: %s\n", typeid(e).name());
+    return kInternalError;
+  } catch (const std::exception& e) {
+    print_line("internal error",
+               fmt::format("{} (a bug of cplab: please report it with the command line)",
+                           e.what()));
+    if (verbose) std::fprintf(stderr, "exception type: %s\n", typeid(e).name());
+    return kInternalError;
+  } catch (...) {
+    print_line("internal error",
+               "an unknown exception (a bug of cplab: please report it with the command line)");
+    return kInternalError;
+  }
+}
+
+int run_guarded(const std::function<int()>& body, const bool& verbose) {
+  try {
+    return body();
+  } catch (...) {
+    return report_exception(std::current_exception(), verbose);
+  }
+}
+
+}  // namespace cplab::cli

@@ -1,0 +1,33 @@
+#pragma once
+// The exit-status contract of every cplab command, and the one place that turns an exception into
+// that status and one line on stderr:
+//   0 ok · 1 a property or check failed · 2 bad input or usage (cplab::Error, CLI11 parse errors,
+//   resource exhaustion: the input needs more than this machine has) · 3 an internal error (any
+//   other exception: a bug of cplab, with a hint to report it).
+// Messages are escaped (control bytes and invalid UTF-8 as \xNN) and shortened, so that text from
+// a file or an argument can never add a line or a terminal escape to stderr.
+#include <exception>
+#include <functional>
+#include <string>
+#include <string_view>
+
+namespace cplab::cli {
+
+inline constexpr int kOk = 0;
+inline constexpr int kCheckFailed = 1;
+inline constexpr int kUsageError = 2;
+inline constexpr int kInternalError = 3;
+
+// `text` as one printable line: bytes < 0x20, 0x7f and invalid UTF-8 become \xNN; longer than
+// max_bytes, it is cut with " …(N more bytes)".
+std::string escape_untrusted(std::string_view text, std::size_t max_bytes = 1000);
+
+// Prints "cplab: <kind>: <message>" for the exception and returns its exit status. With verbose,
+// the exception's type and any detail it carries follow on further lines.
+int report_exception(std::exception_ptr error, bool verbose);
+
+// Runs body and maps whatever it throws through report_exception; verbose is read after body ran
+// (the flag is parsed inside it).
+int run_guarded(const std::function<int()>& body, const bool& verbose);
+
+}  // namespace cplab::cli

@@ -1,0 +1,34 @@
+#pragma once
+// How many bytes of its storage a strided tensor reads, computed overflow-safe. A torch.save file
+// names each tensor's sizes, strides and storage offset separately from the storage's bytes; a
+// tensor whose view reaches past its storage is a malformed file, refused before it is read.
+#include <cstdint>
+#include <optional>
+#include <span>
+
+namespace cplab::io {
+
+// (offset + Σ (size_i - 1) · stride_i + 1) · itemsize, 0 for an empty tensor; nullopt when a size,
+// stride or the offset is negative, or the arithmetic overflows.
+inline std::optional<std::uint64_t> strided_extent_bytes(std::span<const std::int64_t> sizes,
+                                                         std::span<const std::int64_t> strides,
+                                                         std::int64_t offset,
+                                                         std::int64_t itemsize) {
+  if (sizes.size() != strides.size() || offset < 0 || itemsize <= 0) return std::nullopt;
+  std::int64_t last = offset;  // the largest element index the view reads
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] < 0 || strides[i] < 0) return std::nullopt;
+    if (sizes[i] == 0) return std::uint64_t{0};
+  }
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    std::int64_t step = 0;
+    if (__builtin_mul_overflow(sizes[i] - 1, strides[i], &step)) return std::nullopt;
+    if (__builtin_add_overflow(last, step, &last)) return std::nullopt;
+  }
+  std::int64_t bytes = 0;
+  if (__builtin_add_overflow(last, 1, &last) || __builtin_mul_overflow(last, itemsize, &bytes))
+    return std::nullopt;
+  return static_cast<std::uint64_t>(bytes);
+}
+
+}  // namespace cplab::io

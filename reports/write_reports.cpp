@@ -1,0 +1,56 @@
+// Writing a sweep's report files, each atomically, so that a reader (or a sweep stopped mid-write)
+// never sees half of one.
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
+#include "reference/types/error.hpp"
+#include "reports/sweep_report.hpp"
+
+namespace cplab::reports {
+
+using properties::SweepReport;
+
+void write_file_atomically(const std::filesystem::path& path, const std::string& text) {
+  // Beside the target (same file system, so the rename is atomic); a reader sees the old file or
+  // the new one, never half of one, whenever the writer is stopped.
+  const std::filesystem::path temp =
+      path.parent_path() / ("." + path.filename().string() + ".tmp." + std::to_string(::getpid()));
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    CPLAB_CHECK(out.good(), "cannot write {}: {}", temp.string(), std::strerror(errno));
+    out << text;
+    out.flush();
+    CPLAB_CHECK(out.good(), "cannot write {} (disk full?)", temp.string());
+  }
+  std::error_code error;
+  std::filesystem::rename(temp, path, error);
+  if (error) {
+    std::filesystem::remove(temp, error);
+    CPLAB_FAIL("cannot replace {}: {}", path.string(), error.message());
+  }
+}
+
+std::vector<std::filesystem::path> write_all(const SweepReport& report,
+                                             const std::filesystem::path& dir) {
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  CPLAB_CHECK(!error && std::filesystem::is_directory(dir), "--out {}: cannot create the folder: {}",
+              dir.string(), error ? error.message() : "a file of that name is in the way");
+  const std::vector<std::pair<std::string, std::string>> files = {
+      {"report.json", to_json(report)},
+      {"junit.xml", to_junit(report)},
+      {"summary.md", to_markdown(report)},
+      {"index.html", to_html(report)}};
+  std::vector<std::filesystem::path> written;
+  for (const auto& [name, text] : files) {
+    const std::filesystem::path path = dir / name;
+    write_file_atomically(path, text);
+    written.push_back(path);
+  }
+  return written;
+}
+
+}  // namespace cplab::reports
