@@ -23,8 +23,9 @@ struct ImplementationInfo {
   // Its C ranks are the processes of an MPI job (sim-mpi, "<mutant>-mpi"): run under
   // `mpirun -np C cplab ...`; a job of it runs this process's rank (rank_processes.hpp).
   bool ranks_as_processes = false;
-  // A protocol bug (a skipped send) that only a comm with deadlock detection reports at once; an
-  // MPI job would wait out its timeout and be lost, so the hunt over "-mpi" variants skips it.
+  // A protocol bug (a skipped send) that only a comm with deadlock detection reports at once
+  // (every comm has it: threads, device-sim, MPI processes); without it a job waits out its
+  // timeout.
   bool hangs_without_deadlock_detection = false;
 };
 

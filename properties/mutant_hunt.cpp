@@ -80,9 +80,6 @@ std::vector<MutantVerdict> hunt_mutants(const HuntOptions& options, const HuntPr
     }
   }
   if (options.processes) {
-    std::erase_if(mutants, [](const ImplementationInfo* m) {
-      return m->hangs_without_deadlock_detection;
-    });
     for (const ImplementationInfo*& mutant : mutants)
       mutant = &find_implementation(mutant->name + kProcessSuffix);
   }
