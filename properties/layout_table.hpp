@@ -57,6 +57,10 @@ struct LayoutEntry {
   // Draws the layout's options that depend on the rows (K=auto) once C and the rows are drawn
   // (inside a generator: it may draw); nullptr: none. gen_case resolves derived options after.
   void (*draw_case_options)(Case& c) = nullptr;
+  // Layouts with whole local documents (required there): how many of a local document's `real`
+  // tokens rank `rank` holds when the document occupies `padded` stream slots (C > 1; SPEC §3).
+  std::int64_t (*local_document_valid)(std::int64_t real, std::int64_t padded, std::int64_t cp,
+                                       std::int64_t rank) = nullptr;
 };
 
 // Every layout, in the reference registry's order. Each entry was validated when it registered:
