@@ -25,7 +25,7 @@ struct WaitState {
   bool waiting = false;
   bool stoppable = false;
   sim::RankActivity activity;
-  int tag = 0;                                              // the channel tag it waits on
+  int tag = 0;                                             // the channel tag it waits on
   std::vector<std::pair<int, std::uint64_t>> outstanding;  // (source, received so far)
   ChannelCounts sent;
 };
@@ -279,8 +279,8 @@ void WaitScope::poll() {
 
   if (m.ask.open && m.ask.versions[static_cast<std::size_t>(w.rank)] != m.version)
     m.ask.open = false;
-  if (m.ask.open && std::all_of(m.ask.confirmed.begin(), m.ask.confirmed.end(),
-                                [](char c) { return c != 0; })) {
+  if (m.ask.open &&
+      std::all_of(m.ask.confirmed.begin(), m.ask.confirmed.end(), [](char c) { return c != 0; })) {
     // Every process confirmed that it has not moved since its report: deadlocked.
     m.ask.open = false;
     std::vector<WaitState> states = all_states();

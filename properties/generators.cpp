@@ -35,8 +35,7 @@ bool partitions(const LayoutEntry& entry, const LayoutSpec& spec) {
 // document unit (SPEC §3).
 I packed_row_len(const LayoutEntry& entry, const LayoutSpec& spec,
                  const std::vector<Document>& row) {
-  if (entry.descriptor->document_unit == nullptr || !partitions(entry, spec))
-    return occupancy(row);
+  if (entry.descriptor->document_unit == nullptr || !partitions(entry, spec)) return occupancy(row);
   const I unit = entry.descriptor->document_unit(spec);
   I len = 0;
   for (const Document& d : row) len += ceil_to(d.real, unit);

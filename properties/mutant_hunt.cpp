@@ -31,7 +31,8 @@ MutantVerdict hunt_mutant(const ImplementationInfo& mutant, const HuntOptions& o
   // The properties that check the mutant's bug first (as a developer runs the relevant test
   // first), then the rest in table order.
   std::vector<const PropertyInfo*> properties;
-  for (const std::string& name : mutant.checked_first_by) properties.push_back(&find_property(name));
+  for (const std::string& name : mutant.checked_first_by)
+    properties.push_back(&find_property(name));
   for (const PropertyInfo& property : property_table()) {
     if (std::find(properties.begin(), properties.end(), &property) == properties.end())
       properties.push_back(&property);

@@ -149,7 +149,7 @@ class ZeroCountNotGuarded final : public Mutant {
 }  // namespace
 
 std::vector<ImplementationInfo> loss_mutants() {
-  return checked_first_by("rank_losses_average_to_global_shifted_loss", {
+  std::vector<ImplementationInfo> entries = {
       entry<LabelsShiftedLocally>(
           "labels_shifted_locally",
           "labels shifted locally after the split (labels[:, 1:] on the shard)"),
@@ -176,7 +176,8 @@ std::vector<ImplementationInfo> loss_mutants() {
       entry<FactorCForgotten>("factor_c_forgotten", "loss_r = Σ CE / N without the factor C"),
       entry<ZeroCountNotGuarded>("zero_count_not_guarded",
                                  "C / N without the N = 0 guard: NaN when every label is IGNORE"),
-  });
+  };
+  return checked_first_by("rank_losses_average_to_global_shifted_loss", std::move(entries));
 }
 
 }  // namespace cplab::properties::mutants
