@@ -208,11 +208,10 @@ std::string print_case(const Case& c) {
       "invalid={} pad_content={} seed={}{}",
       s.layout, s.cp, s.pad_multiple,
       c.chunk_size_auto ? std::string("auto") : std::to_string(s.chunk_size), s.microbatches,
-      c.rows, c.seq_len,
-      print_docs(c.docs), c.vocab, s.pad_token_id, kPolicyNames[static_cast<int>(s.pad_policy)],
-      s.shard_primary ? 1 : 0, primary_name(c.primary), c.dim, dtype_name(c.dtype),
-      position_kind_name(c.positions), row_positions_name(c.row_positions), c.left_pad,
-      key_dtypes_name(c.key_dtypes),
+      c.rows, c.seq_len, print_docs(c.docs), c.vocab, s.pad_token_id,
+      kPolicyNames[static_cast<int>(s.pad_policy)], s.shard_primary ? 1 : 0,
+      primary_name(c.primary), c.dim, dtype_name(c.dtype), position_kind_name(c.positions),
+      row_positions_name(c.row_positions), c.left_pad, key_dtypes_name(c.key_dtypes),
       keys.empty() ? std::string("-") : fmt::format("{}", fmt::join(keys, ",")), c.ignore_permille,
       c.invalid_permille, c.pad_content_permille, c.seed, later);
 }
