@@ -133,8 +133,13 @@ std::vector<MpiComm::Part> MpiComm::exchange(int kind_value, const void* data, s
     detail::post(q, detail::kCollectiveTag, header,
                  per_rank ? bytes + static_cast<std::size_t>(q) * block : bytes, block);
   }
-  std::map<int, detail::Message> got = detail::collect(
-      peers, detail::kCollectiveTag, epoch_, timeout_.count(), true, {call, rank_, size_});
+  sim::RankActivity activity;
+  activity.kind = sim::RankActivity::Kind::collective;
+  activity.call = detail::kind_name(kind);
+  activity.seq = static_cast<std::int64_t>(seq);
+  std::map<int, detail::Message> got =
+      detail::collect(peers, detail::kCollectiveTag, epoch_, timeout_.count(), true,
+                      {call, rank_, size_, activity, true});
   Parts parts(static_cast<std::size_t>(size_));
   for (int r = 0; r < size_; ++r) {
     Part& part = parts[static_cast<std::size_t>(r)];
@@ -238,8 +243,13 @@ void MpiComm::recv(void* buf, std::size_t count, DType dtype, int peer, int tag)
               detail::max_user_tag());
   const std::string call = fmt::format("recv from rank {} (tag {})", peer, tag);
   set_activity(fmt::format("in {} (epoch {})", call, epoch_));
-  std::map<int, detail::Message> got = detail::collect(
-      {peer}, detail::kUserTagBase + tag, epoch_, timeout_.count(), true, {call, rank_, size_});
+  sim::RankActivity activity;
+  activity.kind = sim::RankActivity::Kind::recv;
+  activity.peer = peer;
+  activity.tag = tag;
+  std::map<int, detail::Message> got =
+      detail::collect({peer}, detail::kUserTagBase + tag, epoch_, timeout_.count(), true,
+                      {call, rank_, size_, activity, true});
   const detail::Message& m = got.at(peer);
   const auto sent = static_cast<DType>(m.header.dtype);
   CPLAB_CHECK(m.header.count == count && sent == dtype,

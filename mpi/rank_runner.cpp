@@ -31,8 +31,12 @@ std::vector<std::string> exchange(std::uint32_t epoch, const std::string& mine,
     peers.push_back(q);
     detail::post(q, detail::kResultTag, header, mine.data(), mine.size());
   }
-  std::map<int, detail::Message> got = detail::collect(
-      peers, detail::kResultTag, epoch, timeout.count(), false, {what, w.rank, w.size});
+  // For the deadlock watch this process has left the run: it waits for the others' results.
+  sim::RankActivity activity;
+  activity.kind = sim::RankActivity::Kind::finished;
+  std::map<int, detail::Message> got =
+      detail::collect(peers, detail::kResultTag, epoch, timeout.count(), false,
+                      {what, w.rank, w.size, activity, false});
   std::vector<std::string> all(static_cast<std::size_t>(w.size));
   for (int q = 0; q < w.size; ++q) {
     if (q == w.rank) {

@@ -14,6 +14,7 @@
 #include <memory>
 
 #include "mpi/session.hpp"
+#include "mpi/wait_monitor.hpp"
 #include "reference/types/error.hpp"
 
 namespace cplab::mpi::detail {
@@ -77,7 +78,12 @@ void pause(int round) {
   nanosleep(&ts, nullptr);
 }
 
-bool try_receive(int source, int tag, Message& out) {
+// Data: what the deadlock watch counts (not its own word, not a failure notice).
+bool is_data(int tag) { return tag != kAbortTag && tag != kMonitorTag; }
+
+}  // namespace
+
+bool try_receive_from(int source, int tag, Message& out) {
   int flag = 0;
   MPI_Message handle = MPI_MESSAGE_NULL;
   MPI_Status status;
@@ -96,8 +102,11 @@ bool try_receive(int source, int tag, Message& out) {
   CPLAB_CHECK(out.header.magic == Header{}.magic, "a message from rank {} is not cplab's",
               out.source);
   out.payload.assign(buffer.begin() + sizeof(Header), buffer.end());
+  if (is_data(tag)) count_received(out.source, tag);
   return true;
 }
+
+namespace {
 
 std::string ranks_text(const std::vector<int>& ranks) {
   return ranks.empty() ? std::string("none") : fmt::format("{}", fmt::join(ranks, ", "));
@@ -125,6 +134,14 @@ const char* kind_name(Kind kind) {
       return "abort";
     case Kind::result:
       return "result";
+    case Kind::wait_report:
+      return "wait_report";
+    case Kind::wait_ask:
+      return "wait_ask";
+    case Kind::wait_answer:
+      return "wait_answer";
+    case Kind::wait_deadlock:
+      return "wait_deadlock";
   }
   return "?";
 }
@@ -143,6 +160,7 @@ void post(int dest, int tag, const Header& header, const void* payload, std::siz
     outbox().pop_back();
     CPLAB_FAIL("MPI_Isend to rank {} failed: {}", dest, mpi_error_text(code));
   }
+  if (is_data(tag)) count_sent(dest, tag);
   progress_sends();
 }
 
@@ -162,30 +180,33 @@ std::map<int, Message> collect(const std::vector<int>& sources, int tag, std::ui
   const std::string where = fmt::format("rank {}/{}: {}", what.rank, what.size, what.call);
   CPLAB_CHECK(!lost(), "{}: the MPI world is lost: {}", where, lost_reason());
   const std::int64_t deadline = now_ms() + timeout_ms;
+  WaitScope watch(what.activity, sources, tag, what.stoppable, where);
   for (int round = 0;; ++round) {
     progress_sends();
     CPLAB_CHECK(g_send_error.empty(), "{}: {}", where, g_send_error);
     for (int source : sources) {
       if (got.count(source)) continue;
       Message m;
-      while (try_receive(source, tag, m)) {
+      while (try_receive_from(source, tag, m)) {
         if (m.header.epoch < epoch) continue;  // left unread by an earlier run that failed
         CPLAB_CHECK(m.header.epoch == epoch,
                     "{}: rank {} is already in a later run ({} > {}): the ranks are out of step",
                     where, source, m.header.epoch, epoch);
         got.emplace(source, std::move(m));
+        watch.arrived(source);
         break;
       }
     }
     if (got.size() == sources.size()) return got;
     if (watch_abort) {
       Message m;
-      while (try_receive(MPI_ANY_SOURCE, kAbortTag, m)) {
+      while (try_receive_from(MPI_ANY_SOURCE, kAbortTag, m)) {
         if (m.header.epoch != epoch) continue;
         const std::string text(reinterpret_cast<const char*>(m.payload.data()), m.payload.size());
         throw Stopped(fmt::format("{}: rank {} failed: {}", where, m.source, text));
       }
     }
+    watch.poll();
     if (now_ms() >= deadline) {
       std::vector<int> missing, arrived = {what.rank};
       for (int source : sources) (got.count(source) ? arrived : missing).push_back(source);

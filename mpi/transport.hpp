@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "reference/types/error.hpp"
+#include "sim/wait_for.hpp"
 
 namespace cplab::mpi::detail {
 
@@ -32,6 +33,11 @@ enum class Kind : std::uint8_t {
   message,  // send / recv
   abort,    // a rank failed: the payload is its message
   result,   // a rank's result of a run (the rank exchange)
+  // The deadlock watch (wait_monitor.hpp), on its own tag:
+  wait_report,    // what a process waits for, and its message counts
+  wait_ask,       // has any process moved since its report?
+  wait_answer,    // one process's answer
+  wait_deadlock,  // every process confirmed: the wait-for picture
 };
 const char* kind_name(Kind kind);
 
@@ -57,11 +63,15 @@ inline constexpr int kAbortTag = 2;
 inline constexpr int kResultTag = 3;
 inline constexpr int kUserTagBase = 16;
 
-// What a wait is for, for its error messages: "all_gather #3", the rank waiting, the group size.
+// What a wait is for, for its error messages: "all_gather #3", the rank waiting, the group size;
+// and for the deadlock watch: the activity the wait-for picture shows, and whether a detected
+// deadlock ends the wait (a wait inside a run) or it goes on (a wait for the run's results).
 struct Waiting {
   std::string call;
   int rank = 0;
   int size = 1;
+  sim::RankActivity activity = {};
+  bool stoppable = false;
 };
 
 // Buffered send of header + payload to world rank `dest`.
@@ -78,6 +88,10 @@ std::map<int, Message> collect(const std::vector<int>& sources, int tag, std::ui
 // Before MPI_Finalize: waits up to timeout_ms for the sends in flight to complete (the standard
 // requires it; a receiver may still be reading one), then lets MPI forget the rest.
 void drain_sends(std::int64_t timeout_ms);
+
+// Takes the next message from `source` (or MPI_ANY_SOURCE) on `tag` if one has arrived; data
+// messages are counted for the deadlock watch.
+bool try_receive_from(int source, int tag, Message& out);
 
 // The largest user tag send/recv may use.
 int max_user_tag();

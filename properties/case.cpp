@@ -10,6 +10,7 @@
 #include <numeric>
 #include <set>
 
+#include "reference/layouts/magi_chunk_size.hpp"
 #include "reference/types/error.hpp"
 #include "reference/types/limits.hpp"
 
@@ -128,7 +129,7 @@ std::string_view key_dtypes_name(KeyDTypes k) { return kKeyDTypeNames[static_cas
 bool Case::operator==(const Case& o) const {
   const auto spec_tuple = [](const LayoutSpec& s) {
     return std::tie(s.layout, s.cp, s.pad_multiple, s.chunk_size, s.microbatches, s.shard_primary,
-                    s.pad_policy, s.pad_token_id, s.ring_degree);
+                    s.pad_policy, s.pad_token_id, s.ring_degree, s.chunk_pad_at_cp1);
   };
   return spec_tuple(spec) == spec_tuple(o.spec) && rows == o.rows && seq_len == o.seq_len &&
          docs == o.docs && vocab == o.vocab && primary == o.primary && dim == o.dim &&
@@ -137,7 +138,20 @@ bool Case::operator==(const Case& o) const {
          padding_mask == o.padding_mask && extra_key == o.extra_key &&
          extra_planes == o.extra_planes && extra_features == o.extra_features &&
          ignore_permille == o.ignore_permille && invalid_permille == o.invalid_permille &&
-         pad_content_permille == o.pad_content_permille && seed == o.seed;
+         pad_content_permille == o.pad_content_permille && seed == o.seed &&
+         chunk_size_auto == o.chunk_size_auto;
+}
+
+namespace {
+
+std::int64_t auto_chunk_size(const Case& c) {
+  return reference::magi_auto_chunk_size(LayoutSpec{}.chunk_size, c.seq_len, c.spec.cp);
+}
+
+}  // namespace
+
+void resolve_case_options(Case& c) {
+  if (c.chunk_size_auto && c.seq_len >= 1 && c.spec.cp >= 1) c.spec.chunk_size = auto_chunk_size(c);
 }
 
 void validate_case(const Case& c) {
@@ -148,6 +162,9 @@ void validate_case(const Case& c) {
               s.pad_multiple, s.chunk_size);
   CPLAB_CHECK(s.microbatches >= 1, "case: mb must be >= 1, got {}", s.microbatches);
   CPLAB_CHECK(s.ring_degree >= 1, "case: R must be >= 1, got {}", s.ring_degree);
+  CPLAB_CHECK(!c.chunk_size_auto || c.seq_len < 1 || s.chunk_size == auto_chunk_size(c),
+              "case: K=auto means K={} for S={} cp={}, got K={}", auto_chunk_size(c), c.seq_len,
+              s.cp, s.chunk_size);
   CPLAB_CHECK(c.rows >= 1 && c.rows % s.microbatches == 0,
               "case: rows={} must be a positive multiple of mb={}", c.rows, s.microbatches);
   CPLAB_CHECK(c.seq_len >= 1, "case: S must be >= 1, got {}", c.seq_len);
@@ -207,15 +224,17 @@ std::string print_case(const Case& c) {
   // defaults, so that every case printed before them reads and prints the same.
   std::string later;
   if (s.ring_degree != LayoutSpec{}.ring_degree) later += fmt::format(" R={}", s.ring_degree);
+  if (s.chunk_pad_at_cp1) later += " chunk_pad_at_cp1=1";
   return fmt::format(
       "{} cp={} m={} K={} mb={} rows={} S={} docs={} vocab={} pad_id={} policy={} shard_primary={} "
       "primary={} dim={} dtype={} pos={} rowpos={} left_pad={} kdt={} keys={} ignore={} "
       "invalid={} pad_content={} seed={}{}",
-      s.layout, s.cp, s.pad_multiple, s.chunk_size, s.microbatches, c.rows, c.seq_len,
-      print_docs(c.docs), c.vocab, s.pad_token_id, kPolicyNames[static_cast<int>(s.pad_policy)],
-      s.shard_primary ? 1 : 0, primary_name(c.primary), c.dim, dtype_name(c.dtype),
-      position_kind_name(c.positions), row_positions_name(c.row_positions), c.left_pad,
-      key_dtypes_name(c.key_dtypes),
+      s.layout, s.cp, s.pad_multiple,
+      c.chunk_size_auto ? std::string("auto") : std::to_string(s.chunk_size), s.microbatches,
+      c.rows, c.seq_len, print_docs(c.docs), c.vocab, s.pad_token_id,
+      kPolicyNames[static_cast<int>(s.pad_policy)], s.shard_primary ? 1 : 0,
+      primary_name(c.primary), c.dim, dtype_name(c.dtype), position_kind_name(c.positions),
+      row_positions_name(c.row_positions), c.left_pad, key_dtypes_name(c.key_dtypes),
       keys.empty() ? std::string("-") : fmt::format("{}", fmt::join(keys, ",")), c.ignore_permille,
       c.invalid_permille, c.pad_content_permille, c.seed, later);
 }
@@ -240,7 +259,11 @@ Case parse_case(std::string_view text) {
   const std::map<std::string_view, Setter> setters = {
       {"cp", num("cp", c.spec.cp)},
       {"m", num("m", c.spec.pad_multiple)},
-      {"K", num("K", c.spec.chunk_size)},
+      {"K",
+       [&](std::string_view v) {
+         c.chunk_size_auto = v == "auto";
+         if (!c.chunk_size_auto) c.spec.chunk_size = parse_number<std::int64_t>("K", v);
+       }},
       {"mb", num("mb", c.spec.microbatches)},
       {"rows",
        [&](std::string_view v) {
@@ -286,6 +309,12 @@ Case parse_case(std::string_view text) {
       {"pad_content", num("pad_content", c.pad_content_permille)},
       {"seed", num("seed", c.seed)},
       {"R", num("R", c.spec.ring_degree)},
+      {"chunk_pad_at_cp1",
+       [&](std::string_view v) {
+         const int flag = parse_number<int>("chunk_pad_at_cp1", v);
+         CPLAB_CHECK(flag == 0 || flag == 1, "case key 'chunk_pad_at_cp1': '{}' is not 0 or 1", v);
+         c.spec.chunk_pad_at_cp1 = flag == 1;
+       }},
   };
   std::set<std::string_view> seen;
   for (std::size_t i = 1; i < words.size(); ++i) {
@@ -303,6 +332,7 @@ Case parse_case(std::string_view text) {
     c.seq_len = 1;
     for (const auto& row : c.docs) c.seq_len = std::max(c.seq_len, row_occupancy(row));
   }
+  resolve_case_options(c);
   validate_case(c);
   return c;
 }

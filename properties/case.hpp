@@ -11,7 +11,9 @@
 // `docs=` lists each packed row's documents ('/' between rows); `5+3` is a document of 5 real
 // tokens followed by 3 slots of the caller's own padding (seq_lens_padded = 8). `docs=-` is BSHD.
 // Keys of later layout options follow seed=, each only when it differs from its default:
-// `R=2` (usp's ring degree).
+// `R=2` (usp's ring degree), `chunk_pad_at_cp1=1` (magi pads to K at C = 1 too).
+// `K=auto` is magi's cap for short rows, min(512, ceil(S / (8·C))) of the case's own S and C
+// (resolve_case_options keeps spec.chunk_size equal to it as S and C shrink).
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -67,6 +69,7 @@ struct Case {
   int invalid_permille = 0;      // valid-mask holes
   int pad_content_permille = 0;  // content ids equal to the pad id
   std::uint64_t seed = 0;
+  bool chunk_size_auto = false;  // K=auto: spec.chunk_size follows S and C (magi's cap)
 
   bool packed() const { return !docs.empty(); }
   std::int64_t rows_per_microbatch() const { return rows / spec.microbatches; }
@@ -77,6 +80,10 @@ struct Case {
 // make_batch can build): cp >= 1, rows divisible by microbatches, packed rows == microbatches, the
 // documents fit in S, pad_id < vocab, permilles in [0, 1000], ...
 void validate_case(const Case& c);
+
+// Brings the options derived from other fields up to date (K=auto after S or C changed): what
+// every generator and shrink applies before it hands a case on.
+void resolve_case_options(Case& c);
 
 // The one-line form above. print_case(parse_case(s)) == s for every printed s, and
 // parse_case(print_case(c)) == c for every valid c.

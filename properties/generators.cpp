@@ -4,6 +4,8 @@
 #include <numeric>
 #include <ostream>
 
+#include "sim/layout_descriptor.hpp"
+
 namespace cplab::properties {
 
 namespace gen = rc::gen;
@@ -24,12 +26,19 @@ I occupancy(const std::vector<Document>& row) {
                          [](I s, const Document& d) { return s + d.real + d.extra; });
 }
 
-// Slots a packed row needs under the layout: thd pads every document to 2C (SPEC §3).
+// Whether the layout pads and maps rows of this spec (C > 1, or C = 1 where its options ask).
+bool partitions(const LayoutEntry& entry, const LayoutSpec& spec) {
+  return sim::partitions(*entry.descriptor, spec);
+}
+
+// Slots a packed row needs under the layout: one that re-lays documents pads each to its
+// document unit (SPEC §3).
 I packed_row_len(const LayoutEntry& entry, const LayoutSpec& spec,
                  const std::vector<Document>& row) {
-  if (!entry.local_documents || spec.cp == 1) return occupancy(row);
+  if (entry.descriptor->document_unit == nullptr || !partitions(entry, spec)) return occupancy(row);
+  const I unit = entry.descriptor->document_unit(spec);
   I len = 0;
-  for (const Document& d : row) len += ceil_to(d.real, 2 * spec.cp);
+  for (const Document& d : row) len += ceil_to(d.real, unit);
   return len;
 }
 
@@ -117,7 +126,7 @@ rc::Gen<I> gen_cp(const std::vector<I>& allowed, std::optional<CpClass> cls) {
 rc::Gen<I> gen_bshd_len(const LayoutEntry& entry, const LayoutSpec& spec, I max_tokens,
                         std::optional<BatchKind> kind) {
   const I unit = entry.pad_unit(spec);
-  if (kind && spec.cp > 1 && unit > 1) {
+  if (kind && partitions(entry, spec) && unit > 1) {
     // At a multiple of the unit (the layout pads nothing), or off one (it pads).
     const I most = std::max<I>(1, max_tokens / unit);
     if (*kind == BatchKind::bshd && unit <= max_tokens) {
@@ -189,7 +198,7 @@ rc::Gen<std::vector<Document>> gen_packed_row(const LayoutEntry& entry, const La
 }
 
 I estimated_padded_len(const LayoutEntry& entry, const Case& c) {
-  if (c.spec.cp == 1) return c.seq_len;
+  if (!partitions(entry, c.spec)) return c.seq_len;
   const I unit = entry.pad_unit(c.spec);
   I len = ceil_to(c.seq_len, unit);
   for (const auto& row : c.docs)
@@ -259,6 +268,8 @@ rc::Gen<Case> gen_case(const LayoutEntry& entry, const GenOptions& options) {
       c.left_pad = *gen::weightedOneOf<I>(
           {{3, gen::just<I>(0)}, {1, gen::inRange<I>(1, std::min<I>(c.seq_len, 6) + 1)}});
     }
+    if (entry.draw_case_options != nullptr) entry.draw_case_options(c);
+    resolve_case_options(c);
     const I budget_vocab =
         options.logits_budget / std::max<I>(1, c.rows * estimated_padded_len(entry, c));
     const I vocab_cap = std::clamp<I>(budget_vocab, 2, 4096);
@@ -329,10 +340,11 @@ I occupancy_of(const std::vector<std::vector<Document>>& docs) {
 std::vector<Case> domain_shrinks(const Case& c, const std::vector<I>& allowed_cp) {
   std::vector<Case> out;
   const auto add = [&](Case smaller) {
+    resolve_case_options(smaller);
     if (!(smaller == c)) out.push_back(std::move(smaller));
   };
   const LayoutEntry& entry = layout_entry(c.spec.layout);
-  const I unit = c.spec.cp > 1 ? entry.pad_unit(c.spec) : 1;
+  const I unit = partitions(entry, c.spec) ? entry.pad_unit(c.spec) : 1;
   // Fewer microbatches: drop one (any of them for packed rows, whose rows differ; the last for
   // BSHD, whose microbatches are cut from one drawn batch).
   if (c.spec.microbatches > 1) {
@@ -453,6 +465,17 @@ std::vector<Case> domain_shrinks(const Case& c, const std::vector<I>& allowed_cp
       s.spec = simpler;
       add(s);
     }
+  }
+  // Layout options back to their defaults: a derived K fixed at its value, no padding at C = 1.
+  if (c.chunk_size_auto) {
+    Case s = c;
+    s.chunk_size_auto = false;
+    add(s);
+  }
+  if (c.spec.chunk_pad_at_cp1) {
+    Case s = c;
+    s.spec.chunk_pad_at_cp1 = false;
+    add(s);
   }
   // Smaller C last, smallest first: the first that still fails is the smallest that does (a C
   // below it passes, or it would have been taken).

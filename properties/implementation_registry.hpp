@@ -23,9 +23,10 @@ struct ImplementationInfo {
   // Its C ranks are the processes of an MPI job (sim-mpi, "<mutant>-mpi"): run under
   // `mpirun -np C cplab ...`; a job of it runs this process's rank (rank_processes.hpp).
   bool ranks_as_processes = false;
-  // A protocol bug (a skipped send) that only a comm with deadlock detection reports at once; an
-  // MPI job would wait out its timeout and be lost, so the hunt over "-mpi" variants skips it.
-  bool hangs_without_deadlock_detection = false;
+  // Mutants: the properties whose invariant the bug breaks in the first place; the hunt runs them
+  // first, then the rest in table order (every property still runs against it). Empty: table
+  // order.
+  std::vector<std::string> checked_first_by = {};
 };
 
 // sim, gpu, then the mutants in name order. Entries are validated as they register: a unique

@@ -39,6 +39,10 @@ std::vector<LayoutEntry> registered(std::vector<LayoutEntry> entries) {
     entry.packed_rows = entry.descriptor->packed_rows;
     entry.local_documents = entry.descriptor->local_documents;
     entry.pad_unit = entry.descriptor->pad_unit;
+    CPLAB_CHECK(!entry.local_documents || entry.local_document_valid != nullptr,
+                "layout '{}' keeps whole local documents but registers no valid-count rule "
+                "(local_document_valid)",
+                entry.name);
   }
   std::sort(entries.begin(), entries.end(),
             [](const auto& a, const auto& b) { return a.name < b.name; });

@@ -16,6 +16,8 @@
 
 namespace cplab::properties {
 
+struct Case;
+
 // What one row of a case gives the load-balance rule of its layout (SPEC §8): the causal work of
 // every rank on the implementation's partition and the keys each slot's query sees.
 struct BalanceFacts {
@@ -52,6 +54,13 @@ struct LayoutEntry {
   void (*draw_options)(LayoutSpec& spec) = nullptr;
   std::vector<LayoutSpec> (*shrink_options)(const LayoutSpec& spec) = nullptr;
   std::vector<LayoutSpec> (*options_at_cp)(const LayoutSpec& spec, std::int64_t cp) = nullptr;
+  // Draws the layout's options that depend on the rows (K=auto) once C and the rows are drawn
+  // (inside a generator: it may draw); nullptr: none. gen_case resolves derived options after.
+  void (*draw_case_options)(Case& c) = nullptr;
+  // Layouts with whole local documents (required there): how many of a local document's `real`
+  // tokens rank `rank` holds when the document occupies `padded` stream slots (C > 1; SPEC §3).
+  std::int64_t (*local_document_valid)(std::int64_t real, std::int64_t padded, std::int64_t cp,
+                                       std::int64_t rank) = nullptr;
 };
 
 // Every layout, in the reference registry's order. Each entry was validated when it registered:

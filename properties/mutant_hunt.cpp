@@ -28,6 +28,15 @@ MutantVerdict hunt_mutant(const ImplementationInfo& mutant, const HuntOptions& o
       layouts.push_back(&entry);
     }
   }
+  // The properties that check the mutant's bug first (as a developer runs the relevant test
+  // first), then the rest in table order.
+  std::vector<const PropertyInfo*> properties;
+  for (const std::string& name : mutant.checked_first_by)
+    properties.push_back(&find_property(name));
+  for (const PropertyInfo& property : property_table()) {
+    if (std::find(properties.begin(), properties.end(), &property) == properties.end())
+      properties.push_back(&property);
+  }
   // Two rounds: a quick look at every job, then the rest of each job's budget with fresh cases.
   // Most bugs die in the first round (a mutant costs seconds, not a full pass over the suite),
   // and every job still sees `cases` cases in all.
@@ -37,9 +46,9 @@ MutantVerdict hunt_mutant(const ImplementationInfo& mutant, const HuntOptions& o
   for (std::uint64_t round = 0; round < 2; ++round) {
     run.cases = rounds[round];
     if (run.cases == 0) continue;
-    for (const PropertyInfo& property : property_table()) {
+    for (const PropertyInfo* property : properties) {
       for (const LayoutEntry* layout : layouts) {
-        const JobSpec job{&property, layout, &mutant};
+        const JobSpec job{property, layout, &mutant};
         run.seed = job_seed(options.seed, job) + round;
         const double before = seconds_since(start);
         const JobResult result = run_job(job, run);
@@ -80,9 +89,6 @@ std::vector<MutantVerdict> hunt_mutants(const HuntOptions& options, const HuntPr
     }
   }
   if (options.processes) {
-    std::erase_if(mutants, [](const ImplementationInfo* m) {
-      return m->hangs_without_deadlock_detection;
-    });
     for (const ImplementationInfo*& mutant : mutants)
       mutant = &find_implementation(mutant->name + kProcessSuffix);
   }

@@ -61,7 +61,14 @@ struct LayoutDescriptor {
   // layout (usp: its two degrees) and of each rank (usp: its ring and Ulysses ranks).
   std::vector<NamedValue> (*layout_facts)(const LayoutSpec& spec) = nullptr;
   std::vector<NamedValue> (*rank_facts)(const LayoutSpec& spec, std::int64_t rank) = nullptr;
+  // Whether the layout's options ask it to pad and map at C = 1 too (the one rank then holds the
+  // whole padded stream); nullptr: never, every layout at C = 1 is the caller row as it is.
+  bool (*partitions_at_cp1)(const LayoutSpec&) = nullptr;
 };
+
+// Whether `layout` pads and maps rows of `spec` (C > 1, or C = 1 where partitions_at_cp1 asks),
+// rather than keeping the caller row as it is.
+bool partitions(const LayoutDescriptor& layout, const LayoutSpec& spec);
 
 // Every registered layout, in name order; each was checked as it registered.
 const std::vector<LayoutDescriptor>& layout_descriptors();

@@ -95,7 +95,7 @@ RowStream row_stream(const LayoutSpec& spec, const MicrobatchRows& rows,
     CPLAB_CHECK(cp == 1, "the {} layout is CP off: it needs cp=1, got cp={}", layout.name, cp);
   }
   if (layout.check_spec != nullptr) layout.check_spec(spec);
-  if (cp == 1) {  // every layout at C = 1 is the identity: the caller row as it is
+  if (!partitions(layout, spec)) {  // C = 1: the caller row as it is (SPEC §3)
     stream.padded_len = pinned_or(spec.layout, len, rows.pinned_len);
     end_padded_documents(stream, rows);
     return stream;

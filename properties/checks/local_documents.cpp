@@ -1,6 +1,6 @@
-// Property 4: local cu_seqlens describe exactly the local documents (thd), and every rank's count
-// of valid (real) tokens is what it holds: per document, SPEC §3's formula
-//   clamp(n_i - r·c_i, 0, c_i) + clamp(n_i - (2C-1-r)·c_i, 0, c_i).
+// Property 4: local cu_seqlens describe exactly the local documents (layouts with whole local
+// documents), and every rank's count of valid (real) tokens is what it holds: per document, what
+// the layout's own rule says (LayoutEntry::local_document_valid, SPEC §3).
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -12,14 +12,12 @@ namespace cplab::properties {
 
 namespace {
 
-std::int64_t clamp_to_chunk(std::int64_t x, std::int64_t chunk) {
-  return std::clamp<std::int64_t>(x, 0, chunk);
-}
-
 // Layouts with whole local documents: the local cu_seqlens against cu_seqlens_padded / C, the
-// document ids inside each local document, and each document's valid count against the formula.
-std::string local_documents_mismatch(const Case& c, const RowPlan& row, const ShardLayout& layout,
-                                     std::size_t b, std::int64_t r, const std::string& at) {
+// document ids inside each local document, and each document's valid count against the layout's
+// rule.
+std::string local_documents_mismatch(const Case& c, const LayoutEntry& entry, const RowPlan& row,
+                                     const ShardLayout& layout, std::size_t b, std::int64_t r,
+                                     const std::string& at) {
   CPLAB_CHECK(b < layout.cu_seqlens.size(), "{}: {} recorded no local cu_seqlens for this row",
               at, c.spec.layout);
   const std::vector<std::int64_t>& cu = layout.cu_seqlens[b];
@@ -41,21 +39,20 @@ std::string local_documents_mismatch(const Case& c, const RowPlan& row, const Sh
       valid += layout.real[b][static_cast<std::size_t>(k)];
     }
     const std::int64_t padded = row.cu_seqlens_padded[i + 1] - row.cu_seqlens_padded[i];
-    const std::int64_t chunk = padded / (2 * c.spec.cp);
     // Real tokens of document i: counted in the reference row (row padding added to the last
     // document is not real).
     std::int64_t n = 0;
     for (std::int64_t g = row.cu_seqlens_padded[i]; g < row.cu_seqlens_padded[i + 1]; ++g)
       n += row.real[static_cast<std::size_t>(g)];
-    // At C = 1 thd is the identity (the caller's documents as they are): the one rank holds all.
-    const std::int64_t formula =
-        c.spec.cp == 1 ? n
-                       : clamp_to_chunk(n - r * chunk, chunk) +
-                             clamp_to_chunk(n - (2 * c.spec.cp - 1 - r) * chunk, chunk);
-    if (valid != formula) {
+    // Where the layout keeps the caller's row as it is (C = 1), the one rank holds all.
+    const std::int64_t expected = sim::partitions(*entry.descriptor, c.spec)
+                                      ? entry.local_document_valid(n, padded, c.spec.cp, r)
+                                      : n;
+    if (valid != expected) {
       return fmt::format(
-          "{}: local document {} (n={}, chunk {}) holds {} real tokens; SPEC §3 says {}", at, i + 1,
-          n, chunk, valid, formula);
+          "{}: local document {} (n={} in {} slots) holds {} real tokens; {}'s rule (SPEC §3) "
+          "says {}",
+          at, i + 1, n, padded, valid, c.spec.layout, expected);
     }
   }
   return {};
@@ -94,7 +91,7 @@ std::string check_local_documents(const Case& c, Implementation& impl, CheckNote
         total_valid += held;
         const bool has_local_docs = entry.local_documents && row.packed;
         if (has_local_docs) {
-          const std::string bad = local_documents_mismatch(c, row, layout, b, r, at);
+          const std::string bad = local_documents_mismatch(c, entry, row, layout, b, r, at);
           if (!bad.empty()) return failure_prefix(c) + bad;
         } else if (!cu.empty()) {
           const std::string bad = vector_mismatch(

@@ -1,10 +1,13 @@
 // magi (MagiAttention dispatch): chunks of K slots assigned greedily by attention area, n/C per
 // rank, each rank's chunks ascending; the stream is padded to a multiple of K·C. Balance: the
-// largest rank work is at most total/C + the largest chunk area.
+// largest rank work is at most total/C + the largest chunk area. Its options as MagiAttention
+// runs them: K capped for short rows (K=auto) and padding to K at C = 1 (chunk_pad_at_cp1).
 #include <fmt/format.h>
+#include <rapidcheck.h>
 
 #include <algorithm>
 
+#include "properties/case.hpp"
 #include "properties/layout_table.hpp"
 
 namespace cplab::properties {
@@ -29,6 +32,16 @@ std::string area_bound(const BalanceFacts& f) {
   return {};
 }
 
+// K=auto now and then (its K follows S and C); padding at C = 1 half the time there (where it
+// changes the stream), now and then above it (where it must change nothing).
+void draw_magi_options(Case& c) {
+  namespace gen = rc::gen;
+  c.chunk_size_auto = *gen::weightedOneOf<bool>({{3, gen::just(false)}, {1, gen::just(true)}});
+  const std::size_t pad_weight = c.spec.cp == 1 ? 2 : 1;
+  c.spec.chunk_pad_at_cp1 =
+      *gen::weightedOneOf<bool>({{2, gen::just(false)}, {pad_weight, gen::just(true)}});
+}
+
 }  // namespace
 
 extern const LayoutEntry magi_entry;
@@ -36,6 +49,7 @@ const LayoutEntry magi_entry{
     .name = "magi",
     .uses_chunk_size = true,
     .balance = area_bound,
+    .draw_case_options = draw_magi_options,
 };
 
 }  // namespace cplab::properties

@@ -1,6 +1,6 @@
 // thd (TransformerEngine THD): head-tail inside every document, each padded to a multiple of 2C;
 // local cu_seqlens = cu_seqlens_padded / C. Packed rows only. Balance: equal work inside every
-// document without padding.
+// document without padding. Valid count: each rank's two chunks of every document.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -37,12 +37,22 @@ std::string equal_per_document(const BalanceFacts& f) {
   return {};
 }
 
+// SPEC §3: a document of n real tokens padded to 2C·c slots gives rank r its chunks r and
+// 2C-1-r, so r holds clamp(n - r·c, 0, c) + clamp(n - (2C-1-r)·c, 0, c) real tokens.
+std::int64_t valid_in_document(std::int64_t real, std::int64_t padded, std::int64_t cp,
+                               std::int64_t rank) {
+  const std::int64_t chunk = padded / (2 * cp);
+  const auto in_chunk = [&](std::int64_t x) { return std::clamp<std::int64_t>(x, 0, chunk); };
+  return in_chunk(real - rank * chunk) + in_chunk(real - (2 * cp - 1 - rank) * chunk);
+}
+
 }  // namespace
 
 extern const LayoutEntry thd_entry;
 const LayoutEntry thd_entry{
     .name = "thd",
     .balance = equal_per_document,
+    .local_document_valid = valid_in_document,
 };
 
 }  // namespace cplab::properties

@@ -48,17 +48,21 @@ class GatherTokensBackwardWithoutSum final : public Mutant {
 }  // namespace
 
 std::vector<ImplementationInfo> gather_mutants() {
-  return {
-      entry<GatherWithoutReorder>("gather_without_reorder",
-                                  "gather_token_tensor concatenates in rank order, no reorder",
-                                  {"head-tail", "thd", "magi"}),
-      entry<TokenBackwardKeepsLocal>(
-          "token_backward_keeps_local",
-          "gather_token_tensor backward keeps only the local contribution (no reduce-scatter)"),
-      entry<GatherTokensBackwardWithoutSum>(
-          "gather_tokens_backward_without_sum",
-          "gather_tokens backward takes the own slice without the sum over ranks"),
-  };
+  std::vector<ImplementationInfo> forward = checked_first_by(
+      "shard_then_gather_is_identity",
+      {entry<GatherWithoutReorder>("gather_without_reorder",
+                                   "gather_token_tensor concatenates in rank order, no reorder",
+                                   {"head-tail", "thd", "magi"})});
+  std::vector<ImplementationInfo> backward = checked_first_by(
+      "gather_backward_sums_to_owner",
+      {entry<TokenBackwardKeepsLocal>(
+           "token_backward_keeps_local",
+           "gather_token_tensor backward keeps only the local contribution (no reduce-scatter)"),
+       entry<GatherTokensBackwardWithoutSum>(
+           "gather_tokens_backward_without_sum",
+           "gather_tokens backward takes the own slice without the sum over ranks")});
+  forward.insert(forward.end(), backward.begin(), backward.end());
+  return forward;
 }
 
 }  // namespace cplab::properties::mutants

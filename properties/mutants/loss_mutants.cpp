@@ -149,7 +149,7 @@ class ZeroCountNotGuarded final : public Mutant {
 }  // namespace
 
 std::vector<ImplementationInfo> loss_mutants() {
-  return {
+  std::vector<ImplementationInfo> entries = {
       entry<LabelsShiftedLocally>(
           "labels_shifted_locally",
           "labels shifted locally after the split (labels[:, 1:] on the shard)"),
@@ -159,13 +159,10 @@ std::vector<ImplementationInfo> loss_mutants() {
       entry<LastRankTargetFromWrongNeighbour>(
           "last_rank_target_from_wrong_neighbour",
           "the last rank's early-chunk target fetched from rank (r+1) mod C instead of itself"),
-      [] {
-        ImplementationInfo info = entry<LabelSendToLowerNeighbourSkipped>(
-            "label_send_to_lower_neighbour_skipped",
-            "the label exchange never sends to rank r-1, which waits for ever (a deadlock)");
-        info.hangs_without_deadlock_detection = true;
-        return info;
-      }(),
+      // A protocol bug: every comm's deadlock detection reports it at once (no timeout).
+      entry<LabelSendToLowerNeighbourSkipped>(
+          "label_send_to_lower_neighbour_skipped",
+          "the label exchange never sends to rank r-1, which waits for ever (a deadlock)"),
       entry<ShiftCrossesDocuments>("shift_crosses_documents",
                                    "the shift crosses document boundaries in packed rows"),
       entry<ValidMaskIgnored>("valid_mask_ignored", "the valid (keep) mask is ignored by the loss"),
@@ -180,6 +177,7 @@ std::vector<ImplementationInfo> loss_mutants() {
       entry<ZeroCountNotGuarded>("zero_count_not_guarded",
                                  "C / N without the N = 0 guard: NaN when every label is IGNORE"),
   };
+  return checked_first_by("rank_losses_average_to_global_shifted_loss", std::move(entries));
 }
 
 }  // namespace cplab::properties::mutants

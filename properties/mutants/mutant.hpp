@@ -31,6 +31,13 @@ ImplementationInfo entry(std::string name, std::string bug, std::vector<std::str
                             .make = [name] { return std::make_unique<M>(name); }};
 }
 
+// The entries with `property` named as the one that checks their bug first (the hunt's order).
+inline std::vector<ImplementationInfo> checked_first_by(const std::string& property,
+                                                        std::vector<ImplementationInfo> entries) {
+  for (ImplementationInfo& info : entries) info.checked_first_by = {property};
+  return entries;
+}
+
 // Each file of mutants lists its entries.
 std::vector<ImplementationInfo> loss_mutants();
 std::vector<ImplementationInfo> gather_mutants();

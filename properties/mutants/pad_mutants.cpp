@@ -59,7 +59,7 @@ class PositionsAfterPartitioning final : public Mutant {
 }  // namespace
 
 std::vector<ImplementationInfo> pad_mutants() {
-  return {
+  std::vector<ImplementationInfo> entries = {
       entry<PadLabelsZero>("pad_labels_zero", "pad slots get label 0 instead of IGNORE"),
       entry<PadIdsIgnorePadToken>("pad_ids_ignore_pad_token",
                                   "input_ids padded with 0 instead of the pad token id"),
@@ -71,6 +71,7 @@ std::vector<ImplementationInfo> pad_mutants() {
           "positions_after_partitioning",
           "position ids computed after the split: arange(ℓ) per rank"),
   };
+  return checked_first_by("token_data_travels_with_its_token", std::move(entries));
 }
 
 }  // namespace cplab::properties::mutants

@@ -31,13 +31,17 @@ class ThdRowsFillIgnored final : public Mutant {
 }  // namespace
 
 std::vector<ImplementationInfo> rare_case_mutants() {
-  return {
-      entry<OnlyFirstDocumentBoundary>(
+  std::vector<ImplementationInfo> loss = checked_first_by(
+      "rank_losses_average_to_global_shifted_loss",
+      {entry<OnlyFirstDocumentBoundary>(
           "only_first_document_boundary",
-          "packed rows: only the first document boundary stops a shifted target"),
-      entry<ThdRowsFillIgnored>("thd_rows_fill_ignored",
-                                "shard_token_tensor pads THD rows with 0, not the given fill"),
-  };
+          "packed rows: only the first document boundary stops a shifted target")});
+  const std::vector<ImplementationInfo> gather = checked_first_by(
+      "shard_then_gather_is_identity",
+      {entry<ThdRowsFillIgnored>("thd_rows_fill_ignored",
+                                 "shard_token_tensor pads THD rows with 0, not the given fill")});
+  loss.insert(loss.end(), gather.begin(), gather.end());
+  return loss;
 }
 
 }  // namespace cplab::properties::mutants

@@ -50,7 +50,7 @@ class KvPaddedIndependently final : public Mutant {
 }  // namespace
 
 std::vector<ImplementationInfo> ulysses_mutants() {
-  return {
+  std::vector<ImplementationInfo> entries = {
       entry<KvHeadsNotRepeated>(
           "ulysses_kv_heads_not_repeated",
           "Ulysses all-to-all: KV heads fewer than U split H_kv/U = 0 ways, ranks left without "
@@ -64,6 +64,7 @@ std::vector<ImplementationInfo> ulysses_mutants() {
           "Ulysses all-to-all: KV heads padded to U independently of Q, the GQA ratio breaks "
           "(vllm-omni 5716)"),
   };
+  return checked_first_by("ulysses_all_to_all_splits_heads", std::move(entries));
 }
 
 }  // namespace cplab::properties::mutants

@@ -18,7 +18,7 @@ struct LayoutSpec {
   // magi at C = 1: pad to a multiple of K as MagiAttention's own dispatch does ("identity + chunk
   // padding"), instead of the identity every layout falls back to.
   bool chunk_pad_at_cp1 = false;
-  // Pipeline microbatches along the batch axis (SPEC §4's num_chunks; the case key "mb").
+  // Pipeline microbatches along the batch axis (SPEC §4; the case key "mb").
   std::int64_t microbatches = 1;
   bool shard_primary = true;        // false: input_ids / inputs_embeds stay global (SPEC §4)
   PadPolicy pad_policy = PadPolicy::spec;

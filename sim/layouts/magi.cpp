@@ -83,6 +83,9 @@ const LayoutDescriptor magi_descriptor{
         },
     .derive_map = derive_assignment,
     .prepare = invert_assignment,
+    // MagiAttention's own dispatch pads to a multiple of K at C = 1 too ("identity + chunk
+    // padding"): one rank holds every chunk, in order, positions stream indices.
+    .partitions_at_cp1 = [](const LayoutSpec& spec) { return spec.chunk_pad_at_cp1; },
 };
 
 }  // namespace cplab::sim

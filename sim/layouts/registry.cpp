@@ -65,6 +65,10 @@ std::vector<std::string> layout_descriptor_names() {
   return names;
 }
 
+bool partitions(const LayoutDescriptor& layout, const LayoutSpec& spec) {
+  return spec.cp > 1 || (layout.partitions_at_cp1 != nullptr && layout.partitions_at_cp1(spec));
+}
+
 const LayoutDescriptor& layout_descriptor(const std::string& name) {
   for (const LayoutDescriptor& d : layout_descriptors()) {
     if (name == d.name) return d;

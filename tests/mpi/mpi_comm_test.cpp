@@ -165,11 +165,91 @@ TEST_F(MpiCommTest, AWorldStaysUsableAfterAFailedRun) {
   EXPECT_EQ(error, "");
 }
 
-// Run alone (it leaves the world lost): rank 2 never joins; the others name it at the timeout.
-TEST_F(MpiCommTest, LostRankIsNamedAtTheTimeout) {
+// A skipped send: rank 2 waits for a message rank 1 never sends, ranks 0 and 1 for rank 2 in the
+// gather. Every process waits and nothing is on its way: all stop at once (not at the 60 s
+// timeout) with the same wait-for picture, and the world stays usable.
+TEST_F(MpiCommTest, ASkippedSendIsADeadlockNamedAtOnceWithTheWaitForPicture) {
+  const auto start = std::chrono::steady_clock::now();
   const std::string error = error_of(
       [](Comm& comm, int rank) {
-        if (rank == 2) return;
+        std::int64_t v = rank, all[3];
+        // rank 1 would send v to rank 2 here (tag 7): the send is skipped
+        if (rank == 2) comm.recv(&v, 1, DType::i64, 1, 7);
+        comm.all_gather(&v, all, 1, DType::i64);
+      },
+      milliseconds(60000));
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  EXPECT_NE(error.find("deadlock: every process of the job waits and nothing is on its way to any "
+                       "of them: ranks 0 and 1 wait in all_gather #0; rank 2 waits in recv from "
+                       "rank 1 tag 7"),
+            std::string::npos)
+      << error;
+  EXPECT_LT(elapsed, std::chrono::milliseconds(1000)) << error;
+  EXPECT_FALSE(lost());
+  EXPECT_EQ(error_of(
+                [](Comm& comm, int rank) {
+                  std::int64_t v = rank, all[3];
+                  comm.all_gather(&v, all, 1, DType::i64);
+                },
+                milliseconds(20000)),
+            "");
+}
+
+// Ranks that returned from the run have left it: the one still waiting for them is stopped.
+TEST_F(MpiCommTest, AWaitForARankThatReturnedIsADeadlock) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::string error = error_of(
+      [](Comm& comm, int rank) {
+        std::int64_t v = -1;
+        if (rank == 2) comm.recv(&v, 1, DType::i64, 0, 3);
+      },
+      milliseconds(60000));
+  EXPECT_NE(error.find("rank 2/3: recv from rank 0 (tag 3): deadlock: every process of the job "
+                       "waits and nothing is on its way to any of them: ranks 0 and 1 have "
+                       "finished; rank 2 waits in recv from rank 0 tag 3"),
+            std::string::npos)
+      << error;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(1000)) << error;
+}
+
+// A message on its way is no deadlock, however long every process has waited: rank 0 is slow to
+// send (it computes), the others wait meanwhile and then receive.
+TEST_F(MpiCommTest, ASlowSenderIsNoDeadlock) {
+  const std::string error = error_of(
+      [](Comm& comm, int rank) {
+        std::int64_t v = rank;
+        if (rank == 0) {
+          volatile std::int64_t sink = 0;  // busy (not waiting in the comm) for a while
+          const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
+          while (std::chrono::steady_clock::now() < until) sink = sink + 1;
+          comm.send(&v, 1, DType::i64, 1, 2);
+          comm.send(&v, 1, DType::i64, 2, 2);
+        } else {
+          comm.recv(&v, 1, DType::i64, 0, 2);
+          EXPECT_EQ(v, 0);
+        }
+        std::int64_t all[3];
+        comm.all_gather(&v, all, 1, DType::i64);
+      },
+      milliseconds(20000));
+  EXPECT_EQ(error, "");
+}
+
+// Run alone (it leaves the world lost): rank 2 is busy past the timeout (busy is not stuck: no
+// deadlock is declared while a process computes); the others name it at the timeout and leave,
+// and the launcher then stops rank 2 (if it is not stopped, it names them at its own timeout).
+TEST_F(MpiCommTest, LostRankIsNamedAtTheTimeout) {
+  // In step first (processes may start far apart on a loaded machine): a run's result exchange
+  // ends on every process within moments of each other.
+  ASSERT_EQ(error_of([](Comm& comm, int) { comm.barrier(); }, milliseconds(60000)), "");
+  const std::string error = error_of(
+      [](Comm& comm, int rank) {
+        if (rank == 2) {
+          volatile std::int64_t sink = 0;
+          const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(3000);
+          while (std::chrono::steady_clock::now() < until) sink = sink + 1;
+          return;
+        }
         std::int64_t v = rank, all[3];
         comm.all_gather(&v, all, 1, DType::i64);
       },
