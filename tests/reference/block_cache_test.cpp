@@ -9,14 +9,20 @@
 namespace cplab {
 namespace {
 
+std::size_t t_bytes(const Shape& shape) { return static_cast<std::size_t>(shape[0]) * 4; }
+
 TEST(BlockCache, a_freed_large_tensor_block_serves_the_next_of_its_size) {
+  const Shape shape = {(std::int64_t{1} << 20) + 3 * (std::int64_t{1} << 14)};  // a size of its own
+  const std::size_t before = block_cache::cached_bytes();
   const void* first = nullptr;
   {
-    Tensor t(DType::f32, {1 << 20}, Uninitialized{});
+    Tensor t(DType::f32, shape, Uninitialized{});
     first = t.raw();
   }
-  Tensor again(DType::f32, {1 << 20}, Uninitialized{});
+  EXPECT_GE(block_cache::cached_bytes(), before + t_bytes(shape));  // kept, not returned
+  Tensor again(DType::f32, shape, Uninitialized{});
   EXPECT_EQ(static_cast<const void*>(again.raw()), first);
+  EXPECT_EQ(block_cache::cached_bytes(), before);  // handed out again
 }
 
 TEST(BlockCache, keeps_at_most_its_bound) {
