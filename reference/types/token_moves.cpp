@@ -34,15 +34,14 @@ void move_fixed(std::byte* dst, const std::byte* src, std::size_t bytes,
 void move_runs(std::byte* dst, const std::byte* src, std::size_t bytes,
                const std::vector<std::int64_t>* from, const std::vector<std::int64_t>* to,
                std::size_t count) {
-  auto source = [&](std::size_t k) {
-    return from ? (*from)[k] : static_cast<std::int64_t>(k);
-  };
+  auto source = [&](std::size_t k) { return from ? (*from)[k] : static_cast<std::int64_t>(k); };
   auto target = [&](std::size_t k) { return to ? (*to)[k] : static_cast<std::int64_t>(k); };
   for (std::size_t k = 0; k < count;) {
     const std::int64_t f = source(k), t = target(k);
     std::size_t n = 1;
     if (f < 0) {
-      while (k + n < count && source(k + n) < 0 && target(k + n) == t + static_cast<std::int64_t>(n))
+      while (k + n < count && source(k + n) < 0 &&
+             target(k + n) == t + static_cast<std::int64_t>(n))
         ++n;
       std::memset(dst + static_cast<std::size_t>(t) * bytes, 0, n * bytes);
     } else {
