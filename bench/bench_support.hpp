@@ -47,8 +47,9 @@ double thread_cpu_seconds();
 double process_cpu_seconds();
 
 // GB/s of memcpy of `bytes` between two warm buffers (counted as read + write, like the token
-// moves), the best of a few repeats.
-double memcpy_gbps(std::int64_t bytes);
+// moves), the best of a few repeats; timed in wall seconds, or with `cpu_time` in this thread's
+// CPU seconds (for work that is itself timed in CPU seconds).
+double memcpy_gbps(std::int64_t bytes, bool cpu_time = false);
 
 // A memcpy of `bytes` between two warm buffers, run once after every timed iteration of a
 // benchmark so that both see the same machine (it is shared and noisy): gbps() is its GB/s at the

@@ -6,18 +6,14 @@
 #include <cstring>
 
 #include "bench/bench_support.hpp"
+#include "bench/collective_math.hpp"
 #include "bench/cpu_suites.hpp"
 #include "sim/thread_comm.hpp"
 
 namespace cplab::bench {
 namespace {
 
-enum class Collective { all_gather, reduce_scatter, all_to_all, ring_exchange };
-
 constexpr int kReps = 4;  // collectives per timed World run
-
-// Unique per rank and offset, and sums of C of them stay exact in float (C <= 15).
-float element(int rank, std::size_t i) { return static_cast<float>(rank + 1 + 16 * (i % 4096)); }
 
 void BM_comm(benchmark::State& state, Collective what) {
   const int cp = static_cast<int>(state.range(0));
@@ -26,13 +22,10 @@ void BM_comm(benchmark::State& state, Collective what) {
   sim::World world(cp);
   std::vector<std::vector<float>> send(n), recv(n);
   for (int r = 0; r < cp; ++r) {
-    const std::size_t in =
-        what == Collective::all_gather || what == Collective::ring_exchange ? count : count * n;
-    const std::size_t out =
-        what == Collective::reduce_scatter || what == Collective::ring_exchange ? count : count * n;
+    const std::size_t in = send_elements(what, count, cp);
     send[r].resize(in);
-    for (std::size_t i = 0; i < in; ++i) send[r][i] = element(r, i);
-    recv[r].assign(out, 0.0f);
+    for (std::size_t i = 0; i < in; ++i) send[r][i] = collective_element(r, i);
+    recv[r].assign(recv_elements(what, count, cp), 0.0f);
   }
   double op_seconds = 0.0;
   for (auto _ : state) {
@@ -65,43 +58,20 @@ void BM_comm(benchmark::State& state, Collective what) {
     state.SetIterationTime(timed);
     op_seconds += timed;
   }
-  const double bytes = static_cast<double>(count * 4);
-  const double size = what == Collective::ring_exchange ? bytes : bytes * static_cast<double>(n);
-  const double factor =
-      what == Collective::ring_exchange ? 1.0 : static_cast<double>(n - 1) / static_cast<double>(n);
+  const double size = algbw_bytes(what, count, cp);
   const double per_op = op_seconds / static_cast<double>(state.iterations());
   const double algbw = per_op > 0.0 ? size / per_op / 1e9 : 0.0;
   state.SetBytesProcessed(static_cast<std::int64_t>(size) * state.iterations());
   report_items(state, static_cast<std::int64_t>(size / 4));
   state.counters["algbw_GB/s"] = algbw;
-  state.counters["busbw_GB/s"] = algbw * factor;
+  state.counters["busbw_GB/s"] = algbw * bus_factor(what, cp);
   const double memcpy_bytes_per_s = memcpy_gbps(static_cast<std::int64_t>(size)) / 2.0;
   state.counters["baseline_GB/s"] = memcpy_bytes_per_s;
-  state.counters["ratio_to_baseline"] = algbw * factor / memcpy_bytes_per_s;
+  state.counters["ratio_to_baseline"] = algbw * bus_factor(what, cp) / memcpy_bytes_per_s;
   // The output of the last collective, checked on every rank.
-  for (int r = 0; r < cp; ++r) {
-    for (std::size_t i = 0; i < recv[r].size(); ++i) {
-      float want = 0.0f;
-      switch (what) {
-        case Collective::all_gather:
-          want = element(static_cast<int>(i / count), i % count);
-          break;
-        case Collective::reduce_scatter:
-          for (int p = 0; p < cp; ++p) want += element(p, r * count + i);
-          break;
-        case Collective::all_to_all:
-          want = element(static_cast<int>(i / count), r * count + i % count);
-          break;
-        case Collective::ring_exchange:
-          want = element((r + cp - 1) % cp, i);
-          break;
-      }
-      if (recv[r][i] != want) {
-        state.SkipWithError(("rank " + std::to_string(r) + " received a wrong element").c_str());
-        return;
-      }
-    }
-  }
+  const std::string wrong =
+      check_collective(what, count, cp, [&](int r) { return recv[r].data(); });
+  if (!wrong.empty()) state.SkipWithError(wrong.c_str());
 }
 
 }  // namespace

@@ -2,22 +2,35 @@
 // libtorch's cross entropy as a same-process baseline (built only with libtorch; elsewhere
 // torch_available() is false and the loss benchmark measures against its byte roofline only).
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace cplab::bench {
 
 bool torch_available();
 
-struct TorchCe {
-  double seconds = 0.0;      // best of the repeats: forward + backward, wall time
-  double cpu_seconds = 0.0;  // the same repeat's CPU seconds of the whole process
-  double loss = 0.0;         // mean over the targets that are not -100
-  std::vector<float> grad;   // [rows, vocab]
+struct TorchCeRun {
+  double seconds = 0.0;      // forward + backward, wall time
+  double cpu_seconds = 0.0;  // CPU seconds of the whole process meanwhile
 };
 
 // at::cross_entropy_loss (mean, ignore_index -100) forward and backward on logits [rows, vocab]
-// with targets[rows], on `threads` intra-op threads (at::set_num_threads).
-TorchCe torch_cross_entropy(const float* logits, const std::int64_t* targets, std::int64_t rows,
-                            std::int64_t vocab, int threads, int repeats);
+// with targets[rows], on `threads` intra-op threads (at::set_num_threads). The inputs are copied
+// into libtorch tensors once; every run() is one forward + backward, so that a benchmark can run
+// it between its own iterations (both then see the same machine).
+class TorchCrossEntropy {
+ public:
+  TorchCrossEntropy(const float* logits, const std::int64_t* targets, std::int64_t rows,
+                    std::int64_t vocab, int threads);
+  ~TorchCrossEntropy();
+  TorchCeRun run();
+  // Of the last run: the mean over the targets that are not -100, and the gradient [rows, vocab].
+  double loss() const;
+  std::vector<float> grad() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 }  // namespace cplab::bench

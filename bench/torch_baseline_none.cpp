@@ -5,9 +5,16 @@ namespace cplab::bench {
 
 bool torch_available() { return false; }
 
-TorchCe torch_cross_entropy(const float*, const std::int64_t*, std::int64_t, std::int64_t, int,
-                            int) {
+struct TorchCrossEntropy::State {};
+
+TorchCrossEntropy::TorchCrossEntropy(const float*, const std::int64_t*, std::int64_t, std::int64_t,
+                                     int) {
   CPLAB_FAIL("this build has no libtorch (configure with CPLAB_TORCH=ON)");
 }
+
+TorchCrossEntropy::~TorchCrossEntropy() = default;
+TorchCeRun TorchCrossEntropy::run() { return {}; }
+double TorchCrossEntropy::loss() const { return 0.0; }
+std::vector<float> TorchCrossEntropy::grad() const { return {}; }
 
 }  // namespace cplab::bench

@@ -132,20 +132,31 @@ class Rendezvous : public RendezvousCore {
   using RendezvousCore::RendezvousCore;
 
   // Deposits `mine` as this rank's part of its next collective, waits for every rank's part, then
-  // runs `consume(seq, parts in rank order)` under the lock (each rank runs its own). An Error
-  // from consume fails this rank (and so releases the others).
+  // runs `consume(seq, parts in rank order)` (each rank runs its own). consume runs outside the
+  // lock, so the ranks copy their outputs at the same time: once every part has arrived nothing
+  // writes them, and the round's parts stay until the last rank has consumed them. An Error from
+  // consume fails this rank (and so releases the others).
   using Consume = std::function<void(std::int64_t seq, const std::vector<Part>& parts)>;
   void join(int rank, const std::string& call, Part mine, const Consume& consume) {
-    guarded(rank, [&](Lock& lock) {
-      const std::int64_t seq = enter_round(rank, call);
-      std::vector<Part>& parts = parts_[seq];
+    const std::vector<Part>* arrived = nullptr;
+    const std::int64_t seq = guarded(rank, [&](Lock& lock) {
+      const std::int64_t round = enter_round(rank, call);
+      std::vector<Part>& parts = parts_[round];  // std::map: stays put while others insert
       parts.resize(static_cast<std::size_t>(size()));
       parts[static_cast<std::size_t>(rank)] = std::move(mine);
       changed_.notify_all();
-      wait_round(lock, rank, seq);
-      const bool last = leave_round(seq);
-      consume(seq, parts);
-      if (last) parts_.erase(seq);
+      wait_round(lock, rank, round);
+      arrived = &parts;
+      return round;
+    });
+    try {
+      consume(seq, *arrived);
+    } catch (const Error& e) {
+      guarded(rank, [&](Lock&) { record_failure(rank, std::current_exception(), e.what()); });
+      throw;
+    }
+    guarded(rank, [&](Lock&) {
+      if (leave_round(seq)) parts_.erase(seq);
     });
   }
   // The rank enters its next collective but contributes nothing: the others find it missing.

@@ -1,10 +1,11 @@
 // The shifted cross-boundary loss of SPEC §6 on one rank. A token's target is the label of the
 // next global slot; when another rank holds that slot, its label (and document id) comes from
 // that rank by a neighbour exchange of just the labels needed. N is summed over the group.
-#include <Eigen/Core>
+#include <algorithm>
 #include <cmath>
 
 #include "reference/types/error.hpp"
+#include "sim/cross_entropy_row.hpp"
 #include "sim/sim_implementation.hpp"
 
 namespace cplab::sim {
@@ -164,27 +165,15 @@ LossOutput SimImplementation::shifted_cp_loss(Comm& comm, const ShardLayout& lay
     for (std::int64_t k = 0; k < len; ++k) {
       const LossToken& token = tokens[b][k];
       const std::int64_t at = (b * len + k) * vocab;
-      Eigen::Map<Eigen::ArrayXf> d(grad + at, vocab);
       if (!token.contributes) {
-        d.setZero();
+        std::fill_n(grad + at, vocab, 0.0f);
         continue;
       }
       const std::int64_t y = token.target.label;
       CPLAB_CHECK(y >= 0 && y < vocab,
                   "shifted_cp_loss: row {} slot {}: target label {} outside the vocabulary [0, {})",
                   b, layout.index[b][k], y, vocab);
-      // One token's row stays in cache between the passes over it, so the logits are read from
-      // memory once and the gradient written once: the max, exp(z - max) written into the
-      // gradient (vectorised float exp, summed in double), then the gradient scaled in place.
-      const Eigen::Map<const Eigen::ArrayXf> z(z_all + at, vocab);
-      const float top = z.maxCoeff();
-      d = (z - top).exp();
-      const double sum = d.cast<double>().sum();
-      const double logsumexp = static_cast<double>(top) + std::log(sum);
-      total += logsumexp - static_cast<double>(z(y));
-      d *= static_cast<float>(scale / sum);
-      // The target's entry in double: softmax - 1 cancels when the target is the likeliest class.
-      d(y) = static_cast<float>((std::exp(static_cast<double>(z(y)) - logsumexp) - 1.0) * scale);
+      total += cross_entropy_row(z_all + at, vocab, y, scale, grad + at);
     }
   }
   out.loss = total * scale;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "reference/types/tensor.hpp"
 #include "sim/rendezvous.hpp"
 #include "sim/thread_comm.hpp"
 
@@ -17,7 +18,7 @@ namespace cplab::sim::detail {
 
 // One rank's part of a collective, or one point-to-point message.
 struct Contribution {
-  std::vector<std::byte> data;
+  std::vector<std::byte, UninitializedAllocator<std::byte>> data;  // large ones: block cache
   std::size_t count = 0;
   DType dtype = DType::u8;
 

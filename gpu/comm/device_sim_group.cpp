@@ -37,7 +37,7 @@ void SimGroup::rendezvous(int rank, const std::string& what) {
 std::vector<Arrival> SimGroup::arrive(int rank, const Arrival& mine, bool same_count) {
   std::vector<Arrival> all;
   // The engine checks that every rank is in the same op; the sizes are checked here, on every
-  // rank alike, under the engine's lock.
+  // rank alike, once every part has arrived.
   engine_.join(rank, mine.op, mine, [&](std::int64_t, const std::vector<Arrival>& parts) {
     for (int r = 0; r < size; ++r) {
       const Arrival& a = parts[r];

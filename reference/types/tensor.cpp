@@ -1,25 +1,10 @@
 #include "reference/types/tensor.hpp"
 
 #include <fmt/ranges.h>
-#include <malloc.h>
 
 #include <cstring>
 
 namespace cplab {
-namespace {
-
-// glibc serves blocks above its mmap threshold (32 MiB at most) with fresh mmaps: every large
-// tensor then costs a page fault and a kernel zero fill per 4 KiB, which made the token moves of
-// a 32 MiB row run at an eighth of memcpy speed. Verbs make and drop large tensors over and over,
-// so serve them from the heap, where freed blocks are reused, and keep up to 1 GiB of free heap
-// instead of returning it at once.
-const bool heap_keeps_large_tensors = [] {
-  mallopt(M_MMAP_MAX, 0);
-  mallopt(M_TRIM_THRESHOLD, 1 << 30);
-  return true;
-}();
-
-}  // namespace
 
 std::int64_t shape_numel(const Shape& shape) {
   std::int64_t n = 1;

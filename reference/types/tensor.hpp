@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "reference/types/block_cache.hpp"
 #include "reference/types/dtype.hpp"
 
 namespace cplab {
@@ -17,10 +18,19 @@ using Shape = std::vector<std::int64_t>;
 
 // An allocator whose value-less construct leaves the element uninitialized: a tensor that is
 // about to be overwritten whole skips the zero fill (a whole extra write pass over large tensors).
+// Large blocks come from the block cache (block_cache.hpp), so they are reused without page faults.
 template <typename T> struct UninitializedAllocator : std::allocator<T> {
   template <typename U> struct rebind { using other = UninitializedAllocator<U>; };
   UninitializedAllocator() = default;
   template <typename U> UninitializedAllocator(const UninitializedAllocator<U>&) noexcept {}
+  T* allocate(std::size_t n) {
+    if (n * sizeof(T) < block_cache::kMinBytes) return std::allocator<T>::allocate(n);
+    return static_cast<T*>(block_cache::acquire(n * sizeof(T)));
+  }
+  void deallocate(T* p, std::size_t n) noexcept {
+    if (n * sizeof(T) < block_cache::kMinBytes) return std::allocator<T>::deallocate(p, n);
+    block_cache::release(p, n * sizeof(T));
+  }
   template <typename U> void construct(U* p) noexcept { ::new (static_cast<void*>(p)) U; }
   template <typename U, typename... Args> void construct(U* p, Args&&... args) {
     ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);

@@ -28,6 +28,33 @@ void move_fixed(std::byte* dst, const std::byte* src, std::size_t bytes,
   }
 }
 
+// Large tokens (hidden states): runs of consecutive sources to consecutive destinations move
+// with one memcpy each (a layout's chunks are such runs), so the copy streams as one memcpy of
+// the same bytes does instead of restarting at every token.
+void move_runs(std::byte* dst, const std::byte* src, std::size_t bytes,
+               const std::vector<std::int64_t>* from, const std::vector<std::int64_t>* to,
+               std::size_t count) {
+  auto source = [&](std::size_t k) { return from ? (*from)[k] : static_cast<std::int64_t>(k); };
+  auto target = [&](std::size_t k) { return to ? (*to)[k] : static_cast<std::int64_t>(k); };
+  for (std::size_t k = 0; k < count;) {
+    const std::int64_t f = source(k), t = target(k);
+    std::size_t n = 1;
+    if (f < 0) {
+      while (k + n < count && source(k + n) < 0 &&
+             target(k + n) == t + static_cast<std::int64_t>(n))
+        ++n;
+      std::memset(dst + static_cast<std::size_t>(t) * bytes, 0, n * bytes);
+    } else {
+      while (k + n < count && source(k + n) == f + static_cast<std::int64_t>(n) &&
+             target(k + n) == t + static_cast<std::int64_t>(n))
+        ++n;
+      std::memcpy(dst + static_cast<std::size_t>(t) * bytes,
+                  src + static_cast<std::size_t>(f) * bytes, n * bytes);
+    }
+    k += n;
+  }
+}
+
 void move_tokens(std::byte* dst, const std::byte* src, std::size_t bytes,
                  const std::vector<std::int64_t>* from, const std::vector<std::int64_t>* to,
                  std::size_t count) {
@@ -41,6 +68,7 @@ void move_tokens(std::byte* dst, const std::byte* src, std::size_t bytes,
     case 8:
       return move_fixed<8>(dst, src, bytes, from, to, count);
     default:
+      if (bytes >= 64) return move_runs(dst, src, bytes, from, to, count);
       return move_fixed<0>(dst, src, bytes, from, to, count);
   }
 }
