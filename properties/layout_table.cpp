@@ -15,6 +15,7 @@ extern const LayoutEntry identity_entry;
 extern const LayoutEntry magi_entry;
 extern const LayoutEntry stripe_entry;
 extern const LayoutEntry thd_entry;
+extern const LayoutEntry per_doc_head_tail_entry;
 
 namespace {
 
@@ -38,6 +39,7 @@ std::vector<LayoutEntry> registered(std::vector<LayoutEntry> entries) {
     entry.packed_rows = entry.descriptor->packed_rows;
     entry.local_documents = entry.descriptor->local_documents;
     entry.pad_unit = entry.descriptor->pad_unit;
+    entry.caller_pad_unit = entry.descriptor->caller_pad_unit;
   }
   std::sort(entries.begin(), entries.end(),
             [](const auto& a, const auto& b) { return a.name < b.name; });
@@ -68,6 +70,7 @@ const std::vector<LayoutEntry>& layout_table() {
       magi_entry,
       stripe_entry,
       thd_entry,
+      per_doc_head_tail_entry,
   });
   return table;
 }

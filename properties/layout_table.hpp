@@ -45,6 +45,10 @@ struct LayoutEntry {
   std::string (*balance)(const BalanceFacts&) = nullptr;
   // The multiple D the layout pads a stream of this spec to (C > 1), for "lengths near multiples".
   std::int64_t (*pad_unit)(const LayoutSpec&) = nullptr;
+  // The padding is the caller's (C > 1; nullptr: the layout pads): every document occupies a
+  // multiple of caller_pad_unit(spec) and the documents fill the row, so the generators draw only
+  // such rows (BSHD: S a multiple of it) and the shrinks keep them so. Copied from the descriptor.
+  std::int64_t (*caller_pad_unit)(const LayoutSpec&) = nullptr;
 };
 
 // Every layout, in the reference registry's order. Each entry was validated when it registered:

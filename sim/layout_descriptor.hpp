@@ -50,6 +50,10 @@ struct LayoutDescriptor {
   // array derived from them that the map needs too (may be empty); nullptr: nothing to check.
   std::vector<std::int64_t> (*prepare)(std::int64_t cp, std::int64_t padded_len,
                                        const MapParams& params) = nullptr;
+  // The padding is the caller's (C > 1; nullptr: the layout pads as pad_unit says): every document
+  // of a row (a BSHD row is one) occupies a multiple of caller_pad_unit(spec) slots and the
+  // documents fill the row, else the row is refused. The generators draw only such rows.
+  std::int64_t (*caller_pad_unit)(const LayoutSpec&) = nullptr;
 };
 
 // Every registered layout, in name order; each was checked as it registered.
