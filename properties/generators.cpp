@@ -58,12 +58,14 @@ bool caller_padded(const LayoutEntry& entry, const Case& c) {
 rc::Gen<std::vector<Document>> gen_caller_padded_row(I unit, I max_tokens) {
   return gen::exec([=] {
     const I most = std::max<I>(1, max_tokens / unit);
-    const I count = *gen::inRange<I>(1, 7);
+    const I count = *gen::inRange<I>(1, 5);
     std::vector<Document> row;
     I used = 0;
     for (I i = 0; i < count; ++i) {
-      const I units = *gen::weightedOneOf<I>(
-          {{6, gen::inRange<I>(1, 3)}, {1, gen::just<I>(0)}, {1, gen::inRange<I>(1, most + 1)}});
+      const I units = *gen::weightedOneOf<I>({{8, gen::just<I>(1)},
+                                              {2, gen::just<I>(2)},
+                                              {1, gen::just<I>(0)},
+                                              {1, gen::inRange<I>(1, most + 1)}});
       if (used + units > most) break;
       used += units;
       const I slots = units * unit;
