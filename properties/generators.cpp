@@ -42,6 +42,52 @@ I packed_row_len(const LayoutEntry& entry, const LayoutSpec& spec,
   return len;
 }
 
+// The multiple every document must occupy when the padding is the caller's (0: the layout pads).
+I caller_unit(const LayoutEntry& entry, const LayoutSpec& spec) {
+  return entry.caller_pad_unit != nullptr ? entry.caller_pad_unit(spec) : 0;
+}
+
+// Whether a layout whose padding is the caller's takes every row of the case (C > 1): every
+// document a multiple of its unit and the documents filling the row (a BSHD row: S a multiple).
+bool caller_padded(const LayoutEntry& entry, const Case& c) {
+  const I unit = caller_unit(entry, c.spec);
+  if (unit == 0 || c.spec.cp == 1) return true;
+  if (!c.packed()) return c.seq_len % unit == 0;
+  for (const std::vector<Document>& row : c.docs) {
+    if (occupancy(row) != c.seq_len) return false;
+    for (const Document& d : row) {
+      if ((d.real + d.extra) % unit != 0) return false;
+    }
+  }
+  return true;
+}
+
+// A row of documents of whole units (now and then an empty one, or a long one), some with the
+// caller's own padding after fewer real tokens; at least one unit in all.
+rc::Gen<std::vector<Document>> gen_caller_padded_row(I unit, I max_tokens) {
+  return gen::exec([=] {
+    const I most = std::max<I>(1, max_tokens / unit);
+    const I count = *gen::inRange<I>(1, 5);
+    std::vector<Document> row;
+    I used = 0;
+    for (I i = 0; i < count; ++i) {
+      const I units = *gen::weightedOneOf<I>({{8, gen::just<I>(1)},
+                                              {2, gen::just<I>(2)},
+                                              {1, gen::just<I>(0)},
+                                              {1, gen::inRange<I>(1, most + 1)}});
+      if (used + units > most) break;
+      used += units;
+      const I slots = units * unit;
+      const bool caller_pads =
+          slots > 0 && *gen::weightedOneOf<bool>({{3, gen::just(false)}, {1, gen::just(true)}});
+      const I extra = caller_pads ? *gen::inRange<I>(1, std::min(slots, unit) + 1) : 0;
+      row.push_back({slots - extra, extra});
+    }
+    if (used == 0) row.assign(1, Document{unit, 0});
+    return row;
+  });
+}
+
 rc::Gen<int> gen_permille(int full_weight) {
   return gen::weightedOneOf<int>({{3, gen::just(0)},
                                   {3, gen::inRange(1, 500)},
@@ -125,6 +171,13 @@ rc::Gen<I> gen_cp(const std::vector<I>& allowed, std::optional<CpClass> cls) {
 
 rc::Gen<I> gen_bshd_len(const LayoutEntry& entry, const LayoutSpec& spec, I max_tokens,
                         std::optional<BatchKind> kind) {
+  if (const I caller = caller_unit(entry, spec); caller > 0) {
+    // The padding is the caller's: S a multiple of the unit (one document), never a padded row.
+    const I most = std::max<I>(1, max_tokens / caller);
+    return gen::map(gen::weightedOneOf<I>({{3, gen::inRange<I>(1, std::min<I>(most, 4) + 1)},
+                                           {1, gen::inRange<I>(1, most + 1)}}),
+                    [caller](I q) { return q * caller; });
+  }
   const I unit = entry.pad_unit(spec);
   if (kind && partitions(entry, spec) && unit > 1) {
     // At a multiple of the unit (the layout pads nothing), or off one (it pads).
@@ -155,6 +208,8 @@ rc::Gen<I> gen_bshd_len(const LayoutEntry& entry, const LayoutSpec& spec, I max_
 
 rc::Gen<std::vector<Document>> gen_packed_row(const LayoutEntry& entry, const LayoutSpec& spec,
                                               I max_tokens) {
+  if (const I unit = caller_unit(entry, spec); unit > 0)
+    return gen_caller_padded_row(unit, max_tokens);
   const I two_c = 2 * spec.cp;
   const auto lengths = [](I count_lo, I count_hi, rc::Gen<I> length) {
     return gen::exec([=] {
@@ -253,9 +308,15 @@ rc::Gen<Case> gen_case(const LayoutEntry& entry, const GenOptions& options) {
         c.docs.push_back(*gen_packed_row(entry, c.spec, options.max_tokens));
         longest = std::max(longest, occupancy(c.docs.back()));
       }
+      const I caller = caller_unit(entry, c.spec);
       const I row_padding =
-          *gen::weightedOneOf<I>({{3, gen::just<I>(0)}, {1, gen::inRange<I>(1, 6)}});
+          caller > 0 ? 0
+                     : *gen::weightedOneOf<I>({{3, gen::just<I>(0)}, {1, gen::inRange<I>(1, 6)}});
       c.seq_len = std::max<I>(1, longest + row_padding);
+      // The caller pads every row to the longest: the rest goes to its last document.
+      if (caller > 0) {
+        for (auto& row : c.docs) row.back().extra += c.seq_len - occupancy(row);
+      }
     } else {
       // Two rows or more per microbatch often: rows differ in every key (positions too).
       c.rows =
@@ -477,6 +538,35 @@ std::vector<Case> domain_shrinks(const Case& c, const std::vector<I>& allowed_cp
     s.spec.chunk_pad_at_cp1 = false;
     add(s);
   }
+  // Where the padding is the caller's, whole units: a document (and its slots) out of a one-row
+  // case, a document a unit shorter (its own padding first), a document's padding made real.
+  if (const I caller = caller_unit(entry, c.spec);
+      caller > 0 && c.spec.cp > 1 && c.docs.size() == 1) {
+    const std::vector<Document>& row = c.docs.front();
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      const I slots = row[i].real + row[i].extra;
+      if (row.size() > 1 && slots < c.seq_len) {
+        Case s = c;
+        s.docs.front().erase(s.docs.front().begin() + static_cast<std::ptrdiff_t>(i));
+        s.seq_len -= slots;
+        add(s);
+      }
+      if (slots >= caller && c.seq_len > caller) {
+        Case s = c;
+        Document& d = s.docs.front()[i];
+        const I from_extra = std::min(d.extra, caller);
+        d.extra -= from_extra;
+        d.real -= caller - from_extra;
+        s.seq_len -= caller;
+        add(s);
+      }
+      if (row[i].extra > 0) {
+        Case s = c;
+        s.docs.front()[i] = {slots, 0};
+        add(s);
+      }
+    }
+  }
   // Smaller C last, smallest first: the first that still fails is the smallest that does (a C
   // below it passes, or it would have been taken).
   const auto allowed = [&](I cp) {
@@ -497,6 +587,8 @@ std::vector<Case> domain_shrinks(const Case& c, const std::vector<I>& allowed_cp
       add(s);
     }
   }
+  // A layout whose padding is the caller's refuses the rest: keep only the rows it takes.
+  std::erase_if(out, [&](const Case& s) { return !caller_padded(entry, s); });
   return out;
 }
 

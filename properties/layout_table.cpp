@@ -16,6 +16,7 @@ extern const LayoutEntry magi_entry;
 extern const LayoutEntry stripe_entry;
 extern const LayoutEntry thd_entry;
 extern const LayoutEntry usp_entry;
+extern const LayoutEntry per_doc_head_tail_entry;
 
 namespace {
 
@@ -43,6 +44,7 @@ std::vector<LayoutEntry> registered(std::vector<LayoutEntry> entries) {
                 "layout '{}' keeps whole local documents but registers no valid-count rule "
                 "(local_document_valid)",
                 entry.name);
+    entry.caller_pad_unit = entry.descriptor->caller_pad_unit;
   }
   std::sort(entries.begin(), entries.end(),
             [](const auto& a, const auto& b) { return a.name < b.name; });
@@ -74,6 +76,7 @@ const std::vector<LayoutEntry>& layout_table() {
       stripe_entry,
       thd_entry,
       usp_entry,
+      per_doc_head_tail_entry,
   });
   return table;
 }

@@ -61,6 +61,10 @@ struct LayoutEntry {
   // tokens rank `rank` holds when the document occupies `padded` stream slots (C > 1; SPEC §3).
   std::int64_t (*local_document_valid)(std::int64_t real, std::int64_t padded, std::int64_t cp,
                                        std::int64_t rank) = nullptr;
+  // The padding is the caller's (C > 1; nullptr: the layout pads): every document occupies a
+  // multiple of caller_pad_unit(spec) and the documents fill the row, so the generators draw only
+  // such rows (BSHD: S a multiple of it) and the shrinks keep them so. Copied from the descriptor.
+  std::int64_t (*caller_pad_unit)(const LayoutSpec&) = nullptr;
 };
 
 // Every layout, in the reference registry's order. Each entry was validated when it registered:

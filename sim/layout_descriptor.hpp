@@ -64,6 +64,10 @@ struct LayoutDescriptor {
   // Whether the layout's options ask it to pad and map at C = 1 too (the one rank then holds the
   // whole padded stream); nullptr: never, every layout at C = 1 is the caller row as it is.
   bool (*partitions_at_cp1)(const LayoutSpec&) = nullptr;
+  // The padding is the caller's (C > 1; nullptr: the layout pads as pad_unit says): every document
+  // of a row (a BSHD row is one) occupies a multiple of caller_pad_unit(spec) slots and the
+  // documents fill the row, else the row is refused. The generators draw only such rows.
+  std::int64_t (*caller_pad_unit)(const LayoutSpec&) = nullptr;
 };
 
 // Whether `layout` pads and maps rows of `spec` (C > 1, or C = 1 where partitions_at_cp1 asks),

@@ -13,6 +13,7 @@
 #include "reference/types/error.hpp"
 #include "sim/cost_model.hpp"
 #include "sim/partition.hpp"
+#include "tests/support/layouts.hpp"
 
 namespace cplab::properties {
 namespace {
@@ -67,7 +68,7 @@ TEST(LayoutParts, one_row_of_every_layout_agrees_through_every_layer) {
       spec.chunk_size = 2;
       sim::MicrobatchRows rows;
       rows.rows = 1;
-      rows.caller_len = 13;
+      rows.caller_len = testsupport::caller_padded(d.name, cp, 13);  // as the caller pads it
       const Ints docs = {5, 3, 4};
       if (!d.bshd_rows) {
         rows.packed = true;

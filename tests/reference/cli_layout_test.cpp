@@ -115,6 +115,21 @@ TEST(CliLayout, TableNamesEveryRank) {
   EXPECT_NE(run.out.find("padded length 20"), std::string::npos) << run.out;
 }
 
+TEST(CliLayout, Example10PerDocHeadTail) {
+  const auto out = layout_json("--layout per-doc-head-tail --cp 2 --doc-lens 8,4");
+  EXPECT_EQ(out["layout"], "per-doc-head-tail");
+  EXPECT_EQ(out["padded_seq_len"], 12);
+  EXPECT_EQ(indices(out), (std::vector<Ints>{{0, 1, 6, 7, 8, 11}, {2, 3, 4, 5, 9, 10}}));
+  EXPECT_EQ(out["ranks"][0]["positions"].get<Ints>(), (Ints{0, 1, 6, 7, 8, 11}));
+  EXPECT_EQ(out["ranks"][1]["doc_ids"].get<Ints>(), (Ints{1, 1, 1, 1, 2, 2}));
+  EXPECT_EQ(out["ranks"][0]["causal_work"], 23);
+  EXPECT_EQ(out["ranks"][1]["causal_work"], 23);
+  EXPECT_EQ(out["imbalance"].get<double>(), 1.0);
+  // A BSHD row is one document: head-tail's map.
+  EXPECT_EQ(indices(layout_json("--layout per-doc-head-tail --cp 4 --seq-len 16")),
+            indices(layout_json("--layout head-tail --cp 4 --seq-len 16")));
+}
+
 TEST(CliLayout, BadArgumentsExit2WithOneLine) {
   const std::vector<std::pair<std::string, std::string>> cases{
       {"--layout head-tail --cp 0 --seq-len 8", "cp=0"},
@@ -128,6 +143,8 @@ TEST(CliLayout, BadArgumentsExit2WithOneLine) {
       {"--layout head-tail --cp two --seq-len 8", "--cp"},
       {"--layout usp --cp 4 --ring-degree 3 --seq-len 16", "ring degree R=3 does not divide"},
       {"--layout usp --cp 4 --ring-degree 0 --seq-len 16", "ring_degree=0"},
+      {"--layout per-doc-head-tail --cp 2 --doc-lens 5,3", "not a multiple of 2C=4"},
+      {"--layout per-doc-head-tail --cp 2 --seq-len 10", "not a multiple of 2C=4"},
   };
   for (const auto& [args, part] : cases) {
     expect_usage_error(run_cplab("layout " + args), {part}, args);

@@ -20,9 +20,17 @@ struct GatherCase {
 std::vector<GatherCase> gather_cases() {
   std::vector<GatherCase> cases;
   for (const auto& [layout, cp] : testsupport::layouts_at({1, 2, 3, 5})) {
-    if (testsupport::takes_rows(layout, false)) cases.push_back({layout, cp, bshd_batch(2, 13)});
-    if (testsupport::takes_rows(layout, true))
-      cases.push_back({layout, cp, packed_batch({{5, 0, 3, 2}}, 14, {{6, 1, 3, 2}})});
+    // Where the padding is the caller's, the same rows as the caller pads them for the layout.
+    const auto slots = [&](std::int64_t len) {
+      return testsupport::caller_padded(layout, cp, len);
+    };
+    if (testsupport::takes_rows(layout, false))
+      cases.push_back({layout, cp, bshd_batch(2, slots(13))});
+    if (testsupport::takes_rows(layout, true)) {
+      const Ints padded{slots(6), slots(1), slots(3), slots(2)};
+      const std::int64_t seq = testsupport::caller_pad_unit(layout, cp) == 0 ? 14 : sum(padded);
+      cases.push_back({layout, cp, packed_batch({{5, 0, 3, 2}}, seq, {padded})});
+    }
   }
   return cases;
 }

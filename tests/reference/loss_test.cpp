@@ -66,20 +66,32 @@ double hf_shifted_mean(const Batch& batch, const CallerInputs& in, std::int64_t 
 }
 
 TEST(ShiftedLoss, EqualsTheUnshardedShiftedMean) {
-  const std::vector<Batch> batches{bshd_batch(2, 13), packed_batch({{5, 4, 3}}, 14, {{6, 4, 3}})};
+  // The last two as a caller pads them where the padding is the caller's (2C up to 8).
+  const std::vector<Batch> batches{bshd_batch(2, 13), packed_batch({{5, 4, 3}}, 14, {{6, 4, 3}}),
+                                   bshd_batch(1, 24),
+                                   packed_batch({{5, 4, 3}}, 72, {{24, 24, 24}})};
   for (const Batch& batch : batches) {
     CallerInputs in = random_inputs(batch.rows(), batch.seq_len(), 6, 7);
     if (batch.packed()) {
-      // As callers do: no label and no loss on the caller's padding (thd re-lays that padding).
-      for (std::int64_t s : {5, 13}) {
-        in.labels.set(s, -100.0);
-        in.valid.set(s, 0);
+      // As callers do: no label and no loss on the caller's padding (thd re-lays that padding),
+      // inside documents and after the last.
+      std::int64_t start = 0;
+      for (std::size_t i = 0; i <= batch.seq_lens[0].size(); ++i) {
+        const bool row_end = i == batch.seq_lens[0].size();
+        const std::int64_t real = row_end ? 0 : batch.seq_lens[0][i];
+        const std::int64_t slots = row_end ? batch.seq_len() - start : batch.seq_lens_padded[0][i];
+        for (std::int64_t s = start + real; s < start + slots; ++s) {
+          in.labels.set(s, -100.0);
+          in.valid.set(s, 0);
+        }
+        start += slots;
       }
     }
     const double expected = hf_shifted_mean(batch, in, 6);
     for (const auto& [layout, cp] : testsupport::layouts_at({1, 2, 3, 4})) {
       {
         if (!testsupport::takes_rows(layout, batch.packed())) continue;
+        if (!testsupport::caller_padding_fits(layout, cp, batch)) continue;
         SCOPED_TRACE(::testing::Message()
                      << layout << " cp=" << cp << " packed=" << batch.packed());
         const ShardPlan plan = reference::plan(make_spec(layout, cp), batch);

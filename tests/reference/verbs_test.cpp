@@ -73,7 +73,11 @@ TEST(ShardPrimary, LaterShardingGivesWhatShardingNowGives) {
     LayoutSpec spec = make_spec(layout, 3);
     spec.microbatches = 2;
     spec.pad_token_id = 5;
-    const Batch batch = packed_batch({{5, 3}, {4, 1, 2}}, 11, {{6, 3}, {4, 1, 2}});
+    // Where the padding is the caller's, the same documents as the caller pads them for it.
+    const std::int64_t unit = testsupport::caller_pad_unit(layout, 3);
+    const Batch batch = unit == 0 ? packed_batch({{5, 3}, {4, 1, 2}}, 11, {{6, 3}, {4, 1, 2}})
+                                  : packed_batch({{5, 3}, {4, 1, 2}}, 3 * unit,
+                                                 {{unit, 2 * unit}, {unit, unit, unit}});
     const auto now = shard_batch(reference::plan(spec, batch), batch);
     spec.shard_primary = false;
     const ShardPlan plan = reference::plan(spec, batch);
@@ -82,7 +86,7 @@ TEST(ShardPrimary, LaterShardingGivesWhatShardingNowGives) {
       const ShardPlan part = microbatch_plan(plan, m);
       for (std::int64_t r = 0; r < 3; ++r) {
         const Tensor& kept = later[m][r].at(keys::input_ids);
-        ASSERT_EQ(kept.shape(), (Shape{1, 11}))
+        ASSERT_EQ(kept.shape(), (Shape{1, batch.seq_len()}))
             << "the primary stays global, in caller coordinates";
         EXPECT_EQ(kept.get(3), token_value(m, 3));
         EXPECT_EQ(shard_token_tensor(part, kept, 1, 5.0, r), now[m][r].at(keys::input_ids));
@@ -96,7 +100,7 @@ TEST(ShardTokenTensor, ShardsExactlyLikeTheBatch) {
   for (const auto& [layout, cp] : testsupport::layouts_at({2})) {
     if (!testsupport::takes_rows(layout, false)) continue;
     SCOPED_TRACE(layout);
-    const Batch batch = bshd_batch(2, 13);
+    const Batch batch = bshd_batch(2, testsupport::caller_padded(layout, 2, 13));
     const ShardPlan plan = reference::plan(make_spec(layout, 2), batch);
     const auto sharded = shard_batch(plan, batch);
     const Tensor& labels = batch.at(keys::labels);

@@ -119,6 +119,11 @@ inline std::vector<BatchCase> batch_cases() {
       {"packed_two_rows_ragged", packed_batch({{5, 3}, {9, 1, 2}}, 14), 2},
       {"rich_bshd_B2_S13", rich_bshd_batch(2, 13), 1},
       {"packed_shared_positions", packed_shared_positions_batch(), 1},
+      // Rows as a caller pads them where the padding is the caller's (every 2C of C <= 8 divides
+      // 48), so that such a layout meets BSHD rows, documents with padding, and two microbatches.
+      {"bshd_B2_S48", bshd_batch(2, 48), 1},
+      {"packed_caller_padded_to_48", packed_batch({{40, 0, 48}}, 96, {{48, 0, 48}}), 1},
+      {"packed_two_rows_caller_padded", packed_batch({{90}, {20, 48}}, 96, {{96}, {48, 48}}), 2},
   };
 }
 
