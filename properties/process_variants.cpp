@@ -56,6 +56,15 @@ class ProcessVariant final : public Implementation {
                             const Tensor& v, const Tensor& grad_out) override {
     return inner_->attention(comm, layout, q, k, v, grad_out);
   }
+  std::string ulysses_unsupported() const override { return inner_->ulysses_unsupported(); }
+  Tensor ulysses_all_to_all(Comm& comm, const ShardLayout& layout, const Tensor& local,
+                            const UlyssesHeads& heads, HeadKind kind) override {
+    return inner_->ulysses_all_to_all(comm, layout, local, heads, kind);
+  }
+  Tensor ulysses_all_to_all_inverse(Comm& comm, const ShardLayout& layout, const Tensor& gathered,
+                                    const UlyssesHeads& heads, HeadKind kind) override {
+    return inner_->ulysses_all_to_all_inverse(comm, layout, gathered, heads, kind);
+  }
 
  private:
   std::unique_ptr<Implementation> inner_;
