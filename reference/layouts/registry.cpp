@@ -15,6 +15,7 @@ extern const LayoutInfo identity_layout;
 extern const LayoutInfo magi_layout;
 extern const LayoutInfo stripe_layout;
 extern const LayoutInfo thd_layout;
+extern const LayoutInfo ptrr_layout;
 
 namespace {
 
@@ -44,6 +45,7 @@ const std::vector<LayoutInfo>& layouts() {
       magi_layout,
       stripe_layout,
       thd_layout,
+      ptrr_layout,
   });
   return all;
 }

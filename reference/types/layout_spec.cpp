@@ -18,6 +18,8 @@ void validate_spec(const LayoutSpec& spec) {
               spec.chunk_size);
   CPLAB_CHECK(spec.microbatches >= 1, "pipeline microbatches must be at least 1, got microbatches={}",
               spec.microbatches);
+  CPLAB_CHECK(spec.block_size >= 1, "ptrr block size must be at least 1, got block_size={}",
+              spec.block_size);
   // The registry is the one list of layout names; an unknown name lists the known ones.
   const std::vector<std::string> names = reference::layout_names();
   CPLAB_CHECK(std::find(names.begin(), names.end(), spec.layout) != names.end(),
@@ -38,6 +40,8 @@ std::string spec_brief(const LayoutSpec& spec) {
   if (spec.pad_policy != defaults.pad_policy) brief += " pad_policy=zero";
   if (spec.pad_token_id != defaults.pad_token_id)
     brief += fmt::format(" pad_token_id={}", spec.pad_token_id);
+  if (spec.block_size != defaults.block_size)
+    brief += fmt::format(" block_size={}", spec.block_size);
   return brief;
 }
 
