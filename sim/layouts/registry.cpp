@@ -16,6 +16,7 @@ extern const LayoutDescriptor identity_descriptor;
 extern const LayoutDescriptor magi_descriptor;
 extern const LayoutDescriptor stripe_descriptor;
 extern const LayoutDescriptor thd_descriptor;
+extern const LayoutDescriptor ptrr_descriptor;
 
 namespace {
 
@@ -53,6 +54,7 @@ const std::vector<LayoutDescriptor>& layout_descriptors() {
       magi_descriptor,
       stripe_descriptor,
       thd_descriptor,
+      ptrr_descriptor,
   });
   return all;
 }
