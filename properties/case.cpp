@@ -123,7 +123,7 @@ std::string_view key_dtypes_name(KeyDTypes k) { return kKeyDTypeNames[static_cas
 bool Case::operator==(const Case& o) const {
   const auto spec_tuple = [](const LayoutSpec& s) {
     return std::tie(s.layout, s.cp, s.pad_multiple, s.chunk_size, s.microbatches, s.shard_primary,
-                    s.pad_policy, s.pad_token_id);
+                    s.pad_policy, s.pad_token_id, s.block_size);
   };
   return spec_tuple(spec) == spec_tuple(o.spec) && rows == o.rows && seq_len == o.seq_len &&
          docs == o.docs && vocab == o.vocab && primary == o.primary && dim == o.dim &&
@@ -142,6 +142,7 @@ void validate_case(const Case& c) {
   CPLAB_CHECK(s.pad_multiple >= 1 && s.chunk_size >= 1, "case: m and K must be >= 1, got m={} K={}",
               s.pad_multiple, s.chunk_size);
   CPLAB_CHECK(s.microbatches >= 1, "case: mb must be >= 1, got {}", s.microbatches);
+  CPLAB_CHECK(s.block_size >= 1, "case: block must be >= 1, got {}", s.block_size);
   CPLAB_CHECK(c.rows >= 1 && c.rows % s.microbatches == 0,
               "case: rows={} must be a positive multiple of mb={}", c.rows, s.microbatches);
   CPLAB_CHECK(c.seq_len >= 1, "case: S must be >= 1, got {}", c.seq_len);
@@ -179,7 +180,7 @@ void validate_case(const Case& c) {
 std::string print_case(const Case& c) {
   const LayoutSpec& s = c.spec;
   const auto keys = present_keys(c);
-  return fmt::format(
+  std::string line = fmt::format(
       "{} cp={} m={} K={} mb={} rows={} S={} docs={} vocab={} pad_id={} policy={} shard_primary={} "
       "primary={} dim={} dtype={} pos={} rowpos={} left_pad={} kdt={} keys={} ignore={} "
       "invalid={} pad_content={} seed={}",
@@ -190,6 +191,9 @@ std::string print_case(const Case& c) {
       key_dtypes_name(c.key_dtypes),
       keys.empty() ? std::string("-") : fmt::format("{}", fmt::join(keys, ",")), c.ignore_permille,
       c.invalid_permille, c.pad_content_permille, c.seed);
+  // Keys added later, printed only when not at their default (older lines stay as they were).
+  if (s.block_size != LayoutSpec{}.block_size) line += fmt::format(" block={}", s.block_size);
+  return line;
 }
 
 Case parse_case(std::string_view text) {
@@ -257,6 +261,7 @@ Case parse_case(std::string_view text) {
       {"invalid", num("invalid", c.invalid_permille)},
       {"pad_content", num("pad_content", c.pad_content_permille)},
       {"seed", num("seed", c.seed)},
+      {"block", num("block", c.spec.block_size)},
   };
   std::set<std::string_view> seen;
   for (std::size_t i = 1; i < words.size(); ++i) {

@@ -10,6 +10,7 @@
 //
 // `docs=` lists each packed row's documents ('/' between rows); `5+3` is a document of 5 real
 // tokens followed by 3 slots of the caller's own padding (seq_lens_padded = 8). `docs=-` is BSHD.
+// Keys added since are printed after `seed=` only when not at their default: `block=B` (ptrr).
 #include <cstdint>
 #include <string>
 #include <string_view>

@@ -230,6 +230,13 @@ rc::Gen<Case> gen_case(const LayoutEntry& entry, const GenOptions& options) {
       c.spec.chunk_size = *gen::weightedOneOf<I>(
           {{3, gen::inRange<I>(1, 5)}, {1, gen::inRange<I>(1, largest + 1)}});
     }
+    if (entry.uses_block_size) {
+      // A row the layout pads needs blocks of 2 slots or more.
+      const I least = cell && cell->kind == BatchKind::bshd_padded ? 2 : 1;
+      const I largest = std::max<I>(least + 1, 96 / c.spec.cp);
+      c.spec.block_size = *gen::weightedOneOf<I>(
+          {{3, gen::inRange<I>(least, 5)}, {1, gen::inRange<I>(least, largest + 1)}});
+    }
     c.spec.microbatches =
         *gen::weightedOneOf<I>({{6, gen::just<I>(1)}, {3, gen::just<I>(2)}, {1, gen::just<I>(3)}});
     const bool want_packed = cell && cell->kind == BatchKind::packed;
@@ -246,12 +253,14 @@ rc::Gen<Case> gen_case(const LayoutEntry& entry, const GenOptions& options) {
       const I row_padding =
           *gen::weightedOneOf<I>({{3, gen::just<I>(0)}, {1, gen::inRange<I>(1, 6)}});
       c.seq_len = std::max<I>(1, longest + row_padding);
+      if (entry.fit_seq_len != nullptr) c.seq_len = entry.fit_seq_len(c.spec, c.seq_len);
     } else {
       // Two rows or more per microbatch often: rows differ in every key (positions too).
       c.rows =
           c.spec.microbatches * *gen::weightedOneOf<I>({{2, gen::just<I>(1)}, {1, gen::just<I>(2)}});
       c.seq_len = *gen_bshd_len(entry, c.spec, options.max_tokens,
                                 want_bshd ? std::optional<BatchKind>(cell->kind) : std::nullopt);
+      if (entry.fit_seq_len != nullptr) c.seq_len = entry.fit_seq_len(c.spec, c.seq_len);
       c.row_positions = *gen::weightedOneOf<RowPositions>({{2, gen::just(RowPositions::arange)},
                                                            {1, gen::just(RowPositions::offset)},
                                                            {1, gen::just(RowPositions::restart)}});
@@ -327,10 +336,16 @@ I occupancy_of(const std::vector<std::vector<Document>>& docs) {
 
 std::vector<Case> domain_shrinks(const Case& c, const std::vector<I>& allowed_cp) {
   std::vector<Case> out;
+  const LayoutEntry& entry = layout_entry(c.spec.layout);
   const auto add = [&](Case smaller) {
+    // A layout that takes only some lengths: S moves onto the nearest it takes; one that would
+    // grow is no smaller unless C shrank (so that shrinking cannot go round in a circle).
+    if (entry.fit_seq_len != nullptr) {
+      smaller.seq_len = entry.fit_seq_len(smaller.spec, smaller.seq_len);
+      if (smaller.seq_len > c.seq_len && smaller.spec.cp >= c.spec.cp) return;
+    }
     if (!(smaller == c)) out.push_back(std::move(smaller));
   };
-  const LayoutEntry& entry = layout_entry(c.spec.layout);
   const I unit = c.spec.cp > 1 ? entry.pad_unit(c.spec) : 1;
   // Fewer microbatches: drop one (any of them for packed rows, whose rows differ; the last for
   // BSHD, whose microbatches are cut from one drawn batch).

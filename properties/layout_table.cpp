@@ -15,6 +15,7 @@ extern const LayoutEntry identity_entry;
 extern const LayoutEntry magi_entry;
 extern const LayoutEntry stripe_entry;
 extern const LayoutEntry thd_entry;
+extern const LayoutEntry ptrr_entry;
 
 namespace {
 
@@ -68,6 +69,7 @@ const std::vector<LayoutEntry>& layout_table() {
       magi_entry,
       stripe_entry,
       thd_entry,
+      ptrr_entry,
   });
   return table;
 }

@@ -68,6 +68,8 @@ TEST(LayoutParts, one_row_of_every_layout_agrees_through_every_layer) {
       sim::MicrobatchRows rows;
       rows.rows = 1;
       rows.caller_len = 13;
+      const LayoutEntry& entry = layout_entry(d.name);
+      if (entry.fit_seq_len != nullptr) rows.caller_len = entry.fit_seq_len(spec, 13);
       const Ints docs = {5, 3, 4};
       if (!d.bshd_rows) {
         rows.packed = true;
