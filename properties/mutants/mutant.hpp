@@ -38,5 +38,6 @@ std::vector<ImplementationInfo> pad_mutants();
 std::vector<ImplementationInfo> partition_mutants();
 std::vector<ImplementationInfo> rare_case_mutants();
 std::vector<ImplementationInfo> ulysses_mutants();
+std::vector<ImplementationInfo> ptrr_mutants();
 
 }  // namespace cplab::properties::mutants
