@@ -32,7 +32,7 @@ void write_file(const std::string& path, const std::string& text) {
 LayoutSpec options_that_matter(LayoutSpec spec, LayoutSourceArgs args, const RowPlan& row) {
   const LayoutSpec defaults;
   args.magi = nullptr;  // spec has them applied already
-  for (auto field : {&LayoutSpec::pad_multiple, &LayoutSpec::chunk_size}) {
+  for (auto field : {&LayoutSpec::pad_multiple, &LayoutSpec::chunk_size, &LayoutSpec::block_size}) {
     if (spec.*field == defaults.*field) continue;
     LayoutSpec plain = spec;
     plain.*field = defaults.*field;
@@ -90,6 +90,7 @@ Stories tell_layouts(const LayoutSpec& spec, const std::string& layout_arg,
       plain.pad_multiple = LayoutSpec{}.pad_multiple;
       plain.chunk_size = LayoutSpec{}.chunk_size;
       plain.chunk_pad_at_cp1 = false;
+      plain.block_size = LayoutSpec{}.block_size;
       stories.layouts.push_back(reports::failed_layout(plain, reason(e)));
     }
   }
