@@ -50,6 +50,9 @@ struct LayoutDescriptor {
   // array derived from them that the map needs too (may be empty); nullptr: nothing to check.
   std::vector<std::int64_t> (*prepare)(std::int64_t cp, std::int64_t padded_len,
                                        const MapParams& params) = nullptr;
+  // Whether a row padded to L = ceil_to(S, pad_unit(spec)) can be laid out at C > 1 (the layout
+  // refuses it otherwise, with an error); nullptr: every L. Suites ask before trying a row.
+  bool (*takes_padded_len)(const LayoutSpec& spec, std::int64_t padded_len) = nullptr;
 };
 
 // Every registered layout, in name order; each was checked as it registered.

@@ -99,6 +99,11 @@ const LayoutDescriptor ptrr_descriptor{
         },
     .derive_map = derive_round_robin,
     .prepare = invert_blocks,
+    .takes_padded_len =
+        [](const LayoutSpec& spec, std::int64_t padded_len) {
+          return spec.block_size >= 1 && padded_len % spec.block_size == 0 &&
+                 (padded_len / spec.block_size) % spec.cp == 0;
+        },
 };
 
 }  // namespace cplab::sim
