@@ -338,11 +338,17 @@ std::vector<Case> domain_shrinks(const Case& c, const std::vector<I>& allowed_cp
   std::vector<Case> out;
   const LayoutEntry& entry = layout_entry(c.spec.layout);
   const auto add = [&](Case smaller) {
-    // A layout that takes only some lengths: S moves onto the nearest it takes; one that would
-    // grow is no smaller unless C shrank (so that shrinking cannot go round in a circle).
+    // A layout that takes only some lengths: S moves onto the nearest it takes at or above, else
+    // the nearest below (never longer than c's, so that shrinking cannot go round in a circle).
     if (entry.fit_seq_len != nullptr) {
-      smaller.seq_len = entry.fit_seq_len(smaller.spec, smaller.seq_len);
-      if (smaller.seq_len > c.seq_len && smaller.spec.cp >= c.spec.cp) return;
+      I len = entry.fit_seq_len(smaller.spec, smaller.seq_len);
+      if (len > c.seq_len) {
+        len = std::min(smaller.seq_len, c.seq_len);
+        while (len >= 1 && entry.fit_seq_len(smaller.spec, len) != len) --len;
+        if (len < 1 || (smaller.packed() && len < occupancy_of(smaller.docs))) return;
+      }
+      smaller.seq_len = len;
+      smaller.left_pad = std::min(smaller.left_pad, len);
     }
     if (!(smaller == c)) out.push_back(std::move(smaller));
   };
