@@ -82,6 +82,9 @@ Command add_explain_command(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--format", args->format, "text, svg or html")->capture_default_str();
   sub->add_option("--out", args->out, "Write to this file instead of stdout");
+  sub->add_option("--block-size", args->spec.block_size,
+                  "ptrr: block size B (L is padded to a multiple of B; L/B must divide by C)")
+      ->capture_default_str();
   return {sub, [args] { return run_explain(*args); }};
 }
 

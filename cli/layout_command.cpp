@@ -211,6 +211,9 @@ Command add_layout_command(CLI::App& app) {
                   "usp: ring degree R (U = C/R Ulysses degree; R must divide C)")
       ->capture_default_str();
   sub->add_flag("--json", options->json, "Print one JSON object instead of the table");
+  sub->add_option("--block-size", options->spec.block_size,
+                  "ptrr: block size B (L is padded to a multiple of B; L/B must divide by C)")
+      ->capture_default_str();
   return {sub, [options] { return run_layout(*options); }};
 }
 

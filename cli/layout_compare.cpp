@@ -32,8 +32,8 @@ void write_file(const std::string& path, const std::string& text) {
 LayoutSpec options_that_matter(LayoutSpec spec, LayoutSourceArgs args, const RowPlan& row) {
   const LayoutSpec defaults;
   args.magi = nullptr;  // spec has them applied already
-  for (auto field :
-       {&LayoutSpec::pad_multiple, &LayoutSpec::chunk_size, &LayoutSpec::ring_degree}) {
+  for (auto field : {&LayoutSpec::pad_multiple, &LayoutSpec::chunk_size, &LayoutSpec::ring_degree,
+                     &LayoutSpec::block_size}) {
     if (spec.*field == defaults.*field) continue;
     LayoutSpec plain = spec;
     plain.*field = defaults.*field;
@@ -92,6 +92,7 @@ Stories tell_layouts(const LayoutSpec& spec, const std::string& layout_arg,
       plain.chunk_size = LayoutSpec{}.chunk_size;
       plain.chunk_pad_at_cp1 = false;
       plain.ring_degree = LayoutSpec{}.ring_degree;
+      plain.block_size = LayoutSpec{}.block_size;
       stories.layouts.push_back(reports::failed_layout(plain, reason(e)));
     }
   }

@@ -205,6 +205,7 @@ Command add_loss_command(CLI::App& app) {
                   "usp: ring degree R (U = C/R Ulysses degree; R must divide C)");
   sub->add_option("--impl", options->impl, "Implementation under test")->capture_default_str();
   sub->add_flag("--json", options->json, "Print one JSON object");
+  sub->add_option("--block-size", options->spec.block_size, "ptrr: block size B");
   return {sub, [options] { return run_loss(*options); }};
 }
 

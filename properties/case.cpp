@@ -129,7 +129,7 @@ std::string_view key_dtypes_name(KeyDTypes k) { return kKeyDTypeNames[static_cas
 bool Case::operator==(const Case& o) const {
   const auto spec_tuple = [](const LayoutSpec& s) {
     return std::tie(s.layout, s.cp, s.pad_multiple, s.chunk_size, s.microbatches, s.shard_primary,
-                    s.pad_policy, s.pad_token_id, s.ring_degree, s.chunk_pad_at_cp1);
+                    s.pad_policy, s.pad_token_id, s.ring_degree, s.chunk_pad_at_cp1, s.block_size);
   };
   return spec_tuple(spec) == spec_tuple(o.spec) && rows == o.rows && seq_len == o.seq_len &&
          docs == o.docs && vocab == o.vocab && primary == o.primary && dim == o.dim &&
@@ -165,6 +165,7 @@ void validate_case(const Case& c) {
   CPLAB_CHECK(!c.chunk_size_auto || c.seq_len < 1 || s.chunk_size == auto_chunk_size(c),
               "case: K=auto means K={} for S={} cp={}, got K={}", auto_chunk_size(c), c.seq_len,
               s.cp, s.chunk_size);
+  CPLAB_CHECK(s.block_size >= 1, "case: block must be >= 1, got {}", s.block_size);
   CPLAB_CHECK(c.rows >= 1 && c.rows % s.microbatches == 0,
               "case: rows={} must be a positive multiple of mb={}", c.rows, s.microbatches);
   CPLAB_CHECK(c.seq_len >= 1, "case: S must be >= 1, got {}", c.seq_len);
@@ -225,6 +226,7 @@ std::string print_case(const Case& c) {
   std::string later;
   if (s.ring_degree != LayoutSpec{}.ring_degree) later += fmt::format(" R={}", s.ring_degree);
   if (s.chunk_pad_at_cp1) later += " chunk_pad_at_cp1=1";
+  if (s.block_size != LayoutSpec{}.block_size) later += fmt::format(" block={}", s.block_size);
   return fmt::format(
       "{} cp={} m={} K={} mb={} rows={} S={} docs={} vocab={} pad_id={} policy={} shard_primary={} "
       "primary={} dim={} dtype={} pos={} rowpos={} left_pad={} kdt={} keys={} ignore={} "
@@ -315,6 +317,7 @@ Case parse_case(std::string_view text) {
          CPLAB_CHECK(flag == 0 || flag == 1, "case key 'chunk_pad_at_cp1': '{}' is not 0 or 1", v);
          c.spec.chunk_pad_at_cp1 = flag == 1;
        }},
+      {"block", num("block", c.spec.block_size)},
   };
   std::set<std::string_view> seen;
   for (std::size_t i = 1; i < words.size(); ++i) {

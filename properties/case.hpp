@@ -11,9 +11,9 @@
 // `docs=` lists each packed row's documents ('/' between rows); `5+3` is a document of 5 real
 // tokens followed by 3 slots of the caller's own padding (seq_lens_padded = 8). `docs=-` is BSHD.
 // Keys of later layout options follow seed=, each only when it differs from its default:
-// `R=2` (usp's ring degree), `chunk_pad_at_cp1=1` (magi pads to K at C = 1 too).
-// `K=auto` is magi's cap for short rows, min(512, ceil(S / (8·C))) of the case's own S and C
-// (resolve_case_options keeps spec.chunk_size equal to it as S and C shrink).
+// `R=2` (usp's ring degree), `chunk_pad_at_cp1=1` (magi pads to K at C = 1 too), `block=B` (ptrr's
+// block size). `K=auto` is magi's cap for short rows, min(512, ceil(S / (8·C))) of the case's own
+// S and C (resolve_case_options keeps spec.chunk_size equal to it as S and C shrink).
 #include <cstdint>
 #include <string>
 #include <string_view>

@@ -295,6 +295,13 @@ rc::Gen<Case> gen_case(const LayoutEntry& entry, const GenOptions& options) {
           {{3, gen::inRange<I>(1, 5)}, {1, gen::inRange<I>(1, largest + 1)}});
     }
     if (entry.draw_options != nullptr) entry.draw_options(c.spec);
+    if (entry.uses_block_size) {
+      // A row the layout pads needs blocks of 2 slots or more.
+      const I least = cell && cell->kind == BatchKind::bshd_padded ? 2 : 1;
+      const I largest = std::max<I>(least + 1, 96 / c.spec.cp);
+      c.spec.block_size = *gen::weightedOneOf<I>(
+          {{3, gen::inRange<I>(least, 5)}, {1, gen::inRange<I>(least, largest + 1)}});
+    }
     c.spec.microbatches =
         *gen::weightedOneOf<I>({{6, gen::just<I>(1)}, {3, gen::just<I>(2)}, {1, gen::just<I>(3)}});
     const bool want_packed = cell && cell->kind == BatchKind::packed;
@@ -313,6 +320,7 @@ rc::Gen<Case> gen_case(const LayoutEntry& entry, const GenOptions& options) {
           caller > 0 ? 0
                      : *gen::weightedOneOf<I>({{3, gen::just<I>(0)}, {1, gen::inRange<I>(1, 6)}});
       c.seq_len = std::max<I>(1, longest + row_padding);
+      if (entry.fit_seq_len != nullptr) c.seq_len = entry.fit_seq_len(c.spec, c.seq_len);
       // The caller pads every row to the longest: the rest goes to its last document.
       if (caller > 0) {
         for (auto& row : c.docs) row.back().extra += c.seq_len - occupancy(row);
@@ -323,6 +331,7 @@ rc::Gen<Case> gen_case(const LayoutEntry& entry, const GenOptions& options) {
           c.spec.microbatches * *gen::weightedOneOf<I>({{2, gen::just<I>(1)}, {1, gen::just<I>(2)}});
       c.seq_len = *gen_bshd_len(entry, c.spec, options.max_tokens,
                                 want_bshd ? std::optional<BatchKind>(cell->kind) : std::nullopt);
+      if (entry.fit_seq_len != nullptr) c.seq_len = entry.fit_seq_len(c.spec, c.seq_len);
       c.row_positions = *gen::weightedOneOf<RowPositions>({{2, gen::just(RowPositions::arange)},
                                                            {1, gen::just(RowPositions::offset)},
                                                            {1, gen::just(RowPositions::restart)}});
@@ -400,11 +409,23 @@ I occupancy_of(const std::vector<std::vector<Document>>& docs) {
 
 std::vector<Case> domain_shrinks(const Case& c, const std::vector<I>& allowed_cp) {
   std::vector<Case> out;
+  const LayoutEntry& entry = layout_entry(c.spec.layout);
   const auto add = [&](Case smaller) {
     resolve_case_options(smaller);
+    // A layout that takes only some lengths: S moves onto the nearest it takes at or above, else
+    // the nearest below (never longer than c's, so that shrinking cannot go round in a circle).
+    if (entry.fit_seq_len != nullptr) {
+      I len = entry.fit_seq_len(smaller.spec, smaller.seq_len);
+      if (len > c.seq_len) {
+        len = std::min(smaller.seq_len, c.seq_len);
+        while (len >= 1 && entry.fit_seq_len(smaller.spec, len) != len) --len;
+        if (len < 1 || (smaller.packed() && len < occupancy_of(smaller.docs))) return;
+      }
+      smaller.seq_len = len;
+      smaller.left_pad = std::min(smaller.left_pad, len);
+    }
     if (!(smaller == c)) out.push_back(std::move(smaller));
   };
-  const LayoutEntry& entry = layout_entry(c.spec.layout);
   const I unit = partitions(entry, c.spec) ? entry.pad_unit(c.spec) : 1;
   // Fewer microbatches: drop one (any of them for packed rows, whose rows differ; the last for
   // BSHD, whose microbatches are cut from one drawn batch).

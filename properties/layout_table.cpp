@@ -17,6 +17,7 @@ extern const LayoutEntry stripe_entry;
 extern const LayoutEntry thd_entry;
 extern const LayoutEntry usp_entry;
 extern const LayoutEntry per_doc_head_tail_entry;
+extern const LayoutEntry ptrr_entry;
 
 namespace {
 
@@ -77,6 +78,7 @@ const std::vector<LayoutEntry>& layout_table() {
       thd_entry,
       usp_entry,
       per_doc_head_tail_entry,
+      ptrr_entry,
   });
   return table;
 }

@@ -65,6 +65,11 @@ struct LayoutEntry {
   // multiple of caller_pad_unit(spec) and the documents fill the row, so the generators draw only
   // such rows (BSHD: S a multiple of it) and the shrinks keep them so. Copied from the descriptor.
   std::int64_t (*caller_pad_unit)(const LayoutSpec&) = nullptr;
+  bool uses_block_size = false;  // B matters
+  // The nearest caller row length at or above seq_len that the layout lays out under spec, the
+  // padding it adds unchanged where it can (nullptr: every length); generators and shrinks move S
+  // onto it, so that no case is one the layout refuses.
+  std::int64_t (*fit_seq_len)(const LayoutSpec& spec, std::int64_t seq_len) = nullptr;
 };
 
 // Every layout, in the reference registry's order. Each entry was validated when it registered:

@@ -68,6 +68,9 @@ struct LayoutDescriptor {
   // of a row (a BSHD row is one) occupies a multiple of caller_pad_unit(spec) slots and the
   // documents fill the row, else the row is refused. The generators draw only such rows.
   std::int64_t (*caller_pad_unit)(const LayoutSpec&) = nullptr;
+  // Whether a row padded to L = ceil_to(S, pad_unit(spec)) can be laid out at C > 1 (the layout
+  // refuses it otherwise, with an error); nullptr: every L. Suites ask before trying a row.
+  bool (*takes_padded_len)(const LayoutSpec& spec, std::int64_t padded_len) = nullptr;
 };
 
 // Whether `layout` pads and maps rows of `spec` (C > 1, or C = 1 where partitions_at_cp1 asks),

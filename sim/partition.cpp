@@ -41,6 +41,14 @@ std::vector<std::int64_t> PartitionRules::local_positions(
   return positions;
 }
 
+std::vector<SlotSpan> PartitionRules::balance_documents(const RowStream& stream) const {
+  if (!stream.packed) return {{0, std::min(stream.caller_len, stream.padded_len)}};
+  std::vector<SlotSpan> spans;
+  for (std::size_t i = 0; i < stream.doc_real.size(); ++i)
+    spans.push_back({stream.doc_bounds[i], stream.doc_bounds[i] + stream.doc_real[i]});
+  return spans;
+}
+
 const PartitionRules& standard_rules() {
   static const PartitionRules rules;
   return rules;

@@ -59,6 +59,12 @@ struct RowStream {
   std::vector<std::int64_t> map_costs;
 };
 
+// Slots [begin, end) of a stream.
+struct SlotSpan {
+  std::int64_t begin = 0;
+  std::int64_t end = 0;
+};
+
 // Per-slot facts of a stream, computed before partitioning (SPEC §1): what the caller row holds
 // there, its position id and document id, and whether it is a real token.
 struct StreamSlots {
@@ -94,6 +100,11 @@ class PartitionRules {
   // selected by the local index map.
   virtual std::vector<std::int64_t> local_positions(
       const StreamSlots& slots, const std::vector<std::int64_t>& local_index) const;
+  // The mask a data-dependent assignment prices its units under, as the span of real keys of each
+  // document in stream order: a real query sees its own document's span up to itself. Standard:
+  // the model's document-causal mask (each document's real tokens in a packed row; [0, S) for a
+  // BSHD row, one causal document).
+  virtual std::vector<SlotSpan> balance_documents(const RowStream& stream) const;
 };
 
 // The standard rules of SPEC §3.

@@ -47,5 +47,6 @@ std::vector<ImplementationInfo> rare_case_mutants();
 std::vector<ImplementationInfo> ulysses_mutants();
 std::vector<ImplementationInfo> usp_mutants();
 std::vector<ImplementationInfo> per_doc_mutants();
+std::vector<ImplementationInfo> ptrr_mutants();
 
 }  // namespace cplab::properties::mutants

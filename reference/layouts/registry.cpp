@@ -17,6 +17,7 @@ extern const LayoutInfo stripe_layout;
 extern const LayoutInfo thd_layout;
 extern const LayoutInfo usp_layout;
 extern const LayoutInfo per_doc_head_tail_layout;
+extern const LayoutInfo ptrr_layout;
 
 namespace {
 
@@ -48,6 +49,7 @@ const std::vector<LayoutInfo>& layouts() {
       thd_layout,
       usp_layout,
       per_doc_head_tail_layout,
+      ptrr_layout,
   });
   return all;
 }

@@ -22,6 +22,8 @@ void validate_spec(const LayoutSpec& spec) {
   CPLAB_CHECK(spec.ring_degree >= 1, "ring degree must be at least 1, got ring_degree={}",
               spec.ring_degree);
   limits::check_spec(spec);  // upper bounds, so that C·m and K·C cannot overflow
+  CPLAB_CHECK(spec.block_size >= 1, "ptrr block size must be at least 1, got block_size={}",
+              spec.block_size);
   // The registry is the one list of layout names; an unknown name lists the known ones.
   const std::vector<std::string> names = reference::layout_names();
   CPLAB_CHECK(std::find(names.begin(), names.end(), spec.layout) != names.end(),
@@ -44,6 +46,8 @@ std::string spec_brief(const LayoutSpec& spec) {
     brief += fmt::format(" pad_token_id={}", spec.pad_token_id);
   if (spec.ring_degree != defaults.ring_degree)
     brief += fmt::format(" ring_degree={}", spec.ring_degree);
+  if (spec.block_size != defaults.block_size)
+    brief += fmt::format(" block_size={}", spec.block_size);
   return brief;
 }
 

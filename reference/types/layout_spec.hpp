@@ -25,9 +25,12 @@ struct LayoutSpec {
   std::int64_t pad_token_id = 0;
   // R of usp: the ring degree, U = C/R the Ulysses degree (R must divide C; 1: Ulysses only).
   std::int64_t ring_degree = 1;
+  // B of ptrr: the stream is cut into blocks of B tokens, balanced by their processing time.
+  // torch's flex_attention BlockMask default, 128.
+  std::int64_t block_size = 128;
 };
 
-// Throws on C < 1, m < 1, K < 1, microbatches < 1, R < 1 and unknown layout names.
+// Throws on C < 1, m < 1, K < 1, microbatches < 1, R < 1, B < 1 and unknown layout names.
 void validate_spec(const LayoutSpec& spec);
 std::string spec_brief(const LayoutSpec& spec);  // "thd cp=4" plus the options that differ from defaults
 

@@ -18,6 +18,7 @@ extern const LayoutDescriptor stripe_descriptor;
 extern const LayoutDescriptor thd_descriptor;
 extern const LayoutDescriptor usp_descriptor;
 extern const LayoutDescriptor per_doc_head_tail_descriptor;
+extern const LayoutDescriptor ptrr_descriptor;
 
 namespace {
 
@@ -57,6 +58,7 @@ const std::vector<LayoutDescriptor>& layout_descriptors() {
       thd_descriptor,
       usp_descriptor,
       per_doc_head_tail_descriptor,
+      ptrr_descriptor,
   });
   return all;
 }

@@ -124,5 +124,16 @@ TEST(CaseFormat, ReadsWhatRealBatchesHold) {
   expect_error("thd cp=2 docs=3,4 keys=extra,bogus", "bogus");
 }
 
+TEST(CaseFormat, BlockSizeIsPrintedLastWhenNotTheDefault) {
+  const Case c = parse_case("ptrr cp=2 docs=4,8,4 block=1");
+  EXPECT_EQ(c.spec.block_size, 1);
+  const std::string line = print_case(c);
+  EXPECT_EQ(line.substr(line.size() - 8), " block=1") << line;
+  EXPECT_EQ(parse_case(line), c);
+  EXPECT_EQ(print_case(parse_case("ptrr cp=2 docs=4,8,4")).find("block="), std::string::npos);
+  expect_error("ptrr cp=2 docs=4,8,4 block=0", "block must be >= 1");
+  expect_error("ptrr cp=2 docs=4,8,4 block=x", "case key 'block'");
+}
+
 }  // namespace
 }  // namespace cplab::properties

@@ -69,6 +69,8 @@ TEST(LayoutParts, one_row_of_every_layout_agrees_through_every_layer) {
       sim::MicrobatchRows rows;
       rows.rows = 1;
       rows.caller_len = testsupport::caller_padded(d.name, cp, 13);  // as the caller pads it
+      const LayoutEntry& entry = layout_entry(d.name);
+      if (entry.fit_seq_len != nullptr) rows.caller_len = entry.fit_seq_len(spec, rows.caller_len);
       const Ints docs = {5, 3, 4};
       if (!d.bshd_rows) {
         rows.packed = true;

@@ -41,6 +41,9 @@ std::vector<std::pair<std::string, Case>> reductions(const Case& c) {
     } catch (const Error&) {
       return;
     }
+    // Nor is a length the layout refuses (ptrr: L/B blocks must divide over C).
+    const LayoutEntry& entry = layout_entry(s.spec.layout);
+    if (entry.fit_seq_len != nullptr && entry.fit_seq_len(s.spec, s.seq_len) != s.seq_len) return;
     out.emplace_back(std::move(what), std::move(s));
   };
   if (c.spec.microbatches > 1) {

@@ -1,5 +1,6 @@
 // `cplab layout` end to end: the JSON of SPEC §9's examples 1-6, and bad arguments exit 2 with one
 // line on stderr.
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "support.hpp"
@@ -149,6 +150,44 @@ TEST(CliLayout, BadArgumentsExit2WithOneLine) {
   for (const auto& [args, part] : cases) {
     expect_usage_error(run_cplab("layout " + args), {part}, args);
   }
+}
+
+// SPEC §9.11 through `cplab layout --layout ptrr --block-size B`: JSON, table, picture, refusal.
+TEST(CliLayout, Example11Ptrr) {
+  const auto out = layout_json("--layout ptrr --cp 2 --doc-lens 4,8,4 --block-size 1");
+  EXPECT_EQ(out["layout"], "ptrr");
+  EXPECT_EQ(out["padded_seq_len"], 16);
+  EXPECT_EQ(indices(out),
+            (std::vector<Ints>{{2, 3, 5, 6, 8, 11, 12, 13}, {0, 1, 4, 7, 9, 10, 14, 15}}));
+  EXPECT_EQ(out["ranks"][0]["causal_work"], 28);
+  EXPECT_EQ(out["ranks"][1]["causal_work"], 28);
+  const CliRun table = run_cplab("layout --layout ptrr --cp 2 --seq-len 13 --block-size 4");
+  ASSERT_EQ(table.status, 0) << table.err;
+  EXPECT_NE(table.out.find("ptrr cp=2 block_size=4: padded length 16"), std::string::npos)
+      << table.out;
+  EXPECT_NE(table.out.find("assigned"), std::string::npos) << table.out;
+  const std::string svg = ::testing::TempDir() + "ptrr_layout.svg";
+  const CliRun picture =
+      run_cplab("layout --layout ptrr --cp 2 --seq-len 16 --block-size 2 --svg " + svg);
+  EXPECT_EQ(picture.status, 0) << picture.err;
+  EXPECT_NE(picture.out.find("picture: " + svg), std::string::npos) << picture.out;
+  expect_usage_error(run_cplab("layout --layout ptrr --cp 2 --seq-len 10 --block-size 4"),
+                     {"ptrr: L=12 is 3 blocks of B=4, which do not divide over cp=2"});
+  expect_usage_error(run_cplab("layout --layout ptrr --cp 2 --seq-len 10 --block-size 0"),
+                     {"block size must be at least 1"});
+}
+
+TEST(CliLayout, EveryLayoutSideBySideIncludesPtrr) {
+  const CliRun run = run_cplab("layout --layout all --cp 2 --doc-lens 4,8,4 --block-size 1 --json");
+  ASSERT_EQ(run.status, 0) << run.err;
+  const auto out = nlohmann::json::parse(run.out);
+  std::map<std::string, nlohmann::json> by_name;
+  for (const auto& one : out["layouts"]) by_name[one["layout"].get<std::string>()] = one;
+  ASSERT_EQ(by_name.count("ptrr"), 1u) << run.out;
+  const nlohmann::json& ptrr = by_name.at("ptrr");
+  EXPECT_EQ(ptrr["spec"], "ptrr cp=2 block_size=1");
+  EXPECT_EQ(ptrr["causal_work"], (Ints{28, 28}));
+  EXPECT_EQ(ptrr["imbalance"], 1.0);
 }
 
 }  // namespace

@@ -28,11 +28,14 @@ TEST(SpecErrors, NameTheBadValue) {
 TEST(SpecErrors, BriefNamesTheOptionsThatDiffer) {
   LayoutSpec spec = make_spec("thd", 4);
   spec.chunk_size = 512;
+  spec.block_size = 128;
   EXPECT_EQ(spec_brief(spec), "thd cp=4");
   spec.microbatches = 2;
   spec.shard_primary = false;
   spec.pad_policy = PadPolicy::zero;
   EXPECT_EQ(spec_brief(spec), "thd cp=4 microbatches=2 shard_primary=false pad_policy=zero");
+  spec.block_size = 4;
+  EXPECT_NE(spec_brief(spec).find(" block_size=4"), std::string::npos);
 }
 
 TEST(BatchErrors, PrimaryKey) {

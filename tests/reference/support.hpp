@@ -26,6 +26,7 @@ inline LayoutSpec make_spec(const std::string& layout, std::int64_t cp) {
   spec.layout = layout;
   spec.cp = cp;
   spec.chunk_size = 4;
+  spec.block_size = 1;
   return spec;
 }
 

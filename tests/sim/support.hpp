@@ -134,6 +134,7 @@ inline LayoutSpec spec_for(const std::string& layout, std::int64_t cp,
   spec.cp = cp;
   spec.chunk_size = 3;
   spec.microbatches = microbatches;
+  spec.block_size = 1;  // ptrr: blocks of one slot, so that rows of S divisible by C are taken
   return spec;
 }
 

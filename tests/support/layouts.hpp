@@ -29,6 +29,14 @@ inline bool takes_rows(const std::string& layout, bool packed) {
   return packed ? d.packed_rows : d.bshd_rows;
 }
 
+// Whether a layout lays out a row of S = seq_len slots under spec (some refuse some lengths).
+inline bool takes_len(const LayoutSpec& spec, std::int64_t seq_len) {
+  const sim::LayoutDescriptor& d = sim::layout_descriptor(spec.layout);
+  if (spec.cp == 1 || d.takes_padded_len == nullptr) return true;
+  const std::int64_t unit = d.pad_unit(spec);
+  return d.takes_padded_len(spec, (seq_len + unit - 1) / unit * unit);
+}
+
 // Whether a layout re-lays documents at C (so the caller's own document padding is not kept).
 inline bool relays_documents(const std::string& layout, std::int64_t cp) {
   return cp > 1 && sim::layout_descriptor(layout).document_unit != nullptr;
