@@ -38,6 +38,11 @@ void check_spec(const LayoutSpec& spec) {
   CPLAB_CHECK(spec.microbatches >= 1 && spec.microbatches <= kMaxBatchSlots,
               "pipeline microbatches must be in [1, {}], got microbatches={}", kMaxBatchSlots,
               spec.microbatches);
+  CPLAB_CHECK(spec.ring_degree >= 1 && spec.ring_degree <= kMaxCp,
+              "usp ring degree R must be in [1, {}], got ring_degree={}", kMaxCp, spec.ring_degree);
+  CPLAB_CHECK(spec.block_size >= 1 && spec.block_size <= kMaxPadUnit,
+              "ptrr block size B must be in [1, {}], got block_size={}", kMaxPadUnit,
+              spec.block_size);
 }
 
 std::int64_t padded_len_bound(const LayoutSpec& spec, std::int64_t caller_len,
@@ -49,10 +54,10 @@ std::int64_t padded_len_bound(const LayoutSpec& spec, std::int64_t caller_len,
   CPLAB_CHECK(documents >= 0 && documents <= kMaxDocuments,
               "a packed row of {} documents is more than cplab's limit of {}", documents,
               kMaxDocuments);
-  // Every layout pads the row to a multiple of its unit D <= max(C·m, 2C, K·C); thd pads every
+  // Every layout pads the row to a multiple of its unit D <= max(C·m, 2C, K·C, B); thd pads every
   // document to 2C on top. All factors are bounded above, so nothing here overflows.
   const std::int64_t unit = std::max({spec.cp * spec.pad_multiple, 2 * spec.cp,
-                                      spec.chunk_size * spec.cp});
+                                      spec.chunk_size * spec.cp, spec.block_size});
   const std::int64_t bound = (caller_len + unit - 1) / unit * unit + documents * 2 * spec.cp;
   CPLAB_CHECK(bound <= kMaxPaddedLen,
               "{}: a row of S={} with {} documents may pad to {} slots, more than cplab's limit "
