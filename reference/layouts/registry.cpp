@@ -16,6 +16,7 @@ extern const LayoutInfo magi_layout;
 extern const LayoutInfo stripe_layout;
 extern const LayoutInfo thd_layout;
 extern const LayoutInfo usp_layout;
+extern const LayoutInfo llama3_varlen_layout;
 
 namespace {
 
@@ -46,6 +47,7 @@ const std::vector<LayoutInfo>& layouts() {
       stripe_layout,
       thd_layout,
       usp_layout,
+      llama3_varlen_layout,
   });
   return all;
 }
