@@ -61,6 +61,12 @@ struct LayoutDescriptor {
   // layout (usp: its two degrees) and of each rank (usp: its ring and Ulysses ranks).
   std::vector<NamedValue> (*layout_facts)(const LayoutSpec& spec) = nullptr;
   std::vector<NamedValue> (*rank_facts)(const LayoutSpec& spec, std::int64_t rank) = nullptr;
+  // Pads nothing (C > 1): a row's S must already be a multiple of pad_unit(spec), else an error
+  // (the padding is the caller's).
+  bool pads_nothing = false;
+  // Ranks attend through varlen segments (cu_seqlens_q, cu_seqlens_k and a slice of the gathered
+  // keys, PartitionRules::varlen_segments) instead of the document-causal mask over every key.
+  bool varlen_segments = false;
 };
 
 // Every registered layout, in name order; each was checked as it registered.

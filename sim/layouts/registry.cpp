@@ -17,6 +17,7 @@ extern const LayoutDescriptor magi_descriptor;
 extern const LayoutDescriptor stripe_descriptor;
 extern const LayoutDescriptor thd_descriptor;
 extern const LayoutDescriptor usp_descriptor;
+extern const LayoutDescriptor llama3_varlen_descriptor;
 
 namespace {
 
@@ -55,6 +56,7 @@ const std::vector<LayoutDescriptor>& layout_descriptors() {
       stripe_descriptor,
       thd_descriptor,
       usp_descriptor,
+      llama3_varlen_descriptor,
   });
   return all;
 }
