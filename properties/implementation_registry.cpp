@@ -46,7 +46,8 @@ std::vector<ImplementationInfo> all_entries() {
   std::vector<ImplementationInfo> found;
   for (auto&& list : {mutants::loss_mutants(), mutants::gather_mutants(), mutants::pad_mutants(),
                       mutants::partition_mutants(), mutants::rare_case_mutants(),
-                      mutants::ulysses_mutants(), mutants::usp_mutants()}) {
+                      mutants::ulysses_mutants(), mutants::usp_mutants(),
+                      mutants::varlen_mutants()}) {
     found.insert(found.end(), list.begin(), list.end());
   }
   std::sort(found.begin(), found.end(),

@@ -16,6 +16,7 @@ extern const LayoutEntry magi_entry;
 extern const LayoutEntry stripe_entry;
 extern const LayoutEntry thd_entry;
 extern const LayoutEntry usp_entry;
+extern const LayoutEntry llama3_varlen_entry;
 
 namespace {
 
@@ -39,6 +40,7 @@ std::vector<LayoutEntry> registered(std::vector<LayoutEntry> entries) {
     entry.packed_rows = entry.descriptor->packed_rows;
     entry.local_documents = entry.descriptor->local_documents;
     entry.pad_unit = entry.descriptor->pad_unit;
+    entry.pads_nothing = entry.descriptor->pads_nothing;
   }
   std::sort(entries.begin(), entries.end(),
             [](const auto& a, const auto& b) { return a.name < b.name; });
@@ -70,6 +72,7 @@ const std::vector<LayoutEntry>& layout_table() {
       stripe_entry,
       thd_entry,
       usp_entry,
+      llama3_varlen_entry,
   });
   return table;
 }

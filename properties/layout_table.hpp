@@ -52,6 +52,9 @@ struct LayoutEntry {
   void (*draw_options)(LayoutSpec& spec) = nullptr;
   std::vector<LayoutSpec> (*shrink_options)(const LayoutSpec& spec) = nullptr;
   std::vector<LayoutSpec> (*options_at_cp)(const LayoutSpec& spec, std::int64_t cp) = nullptr;
+  // Pads nothing (C > 1): every row it is given must already be a multiple of pad_unit(spec)
+  // (copied from the descriptor).
+  bool pads_nothing = false;
 };
 
 // Every layout, in the reference registry's order. Each entry was validated when it registered:

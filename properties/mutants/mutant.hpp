@@ -39,5 +39,6 @@ std::vector<ImplementationInfo> partition_mutants();
 std::vector<ImplementationInfo> rare_case_mutants();
 std::vector<ImplementationInfo> ulysses_mutants();
 std::vector<ImplementationInfo> usp_mutants();
+std::vector<ImplementationInfo> varlen_mutants();
 
 }  // namespace cplab::properties::mutants
