@@ -489,10 +489,10 @@ std::vector<Case> domain_shrinks(const Case& c, const std::vector<I>& allowed_cp
         out.insert(out.begin(), s);
       }
     }
-    // A smaller C that does not divide S takes the row padding up to its next multiple; any other
-    // shrink that leaves S off a multiple is not a case of this layout. A packed shrink that frees
-    // slots is tried with the row cut to the multiple that still holds its documents as well (the
-    // row cannot lose a slot at a time).
+    // A smaller C that does not divide S cuts the row to the multiple below it when that still
+    // holds the documents; any other shrink that leaves S off a multiple is not a case of this
+    // layout. A packed shrink that frees slots is also tried with the row cut to the multiple that
+    // still holds its documents (the row cannot lose one slot at a time).
     std::vector<Case> valid;
     for (Case& s : out) {
       const I need = s.spec.cp > 1 ? entry.pad_unit(s.spec) : 1;
@@ -503,8 +503,9 @@ std::vector<Case> domain_shrinks(const Case& c, const std::vector<I>& allowed_cp
       }
       if (s.seq_len % need == 0) {
         valid.push_back(std::move(s));
-      } else if (s.spec.cp < c.spec.cp && s.packed()) {
-        s.seq_len = ceil_to(s.seq_len, need);
+      } else if (s.spec.cp < c.spec.cp && s.packed() &&
+                 s.seq_len / need * need >= occupancy_of(s.docs)) {
+        s.seq_len = s.seq_len / need * need;
         valid.push_back(std::move(s));
       }
     }
