@@ -1,13 +1,14 @@
 // Invariants of every registered layout at several C (1, primes, powers of two) on BSHD rows and
 // packed rows: the construction against L from the layout's padding rule, its closed-form owner
 // of g (derived independently of the construction), valid tokens and a naive count.
+#include "tests/support/layouts.hpp"
+
 #include <algorithm>
 #include <random>
 
 #include "reference/work.hpp"
 #include "sim/layout_map.hpp"
 #include "support.hpp"
-#include "tests/support/layouts.hpp"
 
 namespace cplab::testing {
 namespace {
