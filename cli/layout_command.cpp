@@ -80,6 +80,11 @@ void add_row_fields(nlohmann::ordered_json& out, const LayoutSpec& spec, const R
     rank["valid_tokens"] = row.valid_tokens[r];
     rank["causal_work"] = work[r];
     add_facts(rank, rank_facts(spec, static_cast<std::int64_t>(r)));
+    if (!row.varlen.empty()) {  // layouts whose ranks attend through varlen segments
+      rank["cu_seqlens_q"] = row.varlen[r].cu_seqlens_q;
+      rank["cu_seqlens_k"] = row.varlen[r].cu_seqlens_k;
+      rank["k_slice"] = {row.varlen[r].k_begin, row.varlen[r].k_end};
+    }
     out["ranks"].push_back(std::move(rank));
   }
 }
@@ -138,6 +143,11 @@ void print_table(const LayoutSpec& spec, const RowPlan& row,
     if (!assigned.empty()) fmt::print("{}assigned   {}\n", indent, assigned[r]);
     const std::vector<sim::NamedValue> facts = rank_facts(spec, static_cast<std::int64_t>(r));
     if (!facts.empty()) fmt::print("{}{}\n", indent, facts_text(facts));
+    if (!row.varlen.empty()) {
+      fmt::print("{}cu_seqlens_q {}  cu_seqlens_k {}  k_slice [{}, {})\n", indent,
+                 row.varlen[r].cu_seqlens_q, row.varlen[r].cu_seqlens_k, row.varlen[r].k_begin,
+                 row.varlen[r].k_end);
+    }
   }
 }
 

@@ -149,6 +149,8 @@ def main():
     expect("9.12", llama3_varlen(cu, 4, 2, extend_keys=False), ([0, 3, 5], [0, 6, 13], (7, 20)))
     start, end = llama3_varlen(cu, 4, 2)[2]
     expect("9.12", list(range(start, end)), [7, 8, 9, 10, 11, 12, 13, 14])  # k_local_indices
+    expect("9.12", llama3_varlen([0, 5, 10, 12], 3, 1), ([0, 1, 4], [0, 5, 8], (0, 8)))
+    expect("9.12", llama3_varlen([0, 5, 10, 12], 3, 2), ([0, 2, 4], [0, 5, 7], (5, 12)))
 
     u = usp(16, 2, 2)
     expect("9.13", u, [[0, 1, 2, 3], [12, 13, 14, 15], [4, 5, 6, 7], [8, 9, 10, 11]])

@@ -36,8 +36,9 @@ std::vector<CpClass> drawable_cp_classes(const LayoutEntry& entry,
 std::vector<BatchKind> layout_kinds(const LayoutEntry& entry) {
   std::vector<BatchKind> kinds;
   if (entry.bshd_rows) kinds.push_back(BatchKind::bshd);
-  // A layout whose padding is the caller's never pads a row: it refuses one it would have to.
-  if (entry.bshd_rows && !entry.cp_off && entry.caller_pad_unit == nullptr)
+  // A layout whose padding is the caller's never pads a row: it refuses one it would have to; a
+  // layout that pads nothing takes no row it would pad.
+  if (entry.bshd_rows && !entry.cp_off && entry.caller_pad_unit == nullptr && !entry.pads_nothing)
     kinds.push_back(BatchKind::bshd_padded);
   if (entry.packed_rows) kinds.push_back(BatchKind::packed);
   return kinds;
@@ -140,8 +141,10 @@ std::map<std::string, std::int64_t> declared_combinations(
   for (const CoverageRule& rule : rules) {
     for (BatchKind kind : layout_kinds(entry)) {
       if (!rule_takes(rule, kind)) continue;
-      // What needs C > 1 needs the layout to pad; a layout whose padding is the caller's never does.
-      if (needs_cp_above_one(rule, kind) && entry.caller_pad_unit != nullptr) continue;
+      // What needs C > 1 needs the layout to pad something (at C = 1 it is the identity): a layout
+      // whose padding is the caller's, or that pads nothing, never gives it.
+      if (needs_cp_above_one(rule, kind) && (entry.caller_pad_unit != nullptr || entry.pads_nothing))
+        continue;
       std::vector<CpClass> cps;
       for (CpClass cp : classes) {
         if (!(needs_cp_above_one(rule, kind) && cp == CpClass::one)) cps.push_back(cp);

@@ -104,7 +104,8 @@ std::string cp_class(I cp) {
 
 void validate_gen_options(const GenOptions& options) {
   for (const I cp : options.cp) {
-    CPLAB_CHECK(cp >= 1 && cp <= 1024, "--cp {}: a CP size must be in [1, 1024] (one thread per rank)", cp);
+    CPLAB_CHECK(cp >= 1 && cp <= 1024,
+                "--cp {}: a CP size must be in [1, 1024] (one thread per rank)", cp);
   }
   CPLAB_CHECK(options.max_tokens >= 1, "--max-tokens {}: must be at least 1", options.max_tokens);
 }
@@ -321,14 +322,17 @@ rc::Gen<Case> gen_case(const LayoutEntry& entry, const GenOptions& options) {
                      : *gen::weightedOneOf<I>({{3, gen::just<I>(0)}, {1, gen::inRange<I>(1, 6)}});
       c.seq_len = std::max<I>(1, longest + row_padding);
       if (entry.fit_seq_len != nullptr) c.seq_len = entry.fit_seq_len(c.spec, c.seq_len);
+      // A layout that pads nothing takes only rows that are a multiple of its unit already.
+      if (entry.pads_nothing && c.spec.cp > 1)
+        c.seq_len = ceil_to(c.seq_len, entry.pad_unit(c.spec));
       // The caller pads every row to the longest: the rest goes to its last document.
       if (caller > 0) {
         for (auto& row : c.docs) row.back().extra += c.seq_len - occupancy(row);
       }
     } else {
       // Two rows or more per microbatch often: rows differ in every key (positions too).
-      c.rows =
-          c.spec.microbatches * *gen::weightedOneOf<I>({{2, gen::just<I>(1)}, {1, gen::just<I>(2)}});
+      c.rows = c.spec.microbatches *
+               *gen::weightedOneOf<I>({{2, gen::just<I>(1)}, {1, gen::just<I>(2)}});
       c.seq_len = *gen_bshd_len(entry, c.spec, options.max_tokens,
                                 want_bshd ? std::optional<BatchKind>(cell->kind) : std::nullopt);
       if (entry.fit_seq_len != nullptr) c.seq_len = entry.fit_seq_len(c.spec, c.seq_len);
@@ -610,6 +614,39 @@ std::vector<Case> domain_shrinks(const Case& c, const std::vector<I>& allowed_cp
   }
   // A layout whose padding is the caller's refuses the rest: keep only the rows it takes.
   std::erase_if(out, [&](const Case& s) { return !caller_padded(entry, s); });
+  if (entry.pads_nothing) {
+    // Rows it takes only: S a multiple of the unit (C > 1). A packed row shrinks to the multiple
+    // that still holds its documents.
+    if (c.packed() && unit > 1) {
+      const I fits = ceil_to(occupancy_of(c.docs), unit);
+      if (fits < c.seq_len) {
+        Case s = c;
+        s.seq_len = fits;
+        out.insert(out.begin(), s);
+      }
+    }
+    // A smaller C that does not divide S cuts the row to the multiple below it when that still
+    // holds the documents; any other shrink that leaves S off a multiple is not a case of this
+    // layout. A packed shrink that frees slots is also tried with the row cut to the multiple that
+    // still holds its documents (the row cannot lose one slot at a time).
+    std::vector<Case> valid;
+    for (Case& s : out) {
+      const I need = s.spec.cp > 1 ? entry.pad_unit(s.spec) : 1;
+      if (s.packed() && ceil_to(occupancy_of(s.docs), need) < s.seq_len) {
+        Case tight = s;
+        tight.seq_len = ceil_to(occupancy_of(s.docs), need);
+        valid.push_back(std::move(tight));
+      }
+      if (s.seq_len % need == 0) {
+        valid.push_back(std::move(s));
+      } else if (s.spec.cp < c.spec.cp && s.packed() &&
+                 s.seq_len / need * need >= occupancy_of(s.docs)) {
+        s.seq_len = s.seq_len / need * need;
+        valid.push_back(std::move(s));
+      }
+    }
+    out = std::move(valid);
+  }
   return out;
 }
 

@@ -76,6 +76,7 @@ ShardLayout reference_layout(const ShardPlan& microbatch, std::int64_t rank) {
     out.valid_tokens.push_back(row.valid_tokens[static_cast<std::size_t>(rank)]);
     out.cu_seqlens_padded.push_back(row.cu_seqlens_padded);
     out.map.push_back(row.map);
+    if (!row.varlen.empty()) out.varlen.push_back(row.varlen[static_cast<std::size_t>(rank)]);
   }
   return out;
 }

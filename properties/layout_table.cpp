@@ -18,6 +18,7 @@ extern const LayoutEntry thd_entry;
 extern const LayoutEntry usp_entry;
 extern const LayoutEntry per_doc_head_tail_entry;
 extern const LayoutEntry ptrr_entry;
+extern const LayoutEntry llama3_varlen_entry;
 
 namespace {
 
@@ -46,6 +47,7 @@ std::vector<LayoutEntry> registered(std::vector<LayoutEntry> entries) {
                 "(local_document_valid)",
                 entry.name);
     entry.caller_pad_unit = entry.descriptor->caller_pad_unit;
+    entry.pads_nothing = entry.descriptor->pads_nothing;
   }
   std::sort(entries.begin(), entries.end(),
             [](const auto& a, const auto& b) { return a.name < b.name; });
@@ -79,6 +81,7 @@ const std::vector<LayoutEntry>& layout_table() {
       usp_entry,
       per_doc_head_tail_entry,
       ptrr_entry,
+      llama3_varlen_entry,
   });
   return table;
 }

@@ -70,6 +70,9 @@ struct LayoutEntry {
   // padding it adds unchanged where it can (nullptr: every length); generators and shrinks move S
   // onto it, so that no case is one the layout refuses.
   std::int64_t (*fit_seq_len)(const LayoutSpec& spec, std::int64_t seq_len) = nullptr;
+  // Pads nothing (C > 1): every row it is given must already be a multiple of pad_unit(spec)
+  // (copied from the descriptor).
+  bool pads_nothing = false;
 };
 
 // Every layout, in the reference registry's order. Each entry was validated when it registered:

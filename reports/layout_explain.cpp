@@ -180,6 +180,12 @@ std::string rank_details_text(const LayoutStory& s) {
                        fetched.empty() ? "none" : fmt::format("{}", fmt::join(fetched, "; ")));
     out += fmt::format("  no target: {} document ends, {} IGNORE labels, {} pads\n",
                        rank.document_ends, rank.ignored, rank.pad_targets);
+    if (r < s.row.varlen.size()) {  // a layout whose ranks attend through varlen segments
+      const VarlenSegments& v = s.row.varlen[r];
+      out += fmt::format(
+          "  attends through cu_seqlens_q [{}], cu_seqlens_k [{}], key slice [{}, {})\n",
+          fmt::join(v.cu_seqlens_q, ","), fmt::join(v.cu_seqlens_k, ","), v.k_begin, v.k_end);
+    }
     if (!rank.bytes.empty()) {
       std::vector<std::string> parts;
       for (const auto& [verb, n] : rank.bytes) parts.push_back(fmt::format("{} {}", verb, n));

@@ -71,6 +71,12 @@ struct LayoutDescriptor {
   // Whether a row padded to L = ceil_to(S, pad_unit(spec)) can be laid out at C > 1 (the layout
   // refuses it otherwise, with an error); nullptr: every L. Suites ask before trying a row.
   bool (*takes_padded_len)(const LayoutSpec& spec, std::int64_t padded_len) = nullptr;
+  // Pads nothing (C > 1): a row's S must already be a multiple of pad_unit(spec), else an error
+  // (the padding is the caller's).
+  bool pads_nothing = false;
+  // Ranks attend through varlen segments (cu_seqlens_q, cu_seqlens_k and a slice of the gathered
+  // keys, PartitionRules::varlen_segments) instead of the document-causal mask over every key.
+  bool varlen_segments = false;
 };
 
 // Whether `layout` pads and maps rows of `spec` (C > 1, or C = 1 where partitions_at_cp1 asks),

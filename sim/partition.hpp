@@ -105,6 +105,13 @@ class PartitionRules {
   // the model's document-causal mask (each document's real tokens in a packed row; [0, S) for a
   // BSHD row, one causal document).
   virtual std::vector<SlotSpan> balance_documents(const RowStream& stream) const;
+  // What ranks attend through (layouts with varlen segments): rank `rank`'s cu_seqlens_q,
+  // cu_seqlens_k and key slice of a stream of contiguous ranks, from the stream's document bounds
+  // (row padding after the last document is one more segment), as
+  // llama3_flash_attn_prepare_cu_seqlens defines them for causal attention.
+  virtual VarlenSegments varlen_segments(const std::vector<std::int64_t>& doc_bounds,
+                                         std::int64_t padded_len, std::int64_t cp,
+                                         std::int64_t rank) const;
 };
 
 // The standard rules of SPEC §3.

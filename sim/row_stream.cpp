@@ -101,6 +101,10 @@ RowStream row_stream(const LayoutSpec& spec, const MicrobatchRows& rows,
     return stream;
   }
   const std::int64_t pad_unit = layout.pad_unit(spec);
+  CPLAB_CHECK(!layout.pads_nothing || len % pad_unit == 0,
+              "{} pads nothing: the row length S={} must be a multiple of {} (C={}; the padding is "
+              "the caller's)",
+              layout.name, len, pad_unit, cp);
   if (rows.packed && layout.document_unit != nullptr) {
     relaid_documents(stream, rows, layout.document_unit(spec), pad_unit, rules);
   } else {

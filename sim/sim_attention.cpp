@@ -1,12 +1,15 @@
 // Attention equivalence (SPEC §7) on one rank: local queries, keys and values of every rank
 // gathered with gather_tokens, a document-causal mask from the gathered global slots and document
-// ids, and the backward with dK/dV carried back to their owners by gather_tokens_backward.
+// ids, and the backward with dK/dV carried back to their owners by gather_tokens_backward. A layout
+// whose ranks attend through varlen segments sees, instead, the keys its segments give each query
+// (sim/varlen_windows.hpp), the segments prepared on this rank from the row's document bounds.
 #include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
 
 #include "reference/types/error.hpp"
 #include "sim/sim_implementation.hpp"
+#include "sim/varlen_windows.hpp"
 
 namespace cplab::sim {
 namespace {
@@ -57,7 +60,18 @@ AttentionOutput SimImplementation::attention(Comm& comm, const ShardLayout& layo
                       .grad_q = Tensor(DType::f32, q.shape()),
                       .grad_k = Tensor(DType::f32, q.shape()),
                       .grad_v = Tensor(DType::f32, q.shape())};
+  const bool segmented = layout_descriptor(layout.layout).varlen_segments;
   for (std::int64_t b = 0; b < rows; ++b) {
+    std::vector<KeyWindow> windows;
+    if (segmented) {
+      CPLAB_CHECK(static_cast<std::int64_t>(layout.cu_seqlens_padded.size()) == rows,
+                  "attention: {} attends through varlen segments, but the layout records no "
+                  "document bounds for row {}",
+                  layout.layout, b);
+      windows = query_key_windows(
+          varlen_segments(layout.cu_seqlens_padded[b], layout.padded_len, layout.cp, layout.rank),
+          len, layout.padded_len);
+    }
     // What every key is: its global slot, document and whether it is real, gathered with it.
     Tensor facts(DType::i64, {len, 3});
     auto mine = facts.data<std::int64_t>();
@@ -82,6 +96,10 @@ AttentionOutput SimImplementation::attention(Comm& comm, const ShardLayout& layo
     for (Eigen::Index i = 0; i < scores.rows(); ++i) {
       if (!layout.real[b][i]) continue;  // a pad query sees nothing: output 0, no gradient
       auto visible = [&](Eigen::Index j) {
+        if (segmented) {
+          const KeyWindow& w = windows[static_cast<std::size_t>(i)];
+          return keys[3 * j + 2] != 0 && keys[3 * j] >= w.begin && keys[3 * j] < w.end;
+        }
         return keys[3 * j + 2] != 0 && keys[3 * j + 1] == layout.doc_ids[b][i] &&
                keys[3 * j] <= layout.index[b][i];
       };

@@ -8,6 +8,8 @@
 #include "gpu/kernels/attention_doc_causal.hpp"
 #include "gpu/kernels/index_map.hpp"
 #include "reference/types/error.hpp"
+#include "sim/partition.hpp"
+#include "sim/varlen_windows.hpp"
 
 namespace cplab::gpu {
 namespace {
@@ -16,6 +18,27 @@ template <typename T>
 std::vector<T> flatten(const std::vector<std::vector<T>>& rows) {
   std::vector<T> flat;
   for (const auto& row : rows) flat.insert(flat.end(), row.begin(), row.end());
+  return flat;
+}
+
+// [B, ℓ, 2] key windows of a layout whose ranks attend through varlen segments (prepared on this
+// rank from each row's document bounds, as the twin prepares them); empty for the others.
+std::vector<std::int64_t> key_windows(const ShardLayout& layout) {
+  std::vector<std::int64_t> flat;
+  if (!sim::layout_descriptor(layout.layout).varlen_segments) return flat;
+  CPLAB_CHECK(static_cast<std::int64_t>(layout.cu_seqlens_padded.size()) == layout.rows,
+              "gpu attention: {} attends through varlen segments, but the layout records no "
+              "document bounds for its rows",
+              layout.layout);
+  for (std::int64_t b = 0; b < layout.rows; ++b) {
+    const VarlenSegments segments = sim::standard_rules().varlen_segments(
+        layout.cu_seqlens_padded[b], layout.padded_len, layout.cp, layout.rank);
+    for (const sim::KeyWindow& w :
+         sim::query_key_windows(segments, layout.local_len(), layout.padded_len)) {
+      flat.push_back(w.begin);
+      flat.push_back(w.end);
+    }
+  }
   return flat;
 }
 
@@ -55,6 +78,9 @@ AttentionOutput GpuImplementation::attention(Comm& comm, const ShardLayout& layo
   ctx.all_gather(real.get(), real_all.get(), tokens, DType::u8);
   DeviceBuffer key_slot(static_cast<std::size_t>(cp * len) * sizeof(std::int64_t));
   index_map(device_layout.device_map(), 0, cp, key_slot.as<std::int64_t>(), s);
+  const std::vector<std::int64_t> windows = key_windows(layout);
+  const DeviceBuffer key_window = windows.empty() ? DeviceBuffer() : upload_vector(windows, s);
+  const std::int64_t* windows_on_device = windows.empty() ? nullptr : key_window.as<std::int64_t>();
 
   const DocCausalAttention a{.rows = rows,
                              .local = len,
@@ -68,7 +94,8 @@ AttentionOutput GpuImplementation::attention(Comm& comm, const ShardLayout& layo
                              .query_real = real.as<std::uint8_t>(),
                              .key_slot = key_slot.as<std::int64_t>(),
                              .key_doc = docs_all.as<std::int32_t>(),
-                             .key_real = real_all.as<std::uint8_t>()};
+                             .key_real = real_all.as<std::uint8_t>(),
+                             .key_window = windows_on_device};
   DeviceBuffer out(local_bytes), lse(tokens * sizeof(float));
   attention_forward(a, out.as<float>(), lse.as<float>(), s);
 

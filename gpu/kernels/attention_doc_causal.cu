@@ -22,6 +22,10 @@ __device__ __forceinline__ std::int64_t key_token(const DocCausalAttention& a, s
 __device__ __forceinline__ bool visible(const DocCausalAttention& a, std::int64_t b, std::int64_t i,
                                         std::int64_t j) {
   const std::int64_t key = key_token(a, b, j);
+  if (a.key_window != nullptr) {
+    const std::int64_t* w = a.key_window + 2 * (b * a.local + i);
+    return a.key_real[key] != 0 && a.key_slot[j] >= w[0] && a.key_slot[j] < w[1];
+  }
   return a.key_real[key] != 0 && a.key_doc[key] == a.query_doc[b * a.local + i] &&
          a.key_slot[j] <= a.query_slot[i];
 }

@@ -22,6 +22,10 @@ struct DocCausalAttention {
   const std::int64_t* key_slot = nullptr;  // [C·ℓ] global slot of gathered key j (rank-major)
   const std::int32_t* key_doc = nullptr;   // [C][B][ℓ]
   const std::uint8_t* key_real = nullptr;  // [C][B][ℓ]
+  // Optional, for layouts whose ranks attend through varlen segments: [B, ℓ, 2], the global slots
+  // [begin, end) of the keys each local query may see (real ones only), replacing the
+  // document-causal mask. Null: the document-causal mask.
+  const std::int64_t* key_window = nullptr;
 };
 
 // out [B, ℓ, D] (0 for a query that sees nothing) and lse [B, ℓ] (-inf there).

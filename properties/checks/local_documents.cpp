@@ -58,6 +58,23 @@ std::string local_documents_mismatch(const Case& c, const LayoutEntry& entry, co
   return {};
 }
 
+// Layouts whose ranks attend through varlen segments: the rank's cu_seqlens_q, cu_seqlens_k and
+// key slice against the ones the reference built document by document (SPEC §10.3).
+std::string varlen_mismatch(const VarlenSegments& want, const ShardLayout& layout, std::size_t b,
+                            const std::string& at) {
+  if (b >= layout.varlen.size())
+    return fmt::format("{}: the rank recorded no varlen segments (cu_seqlens_q/k, key slice)", at);
+  const VarlenSegments& got = layout.varlen[b];
+  std::string bad = vector_mismatch(at + ": cu_seqlens_q", want.cu_seqlens_q, got.cu_seqlens_q);
+  if (bad.empty())
+    bad = vector_mismatch(at + ": cu_seqlens_k", want.cu_seqlens_k, got.cu_seqlens_k);
+  if (bad.empty() && (got.k_begin != want.k_begin || got.k_end != want.k_end)) {
+    bad = fmt::format("{}: key slice [{}, {}), the reference's [{}, {})", at, got.k_begin,
+                      got.k_end, want.k_begin, want.k_end);
+  }
+  return bad;
+}
+
 std::string check_local_documents(const Case& c, Implementation& impl, CheckNotes& notes) {
   const Subject subject(c);
   const auto shards = shard_on_ranks(impl, c.spec, subject.batch);
@@ -90,6 +107,11 @@ std::string check_local_documents(const Case& c, Implementation& impl, CheckNote
         }
         total_valid += held;
         const bool has_local_docs = entry.local_documents && row.packed;
+        if (!row.varlen.empty()) {
+          const std::string bad =
+              varlen_mismatch(row.varlen[static_cast<std::size_t>(r)], layout, b, at);
+          if (!bad.empty()) return failure_prefix(c) + bad;
+        }
         if (has_local_docs) {
           const std::string bad = local_documents_mismatch(c, entry, row, layout, b, r, at);
           if (!bad.empty()) return failure_prefix(c) + bad;

@@ -48,5 +48,6 @@ std::vector<ImplementationInfo> ulysses_mutants();
 std::vector<ImplementationInfo> usp_mutants();
 std::vector<ImplementationInfo> per_doc_mutants();
 std::vector<ImplementationInfo> ptrr_mutants();
+std::vector<ImplementationInfo> varlen_mutants();
 
 }  // namespace cplab::properties::mutants

@@ -18,6 +18,7 @@ extern const LayoutInfo thd_layout;
 extern const LayoutInfo usp_layout;
 extern const LayoutInfo per_doc_head_tail_layout;
 extern const LayoutInfo ptrr_layout;
+extern const LayoutInfo llama3_varlen_layout;
 
 namespace {
 
@@ -50,6 +51,7 @@ const std::vector<LayoutInfo>& layouts() {
       usp_layout,
       per_doc_head_tail_layout,
       ptrr_layout,
+      llama3_varlen_layout,
   });
   return all;
 }

@@ -8,6 +8,7 @@
 #include "reference/types/layout_spec.hpp"
 #include "reference/types/map_params.hpp"
 #include "reference/types/tensor.hpp"
+#include "reference/types/varlen_segments.hpp"
 
 namespace cplab {
 
@@ -41,6 +42,10 @@ struct ShardLayout {
   // same way without the LayoutSpec.
   PadPolicy pad_policy = PadPolicy::spec;
   std::int64_t pad_token_id = 0;
+
+  // Per row: this rank's varlen attention segments, for layouts whose ranks attend through them
+  // (LayoutDescriptor::varlen_segments); empty otherwise.
+  std::vector<VarlenSegments> varlen;
 
   std::int64_t local_len() const { return cp > 0 ? padded_len / cp : 0; }
 };

@@ -5,6 +5,7 @@
 
 #include "reference/types/layout_spec.hpp"
 #include "reference/types/map_params.hpp"
+#include "reference/types/varlen_segments.hpp"
 
 namespace cplab {
 
@@ -32,6 +33,9 @@ struct RowPlan {
   // the cost of every unit it balanced (its own file says what a unit is).
   MapParams map;
   std::vector<std::int64_t> map_costs;
+  // [C]: each rank's varlen attention segments, for a layout whose ranks attend through them
+  // (its own reference file builds them); empty otherwise.
+  std::vector<VarlenSegments> varlen;
 
   std::int64_t local_len() const { return cp > 0 ? padded_len / cp : 0; }
 };

@@ -19,6 +19,7 @@ extern const LayoutDescriptor thd_descriptor;
 extern const LayoutDescriptor usp_descriptor;
 extern const LayoutDescriptor per_doc_head_tail_descriptor;
 extern const LayoutDescriptor ptrr_descriptor;
+extern const LayoutDescriptor llama3_varlen_descriptor;
 
 namespace {
 
@@ -59,6 +60,7 @@ const std::vector<LayoutDescriptor>& layout_descriptors() {
       usp_descriptor,
       per_doc_head_tail_descriptor,
       ptrr_descriptor,
+      llama3_varlen_descriptor,
   });
   return all;
 }

@@ -25,13 +25,18 @@ std::vector<GatherCase> gather_cases() {
       return testsupport::caller_padded(layout, cp, len);
     };
     const LayoutSpec spec = make_spec(layout, cp);
-    if (testsupport::takes_rows(layout, false) && testsupport::takes_len(spec, slots(13)))
+    const auto takes = [&](std::int64_t len) {
+      return testsupport::takes_len(spec, len) && testsupport::takes_length(layout, cp, len);
+    };
+    if (testsupport::takes_rows(layout, false) && takes(slots(13)))
       cases.push_back({layout, cp, bshd_batch(2, slots(13))});
     if (testsupport::takes_rows(layout, true)) {
       const Ints padded{slots(6), slots(1), slots(3), slots(2)};
       const std::int64_t seq = testsupport::caller_pad_unit(layout, cp) == 0 ? 14 : sum(padded);
-      if (testsupport::takes_len(spec, seq))
-        cases.push_back({layout, cp, packed_batch({{5, 0, 3, 2}}, seq, {padded})});
+      if (takes(seq)) cases.push_back({layout, cp, packed_batch({{5, 0, 3, 2}}, seq, {padded})});
+      // A layout that pads nothing is tried on a packed row of 30 slots (every C here divides it).
+      if (!testsupport::takes_length(layout, cp, 14) && takes(30))
+        cases.push_back({layout, cp, packed_batch({{5, 0, 3, 2}}, 30, {{6, 1, 3, 2}})});
     }
   }
   return cases;

@@ -68,7 +68,8 @@ TEST(Microbatches, PackedRowsArePartitionedOnTheirOwn) {
 
 TEST(ShardPrimary, LaterShardingGivesWhatShardingNowGives) {
   for (const auto& [layout, cp] : testsupport::layouts_at({3})) {
-    if (!testsupport::takes_rows(layout, true)) continue;
+    if (!testsupport::takes_rows(layout, true) || !testsupport::takes_length(layout, 3, 11))
+      continue;
     SCOPED_TRACE(layout);
     LayoutSpec spec = make_spec(layout, 3);
     if (!testsupport::takes_len(spec, 11)) continue;

@@ -77,4 +77,14 @@ inline bool caller_padding_fits(const std::string& layout, std::int64_t cp, cons
   return true;
 }
 
+// Whether a layout takes a row of this length at C: one that pads nothing (LayoutDescriptor::
+// pads_nothing) takes only multiples of its pad unit (the others pad any row).
+inline bool takes_length(const std::string& layout, std::int64_t cp, std::int64_t len) {
+  const sim::LayoutDescriptor& d = sim::layout_descriptor(layout);
+  LayoutSpec spec;
+  spec.layout = layout;
+  spec.cp = cp;
+  return !d.pads_nothing || cp == 1 || len % d.pad_unit(spec) == 0;
+}
+
 }  // namespace cplab::testsupport
