@@ -12,7 +12,6 @@
 #include <set>
 
 #include "reference/layouts/magi_chunk_size.hpp"
-#include "properties/layout_table.hpp"
 #include "reference/types/error.hpp"
 #include "reference/types/limits.hpp"
 
@@ -217,13 +216,6 @@ void validate_case(const Case& c) {
                   "case: packed row {} needs {} slots, more than S={}", b, row_occupancy(c.docs[b]),
                   c.seq_len);
     }
-  }
-  const std::vector<std::string> known = layout_table_names();
-  if (s.cp > 1 && std::find(known.begin(), known.end(), s.layout) != known.end()) {
-    const LayoutEntry& entry = layout_entry(s.layout);
-    CPLAB_CHECK(!entry.pads_nothing || c.seq_len % entry.pad_unit(s) == 0,
-                "case: {} pads nothing, so S={} must be a multiple of {} at cp={}", s.layout,
-                c.seq_len, entry.pad_unit(s), s.cp);
   }
 }
 

@@ -47,7 +47,6 @@ std::vector<ImplementationInfo> all_entries() {
   for (auto&& list : {mutants::loss_mutants(), mutants::gather_mutants(), mutants::pad_mutants(),
                       mutants::partition_mutants(), mutants::rare_case_mutants(),
                       mutants::ulysses_mutants(), mutants::usp_mutants(),
-                      mutants::ulysses_mutants(), mutants::usp_mutants(),
                       mutants::per_doc_mutants(), mutants::ptrr_mutants(),
                       mutants::varlen_mutants()}) {
     found.insert(found.end(), list.begin(), list.end());
