@@ -47,6 +47,8 @@ std::vector<SlotSpan> PartitionRules::balance_documents(const RowStream& stream)
   for (std::size_t i = 0; i < stream.doc_real.size(); ++i)
     spans.push_back({stream.doc_bounds[i], stream.doc_bounds[i] + stream.doc_real[i]});
   return spans;
+}
+
 VarlenSegments PartitionRules::varlen_segments(const std::vector<std::int64_t>& doc_bounds,
                                                std::int64_t padded_len, std::int64_t cp,
                                                std::int64_t rank) const {
