@@ -4,7 +4,6 @@
 #include <cstdint>
 #include <string>
 
-
 namespace cplab::cli {
 
 // "0" to "18446744073709551615"; anything else is a cplab::Error naming the option.

@@ -29,8 +29,8 @@ void check_context(const nlohmann::json& context, const std::string& path) {
   if (!context.contains("cplab")) return;
   const nlohmann::json& cplab = context["cplab"];
   CPLAB_CHECK(cplab.is_object(), "{}: context.cplab is not an object", path);
-  for (const char* key : {"commit", "subject", "compiler", "build_type", "flags", "cpu", "gpu",
-                          "cuda"}) {
+  for (const char* key :
+       {"commit", "subject", "compiler", "build_type", "flags", "cpu", "gpu", "cuda"}) {
     CPLAB_CHECK(!cplab.contains(key) || cplab[key].is_string(),
                 "{}: context.cplab.{} is not a string", path, key);
   }

@@ -3,7 +3,6 @@
 // the function that runs it (exit status). Errors are thrown as cplab::Error; main() prints them
 // as one line and exits with the status cli/errors.hpp defines.
 #include <CLI/CLI.hpp>
-
 #include <functional>
 
 #include "cli/errors.hpp"

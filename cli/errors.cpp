@@ -98,15 +98,15 @@ int report_exception(std::exception_ptr error, bool verbose) {
       print_line("out of resources", fmt::format("the system refused a thread: {}", e.what()));
       return kUsageError;
     }
-    print_line("internal error",
-               fmt::format("{} (a bug of cplab: please report it with the command line)",
-                           e.what()));
+    print_line(
+        "internal error",
+        fmt::format("{} (a bug of cplab: please report it with the command line)", e.what()));
     if (verbose) std::fprintf(stderr, "exception type: %s\n", typeid(e).name());
     return kInternalError;
   } catch (const std::exception& e) {
-    print_line("internal error",
-               fmt::format("{} (a bug of cplab: please report it with the command line)",
-                           e.what()));
+    print_line(
+        "internal error",
+        fmt::format("{} (a bug of cplab: please report it with the command line)", e.what()));
     if (verbose) std::fprintf(stderr, "exception type: %s\n", typeid(e).name());
     return kInternalError;
   } catch (...) {

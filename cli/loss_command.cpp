@@ -13,12 +13,12 @@
 #include <vector>
 
 #include "cli/command.hpp"
+#include "cli/layout_source.hpp"
 #include "cli/npy.hpp"
+#include "properties/implementation_registry.hpp"
 #include "reference/loss.hpp"
 #include "reference/plan.hpp"
 #include "reference/types/error.hpp"
-#include "cli/layout_source.hpp"
-#include "properties/implementation_registry.hpp"
 #include "sim/thread_comm.hpp"
 
 namespace cplab::cli {
@@ -131,8 +131,8 @@ int run_loss(LossOptions options) {
                               global[(static_cast<std::int64_t>(b) * len + g) * vocab + v];
           const double got = grad[(static_cast<std::int64_t>(b) * local_len + k) * vocab + v];
           // NaN-aware: a non-finite gradient is an infinite error, never a match.
-          const double error = std::isfinite(got) ? std::abs(got - want)
-                                                  : std::numeric_limits<double>::infinity();
+          const double error =
+              std::isfinite(got) ? std::abs(got - want) : std::numeric_limits<double>::infinity();
           mine.grad_error = std::max(mine.grad_error, error);
         }
       }

@@ -110,8 +110,7 @@ Tensor read(const std::string& path) {
   const std::size_t lead_len = static_cast<std::size_t>(std::min<std::uint64_t>(file_bytes, 12));
   in.read(lead, static_cast<std::streamsize>(lead_len));
   CPLAB_CHECK(lead_len >= kMagicLen + 4 && std::memcmp(lead, kMagic, kMagicLen) == 0,
-              "{}: not a .npy file (no \\x93NUMPY magic at its start; {} bytes)", path,
-              file_bytes);
+              "{}: not a .npy file (no \\x93NUMPY magic at its start; {} bytes)", path, file_bytes);
   const auto major = static_cast<unsigned char>(lead[6]);
   CPLAB_CHECK(major >= 1 && major <= 3,
               "{}: .npy format version {}.{} is not supported (1.0 to 3.0)", path, major,
@@ -122,11 +121,11 @@ Tensor read(const std::string& path) {
   for (std::size_t i = 0; i < len_bytes; ++i)
     header_len |= static_cast<std::uint64_t>(static_cast<unsigned char>(lead[8 + i])) << (8 * i);
   const std::uint64_t data_start = 8 + len_bytes + header_len;
-  CPLAB_CHECK(file_bytes >= data_start, "{}: .npy header claims {} bytes but the file has {}",
-              path, header_len, file_bytes);
+  CPLAB_CHECK(file_bytes >= data_start, "{}: .npy header claims {} bytes but the file has {}", path,
+              header_len, file_bytes);
   CPLAB_CHECK(header_len <= kMaxHeaderBytes,
-              "{}: .npy header of {} bytes is longer than cplab reads ({} bytes)", path,
-              header_len, kMaxHeaderBytes);
+              "{}: .npy header of {} bytes is longer than cplab reads ({} bytes)", path, header_len,
+              kMaxHeaderBytes);
   std::string header(static_cast<std::size_t>(header_len), '\0');
   in.seekg(static_cast<std::streamoff>(8 + len_bytes));
   in.read(header.data(), static_cast<std::streamsize>(header_len));
@@ -154,8 +153,7 @@ Tensor read(const std::string& path) {
   std::vector<char> bytes(static_cast<std::size_t>(held));
   in.seekg(static_cast<std::streamoff>(data_start));
   in.read(bytes.data(), static_cast<std::streamsize>(held));
-  CPLAB_CHECK(in.good() || held == 0, "{}: the .npy data could not be read ({} bytes)", path,
-              held);
+  CPLAB_CHECK(in.good() || held == 0, "{}: the .npy data could not be read ({} bytes)", path, held);
   Tensor out(descr.dtype, shape);
   const char* data = bytes.data();
   if (descr.file_bytes == 8 && descr.dtype == DType::f32) {  // f64 narrowed to f32

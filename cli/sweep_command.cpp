@@ -53,10 +53,12 @@ int finish(const properties::SweepReport& report, const std::string& out,
   const auto files = reports::write_all(report, out);
   fmt::print(
       "\n{}: {} jobs, {} passed, {} failed, {} skipped; {} cases in {:.1f} s ({:.1f} cases/s)\n",
-      !report.ok() ? "RED" : report.complete ? "green" : "INCOMPLETE", report.results.size(),
-      report.count(properties::JobStatus::passed), report.count(properties::JobStatus::failed),
-      report.count(properties::JobStatus::skipped), report.total_cases(), report.seconds,
-      report.cases_per_second());
+      !report.ok()      ? "RED"
+      : report.complete ? "green"
+                        : "INCOMPLETE",
+      report.results.size(), report.count(properties::JobStatus::passed),
+      report.count(properties::JobStatus::failed), report.count(properties::JobStatus::skipped),
+      report.total_cases(), report.seconds, report.cases_per_second());
   std::map<std::string, std::string> skip_reasons;  // one line per reason, not per job
   for (const properties::JobResult& r : report.results) {
     if (r.status == properties::JobStatus::skipped)
@@ -176,11 +178,11 @@ int run_sweep_command(SweepArgs& args) {
     reports::write_all(so_far, args.out);
   };
   const properties::SweepReport report =
-      processes.distribute ? run_distributed_sweep(options, processes, progress)
+      processes.distribute         ? run_distributed_sweep(options, processes, progress)
       : processes.writes_reports() ? properties::run_sweep(options, progress, checkpoint)
                                    : properties::run_sweep(options, progress);
-  const int status = processes.writes_reports() ? finish(report, args.out, &options)
-                                                : (report.ok() ? 0 : 1);
+  const int status =
+      processes.writes_reports() ? finish(report, args.out, &options) : (report.ok() ? 0 : 1);
   if (const int sig = properties::sweep_stop_signal(); sig != 0) {
     if (processes.writes_reports()) {
       std::fprintf(stderr,
@@ -201,8 +203,9 @@ Command add_sweep_command(CLI::App& app) {
       "sweep", "Run every property for every layout and implementation on random cases");
   sub->add_option("--cases", args->sweep.cases, "Cases per property × layout × implementation")
       ->check(CLI::Range(std::int64_t{1}, limits::kMaxCasesPerJob));
-  args->seed_option = sub->add_option("--seed", args->seed_text,
-                  "Sweep seed (default: RC_PARAMS' seed, else random; always printed)");
+  args->seed_option =
+      sub->add_option("--seed", args->seed_text,
+                      "Sweep seed (default: RC_PARAMS' seed, else random; always printed)");
   sub->add_option("--layouts", args->sweep.layouts, "Layouts (default all)")->delimiter(',');
   sub->add_option("--cp", args->sweep.cps,
                   "C values to draw from (default 1..64, weighted to small)")

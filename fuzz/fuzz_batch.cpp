@@ -23,7 +23,9 @@ struct Reader {
     for (int i = 0; i < 8; ++i) v |= std::uint64_t{at < size ? data[at++] : 0u} << (8 * i);
     return static_cast<std::int64_t>(v);
   }
-  std::int64_t small(std::int64_t mod) { return static_cast<std::int64_t>(next() & 0x7fffffff) % mod; }
+  std::int64_t small(std::int64_t mod) {
+    return static_cast<std::int64_t>(next() & 0x7fffffff) % mod;
+  }
 };
 
 }  // namespace

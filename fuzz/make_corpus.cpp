@@ -36,8 +36,8 @@ cplab::properties::SweepReport shard_report(std::int64_t index) {
   r.property = "shard_then_gather_is_identity";
   r.layout = "thd";
   r.impl = "sim";
-  r.status = index == 0 ? cplab::properties::JobStatus::passed
-                        : cplab::properties::JobStatus::failed;
+  r.status =
+      index == 0 ? cplab::properties::JobStatus::passed : cplab::properties::JobStatus::failed;
   r.cases = 10;
   r.passed = index == 0 ? 10 : 9;
   r.failed = index == 0 ? 0 : 1;
@@ -64,9 +64,14 @@ int main(int argc, char** argv) {
   const fs::path npy_dir = out / "npy";
   fs::create_directories(npy_dir);
   using cplab::DType;
-  for (const auto& [dtype, shape] : std::vector<std::pair<DType, cplab::Shape>>{
-           {DType::f32, {2, 3, 4}}, {DType::f16, {5}}, {DType::i64, {1, 6}},
-           {DType::i32, {3, 2}}, {DType::u8, {4}}, {DType::b8, {2, 2}}, {DType::f32, {0}}}) {
+  for (const auto& [dtype, shape] :
+       std::vector<std::pair<DType, cplab::Shape>>{{DType::f32, {2, 3, 4}},
+                                                   {DType::f16, {5}},
+                                                   {DType::i64, {1, 6}},
+                                                   {DType::i32, {3, 2}},
+                                                   {DType::u8, {4}},
+                                                   {DType::b8, {2, 2}},
+                                                   {DType::f32, {0}}}) {
     const fs::path path = npy_dir / "scratch.npy";
     cplab::Tensor t(dtype, shape);
     for (std::int64_t i = 0; i < t.numel(); ++i) t.set(i, static_cast<double>(i % 3));
@@ -89,13 +94,15 @@ int main(int argc, char** argv) {
           cplab::reports::to_json(shard_report(1)));
   put(out / "merge", n, cplab::reports::to_json(shard_report(0)));
   n = 0;
-  for (const char* text : {"thd\n2\n\n\n5,3,8\n42", "contiguous\n4\n3\n\n17\n0",
-                           "magi\n8\n\n16\n100,28\n18446744073709551615", "head-tail\n1024\n\n\n2048\n7"}) {
+  for (const char* text :
+       {"thd\n2\n\n\n5,3,8\n42", "contiguous\n4\n3\n\n17\n0",
+        "magi\n8\n\n16\n100,28\n18446744073709551615", "head-tail\n1024\n\n\n2048\n7"}) {
     put(out / "args", n, text);
   }
   n = 0;
   put(out / "batch", n, std::string(64, '\x01'));
-  put(out / "batch", n, std::string("\x02\x00\x00\x00\x00\x00\x00\x00\x04\x00\x00\x00", 12) +
-                            std::string(80, '\x03'));
+  put(out / "batch", n,
+      std::string("\x02\x00\x00\x00\x00\x00\x00\x00\x04\x00\x00\x00", 12) +
+          std::string(80, '\x03'));
   return 0;
 }

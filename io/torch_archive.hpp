@@ -58,9 +58,9 @@ auto guard_torch_errors(const std::string& path, Body&& body) -> decltype(body()
     throw ResourceError(fmt::format("'{}': out of memory while reading it", path));
   } catch (const std::exception& e) {
     // libtorch's reader throws standard exceptions too (a bad zip, a truncated record).
-    throw DetailedError(fmt::format("'{}' is not a torch.save file cplab can read: {}", path,
-                                    first_line(e.what())),
-                        e.what());
+    throw DetailedError(
+        fmt::format("'{}' is not a torch.save file cplab can read: {}", path, first_line(e.what())),
+        e.what());
   }
 }
 

@@ -1,22 +1,22 @@
 // The one translation unit that includes libtorch (narrow headers: <torch/torch.h> costs ~20 s).
+#include "io/torch_batch.hpp"
+
 #include <ATen/ATen.h>
 #include <caffe2/serialize/inline_container.h>
 #include <caffe2/serialize/read_adapter_interface.h>
+#include <fmt/ranges.h>
 #include <torch/csrc/jit/serialization/pickle.h>
 #include <torch/csrc/jit/serialization/unpickler.h>
 
-#include <fmt/ranges.h>
-
-#include <fstream>
 #include <algorithm>
 #include <cstring>
+#include <fstream>
 #include <iterator>
 #include <map>
 #include <optional>
 
 #include "io/tensor_extent.hpp"
 #include "io/torch_archive.hpp"
-#include "io/torch_batch.hpp"
 #include "reference/types/error.hpp"
 
 namespace cplab::io {
@@ -28,28 +28,43 @@ using detail::read_file_bytes;
 
 DType from_torch(at::ScalarType t, const std::string& key) {
   switch (t) {
-    case at::kFloat: return DType::f32;
-    case at::kBFloat16: return DType::bf16;
-    case at::kHalf: return DType::f16;
-    case at::kLong: return DType::i64;
-    case at::kInt: return DType::i32;
-    case at::kByte: return DType::u8;
-    case at::kBool: return DType::b8;
+    case at::kFloat:
+      return DType::f32;
+    case at::kBFloat16:
+      return DType::bf16;
+    case at::kHalf:
+      return DType::f16;
+    case at::kLong:
+      return DType::i64;
+    case at::kInt:
+      return DType::i32;
+    case at::kByte:
+      return DType::u8;
+    case at::kBool:
+      return DType::b8;
     default:
-      CPLAB_FAIL("'{}' has dtype {}; supported: float32, bfloat16, float16, int64, int32, uint8, bool",
-                 key, c10::toString(t));
+      CPLAB_FAIL(
+          "'{}' has dtype {}; supported: float32, bfloat16, float16, int64, int32, uint8, bool",
+          key, c10::toString(t));
   }
 }
 
 at::ScalarType to_torch(DType t) {
   switch (t) {
-    case DType::f32: return at::kFloat;
-    case DType::bf16: return at::kBFloat16;
-    case DType::f16: return at::kHalf;
-    case DType::i64: return at::kLong;
-    case DType::i32: return at::kInt;
-    case DType::u8: return at::kByte;
-    case DType::b8: return at::kBool;
+    case DType::f32:
+      return at::kFloat;
+    case DType::bf16:
+      return at::kBFloat16;
+    case DType::f16:
+      return at::kHalf;
+    case DType::i64:
+      return at::kLong;
+    case DType::i32:
+      return at::kInt;
+    case DType::u8:
+      return at::kByte;
+    case DType::b8:
+      return at::kBool;
   }
   CPLAB_FAIL("unsupported dtype {}", static_cast<int>(t));
 }
@@ -75,8 +90,8 @@ void check_standard_key(const std::string& key, const Tensor& t) {
                 "'{}' must be an integer [B, S], [1, S] or [3, B, S] tensor, found {}", key,
                 tensor_brief(t));
   } else if (key == keys::inputs_embeds) {
-    const bool floating = t.dtype() == DType::f32 || t.dtype() == DType::bf16 ||
-                          t.dtype() == DType::f16;
+    const bool floating =
+        t.dtype() == DType::f32 || t.dtype() == DType::bf16 || t.dtype() == DType::f16;
     CPLAB_CHECK(floating && t.dim() == 3, "'{}' must be a float [B, S, H] tensor, found {}", key,
                 tensor_brief(t));
   } else if (key == keys::loss_mask || key == keys::valid || key == keys::padding_mask) {
@@ -99,7 +114,7 @@ at::Tensor tensor_at(const c10::IValue& v, const std::string& key) {
 
 // int [B, n] (or [n] for one row) with -1 past a row's last document → per-row lengths.
 std::vector<std::vector<std::int64_t>> lengths_from(const CheckedArchive& archive,
-                                                   const at::Tensor& t, const std::string& key) {
+                                                    const at::Tensor& t, const std::string& key) {
   CPLAB_CHECK(!t.is_floating_point(), "'{}' must hold integers, found {}", key,
               c10::toString(t.scalar_type()));
   archive.check_readable(t, key);
@@ -112,8 +127,13 @@ std::vector<std::vector<std::int64_t>> lengths_from(const CheckedArchive& archiv
     for (int64_t i = 0; i < rows.size(1); ++i) {
       const int64_t n = p[b * rows.size(1) + i];
       // Any negative value ends the row's documents (Automodel's collater writes -1000, others -1).
-      if (n < 0) { ended = true; continue; }
-      CPLAB_CHECK(!ended, "'{}' row {}: length {} at document {} after a negative end marker (negative values only after the last document)",
+      if (n < 0) {
+        ended = true;
+        continue;
+      }
+      CPLAB_CHECK(!ended,
+                  "'{}' row {}: length {} at document {} after a negative end marker (negative "
+                  "values only after the last document)",
                   key, b, n, i);
       out[static_cast<std::size_t>(b)].push_back(n);
     }
@@ -124,7 +144,8 @@ std::vector<std::vector<std::int64_t>> lengths_from(const CheckedArchive& archiv
 at::Tensor lengths_to(const std::vector<std::vector<std::int64_t>>& rows) {
   std::size_t width = 0;
   for (const auto& r : rows) width = std::max(width, r.size());
-  at::Tensor out = at::full({static_cast<int64_t>(rows.size()), static_cast<int64_t>(width)}, -1, at::kLong);
+  at::Tensor out =
+      at::full({static_cast<int64_t>(rows.size()), static_cast<int64_t>(width)}, -1, at::kLong);
   auto* p = out.data_ptr<int64_t>();
   for (std::size_t b = 0; b < rows.size(); ++b) {
     for (std::size_t i = 0; i < rows[b].size(); ++i) p[b * width + i] = rows[b][i];
@@ -148,7 +169,8 @@ Batch load_batch_unguarded(const std::string& path) {
       for (const auto& e : dict_at(entry.value(), key)) {
         CPLAB_CHECK(e.key().isString(), "'{}': dict keys must be strings", key);
         const std::string name = e.key().toStringRef();
-        batch.tokens[name] = TokenField{from_at(archive, tensor_at(e.value(), name), name), 1, PadRule::constant, 0.0};
+        batch.tokens[name] = TokenField{from_at(archive, tensor_at(e.value(), name), name), 1,
+                                        PadRule::constant, 0.0};
       }
     } else if (key == "passthrough") {
       for (const auto& e : dict_at(entry.value(), key)) {
@@ -195,14 +217,14 @@ void save_torch_batch(const Batch& batch, const std::string& path) {
     root.insert("passthrough", pass);
   }
   if (batch.packed()) root.insert("seq_lens", lengths_to(batch.seq_lens));
-  if (!batch.seq_lens_padded.empty()) root.insert("seq_lens_padded", lengths_to(batch.seq_lens_padded));
+  if (!batch.seq_lens_padded.empty())
+    root.insert("seq_lens_padded", lengths_to(batch.seq_lens_padded));
   const std::vector<char> bytes = torch::jit::pickle_save(root);
   std::ofstream out(path, std::ios::binary);
   CPLAB_CHECK(out.good(), "cannot write batch file '{}'", path);
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   CPLAB_CHECK(out.good(), "short write to batch file '{}'", path);
 }
-
 
 namespace detail {
 namespace {
@@ -252,9 +274,9 @@ void CheckedArchive::check_readable(const at::Tensor& value, const std::string& 
   CPLAB_CHECK(value.dim() <= 64, "'{}' has {} dimensions (at most 64)", key, value.dim());
   const auto sizes = value.sizes();
   const auto strides = value.strides();
-  const std::optional<std::uint64_t> needed = strided_extent_bytes(
-      {sizes.data(), sizes.size()}, {strides.data(), strides.size()}, value.storage_offset(),
-      static_cast<std::int64_t>(value.element_size()));
+  const std::optional<std::uint64_t> needed =
+      strided_extent_bytes({sizes.data(), sizes.size()}, {strides.data(), strides.size()},
+                           value.storage_offset(), static_cast<std::int64_t>(value.element_size()));
   CPLAB_CHECK(needed.has_value(), "'{}' has sizes or strides out of range (malformed file)", key);
   const auto record = records_.find(value.storage().data());
   const std::uint64_t held =

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <algorithm>
 #include <functional>
 #include <map>
 #include <numeric>

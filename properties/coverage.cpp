@@ -143,7 +143,8 @@ std::map<std::string, std::int64_t> declared_combinations(
       if (!rule_takes(rule, kind)) continue;
       // What needs C > 1 needs the layout to pad something (at C = 1 it is the identity): a layout
       // whose padding is the caller's, or that pads nothing, never gives it.
-      if (needs_cp_above_one(rule, kind) && (entry.caller_pad_unit != nullptr || entry.pads_nothing))
+      if (needs_cp_above_one(rule, kind) &&
+          (entry.caller_pad_unit != nullptr || entry.pads_nothing))
         continue;
       std::vector<CpClass> cps;
       for (CpClass cp : classes) {

@@ -44,11 +44,11 @@ std::vector<ImplementationInfo> all_entries() {
   std::vector<ImplementationInfo> entries = {sim_entry(), process_variant_of(sim_entry())};
   for (ImplementationInfo& gpu : gpu_entries()) entries.push_back(std::move(gpu));
   std::vector<ImplementationInfo> found;
-  for (auto&& list : {mutants::loss_mutants(), mutants::gather_mutants(), mutants::pad_mutants(),
-                      mutants::partition_mutants(), mutants::rare_case_mutants(),
-                      mutants::ulysses_mutants(), mutants::usp_mutants(),
-                      mutants::per_doc_mutants(), mutants::ptrr_mutants(),
-                      mutants::varlen_mutants()}) {
+  for (auto&& list :
+       {mutants::loss_mutants(), mutants::gather_mutants(), mutants::pad_mutants(),
+        mutants::partition_mutants(), mutants::rare_case_mutants(), mutants::ulysses_mutants(),
+        mutants::usp_mutants(), mutants::per_doc_mutants(), mutants::ptrr_mutants(),
+        mutants::varlen_mutants()}) {
     found.insert(found.end(), list.begin(), list.end());
   }
   std::sort(found.begin(), found.end(),

@@ -44,8 +44,9 @@ std::string unavailable_reason(const ImplementationInfo& info);
 // (gpu_entry_none.cpp), so that `--impl gpu` is reported skipped, not unknown.
 std::vector<ImplementationInfo> gpu_entries();
 
-// "X-mpi" for a registered sim or mutant X: X with its ranks as MPI processes (process_variants.cpp).
-// sim-mpi is registered; the mutants' variants are made on first use. nullptr for other names.
+// "X-mpi" for a registered sim or mutant X: X with its ranks as MPI processes
+// (process_variants.cpp). sim-mpi is registered; the mutants' variants are made on first use.
+// nullptr for other names.
 ImplementationInfo process_variant_of(const ImplementationInfo& base);
 const ImplementationInfo* find_process_variant(const std::string& name);
 

@@ -35,8 +35,7 @@ std::vector<LayoutEntry> registered(std::vector<LayoutEntry> entries) {
                 "line); described layouts: {}",
                 entry.name, fmt::join(described, ", "));
     entry.descriptor = &sim::layout_descriptor(entry.name);
-    CPLAB_CHECK(entry.balance != nullptr, "layout '{}' registers no load-balance rule",
-                entry.name);
+    CPLAB_CHECK(entry.balance != nullptr, "layout '{}' registers no load-balance rule", entry.name);
     entry.cp_off = entry.descriptor->cp_off;
     entry.bshd_rows = entry.descriptor->bshd_rows;
     entry.packed_rows = entry.descriptor->packed_rows;

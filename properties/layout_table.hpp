@@ -22,13 +22,13 @@ struct Case;
 // every rank on the implementation's partition and the keys each slot's query sees.
 struct BalanceFacts {
   const LayoutSpec& spec;
-  const RowPlan& row;                                     // the reference's row
-  const std::vector<std::vector<std::int64_t>>& index;   // every rank's index map
-  const std::vector<std::int64_t>& visible;              // keys each slot's query sees
-  const std::vector<std::int64_t>& work;                 // causal work per rank
-  std::int64_t total = 0;                                 // Σ work
-  std::int64_t largest = 0;                               // max work
-  std::vector<std::string>& tags;                         // coverage tags the rule may add
+  const RowPlan& row;                                   // the reference's row
+  const std::vector<std::vector<std::int64_t>>& index;  // every rank's index map
+  const std::vector<std::int64_t>& visible;             // keys each slot's query sees
+  const std::vector<std::int64_t>& work;                // causal work per rank
+  std::int64_t total = 0;                               // Σ work
+  std::int64_t largest = 0;                             // max work
+  std::vector<std::string>& tags;                       // coverage tags the rule may add
 };
 
 struct LayoutEntry {

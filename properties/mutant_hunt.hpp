@@ -27,7 +27,7 @@ struct HuntOptions {
   std::int64_t cases = kDefaultHuntCases;
   std::uint64_t seed = 0;
   std::vector<std::string> only;  // mutant names; empty: all
-  bool processes = false;  // hunt each mutant's -mpi variant (its ranks as MPI processes)
+  bool processes = false;         // hunt each mutant's -mpi variant (its ranks as MPI processes)
 };
 
 struct MutantVerdict {

@@ -33,8 +33,8 @@ struct PropertyInfo {
   std::string (*unsupported)(const Implementation& impl) = nullptr;
 };
 
-// The properties of the suite (1-9, then the Ulysses all-to-all's), in the order a sweep and the mutant hunt run them (cheap and
-// fundamental first).
+// The properties of the suite (1-9, then the Ulysses all-to-all's), in the order a sweep and the
+// mutant hunt run them (cheap and fundamental first).
 const std::vector<PropertyInfo>& property_table();
 const PropertyInfo& find_property(const std::string& name);  // throws listing the known names
 std::vector<std::string> property_names();

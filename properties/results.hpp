@@ -24,13 +24,13 @@ struct JobResult {
   std::string layout;
   std::string impl;
   JobStatus status = JobStatus::skipped;
-  std::int64_t cases = 0;    // cases generated and run (the failing one included)
-  std::int64_t passed = 0;   // cases that held
-  std::int64_t failed = 0;   // 0 or 1: a job stops at its first failing case, then shrinks it
-  std::int64_t shrinks = 0;  // shrink steps accepted on the way to the counterexample
-  std::int64_t shrinks_tried = 0;   // shrunk cases run (accepted or not)
+  std::int64_t cases = 0;          // cases generated and run (the failing one included)
+  std::int64_t passed = 0;         // cases that held
+  std::int64_t failed = 0;         // 0 or 1: a job stops at its first failing case, then shrinks it
+  std::int64_t shrinks = 0;        // shrink steps accepted on the way to the counterexample
+  std::int64_t shrinks_tried = 0;  // shrunk cases run (accepted or not)
   double seconds_to_failure = 0.0;  // failed: from the job's start to its first failing case
-  std::uint64_t seed = 0;    // the job's own RapidCheck seed (derived from the sweep seed)
+  std::uint64_t seed = 0;           // the job's own RapidCheck seed (derived from the sweep seed)
   double seconds = 0.0;
   std::string counterexample;  // failed: the shrunk case, one line (cplab replay parses it)
   std::string message;         // failed: what went wrong on the shrunk case; skipped: why

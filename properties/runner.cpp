@@ -248,8 +248,8 @@ JobResult run_job(const JobSpec& job, const RunOptions& options) {
   result.passed = result.cases - 1;
   if (outcome.template is<rc::detail::FailureResult>() && !last_failure.empty()) {
     result.counterexample = print_case(last_failing);
-    result.message = cut.empty() ? last_failure
-                                 : fmt::format("{} (shrinking stopped: {})", last_failure, cut);
+    result.message =
+        cut.empty() ? last_failure : fmt::format("{} (shrinking stopped: {})", last_failure, cut);
     result.replay = replay_command(job.impl->name, job.property->name, last_failing);
   } else {
     // Gave up or a RapidCheck error: not a counterexample, but never a pass.

@@ -117,10 +117,10 @@ Tensor multi_head_attention(const ShardPlan& plan, const Tensor& q, const Tensor
                             const Tensor& v) {
   const PlanLengths lengths = plan_lengths(plan);
   CPLAB_CHECK(q.dtype() == DType::f32 && q.dim() == 4 && q.size(0) == lengths.rows &&
-                  q.size(1) == lengths.padded && k.dtype() == DType::f32 && k.shape() == v.shape() &&
-                  v.dtype() == DType::f32 && k.dim() == 4 && k.size(0) == q.size(0) &&
-                  k.size(1) == q.size(1) && k.size(3) == q.size(3) && k.size(2) >= 1 &&
-                  q.size(2) % k.size(2) == 0,
+                  q.size(1) == lengths.padded && k.dtype() == DType::f32 &&
+                  k.shape() == v.shape() && v.dtype() == DType::f32 && k.dim() == 4 &&
+                  k.size(0) == q.size(0) && k.size(1) == q.size(1) && k.size(3) == q.size(3) &&
+                  k.size(2) >= 1 && q.size(2) % k.size(2) == 0,
               "multi_head_attention: q {}, k {}, v {}; expected f32 [B, L, H, d] = [{}, {}, H, d] "
               "and k, v [B, L, H_kv, d] with H_kv dividing H",
               tensor_brief(q), tensor_brief(k), tensor_brief(v), lengths.rows, lengths.padded);

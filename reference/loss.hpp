@@ -9,7 +9,7 @@
 namespace cplab::reference {
 
 struct LossReference {
-  double global_mean = 0.0;             // HF shifted CE mean over contributing tokens (0 when N = 0)
+  double global_mean = 0.0;  // HF shifted CE mean over contributing tokens (0 when N = 0)
   std::int64_t contributing_total = 0;  // N
   // Per row, per global slot g (length L): target label (-1: none), whether g contributes, its CE.
   std::vector<std::vector<std::int64_t>> target;

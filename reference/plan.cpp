@@ -42,8 +42,8 @@ ShardPlan plan(const LayoutSpec& spec, const Batch& batch) {
   std::int64_t documents = 0;
   for (const auto& row : batch.seq_lens)
     documents = std::max(documents, static_cast<std::int64_t>(row.size()));
-  const std::int64_t slots = limits::mul(
-      rows, limits::padded_len_bound(spec, seq_len, documents), "the batch's planned slots");
+  const std::int64_t slots = limits::mul(rows, limits::padded_len_bound(spec, seq_len, documents),
+                                         "the batch's planned slots");
   CPLAB_CHECK(slots <= limits::kMaxBatchSlots,
               "a batch of B={} rows of S={} may plan up to {} slots, more than cplab's limit of {}",
               rows, seq_len, slots, limits::kMaxBatchSlots);
@@ -69,7 +69,8 @@ ShardPlan plan(const LayoutSpec& spec, const Batch& batch) {
 
 ShardPlan microbatch_plan(const ShardPlan& plan, std::int64_t m) {
   CPLAB_CHECK(m >= 0 && m < plan.spec.microbatches,
-              "microbatch {} out of range: the plan has microbatches={}", m, plan.spec.microbatches);
+              "microbatch {} out of range: the plan has microbatches={}", m,
+              plan.spec.microbatches);
   const std::int64_t per = plan.rows_per_microbatch();
   ShardPlan out{.spec = plan.spec, .rows = {}};
   out.spec.microbatches = 1;

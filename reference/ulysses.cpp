@@ -42,8 +42,8 @@ Tensor ulysses_head_split(const Tensor& global, const UlyssesHeads& heads, HeadK
               tensor_brief(global), global.size(2), heads.of(kind));
   const std::vector<std::int64_t> mine = ulysses_head_group(heads, kind, group, u);
   const std::int64_t tokens = global.size(0) * global.size(1), h = global.size(2);
-  const std::size_t head_bytes = static_cast<std::size_t>(global.size(3)) *
-                                 dtype_size(global.dtype());
+  const std::size_t head_bytes =
+      static_cast<std::size_t>(global.size(3)) * dtype_size(global.dtype());
   Tensor out(global.dtype(), {global.size(0), global.size(1),
                               static_cast<std::int64_t>(mine.size()), global.size(3)});
   for (std::int64_t t = 0; t < tokens; ++t) {

@@ -12,10 +12,12 @@ namespace cplab::reference {
 // slots in [.., L, ..], added slots filled per the field's pad rule (and the spec's pad policy).
 Tensor pad_to_global(const ShardPlan& plan, const TokenField& field);
 // Rank r's shard of a global-length tensor (seq dim L): local[k] = global[idx_r[k]], per row.
-Tensor select_rank(const ShardPlan& plan, const Tensor& global, std::int64_t seq_dim, std::int64_t rank);
+Tensor select_rank(const ShardPlan& plan, const Tensor& global, std::int64_t seq_dim,
+                   std::int64_t rank);
 // The inverse: the C local shards, in rank order, put back at their global slots.
 Tensor place_ranks(const ShardPlan& plan, const std::vector<Tensor>& locals, std::int64_t seq_dim);
-// Caller coordinates of a global-length tensor (first S tokens of BSHD rows, the caller's packed rows).
+// Caller coordinates of a global-length tensor (first S tokens of BSHD rows, the caller's packed
+// rows).
 Tensor trim_to_caller(const ShardPlan& plan, const Tensor& global, std::int64_t seq_dim);
 
 // sharded[m][r]: the local batch rank r holds for microbatch m (SPEC §4/§5): every token key

@@ -1,9 +1,9 @@
 // report.json: writer and reader (the reader exists for merging sharded sweeps).
 #include <cstdint>
 #include <fstream>
-#include <type_traits>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <type_traits>
 
 #include "reference/types/error.hpp"
 #include "reports/sweep_report.hpp"
@@ -53,13 +53,13 @@ T field(const json& j, const char* key, const std::string& where) {
   // nlohmann converts a float to an integer with a plain cast (undefined out of range) and an
   // unsigned to a signed one modulo 2^64: integers must be integers, and in range.
   if constexpr (std::is_same_v<T, std::int64_t>) {
-    CPLAB_CHECK(fits_int64(value), "sweep report: {} field '{}' is not a 64-bit integer: {}", where, key,
-                value.dump());
+    CPLAB_CHECK(fits_int64(value), "sweep report: {} field '{}' is not a 64-bit integer: {}", where,
+                key, value.dump());
   } else if constexpr (std::is_same_v<T, std::uint64_t>) {
-    CPLAB_CHECK(value.is_number_unsigned() ||
-                    (value.is_number_integer() && value.get<std::int64_t>() >= 0),
-                "sweep report: {} field '{}' is not an unsigned 64-bit integer: {}", where, key,
-                value.dump());
+    CPLAB_CHECK(
+        value.is_number_unsigned() || (value.is_number_integer() && value.get<std::int64_t>() >= 0),
+        "sweep report: {} field '{}' is not an unsigned 64-bit integer: {}", where, key,
+        value.dump());
   } else if constexpr (std::is_same_v<T, double>) {
     CPLAB_CHECK(value.is_number(), "sweep report: {} field '{}' is not a number: {}", where, key,
                 value.dump());
@@ -70,7 +70,8 @@ T field(const json& j, const char* key, const std::string& where) {
     CPLAB_CHECK(value.is_object(), "sweep report: {} field '{}' is not an object", where, key);
     T out;
     for (const auto& [name, count] : value.items()) {
-      CPLAB_CHECK(fits_int64(count), "sweep report: {} field '{}' entry '{}' is not a 64-bit integer", where, key,
+      CPLAB_CHECK(fits_int64(count),
+                  "sweep report: {} field '{}' entry '{}' is not a 64-bit integer", where, key,
                   name);
       out[name] = count.template get<std::int64_t>();
     }

@@ -154,13 +154,13 @@ void draw_marks(Canvas& svg, const Geometry& geo, const TargetMarks& marks) {
       const double w = std::max(1.0, geo.band_cell * 0.6);
       const double x0 = x + (geo.band_cell - w) / 2;
       if (marks[r][k] == TargetMark::fetched) {
-        svg.rect(x0, y - 4, w, 4, "#d62728",
-                 fmt::format(R"( class="target" data-kind="fetched" data-rank="{}" data-k="{}")", r,
-                             k));
+        svg.rect(
+            x0, y - 4, w, 4, "#d62728",
+            fmt::format(R"( class="target" data-kind="fetched" data-rank="{}" data-k="{}")", r, k));
       } else if (marks[r][k] == TargetMark::none) {
-        svg.rect(x0, y + geo.band_h - 3, w, 2.5, "#555",
-                 fmt::format(R"( class="target" data-kind="none" data-rank="{}" data-k="{}")", r,
-                             k));
+        svg.rect(
+            x0, y + geo.band_h - 3, w, 2.5, "#555",
+            fmt::format(R"( class="target" data-kind="none" data-rank="{}" data-k="{}")", r, k));
       }
     }
   }

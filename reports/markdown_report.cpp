@@ -86,7 +86,8 @@ std::string to_markdown(const properties::SweepReport& report) {
   for (const std::string& impl : impls) {
     std::string rule;
     for (std::size_t i = 0; i < layouts.size(); ++i) rule += "---|";
-    md += fmt::format("## {}\n\n| property | {} |\n|---|{}\n", impl, fmt::join(layouts, " | "), rule);
+    md +=
+        fmt::format("## {}\n\n| property | {} |\n|---|{}\n", impl, fmt::join(layouts, " | "), rule);
     for (const std::string& prop : props) {
       md += "| " + prop + " |";
       for (const std::string& layout : layouts) {

@@ -28,13 +28,14 @@ void check_structure(const SweepReport& s, std::size_t i) {
     const bool in_shards = std::any_of(s.shards.begin(), s.shards.end(), [&](const auto& shard) {
       return r.job >= 0 && r.job % shard.count == shard.index;
     });
-    CPLAB_CHECK(in_shards, "merge: report {} holds job {} ({} {} {}), which none of its shards runs",
-                i, r.job, r.property, r.layout, r.impl);
-    const bool counts_ok = r.cases >= 0 && r.passed >= 0 && (r.failed == 0 || r.failed == 1) &&
-                           r.shrinks >= 0 && r.passed + r.failed == r.cases &&
-                           r.cases <= s.cases_per_job &&
-                           (r.status == properties::JobStatus::failed) == (r.failed == 1) &&
-                           (r.status != properties::JobStatus::passed || r.cases == s.cases_per_job);
+    CPLAB_CHECK(in_shards,
+                "merge: report {} holds job {} ({} {} {}), which none of its shards runs", i, r.job,
+                r.property, r.layout, r.impl);
+    const bool counts_ok =
+        r.cases >= 0 && r.passed >= 0 && (r.failed == 0 || r.failed == 1) && r.shrinks >= 0 &&
+        r.passed + r.failed == r.cases && r.cases <= s.cases_per_job &&
+        (r.status == properties::JobStatus::failed) == (r.failed == 1) &&
+        (r.status != properties::JobStatus::passed || r.cases == s.cases_per_job);
     CPLAB_CHECK(counts_ok,
                 "merge: report {} job {} has inconsistent counts (status {}, cases {}, passed {}, "
                 "failed {}, shrinks {}, cases_per_job {})",

@@ -37,8 +37,9 @@ std::vector<std::filesystem::path> write_all(const SweepReport& report,
                                              const std::filesystem::path& dir) {
   std::error_code error;
   std::filesystem::create_directories(dir, error);
-  CPLAB_CHECK(!error && std::filesystem::is_directory(dir), "--out {}: cannot create the folder: {}",
-              dir.string(), error ? error.message() : "a file of that name is in the way");
+  CPLAB_CHECK(!error && std::filesystem::is_directory(dir),
+              "--out {}: cannot create the folder: {}", dir.string(),
+              error ? error.message() : "a file of that name is in the way");
   const std::vector<std::pair<std::string, std::string>> files = {
       {"report.json", to_json(report)},
       {"junit.xml", to_junit(report)},

@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "reference/types/batch.hpp"
+#include "reference/types/error.hpp"
 #include "reference/types/layout_spec.hpp"
 #include "reference/types/shard_layout.hpp"
 #include "reference/types/ulysses_heads.hpp"
-#include "reference/types/error.hpp"
 #include "sim/comm.hpp"
 
 namespace cplab {
@@ -28,8 +28,8 @@ struct RankShard {
 };
 
 struct LossOutput {
-  double loss = 0.0;                 // loss_r of SPEC §6
-  Tensor grad;                       // ∂loss_r/∂logits, [B,ℓ,V] f32
+  double loss = 0.0;  // loss_r of SPEC §6
+  Tensor grad;        // ∂loss_r/∂logits, [B,ℓ,V] f32
   std::int64_t contributing_local = 0;
   std::int64_t contributing_total = 0;  // N, summed over the group
 };
@@ -55,7 +55,8 @@ class Implementation {
   // One RankShard per microbatch.
   virtual std::vector<RankShard> shard(Comm& comm, const LayoutSpec& spec, const Batch& batch) = 0;
   // The primary of a batch sharded with shard_primary = false, sharded afterwards (SPEC §4).
-  virtual Tensor shard_primary_later(Comm& comm, const ShardLayout& layout, const Batch& micro_batch) = 0;
+  virtual Tensor shard_primary_later(Comm& comm, const ShardLayout& layout,
+                                     const Batch& micro_batch) = 0;
 
   virtual Tensor shard_token_tensor(Comm& comm, const ShardLayout& layout, const Tensor& value,
                                     std::int64_t seq_dim, std::optional<double> fill) = 0;

@@ -86,8 +86,8 @@ const PartitionRules& standard_rules() {
 
 std::vector<MicrobatchRows> microbatch_rows(const LayoutSpec& spec, const Batch& batch) {
   validate_batch(batch);
-  CPLAB_CHECK(spec.microbatches >= 1, "pipeline microbatches must be at least 1, got microbatches={}",
-              spec.microbatches);
+  CPLAB_CHECK(spec.microbatches >= 1,
+              "pipeline microbatches must be at least 1, got microbatches={}", spec.microbatches);
   const std::int64_t rows = batch.rows(), len = batch.seq_len();
   std::vector<MicrobatchRows> out;
   if (!batch.packed()) {
@@ -131,8 +131,7 @@ std::vector<std::int64_t> local_index(const RowStream& stream, std::int64_t rank
 }
 
 std::vector<std::vector<std::int64_t>> greedy_assign(const std::vector<std::int64_t>& costs,
-                                                     std::int64_t cp,
-                                                     const PartitionRules& rules) {
+                                                     std::int64_t cp, const PartitionRules& rules) {
   const auto units = static_cast<std::int64_t>(costs.size());
   CPLAB_CHECK(cp >= 1 && units % cp == 0, "{} units do not divide over cp={} ranks", units, cp);
   const std::int64_t per_rank = units / cp;

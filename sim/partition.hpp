@@ -133,9 +133,9 @@ std::vector<std::int64_t> local_index(const RowStream& stream, std::int64_t rank
 // The greedy min-heap assignment of SPEC §3 that data-dependent layouts share: units by cost
 // (rules.balance_precedes), each to the least-loaded rank that still has room (equal loads: the
 // lower rank), n/C per rank; each rank's units ascending.
-std::vector<std::vector<std::int64_t>> greedy_assign(const std::vector<std::int64_t>& costs,
-                                                     std::int64_t cp,
-                                                     const PartitionRules& rules = standard_rules());
+std::vector<std::vector<std::int64_t>> greedy_assign(
+    const std::vector<std::int64_t>& costs, std::int64_t cp,
+    const PartitionRules& rules = standard_rules());
 
 // What rank `rank` records for one microbatch (index maps, positions, document ids, real flags,
 // caller positions, local cu_seqlens, and the parameters the closed-form map needs).

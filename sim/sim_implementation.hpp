@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "sim/implementation.hpp"
-#include "sim/partition.hpp"
 #include "sim/layout_map.hpp"
+#include "sim/partition.hpp"
 
 namespace cplab::sim {
 

@@ -86,14 +86,12 @@ std::vector<std::int64_t> SimImplementation::ulysses_heads_of(const UlyssesHeads
   return out;
 }
 
-
 Tensor SimImplementation::ulysses_all_to_all(Comm& comm, const ShardLayout& layout,
                                              const Tensor& local, const UlyssesHeads& heads,
                                              HeadKind kind) {
-  HeadExchange x = exchange_for(comm, layout, heads, "ulysses_all_to_all",
-                                [&](std::int64_t u) {
-                                  return ulysses_heads_of(heads, kind, comm.size(), u);
-                                });
+  HeadExchange x = exchange_for(comm, layout, heads, "ulysses_all_to_all", [&](std::int64_t u) {
+    return ulysses_heads_of(heads, kind, comm.size(), u);
+  });
   CPLAB_CHECK(local.dim() == 4 && local.size(0) == x.rows && local.size(1) == x.local_len &&
                   local.size(2) == heads.of(kind),
               "ulysses_all_to_all: the local tensor is {}; expected [B, ℓ, H, d] = [{}, {}, {}, d]",
@@ -140,10 +138,9 @@ Tensor SimImplementation::ulysses_all_to_all(Comm& comm, const ShardLayout& layo
 Tensor SimImplementation::ulysses_all_to_all_inverse(Comm& comm, const ShardLayout& layout,
                                                      const Tensor& gathered,
                                                      const UlyssesHeads& heads, HeadKind kind) {
-  HeadExchange x = exchange_for(comm, layout, heads, "ulysses_all_to_all_inverse",
-                                [&](std::int64_t u) {
-                                  return ulysses_heads_of(heads, kind, comm.size(), u);
-                                });
+  HeadExchange x =
+      exchange_for(comm, layout, heads, "ulysses_all_to_all_inverse",
+                   [&](std::int64_t u) { return ulysses_heads_of(heads, kind, comm.size(), u); });
   const auto n = static_cast<std::int64_t>(x.heads_of_rank[static_cast<std::size_t>(x.me)].size());
   CPLAB_CHECK(gathered.dim() == 4 && gathered.size(0) == x.rows &&
                   gathered.size(1) == x.padded_len && gathered.size(2) == n,
@@ -174,12 +171,12 @@ Tensor SimImplementation::ulysses_all_to_all_inverse(Comm& comm, const ShardLayo
     for (std::int64_t b = 0; b < x.rows; ++b) {
       for (std::int64_t k = 0; k < x.local_len; ++k) {
         const std::int64_t g = x.slot(p, b, k);
-        std::memcpy(send.data() + static_cast<std::size_t>(p * block_heads +
-                                                           (b * x.local_len + k) * x.width) *
-                                      head_bytes,
-                    gathered.raw() +
-                        static_cast<std::size_t>((b * x.padded_len + g) * n) * head_bytes,
-                    static_cast<std::size_t>(n) * head_bytes);
+        std::memcpy(
+            send.data() +
+                static_cast<std::size_t>(p * block_heads + (b * x.local_len + k) * x.width) *
+                    head_bytes,
+            gathered.raw() + static_cast<std::size_t>((b * x.padded_len + g) * n) * head_bytes,
+            static_cast<std::size_t>(n) * head_bytes);
       }
     }
   }
@@ -189,10 +186,10 @@ Tensor SimImplementation::ulysses_all_to_all_inverse(Comm& comm, const ShardLayo
   for (std::int64_t t = 0; t < x.rows * x.local_len; ++t) {
     for (std::int64_t i = 0; i < h; ++i) {
       const auto [u, j] = source[static_cast<std::size_t>(i)];
-      std::memcpy(out.raw() + static_cast<std::size_t>(t * h + i) * head_bytes,
-                  recv.data() + static_cast<std::size_t>(u * block_heads + t * x.width + j) *
-                                    head_bytes,
-                  head_bytes);
+      std::memcpy(
+          out.raw() + static_cast<std::size_t>(t * h + i) * head_bytes,
+          recv.data() + static_cast<std::size_t>(u * block_heads + t * x.width + j) * head_bytes,
+          head_bytes);
     }
   }
   return out;

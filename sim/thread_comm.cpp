@@ -96,25 +96,26 @@ void World::run(const std::function<void(RankContext&)>& fn) {
     std::vector<std::jthread> threads;  // joined when the scope ends, whatever happens
     for (int r = 0; r < size_; ++r) {
       if (!start_rank_thread(threads, r, size_, group, [&, r] {
-        ScopedRankTag tag(r, size_);
-        try {
-          RankContext ctx{r, size_, *comms[r]};
-          fn(ctx);
-          group.returned(r);
-        } catch (const Error& e) {
-          group.failed(r, std::current_exception(), e.what());
-        } catch (const std::bad_alloc&) {
-          // Out of memory is the machine's limit, not a wrong answer of the rank: keep its kind.
-          const std::string message = fmt::format("rank {}/{}: out of memory", r, size_);
-          group.failed(r, std::make_exception_ptr(ResourceError(message)), message);
-        } catch (const std::exception& e) {
-          const std::string message = fmt::format("rank {}/{}: {}", r, size_, e.what());
-          group.failed(r, std::make_exception_ptr(Error(message)), message);
-        } catch (...) {
-          const std::string message = fmt::format("rank {}/{}: unknown exception", r, size_);
-          group.failed(r, std::make_exception_ptr(Error(message)), message);
-        }
-      }))
+            ScopedRankTag tag(r, size_);
+            try {
+              RankContext ctx{r, size_, *comms[r]};
+              fn(ctx);
+              group.returned(r);
+            } catch (const Error& e) {
+              group.failed(r, std::current_exception(), e.what());
+            } catch (const std::bad_alloc&) {
+              // Out of memory is the machine's limit, not a wrong answer of the rank: keep its
+              // kind.
+              const std::string message = fmt::format("rank {}/{}: out of memory", r, size_);
+              group.failed(r, std::make_exception_ptr(ResourceError(message)), message);
+            } catch (const std::exception& e) {
+              const std::string message = fmt::format("rank {}/{}: {}", r, size_, e.what());
+              group.failed(r, std::make_exception_ptr(Error(message)), message);
+            } catch (...) {
+              const std::string message = fmt::format("rank {}/{}: unknown exception", r, size_);
+              group.failed(r, std::make_exception_ptr(Error(message)), message);
+            }
+          }))
         break;
     }
   }

@@ -1,5 +1,6 @@
 #pragma once
-// Per-token arithmetic of the copy and partition kernels, host/device so the CPU tests run it as is.
+// Per-token arithmetic of the copy and partition kernels, host/device so the CPU tests run it as
+// is.
 #include <cstdint>
 
 #include "sim/index_math.hpp"

@@ -127,8 +127,7 @@ std::vector<RankShard> GpuImplementation::shard(Comm& comm, const LayoutSpec& sp
       const bool shared = field.value.size(field.seq_dim - 1) != batch.rows();
       if (name == primary && !spec.shard_primary) {
         // Kept global in caller coordinates for later splicing (SPEC §4): this microbatch's rows.
-        if (!shared)
-          local.value = slice_rows(field.value, field.seq_dim, m * per, (m + 1) * per);
+        if (!shared) local.value = slice_rows(field.value, field.seq_dim, m * per, (m + 1) * per);
       } else {
         const bool continued =
             field.rule == PadRule::continue_positions && layout.pad_policy != PadPolicy::zero;

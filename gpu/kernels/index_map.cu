@@ -37,8 +37,8 @@ unsigned blocks_for(std::int64_t items) {
 
 }  // namespace
 
-void index_map(const MapView& map, std::int64_t first_rank, std::int64_t ranks,
-               std::int64_t* out, Stream stream) {
+void index_map(const MapView& map, std::int64_t first_rank, std::int64_t ranks, std::int64_t* out,
+               Stream stream) {
   validate_map(map, "index_map");
   CPLAB_LAUNCH_CHECK(first_rank >= 0 && ranks >= 0 && first_rank + ranks <= map.cp,
                      "index_map: ranks [", first_rank, ", ", first_rank + ranks, ") outside [0, ",

@@ -10,8 +10,8 @@
 namespace cplab::gpu {
 
 // out[(r - first_rank)·ℓ + k] = global slot of local token k of rank r, r in [first_rank, +ranks).
-void index_map(const MapView& map, std::int64_t first_rank, std::int64_t ranks,
-               std::int64_t* out, Stream stream);
+void index_map(const MapView& map, std::int64_t first_rank, std::int64_t ranks, std::int64_t* out,
+               Stream stream);
 // The inverse permutation: out[g] = r·ℓ + k where (r, k) = owner(g), g in [0, L); that is g's
 // position in the all-gather of the C local shards.
 void owner_map(const MapView& map, std::int64_t* out, Stream stream);

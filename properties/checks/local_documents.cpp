@@ -18,8 +18,8 @@ namespace {
 std::string local_documents_mismatch(const Case& c, const LayoutEntry& entry, const RowPlan& row,
                                      const ShardLayout& layout, std::size_t b, std::int64_t r,
                                      const std::string& at) {
-  CPLAB_CHECK(b < layout.cu_seqlens.size(), "{}: {} recorded no local cu_seqlens for this row",
-              at, c.spec.layout);
+  CPLAB_CHECK(b < layout.cu_seqlens.size(), "{}: {} recorded no local cu_seqlens for this row", at,
+              c.spec.layout);
   const std::vector<std::int64_t>& cu = layout.cu_seqlens[b];
   std::vector<std::int64_t> want;
   for (std::int64_t boundary : row.cu_seqlens_padded) want.push_back(boundary / c.spec.cp);

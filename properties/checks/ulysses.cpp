@@ -38,8 +38,8 @@ UlyssesHeads heads_for(const Case& c) {
 }
 
 void note_heads(const Case& c, const UlyssesHeads& heads, CheckNotes& notes) {
-  notes.tags.push_back(fmt::format("{} {} H={} H_kv={}", c.spec.layout, cp_class(c.spec.cp),
-                                   heads.query, heads.kv));
+  notes.tags.push_back(
+      fmt::format("{} {} H={} H_kv={}", c.spec.layout, cp_class(c.spec.cp), heads.query, heads.kv));
   if (heads.kv < c.spec.cp) notes.options.emplace_back("KV heads repeated");
   notes.notes.push_back(fmt::format("H = {}, H_kv = {}, U = {}", heads.query, heads.kv, c.spec.cp));
 }
@@ -74,10 +74,11 @@ std::string heads_mismatch(const std::string& what, const Tensor& expected, cons
     if (expected.get(i) == actual.get(i)) continue;
     const std::int64_t e = i % s[3], j = i / s[3] % s[2], k = i / (s[3] * s[2]) % s[1],
                        b = i / (s[3] * s[2] * s[1]);
-    return fmt::format("{}: row {}, token {} (global slot {}), head {}, element {}: expected {}, "
-                       "got {}",
-                       what, b, k, slot_of(b, k), j, e, locate(global, expected.get(i)),
-                       locate(global, actual.get(i)));
+    return fmt::format(
+        "{}: row {}, token {} (global slot {}), head {}, element {}: expected {}, "
+        "got {}",
+        what, b, k, slot_of(b, k), j, e, locate(global, expected.get(i)),
+        locate(global, actual.get(i)));
   }
   return {};
 }
@@ -97,8 +98,8 @@ void decode(wire::Reader& r, RankResult& out) {
   wire::decode(r, out.back);
 }
 
-std::string check_split(const Case& c, Implementation& impl, const ShardPlan& plan,
-                        std::int64_t m, const UlyssesHeads& heads, HeadKind kind) {
+std::string check_split(const Case& c, Implementation& impl, const ShardPlan& plan, std::int64_t m,
+                        const UlyssesHeads& heads, HeadKind kind) {
   const auto rows = static_cast<std::int64_t>(plan.rows.size());
   const std::int64_t len = plan.rows.front().padded_len, group = c.spec.cp;
   const Shape global{rows, len, heads.of(kind), c.dim};
@@ -108,12 +109,12 @@ std::string check_split(const Case& c, Implementation& impl, const ShardPlan& pl
                                    reference::select_rank(plan, x, 1, r), heads, kind);
   });
   for (std::int64_t r = 0; r < group; ++r) {
-    const std::string bad = heads_mismatch(
-        fmt::format("ulysses_all_to_all of {} heads on rank {}, microbatch {}", kind_name(kind), r,
-                    m),
-        reference::ulysses_head_split(x, heads, kind, group, r),
-        gathered[static_cast<std::size_t>(r)], global,
-        [](std::int64_t, std::int64_t s) { return s; });
+    const std::string bad =
+        heads_mismatch(fmt::format("ulysses_all_to_all of {} heads on rank {}, microbatch {}",
+                                   kind_name(kind), r, m),
+                       reference::ulysses_head_split(x, heads, kind, group, r),
+                       gathered[static_cast<std::size_t>(r)], global,
+                       [](std::int64_t, std::int64_t s) { return s; });
     if (!bad.empty()) return bad;
   }
   const std::vector<Tensor> back = on_ranks(group, [&](Comm& comm, std::int64_t r) {
@@ -140,8 +141,8 @@ std::string check_all_to_all(const Case& c, Implementation& impl, CheckNotes& no
   const Subject subject(c);
   for (std::int64_t m = 0; m < c.spec.microbatches; ++m) {
     for (HeadKind kind : {HeadKind::query, HeadKind::kv}) {
-      const std::string bad = check_split(c, impl, subject.microbatches[static_cast<std::size_t>(m)],
-                                          m, heads, kind);
+      const std::string bad =
+          check_split(c, impl, subject.microbatches[static_cast<std::size_t>(m)], m, heads, kind);
       if (!bad.empty()) return failure_prefix(c) + bad;
     }
   }
@@ -224,9 +225,10 @@ const std::vector<CoverageRule> kUlyssesCoverage = {
 extern const PropertyInfo ulysses_all_to_all_property;
 const PropertyInfo ulysses_all_to_all_property{
     .name = "ulysses_all_to_all_splits_heads",
-    .invariant = "the Ulysses head all-to-all gives every rank the global sequence in order with "
-                 "its head group (KV heads fewer than U repeated), and its inverse gives the local "
-                 "shard back",
+    .invariant =
+        "the Ulysses head all-to-all gives every rank the global sequence in order with "
+        "its head group (KV heads fewer than U repeated), and its inverse gives the local "
+        "shard back",
     .check = check_all_to_all,
     .coverage = kUlyssesCoverage,
     .unsupported = ulysses_unsupported,
@@ -235,8 +237,9 @@ const PropertyInfo ulysses_all_to_all_property{
 extern const PropertyInfo ulysses_attention_property;
 const PropertyInfo ulysses_attention_property{
     .name = "ulysses_attention_matches_unsharded",
-    .invariant = "attention over each rank's heads after the Ulysses all-to-all equals the "
-                 "unsharded attention of those heads, and the rank's own rows after the inverse",
+    .invariant =
+        "attention over each rank's heads after the Ulysses all-to-all equals the "
+        "unsharded attention of those heads, and the rank's own rows after the inverse",
     .check = check_attention_heads,
     .coverage = kUlyssesCoverage,
     .unsupported = ulysses_unsupported,

@@ -54,8 +54,7 @@ class ThdDocumentMajor final : public Mutant {
 // Local cu_seqlens from the unpadded cu_seqlens (real tokens) instead of cu_seqlens_padded.
 class ThdUnpaddedCuSeqlens final : public Mutant {
   using Mutant::Mutant;
-  Index local_cu_seqlens(const std::vector<std::int64_t>&,
-                         const std::vector<std::int64_t>& cu_real,
+  Index local_cu_seqlens(const std::vector<std::int64_t>&, const std::vector<std::int64_t>& cu_real,
                          std::int64_t cp) const override {
     Index local;
     for (std::int64_t bound : cu_real) local.push_back(bound / cp);

@@ -2,10 +2,10 @@
 
 #include <fmt/ranges.h>
 
-#include "reference/types/limits.hpp"
-
 #include <numeric>
 #include <utility>
+
+#include "reference/types/limits.hpp"
 
 namespace cplab {
 

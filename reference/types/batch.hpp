@@ -20,7 +20,8 @@ enum class PadRule : std::uint8_t {
 
 struct TokenField {
   Tensor value;
-  std::int64_t seq_dim = 1;  // [B,S,...] → 1; mRoPE position_ids [3,B,S] → 2; the row dim is seq_dim-1
+  std::int64_t seq_dim =
+      1;  // [B,S,...] → 1; mRoPE position_ids [3,B,S] → 2; the row dim is seq_dim-1
   PadRule rule = PadRule::constant;
   double pad_value = 0.0;
 };
@@ -47,13 +48,16 @@ struct Batch {
   std::map<std::string, Tensor> passthrough;  // non-token tensors: every rank gets them unchanged
 
   // Packed rows (THD): one entry per row, the real length of each document, and optionally the
-  // length each occupies in the row (>= the real one; empty means equal to seq_lens). Empty for BSHD.
+  // length each occupies in the row (>= the real one; empty means equal to seq_lens). Empty for
+  // BSHD.
   std::vector<std::vector<std::int64_t>> seq_lens;
   std::vector<std::vector<std::int64_t>> seq_lens_padded;
 
   bool packed() const { return !seq_lens.empty(); }
   // Adds a token-aligned key with its default field (seq dim, pad rule).
-  void add(const std::string& name, Tensor value) { tokens[name] = default_token_field(name, std::move(value)); }
+  void add(const std::string& name, Tensor value) {
+    tokens[name] = default_token_field(name, std::move(value));
+  }
   const Tensor& at(const std::string& name) const;
   bool has(const std::string& name) const { return tokens.count(name) != 0; }
 

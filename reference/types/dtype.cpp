@@ -55,19 +55,27 @@ std::size_t dtype_size(DType t) {
 
 std::string_view dtype_name(DType t) {
   switch (t) {
-    case DType::f32: return "f32";
-    case DType::bf16: return "bf16";
-    case DType::f16: return "f16";
-    case DType::i64: return "i64";
-    case DType::i32: return "i32";
-    case DType::u8: return "u8";
-    case DType::b8: return "b8";
+    case DType::f32:
+      return "f32";
+    case DType::bf16:
+      return "bf16";
+    case DType::f16:
+      return "f16";
+    case DType::i64:
+      return "i64";
+    case DType::i32:
+      return "i32";
+    case DType::u8:
+      return "u8";
+    case DType::b8:
+      return "b8";
   }
   return "?";
 }
 
 DType parse_dtype(std::string_view name) {
-  for (DType t : {DType::f32, DType::bf16, DType::f16, DType::i64, DType::i32, DType::u8, DType::b8}) {
+  for (DType t :
+       {DType::f32, DType::bf16, DType::f16, DType::i64, DType::i32, DType::u8, DType::b8}) {
     if (dtype_name(t) == name) return t;
   }
   CPLAB_FAIL("unknown dtype '{}'; supported: f32, bf16, f16, i64, i32, u8, b8", name);

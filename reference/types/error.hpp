@@ -41,7 +41,9 @@ RankTag& current_rank_tag();
 
 class ScopedRankTag {
  public:
-  ScopedRankTag(int rank, int size) : saved_(current_rank_tag()) { current_rank_tag() = {rank, size}; }
+  ScopedRankTag(int rank, int size) : saved_(current_rank_tag()) {
+    current_rank_tag() = {rank, size};
+  }
   ~ScopedRankTag() { current_rank_tag() = saved_; }
   ScopedRankTag(const ScopedRankTag&) = delete;
   ScopedRankTag& operator=(const ScopedRankTag&) = delete;
@@ -55,8 +57,8 @@ class ScopedRankTag {
 }  // namespace cplab
 
 // CPLAB_CHECK(cond, "fmt {}", args...): throws cplab::Error("file:line: [rank r/C: ]message").
-#define CPLAB_CHECK(cond, ...)                                                   \
-  do {                                                                           \
+#define CPLAB_CHECK(cond, ...)                                                       \
+  do {                                                                               \
     if (!(cond)) ::cplab::throw_error(__FILE__, __LINE__, fmt::format(__VA_ARGS__)); \
   } while (0)
 #define CPLAB_FAIL(...) ::cplab::throw_error(__FILE__, __LINE__, fmt::format(__VA_ARGS__))

@@ -17,8 +17,8 @@ void validate_spec(const LayoutSpec& spec) {
               spec.pad_multiple);
   CPLAB_CHECK(spec.chunk_size >= 1, "magi chunk size must be at least 1, got chunk_size={}",
               spec.chunk_size);
-  CPLAB_CHECK(spec.microbatches >= 1, "pipeline microbatches must be at least 1, got microbatches={}",
-              spec.microbatches);
+  CPLAB_CHECK(spec.microbatches >= 1,
+              "pipeline microbatches must be at least 1, got microbatches={}", spec.microbatches);
   CPLAB_CHECK(spec.ring_degree >= 1, "ring degree must be at least 1, got ring_degree={}",
               spec.ring_degree);
   limits::check_spec(spec);  // upper bounds, so that C·m and K·C cannot overflow

@@ -11,16 +11,17 @@ enum class PadPolicy : std::uint8_t {
 };
 
 struct LayoutSpec {
-  std::string layout = "identity";  // a name in the layout registries (sim/layouts/, reference/layouts/)
-  std::int64_t cp = 1;              // C, ranks in the CP group
-  std::int64_t pad_multiple = 2;    // m of contiguous: D = C·m
-  std::int64_t chunk_size = 512;    // K of magi: the stream is padded to a multiple of K·C
+  std::string layout =
+      "identity";       // a name in the layout registries (sim/layouts/, reference/layouts/)
+  std::int64_t cp = 1;  // C, ranks in the CP group
+  std::int64_t pad_multiple = 2;  // m of contiguous: D = C·m
+  std::int64_t chunk_size = 512;  // K of magi: the stream is padded to a multiple of K·C
   // magi at C = 1: pad to a multiple of K as MagiAttention's own dispatch does ("identity + chunk
   // padding"), instead of the identity every layout falls back to.
   bool chunk_pad_at_cp1 = false;
   // Pipeline microbatches along the batch axis (SPEC §4; the case key "mb").
   std::int64_t microbatches = 1;
-  bool shard_primary = true;        // false: input_ids / inputs_embeds stay global (SPEC §4)
+  bool shard_primary = true;  // false: input_ids / inputs_embeds stay global (SPEC §4)
   PadPolicy pad_policy = PadPolicy::spec;
   std::int64_t pad_token_id = 0;
   // R of usp: the ring degree, U = C/R the Ulysses degree (R must divide C; 1: Ulysses only).
@@ -32,6 +33,7 @@ struct LayoutSpec {
 
 // Throws on C < 1, m < 1, K < 1, microbatches < 1, R < 1, B < 1 and unknown layout names.
 void validate_spec(const LayoutSpec& spec);
-std::string spec_brief(const LayoutSpec& spec);  // "thd cp=4" plus the options that differ from defaults
+std::string spec_brief(
+    const LayoutSpec& spec);  // "thd cp=4" plus the options that differ from defaults
 
 }  // namespace cplab

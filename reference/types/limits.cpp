@@ -8,15 +8,15 @@ namespace cplab::limits {
 
 std::int64_t add(std::int64_t a, std::int64_t b, std::string_view what) {
   std::int64_t out = 0;
-  CPLAB_CHECK(!__builtin_add_overflow(a, b, &out), "{}: {} + {} overflows 64-bit integers", what,
-              a, b);
+  CPLAB_CHECK(!__builtin_add_overflow(a, b, &out), "{}: {} + {} overflows 64-bit integers", what, a,
+              b);
   return out;
 }
 
 std::int64_t mul(std::int64_t a, std::int64_t b, std::string_view what) {
   std::int64_t out = 0;
-  CPLAB_CHECK(!__builtin_mul_overflow(a, b, &out), "{}: {} × {} overflows 64-bit integers", what,
-              a, b);
+  CPLAB_CHECK(!__builtin_mul_overflow(a, b, &out), "{}: {} × {} overflows 64-bit integers", what, a,
+              b);
   return out;
 }
 
@@ -56,8 +56,8 @@ std::int64_t padded_len_bound(const LayoutSpec& spec, std::int64_t caller_len,
               kMaxDocuments);
   // Every layout pads the row to a multiple of its unit D <= max(C·m, 2C, K·C, B); thd pads every
   // document to 2C on top. All factors are bounded above, so nothing here overflows.
-  const std::int64_t unit = std::max({spec.cp * spec.pad_multiple, 2 * spec.cp,
-                                      spec.chunk_size * spec.cp, spec.block_size});
+  const std::int64_t unit = std::max(
+      {spec.cp * spec.pad_multiple, 2 * spec.cp, spec.chunk_size * spec.cp, spec.block_size});
   const std::int64_t bound = (caller_len + unit - 1) / unit * unit + documents * 2 * spec.cp;
   CPLAB_CHECK(bound <= kMaxPaddedLen,
               "{}: a row of S={} with {} documents may pad to {} slots, more than cplab's limit "
@@ -74,8 +74,8 @@ std::int64_t check_documents(const std::vector<std::int64_t>& lens, std::string_
   for (std::size_t i = 0; i < lens.size(); ++i) {
     CPLAB_CHECK(lens[i] >= 0, "{}: document {} has negative length {}", what, i, lens[i]);
     CPLAB_CHECK(lens[i] <= kMaxRowTokens - total,
-                "{}: document {} takes the row past {} tokens (cplab's limit per row)",
-                what, i, kMaxRowTokens);
+                "{}: document {} takes the row past {} tokens (cplab's limit per row)", what, i,
+                kMaxRowTokens);
     total += lens[i];
   }
   return total;

@@ -11,7 +11,7 @@
 
 namespace cplab::limits {
 
-inline constexpr std::int64_t kMaxCp = 1024;                   // C: one thread per rank
+inline constexpr std::int64_t kMaxCp = 1024;                          // C: one thread per rank
 inline constexpr std::int64_t kMaxRowTokens = std::int64_t{1} << 24;  // S of one row (16 Mi)
 inline constexpr std::int64_t kMaxPadUnit = std::int64_t{1} << 24;    // C·m, 2C, K·C
 inline constexpr std::int64_t kMaxPaddedLen = std::int64_t{1} << 25;  // L of one row, upper bound

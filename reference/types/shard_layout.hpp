@@ -23,14 +23,15 @@ struct ShardLayout {
   bool packed = false;
 
   // Per row of the microbatch, in local order (ℓ entries each).
-  std::vector<std::vector<std::int64_t>> index;      // global slot of each local token
-  std::vector<std::vector<std::int64_t>> caller_pos;  // caller position of each local token; -1 = pad
-  std::vector<std::vector<std::int64_t>> positions;  // position ids (computed before partitioning)
-  std::vector<std::vector<std::int32_t>> doc_ids;    // 1-based document; 0 = row padding
-  std::vector<std::vector<std::uint8_t>> real;       // 1 = real token, 0 = pad slot
+  std::vector<std::vector<std::int64_t>> index;  // global slot of each local token
+  std::vector<std::vector<std::int64_t>>
+      caller_pos;  // caller position of each local token; -1 = pad
+  std::vector<std::vector<std::int64_t>> positions;   // position ids (computed before partitioning)
+  std::vector<std::vector<std::int32_t>> doc_ids;     // 1-based document; 0 = row padding
+  std::vector<std::vector<std::uint8_t>> real;        // 1 = real token, 0 = pad slot
   std::vector<std::vector<std::int64_t>> cu_seqlens;  // local cu_seqlens of layouts that keep
                                                       // whole local documents, else empty
-  std::vector<std::int64_t> valid_tokens;            // real tokens held, per row
+  std::vector<std::int64_t> valid_tokens;             // real tokens held, per row
 
   // Packed rows: the stream's document bounds, per row.
   std::vector<std::vector<std::int64_t>> cu_seqlens_padded;

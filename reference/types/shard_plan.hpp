@@ -18,10 +18,10 @@ struct RowPlan {
   bool packed = false;
 
   std::vector<std::vector<std::int64_t>> index;  // [C][ℓ]: global slot of each local token
-  std::vector<std::int64_t> caller_pos;          // [L]: caller position held by slot g; -1 = added pad
-  std::vector<std::int64_t> positions;           // [L]: position ids, computed before partitioning
-  std::vector<std::int32_t> doc_ids;             // [L]: 1-based document, 0 = row padding
-  std::vector<std::uint8_t> real;                // [L]: 1 = a real token (not document or row padding)
+  std::vector<std::int64_t> caller_pos;  // [L]: caller position held by slot g; -1 = added pad
+  std::vector<std::int64_t> positions;   // [L]: position ids, computed before partitioning
+  std::vector<std::int32_t> doc_ids;     // [L]: 1-based document, 0 = row padding
+  std::vector<std::uint8_t> real;        // [L]: 1 = a real token (not document or row padding)
   // Packed rows: documents in the padded stream, [0, cumsum(lengths each occupies)] (thd: the
   // per-document padded lengths). One entry per document, zero-length ones included.
   std::vector<std::int64_t> cu_seqlens_padded;

@@ -30,9 +30,7 @@ std::size_t byte_count(std::int64_t numel, DType dtype) {
 std::string shape_str(const Shape& shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
 
 Tensor::Tensor(DType dtype, Shape shape)
-    : dtype_(dtype),
-      shape_(std::move(shape)),
-      bytes_(byte_count(shape_numel(shape_), dtype)) {
+    : dtype_(dtype), shape_(std::move(shape)), bytes_(byte_count(shape_numel(shape_), dtype)) {
   if (!bytes_.empty()) std::memset(bytes_.data(), 0, bytes_.size());
 }
 
@@ -47,9 +45,7 @@ Tensor& Tensor::operator=(const Tensor& other) {
 }
 
 Tensor::Tensor(DType dtype, Shape shape, Uninitialized)
-    : dtype_(dtype),
-      shape_(std::move(shape)),
-      bytes_(byte_count(shape_numel(shape_), dtype)) {}
+    : dtype_(dtype), shape_(std::move(shape)), bytes_(byte_count(shape_numel(shape_), dtype)) {}
 
 Tensor Tensor::from_bools(Shape shape, const std::vector<bool>& values) {
   Tensor t(DType::b8, std::move(shape));
@@ -68,7 +64,8 @@ std::int64_t Tensor::size(std::int64_t d) const {
 }
 
 void Tensor::check_dtype(DType want) const {
-  CPLAB_CHECK(want == dtype_, "tensor holds {}, accessed as {}", dtype_name(dtype_), dtype_name(want));
+  CPLAB_CHECK(want == dtype_, "tensor holds {}, accessed as {}", dtype_name(dtype_),
+              dtype_name(want));
 }
 
 double Tensor::get(std::int64_t flat) const {

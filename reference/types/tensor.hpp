@@ -19,10 +19,15 @@ using Shape = std::vector<std::int64_t>;
 // An allocator whose value-less construct leaves the element uninitialized: a tensor that is
 // about to be overwritten whole skips the zero fill (a whole extra write pass over large tensors).
 // Large blocks come from the block cache (block_cache.hpp), so they are reused without page faults.
-template <typename T> struct UninitializedAllocator : std::allocator<T> {
-  template <typename U> struct rebind { using other = UninitializedAllocator<U>; };
+template <typename T>
+struct UninitializedAllocator : std::allocator<T> {
+  template <typename U>
+  struct rebind {
+    using other = UninitializedAllocator<U>;
+  };
   UninitializedAllocator() = default;
-  template <typename U> UninitializedAllocator(const UninitializedAllocator<U>&) noexcept {}
+  template <typename U>
+  UninitializedAllocator(const UninitializedAllocator<U>&) noexcept {}
   T* allocate(std::size_t n) {
     if (n * sizeof(T) < block_cache::kMinBytes) return std::allocator<T>::allocate(n);
     return static_cast<T*>(block_cache::acquire(n * sizeof(T)));
@@ -31,8 +36,12 @@ template <typename T> struct UninitializedAllocator : std::allocator<T> {
     if (n * sizeof(T) < block_cache::kMinBytes) return std::allocator<T>::deallocate(p, n);
     block_cache::release(p, n * sizeof(T));
   }
-  template <typename U> void construct(U* p) noexcept { ::new (static_cast<void*>(p)) U; }
-  template <typename U, typename... Args> void construct(U* p, Args&&... args) {
+  template <typename U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
     ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
   }
 };
@@ -56,14 +65,16 @@ class Tensor {
   Tensor& operator=(Tensor&&) noexcept = default;
   ~Tensor() = default;
 
-  template <typename T> static Tensor from(Shape shape, std::span<const T> values) {
+  template <typename T>
+  static Tensor from(Shape shape, std::span<const T> values) {
     Tensor t(dtype_of<T>(), std::move(shape));
     CPLAB_CHECK(static_cast<std::int64_t>(values.size()) == t.numel(),
                 "Tensor::from: {} values for shape {}", values.size(), shape_str(t.shape()));
     std::memcpy(t.bytes_.data(), values.data(), t.bytes_.size());
     return t;
   }
-  template <typename T> static Tensor from(Shape shape, const std::vector<T>& values) {
+  template <typename T>
+  static Tensor from(Shape shape, const std::vector<T>& values) {
     return from<T>(std::move(shape), std::span<const T>(values.data(), values.size()));
   }
   static Tensor from_bools(Shape shape, const std::vector<bool>& values);
@@ -79,15 +90,18 @@ class Tensor {
   std::byte* raw() { return bytes_.data(); }
   const std::byte* raw() const { return bytes_.data(); }
 
-  template <typename T> std::span<T> data() {
+  template <typename T>
+  std::span<T> data() {
     check_dtype(dtype_of<T>());
     return {reinterpret_cast<T*>(bytes_.data()), static_cast<std::size_t>(numel())};
   }
-  template <typename T> std::span<const T> data() const {
+  template <typename T>
+  std::span<const T> data() const {
     check_dtype(dtype_of<T>());
     return {reinterpret_cast<const T*>(bytes_.data()), static_cast<std::size_t>(numel())};
   }
-  template <typename T> std::vector<T> to_vector() const {
+  template <typename T>
+  std::vector<T> to_vector() const {
     auto d = data<T>();
     return {d.begin(), d.end()};
   }

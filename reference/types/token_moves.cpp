@@ -9,8 +9,8 @@ namespace cplab {
 namespace {
 
 // dst[to ? (*to)[k] : k] = src[from ? (*from)[k] : k] for the k < count tokens of one row; a
-// source of -1 leaves a zero token (the maps are checked before). Small tokens (ids, labels, flags) get copies of a
-// fixed size instead of a memcpy call each.
+// source of -1 leaves a zero token (the maps are checked before). Small tokens (ids, labels, flags)
+// get copies of a fixed size instead of a memcpy call each.
 template <std::size_t kBytes>
 void move_fixed(std::byte* dst, const std::byte* src, std::size_t bytes,
                 const std::vector<std::int64_t>* from, const std::vector<std::int64_t>* to,

@@ -113,8 +113,7 @@ TEST(BadInput, ExplainAndEveryLayoutBoundTheRowFirst) {
   expect_all({
       {"explain --layout head-tail --cp 2 --seq-len 9223372036854775807", too_long},
       {"explain --layout all --cp 2 --seq-len 9223372036854775807", too_long},
-      {"explain --layout magi --cp 1024 --chunk-size auto --seq-len 9223372036854775807",
-       too_long},
+      {"explain --layout magi --cp 1024 --chunk-size auto --seq-len 9223372036854775807", too_long},
       {"layout --layout all --cp 2 --seq-len 9223372036854775807", too_long},
       {"explain --layout all --cp 2 --doc-lens 9223372036854775807,9223372036854775807,3",
        "cplab: error: --doc-lens: document 0 takes the row past 16777216 tokens (cplab's limit "
@@ -147,18 +146,18 @@ TEST(BadInput, BenchResultFiles) {
     std::ofstream(dir.file(name)) << text;
     return dir.file(name);
   };
-  const std::string good = file(
-      "good.json",
-      R"({"context": {"date": "2026-01-01", "cplab": {"commit": "abc"}}, "benchmarks": [)"
-      R"({"name": "BM_x", "run_type": "iteration", "real_time": 10.0, "time_unit": "ns"}]})");
+  const std::string good =
+      file("good.json",
+           R"({"context": {"date": "2026-01-01", "cplab": {"commit": "abc"}}, "benchmarks": [)"
+           R"({"name": "BM_x", "run_type": "iteration", "real_time": 10.0, "time_unit": "ns"}]})");
   const std::string date = file("date.json", R"({"context": {"date": 5}, "benchmarks": []})");
   const std::string commit =
       file("commit.json", R"({"context": {"cplab": {"commit": 7}}, "benchmarks": []})");
-  const std::string run_type = file(
-      "run_type.json", R"({"benchmarks": [{"name": "BM_x", "run_type": 1, "real_time": 1}]})");
-  const std::string message = file(
-      "message.json",
-      R"({"benchmarks": [{"name": "BM_x", "error_occurred": true, "error_message": 3}]})");
+  const std::string run_type =
+      file("run_type.json", R"({"benchmarks": [{"name": "BM_x", "run_type": 1, "real_time": 1}]})");
+  const std::string message =
+      file("message.json",
+           R"({"benchmarks": [{"name": "BM_x", "error_occurred": true, "error_message": 3}]})");
   expect_all({
       {"bench compare " + good + " " + date,
        "cplab: error: " + date + ": context.date is not a string"},
@@ -218,12 +217,16 @@ TEST(BadInput, SweepArguments) {
        "cplab: error: --time-budget nan: must be a finite number of seconds >= 0 (0: none)"},
       {"sweep --time-budget inf",
        "cplab: error: --time-budget inf: must be a finite number of seconds >= 0 (0: none)"},
-      {"sweep --cp 1025", "cplab: error: --cp 1025: a CP size must be in [1, 1024] (one thread per rank)"},
-      {"sweep --cp 0", "cplab: error: --cp 0: a CP size must be in [1, 1024] (one thread per rank)"},
+      {"sweep --cp 1025",
+       "cplab: error: --cp 1025: a CP size must be in [1, 1024] (one thread per rank)"},
+      {"sweep --cp 0",
+       "cplab: error: --cp 0: a CP size must be in [1, 1024] (one thread per rank)"},
       {"sweep --max-tokens 16777217",
        "cplab: --max-tokens: Value 16777217 not in range 1 to 16777216"},
-      {"sweep --shard 1/1", "cplab: error: --shard '1/1': expected i/n with 0 <= i < n (0-based), e.g. 0/4"},
-      {"sweep --shard -1/2", "cplab: error: --shard '-1/2': expected i/n with 0 <= i < n (0-based), e.g. 0/4"},
+      {"sweep --shard 1/1",
+       "cplab: error: --shard '1/1': expected i/n with 0 <= i < n (0-based), e.g. 0/4"},
+      {"sweep --shard -1/2",
+       "cplab: error: --shard '-1/2': expected i/n with 0 <= i < n (0-based), e.g. 0/4"},
       {"sweep --out /proc/cplab-cannot-be-here --cases 1",
        "cplab: error: --out /proc/cplab-cannot-be-here: cannot create the folder: No such file or "
        "directory"},
@@ -269,10 +272,11 @@ TEST(BadInput, NpyFiles) {
   logits.set(7, -std::numeric_limits<double>::infinity());
   cli::npy::write(dir.file("inf.npy"), logits);
   // 2^62 × 4 bytes wraps to 0: the size check must not pass it as an empty file.
-  const std::string wrap =
-      raw_npy("wrap.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904, 1, 1), }", 0);
-  const std::string huge =
-      raw_npy("huge.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 40000, 40000), }", 16);
+  const std::string wrap = raw_npy(
+      "wrap.npy",
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904, 1, 1), }", 0);
+  const std::string huge = raw_npy(
+      "huge.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 40000, 40000), }", 16);
   const std::string overflow = raw_npy(
       "overflow.npy",
       "{'descr': '<f8', 'fortran_order': False, 'shape': (4294967296, 4294967296, 2), }", 0);
@@ -312,8 +316,10 @@ TEST(BadInput, CaseStrings) {
        "more than cplab's limit of 67108864 per tensor"},
       {replay + "'identity cp=1 rows=9223372036854775807 S=4'",
        "cplab: error: case: rows=9223372036854775807 is more than cplab's limit of 33554432"},
-      {replay + "'identity cp=1 S=4 seed=-1'", "cplab: error: case key 'seed': '-1' is not a number"},
-      {replay + "\"$(printf 'identity cp=1 \\007bell=1')\"", "cplab: error: unknown case key '\\x07bell'"},
+      {replay + "'identity cp=1 S=4 seed=-1'",
+       "cplab: error: case key 'seed': '-1' is not a number"},
+      {replay + "\"$(printf 'identity cp=1 \\007bell=1')\"",
+       "cplab: error: unknown case key '\\x07bell'"},
   });
 }
 

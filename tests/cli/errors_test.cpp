@@ -42,8 +42,8 @@ TEST(ExitStatus, EachKindOfErrorHasItsStatusAndOneLine) {
   const Reported memory = report(std::bad_alloc());
   EXPECT_EQ(memory.status, cli::kUsageError);
   EXPECT_EQ(memory.err.rfind("cplab: out of resources: out of memory", 0), 0u) << memory.err;
-  const Reported threads = report(std::system_error(
-      std::make_error_code(std::errc::resource_unavailable_try_again), "thread"));
+  const Reported threads = report(
+      std::system_error(std::make_error_code(std::errc::resource_unavailable_try_again), "thread"));
   EXPECT_EQ(threads.status, cli::kUsageError);
   EXPECT_EQ(threads.err.rfind("cplab: out of resources: the system refused a thread", 0), 0u);
   EXPECT_EQ(report(ResourceError("rank 3/8: out of memory")).err,
@@ -62,7 +62,7 @@ TEST(ExitStatus, UntrustedTextIsEscapedAndCut) {
   EXPECT_EQ(cli::escape_untrusted("plain · ℓ text"), "plain · ℓ text");  // valid UTF-8 kept
   EXPECT_EQ(cli::escape_untrusted("a\nb\x1b[2J\x7f"), "a\\x0ab\\x1b[2J\\x7f");
   EXPECT_EQ(cli::escape_untrusted("\xff\xc3(\xe2\x82"), "\\xff\\xc3(\\xe2\\x82");  // invalid UTF-8
-  EXPECT_EQ(cli::escape_untrusted("\xed\xa0\x80"), "\\xed\\xa0\\x80");  // a surrogate
+  EXPECT_EQ(cli::escape_untrusted("\xed\xa0\x80"), "\\xed\\xa0\\x80");             // a surrogate
   EXPECT_EQ(cli::escape_untrusted(std::string(20, 'x'), 8), "xxxxxxxx …(12 more bytes)");
   EXPECT_EQ(report(Error("name 'a\nb'")).err, "cplab: error: name 'a\\x0ab'\n");
 }
@@ -122,7 +122,8 @@ TEST(Limits, MagiAutomaticChunkSizeNeverWraps) {
 
 TEST(ExitStatus, APathThatCannotBeMadeIsBadInput) {
   const Reported r = report(std::filesystem::filesystem_error(
-      "cannot create directories", "/proc/x", std::make_error_code(std::errc::no_such_file_or_directory)));
+      "cannot create directories", "/proc/x",
+      std::make_error_code(std::errc::no_such_file_or_directory)));
   EXPECT_EQ(r.status, cli::kUsageError);
   EXPECT_EQ(r.err.rfind("cplab: error: ", 0), 0u) << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;

@@ -1,12 +1,11 @@
 // `cplab sweep` interrupted: SIGINT or SIGTERM while jobs run leaves report.json valid, holding the
 // jobs that finished, marked "complete": false, and the exit status 128 + signal; a stale report
 // of an earlier run in the same --out is replaced before the first case.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
-
-#include <fcntl.h>
 
 #include <chrono>
 #include <fstream>
@@ -40,10 +39,10 @@ void interrupt_after_first_job(int signal_number) {
     std::ofstream stale(out / "report.json");
     stale << R"({"schema": "cplab-sweep-report/1", "stale": true})";
   }
-  std::vector<std::string> args = {CPLAB_BINARY, "sweep",   "--seed",        "9",
-                                   "--cases",    "400",     "--impl",        "sim",
-                                   "--layouts",  "identity,contiguous,head-tail,thd,magi",
-                                   "--out",      out.string()};
+  std::vector<std::string> args = {
+      CPLAB_BINARY, "sweep",     "--seed", "9",         "--cases",
+      "400",        "--impl",    "sim",    "--layouts", "identity,contiguous,head-tail,thd,magi",
+      "--out",      out.string()};
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);

@@ -7,9 +7,9 @@
 #include <mutex>
 
 #include "gpu_test.hpp"
-#include "tests/support/layouts.hpp"
 #include "loss_check.hpp"
 #include "reference/attention.hpp"
+#include "tests/support/layouts.hpp"
 
 namespace cplab::simtest {
 namespace {

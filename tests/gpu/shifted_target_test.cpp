@@ -115,8 +115,8 @@ TEST(ShiftedTarget, every_layout_and_cp_fetches_the_label_of_the_next_slot) {
           for (std::int64_t n : docs) filled += padded.emplace_back(slots(n));
           // 21 slots; 24 for a layout that pads nothing (every C here divides it).
           const std::int64_t seq = testsupport::caller_pad_unit(layout.name, cp) != 0 ? filled
-                                   : layout.pads_nothing                               ? 24
-                                                                                       : 21;
+                                   : layout.pads_nothing                              ? 24
+                                                                                      : 21;
           if (testsupport::takes_len(spec, seq))
             rows.push_back(reference::plan_row(spec, seq, &docs, &padded));
         }
@@ -135,8 +135,8 @@ TEST(ShiftedTarget, every_layout_and_cp_fetches_the_label_of_the_next_slot) {
             EXPECT_EQ(got[r].contributes[k], contributes)
                 << layout.name << " cp " << cp << " rank " << r << " k " << k;
             EXPECT_EQ(got[r].label[k], contributes ? labels[g + 1] : kIgnoreLabel)
-                << layout.name << " cp " << cp << " L " << row.padded_len << " rank " << r << " k " << k
-                << " slot " << g;
+                << layout.name << " cp " << cp << " L " << row.padded_len << " rank " << r << " k "
+                << k << " slot " << g;
           }
         }
       }

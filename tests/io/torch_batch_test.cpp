@@ -1,11 +1,11 @@
 // Batch files written with torch.save come back as the same Batch; bad files are one clear error.
+#include "io/torch_batch.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-
-#include "io/torch_batch.hpp"
 
 namespace cplab::io {
 namespace {
@@ -25,7 +25,8 @@ Batch packed_batch() {
   b.add(keys::labels, Tensor::from<std::int64_t>({2, 12}, labels));
   std::vector<float> feature(2 * 12 * 3);
   for (std::size_t i = 0; i < feature.size(); ++i) feature[i] = 0.5f * static_cast<float>(i);
-  b.tokens["token_feature"] = TokenField{Tensor::from<float>({2, 12, 3}, feature), 1, PadRule::constant, 0.0};
+  b.tokens["token_feature"] =
+      TokenField{Tensor::from<float>({2, 12, 3}, feature), 1, PadRule::constant, 0.0};
   b.passthrough["image"] = Tensor::from<float>({1, 2, 2}, std::vector<float>{1, 2, 3, 4});
   b.seq_lens = {{5, 3, 4}, {12}};
   return b;
@@ -68,7 +69,8 @@ TEST(TorchBatch, MissingFileNamesThePath) {
     load_torch_batch("/nonexistent/cplab_batch.pt");
     FAIL() << "missing file was accepted";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("/nonexistent/cplab_batch.pt"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/cplab_batch.pt"), std::string::npos)
+        << e.what();
   }
 }
 

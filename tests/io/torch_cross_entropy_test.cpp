@@ -1,5 +1,6 @@
 // A second opinion on the reference loss: libtorch's cross_entropy (ignore_index -100, mean) and
-// its autograd gradient, on the HF-shifted targets of a packed batch, against reference::shifted_loss.
+// its autograd gradient, on the HF-shifted targets of a packed batch, against
+// reference::shifted_loss.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
@@ -38,7 +39,8 @@ TEST_P(TorchCrossEntropy, ReferenceMeanAndGradientMatchTorch) {
   // The same row as the identity layout sees it (C = 1: nothing padded, L = S).
   LayoutSpec spec;
   spec.layout = "identity";
-  const RowPlan row = c.docs.empty() ? reference::plan_row(spec, c.S) : reference::plan_row(spec, c.S, &c.docs);
+  const RowPlan row =
+      c.docs.empty() ? reference::plan_row(spec, c.S) : reference::plan_row(spec, c.S, &c.docs);
   ShardPlan plan{spec, {row}};
   const auto ref = reference::shifted_loss(plan, Tensor::from<float>({1, c.S, c.V}, logits),
                                            Tensor::from<std::int64_t>({1, c.S}, labels),
@@ -56,26 +58,32 @@ TEST_P(TorchCrossEntropy, ReferenceMeanAndGradientMatchTorch) {
   std::vector<std::int64_t> shifted(static_cast<std::size_t>(c.S - 1));
   for (std::int64_t t = 0; t + 1 < c.S; ++t) {
     const bool crosses = !c.docs.empty() && doc_of[t] != doc_of[t + 1];
-    shifted[t] = (crosses || !valid[t] || (doc_of[t] == 0 && !c.docs.empty())) ? kIgnoreIndex : labels[t + 1];
+    shifted[t] = (crosses || !valid[t] || (doc_of[t] == 0 && !c.docs.empty())) ? kIgnoreIndex
+                                                                               : labels[t + 1];
   }
-  at::Tensor z = at::from_blob(logits.data(), {c.S, c.V}, at::kFloat).clone().set_requires_grad(true);
+  at::Tensor z =
+      at::from_blob(logits.data(), {c.S, c.V}, at::kFloat).clone().set_requires_grad(true);
   at::Tensor y = at::from_blob(shifted.data(), {c.S - 1}, at::kLong).clone();
-  at::Tensor loss = at::cross_entropy_loss(z.slice(0, 0, c.S - 1), y, {}, at::Reduction::Mean, kIgnoreIndex);
+  at::Tensor loss =
+      at::cross_entropy_loss(z.slice(0, 0, c.S - 1), y, {}, at::Reduction::Mean, kIgnoreIndex);
   loss.backward();
   const std::int64_t counted = (y != kIgnoreIndex).sum().item<std::int64_t>();
 
   ASSERT_EQ(ref.contributing_total, counted);
-  EXPECT_NEAR(ref.global_mean, loss.item<double>(), 1e-5 * std::max(1.0, std::abs(ref.global_mean)));
+  EXPECT_NEAR(ref.global_mean, loss.item<double>(),
+              1e-5 * std::max(1.0, std::abs(ref.global_mean)));
   const at::Tensor grad = z.grad().contiguous();
   const float* g = grad.data_ptr<float>();
   const auto ref_grad = ref.grad_global.data<float>();
   double worst = 0;
-  for (std::int64_t i = 0; i < c.S * c.V; ++i) worst = std::max(worst, std::abs(double(g[i]) - ref_grad[i]));
+  for (std::int64_t i = 0; i < c.S * c.V; ++i)
+    worst = std::max(worst, std::abs(double(g[i]) - ref_grad[i]));
   EXPECT_LT(worst, 1e-6) << "largest gradient difference";
 }
 
 INSTANTIATE_TEST_SUITE_P(Rows, TorchCrossEntropy,
-                         ::testing::Values(Case{17, 5, {}}, Case{64, 33, {}}, Case{20, 9, {5, 3, 8, 4}},
+                         ::testing::Values(Case{17, 5, {}}, Case{64, 33, {}},
+                                           Case{20, 9, {5, 3, 8, 4}},
                                            Case{30, 2, {1, 0, 12, 1, 16}}, Case{48, 257, {48}}));
 
 }  // namespace

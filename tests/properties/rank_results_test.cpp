@@ -1,11 +1,12 @@
 // What a rank's result becomes on the wire when ranks are processes (sim-mpi): every type a
 // property's ranks return comes back exactly, and bytes that are cut short or run long are an
 // error, not a misread.
+#include "properties/rank_results.hpp"
+
 #include <gtest/gtest.h>
 
 #include "properties/case.hpp"
 #include "properties/harness.hpp"
-#include "properties/rank_results.hpp"
 #include "sim/sim_implementation.hpp"
 
 namespace cplab::properties {

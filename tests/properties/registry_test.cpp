@@ -112,10 +112,10 @@ TEST(ImplementationRegistry, AMissingVerbSkipsItsPropertiesWithTheReason) {
                                 .make = [] { return std::make_unique<WithoutUlysses>(); }};
   RunOptions options;
   options.cases = 3;
-  for (const char* name : {"ulysses_all_to_all_splits_heads",
-                           "ulysses_attention_matches_unsharded"}) {
-    const JobResult result = run_job({&find_property(name), &layout_table().front(), &info},
-                                     options);
+  for (const char* name :
+       {"ulysses_all_to_all_splits_heads", "ulysses_attention_matches_unsharded"}) {
+    const JobResult result =
+        run_job({&find_property(name), &layout_table().front(), &info}, options);
     EXPECT_EQ(result.status, JobStatus::skipped) << name;
     EXPECT_EQ(result.message, "no Ulysses all-to-all here");
     EXPECT_EQ(result.cases, 0);

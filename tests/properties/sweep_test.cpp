@@ -209,7 +209,7 @@ TEST(SweepStop, TheTimeBudgetCutsAJobBetweenCases) {
   EXPECT_LT(r.cases, options.cases);
   EXPECT_EQ(r.passed, r.cases);
   EXPECT_NE(r.message.find("time budget of 0.5 s spent after"), std::string::npos) << r.message;
-  EXPECT_TRUE(report.complete);  // every job of the run is listed
+  EXPECT_TRUE(report.complete);     // every job of the run is listed
   EXPECT_LT(report.seconds, 30.0);  // without the cut: hours
 }
 
@@ -226,11 +226,10 @@ TEST(SweepStop, AStopRequestLeavesAnIncompleteReportOfWhatRan) {
   const auto progress = [&](const Job&, std::int64_t done, std::int64_t, const JobResult* fin) {
     if (fin != nullptr && done == 1) request_sweep_stop(SIGINT);
   };
-  const SweepReport report = run_sweep(
-      options, progress, [&](const SweepReport& so_far) {
-        EXPECT_FALSE(so_far.complete);
-        checkpoints.push_back(so_far.results.size());
-      });
+  const SweepReport report = run_sweep(options, progress, [&](const SweepReport& so_far) {
+    EXPECT_FALSE(so_far.complete);
+    checkpoints.push_back(so_far.results.size());
+  });
   request_sweep_stop(0);
   EXPECT_FALSE(report.complete);
   ASSERT_EQ(report.results.size(), 1u);  // the second job never started

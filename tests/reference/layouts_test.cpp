@@ -96,7 +96,7 @@ TEST_P(LayoutInvariants, HoldOnEveryRow) {
                            : given;
     if (!rc.packed && !descriptor.bshd_rows) continue;  // refused (errors_test)
     if (rc.packed && !descriptor.packed_rows) continue;
-    if (!testsupport::takes_len(spec, rc.seq)) continue;  // refused (its own tests)
+    if (!testsupport::takes_len(spec, rc.seq)) continue;           // refused (its own tests)
     if (!testsupport::takes_length(layout, cp, rc.seq)) continue;  // refused (errors_test)
     SCOPED_TRACE(::testing::Message()
                  << "S=" << rc.seq << " docs=" << ::testing::PrintToString(rc.docs)

@@ -17,7 +17,8 @@ TEST(UlyssesReference, head_groups_of_the_worked_example) {
   // §9.14: U = 4, H = 8, H_kv = 2.
   const UlyssesHeads heads{.query = 8, .kv = 2};
   for (std::int64_t u = 0; u < 4; ++u) {
-    EXPECT_EQ(reference::ulysses_head_group(heads, HeadKind::query, 4, u), (Ints{2 * u, 2 * u + 1}));
+    EXPECT_EQ(reference::ulysses_head_group(heads, HeadKind::query, 4, u),
+              (Ints{2 * u, 2 * u + 1}));
   }
   EXPECT_EQ(reference::ulysses_head_group(heads, HeadKind::kv, 4, 0), Ints{0});
   EXPECT_EQ(reference::ulysses_head_group(heads, HeadKind::kv, 4, 1), Ints{0});
@@ -33,11 +34,11 @@ TEST(UlyssesReference, head_split_by_hand) {
   for (std::int64_t g = 0; g < 8; ++g) {
     for (std::int64_t h = 0; h < 4; ++h) global.set(g * 4 + h, static_cast<double>(10 * g + h));
   }
-  const Tensor split = reference::ulysses_head_split(global, {.query = 4, .kv = 1},
-                                                     HeadKind::query, 2, 1);
+  const Tensor split =
+      reference::ulysses_head_split(global, {.query = 4, .kv = 1}, HeadKind::query, 2, 1);
   ASSERT_EQ(split.shape(), (Shape{1, 8, 2, 1}));
-  EXPECT_EQ(split.to_vector<float>(), (std::vector<float>{2, 3, 12, 13, 22, 23, 32, 33, 42, 43,
-                                                          52, 53, 62, 63, 72, 73}));
+  EXPECT_EQ(split.to_vector<float>(),
+            (std::vector<float>{2, 3, 12, 13, 22, 23, 32, 33, 42, 43, 52, 53, 62, 63, 72, 73}));
   // One KV head on U = 2: both ranks get it.
   Tensor kv(DType::f32, {1, 8, 1, 1});
   for (std::int64_t g = 0; g < 8; ++g) kv.set(g, static_cast<double>(100 + g));
@@ -56,10 +57,10 @@ TEST(UlyssesReference, multi_head_attention_uses_each_query_heads_kv_head) {
   const Tensor zero(DType::f32, {1, 6, 2});
   for (std::int64_t h = 0; h < 4; ++h) {
     const std::int64_t kv = h / 2;  // H / H_kv = 2 query heads per KV head
-    const Tensor one = reference::attention(plan, reference::head_slice(q, h),
-                                            reference::head_slice(k, kv),
-                                            reference::head_slice(v, kv), zero)
-                           .out;
+    const Tensor one =
+        reference::attention(plan, reference::head_slice(q, h), reference::head_slice(k, kv),
+                             reference::head_slice(v, kv), zero)
+            .out;
     EXPECT_EQ(reference::head_slice(out, h), one) << "head " << h;
   }
 }

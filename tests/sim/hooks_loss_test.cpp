@@ -66,8 +66,7 @@ class WrongNeighbourForLastRank : public SimImplementation {
   index_math::Slot target_owner(const sim::LayoutMap& map, std::int64_t slot) const override {
     const index_math::Slot right = SimImplementation::target_owner(map, slot);
     const std::int64_t c = map.padded_len() / (2 * map.cp());
-    if (map.cp() > 1 && slot == map.cp() * c)
-      return {0, right.offset - c};
+    if (map.cp() > 1 && slot == map.cp() * c) return {0, right.offset - c};
     return right;
   }
 };

@@ -55,10 +55,10 @@ TEST(Ulysses, worked_example_by_hand) {
     round_trip[r] = sharder.ulysses_all_to_all_inverse(q_heads, heads, HeadKind::query) == q &&
                     sharder.ulysses_all_to_all_inverse(k_heads, heads, HeadKind::kv) == k;
   });
-  EXPECT_EQ(query[0], (std::vector<double>{0, 1, 10, 11, 20, 21, 30, 31, 40, 41, 50, 51, 60, 61,
-                                           70, 71}));
-  EXPECT_EQ(query[1], (std::vector<double>{2, 3, 12, 13, 22, 23, 32, 33, 42, 43, 52, 53, 62, 63,
-                                           72, 73}));
+  EXPECT_EQ(query[0],
+            (std::vector<double>{0, 1, 10, 11, 20, 21, 30, 31, 40, 41, 50, 51, 60, 61, 70, 71}));
+  EXPECT_EQ(query[1],
+            (std::vector<double>{2, 3, 12, 13, 22, 23, 32, 33, 42, 43, 52, 53, 62, 63, 72, 73}));
   const std::vector<double> kv_all{100, 110, 120, 130, 140, 150, 160, 170};
   EXPECT_EQ(kv[0], kv_all);
   EXPECT_EQ(kv[1], kv_all);
@@ -86,8 +86,8 @@ class UlyssesLayouts : public ::testing::TestWithParam<LayoutCp> {};
 
 TEST_P(UlyssesLayouts, all_to_all_is_the_reference_head_split_and_inverts) {
   const std::int64_t cp = std::get<1>(GetParam());
-  for (const UlyssesHeads heads : {UlyssesHeads{.query = 2 * cp, .kv = 1},
-                                   UlyssesHeads{.query = 2 * cp, .kv = cp}}) {
+  for (const UlyssesHeads heads :
+       {UlyssesHeads{.query = 2 * cp, .kv = 1}, UlyssesHeads{.query = 2 * cp, .kv = cp}}) {
     for_each_plannable_case(GetParam(), [&](const LayoutSpec& spec, const Batch& batch,
                                             const ShardPlan& plan) {
       std::mutex mutex;
@@ -99,8 +99,7 @@ TEST_P(UlyssesLayouts, all_to_all_is_the_reference_head_split_and_inverts) {
           const ShardLayout& lay = shards[m].layout;
           for (HeadKind kind : {HeadKind::query, HeadKind::kv}) {
             Tensor global(DType::f32, {lay.rows, lay.padded_len, heads.of(kind), 2});
-            for (std::int64_t i = 0; i < global.numel(); ++i)
-              global.set(i, static_cast<double>(i));
+            for (std::int64_t i = 0; i < global.numel(); ++i) global.set(i, static_cast<double>(i));
             const Tensor local = reference::select_rank(part, global, 1, ctx.rank);
             const Tensor out = sim.ulysses_all_to_all(ctx.comm, lay, local, heads, kind);
             const Tensor back = sim.ulysses_all_to_all_inverse(ctx.comm, lay, out, heads, kind);
@@ -108,10 +107,9 @@ TEST_P(UlyssesLayouts, all_to_all_is_the_reference_head_split_and_inverts) {
                 out == reference::ulysses_head_split(global, heads, kind, cp, ctx.rank);
             if (!split || !(back == local)) {
               std::lock_guard<std::mutex> lock(mutex);
-              problems.push_back(fmt::format("rank {} microbatch {} H={} H_kv={} kind {}: {}",
-                                             ctx.rank, m, heads.query, heads.kv,
-                                             static_cast<int>(kind),
-                                             split ? "inverse differs" : "split differs"));
+              problems.push_back(fmt::format(
+                  "rank {} microbatch {} H={} H_kv={} kind {}: {}", ctx.rank, m, heads.query,
+                  heads.kv, static_cast<int>(kind), split ? "inverse differs" : "split differs"));
             }
           }
         }
