@@ -89,6 +89,7 @@ void fields(Io&& io, L& l) {
   io(l.map);
   io(l.pad_policy);
   io(l.pad_token_id);
+  io(l.varlen);
 }
 
 void encode(Writer& w, const MapParams& m) {
@@ -98,6 +99,19 @@ void encode(Writer& w, const MapParams& m) {
 void decode(Reader& r, MapParams& m) {
   decode(r, m.table);
   decode(r, m.unit);
+}
+
+void encode(Writer& w, const VarlenSegments& v) {
+  encode(w, v.cu_seqlens_q);
+  encode(w, v.cu_seqlens_k);
+  encode(w, v.k_begin);
+  encode(w, v.k_end);
+}
+void decode(Reader& r, VarlenSegments& v) {
+  decode(r, v.cu_seqlens_q);
+  decode(r, v.cu_seqlens_k);
+  decode(r, v.k_begin);
+  decode(r, v.k_end);
 }
 
 void encode(Writer& w, const ShardLayout& l) {

@@ -72,6 +72,8 @@ void encode(Writer& w, const MapParams& m);
 void decode(Reader& r, MapParams& m);
 void encode(Writer& w, const ShardLayout& l);
 void decode(Reader& r, ShardLayout& l);
+void encode(Writer& w, const VarlenSegments& v);
+void decode(Reader& r, VarlenSegments& v);
 void encode(Writer& w, const RankShard& s);
 void decode(Reader& r, RankShard& s);
 void encode(Writer& w, const LossOutput& o);

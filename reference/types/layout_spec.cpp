@@ -21,9 +21,9 @@ void validate_spec(const LayoutSpec& spec) {
               "pipeline microbatches must be at least 1, got microbatches={}", spec.microbatches);
   CPLAB_CHECK(spec.ring_degree >= 1, "ring degree must be at least 1, got ring_degree={}",
               spec.ring_degree);
-  limits::check_spec(spec);  // upper bounds, so that C·m and K·C cannot overflow
   CPLAB_CHECK(spec.block_size >= 1, "ptrr block size must be at least 1, got block_size={}",
               spec.block_size);
+  limits::check_spec(spec);  // upper bounds, so that C·m and K·C cannot overflow
   // The registry is the one list of layout names; an unknown name lists the known ones.
   const std::vector<std::string> names = reference::layout_names();
   CPLAB_CHECK(std::find(names.begin(), names.end(), spec.layout) != names.end(),

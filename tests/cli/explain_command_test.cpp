@@ -87,9 +87,18 @@ TEST_F(CliExplain, HtmlPageParsesAndRendersInChromium) {
   pugi::xml_document page;
   const auto parsed = page.load_file(dir.file("page.html").c_str());
   ASSERT_TRUE(parsed) << parsed.description();
-  // One picture per registered layout that shards at C = 2 (a CP-off layout cannot).
-  EXPECT_EQ(page.select_nodes("//*[local-name()='svg']").size(),
-            testsupport::layouts_at({2}).size());
+  // One picture per registered layout that lays this row out at C = 2 (a CP-off layout cannot,
+  // nor one whose padding is the caller's, or whose default block does not divide over C), as
+  // `cplab layout --layout all` counts them.
+  const auto all =
+      run_cplab("layout --layout all --cp 2 --chunk-size 2 --json --batch " + dir.file("batch.pt"));
+  ASSERT_EQ(all.status, 0) << all.err;
+  std::size_t laid_out = 0;
+  const auto compared = nlohmann::json::parse(all.out);
+  for (const auto& layout : compared["layouts"])
+    laid_out += layout.contains("error") ? 0 : 1;
+  EXPECT_GE(laid_out, 5u);
+  EXPECT_EQ(page.select_nodes("//*[local-name()='svg']").size(), laid_out);
   EXPECT_TRUE(page.select_node("//*[local-name()='table'][@class='compare']"));
   const std::string html = slurp(dir.file("page.html"));
   EXPECT_EQ(html.find("<script"), std::string::npos);  // nothing to fetch, nothing to run

@@ -32,12 +32,15 @@ void expect_same_layout(const ShardLayout& a, const ShardLayout& b) {
   EXPECT_EQ(a.map, b.map);
   EXPECT_EQ(a.pad_policy, b.pad_policy);
   EXPECT_EQ(a.pad_token_id, b.pad_token_id);
+  EXPECT_EQ(a.varlen, b.varlen);
 }
 
 TEST(RankResults, ShardsOfEveryLayoutComeBackExactly) {
   sim::SimImplementation impl;
   for (const char* text : {"thd cp=3 docs=5,3,8 m=2", "magi cp=2 K=4 docs=9,7",
-                           "head-tail cp=4 S=13 dtype=bf16 keys=extra", "contiguous cp=2 S=7"}) {
+                           "head-tail cp=4 S=13 dtype=bf16 keys=extra", "contiguous cp=2 S=7",
+                           "llama3-varlen cp=2 S=16 docs=5,3,8", "usp cp=4 S=16 R=2",
+                           "ptrr cp=2 S=16 docs=4,8,4 block=1"}) {
     const Case c = parse_case(text);
     const Subject subject(c);
     const auto shards = shard_on_ranks(impl, c.spec, subject.batch);
@@ -46,6 +49,8 @@ TEST(RankResults, ShardsOfEveryLayoutComeBackExactly) {
       ASSERT_EQ(back.size(), mine.size()) << text;
       for (std::size_t m = 0; m < mine.size(); ++m) {
         expect_same_layout(back[m].layout, mine[m].layout);
+        // A layout whose ranks attend through varlen segments records them (they must travel).
+        EXPECT_EQ(mine[m].layout.varlen.empty(), c.spec.layout != "llama3-varlen") << text;
         ASSERT_EQ(back[m].local.tokens.size(), mine[m].local.tokens.size()) << text;
         for (const auto& [key, field] : mine[m].local.tokens) {
           const TokenField& got = back[m].local.tokens.at(key);

@@ -29,11 +29,15 @@ LayoutSpec spec_of(const std::string& layout, std::int64_t cp) {
 
 // The documents back to back; for a layout that pads nothing, row padding up to its next multiple
 // of 12 (every C these tests draw divides it).
+// Where the padding is the caller's, every document padded as the caller pads it for the layout.
 RowPlan packed_row(const std::string& layout, std::int64_t cp, const Ints& docs) {
+  Ints padded;
   std::int64_t total = 0;
-  for (std::int64_t n : docs) total += n;
+  for (std::int64_t n : docs)
+    total += padded.emplace_back(testsupport::caller_padded(layout, cp, n));
   if (!testsupport::takes_length(layout, cp, total)) total += (12 - total % 12) % 12;
-  return reference::plan_row(spec_of(layout, cp), total, &docs);
+  const bool callers = testsupport::caller_pad_unit(layout, cp) != 0;
+  return reference::plan_row(spec_of(layout, cp), total, &docs, callers ? &padded : nullptr);
 }
 
 SvgDocument draw(const RowPlan& row, const std::string& title = "test") {
@@ -75,7 +79,8 @@ TEST(LayoutSvg, WellFormedForEveryLayoutAndC) {
       if (!testsupport::takes_rows(layout, false)) {
         if (takes(13)) rows.push_back(packed_row(layout, cp, {13}));
       } else {
-        if (takes(13)) rows.push_back(reference::plan_row(spec_of(layout, cp), 13));
+        const std::int64_t len = testsupport::caller_padded(layout, cp, 13);
+        if (takes(len)) rows.push_back(reference::plan_row(spec_of(layout, cp), len));
         rows.push_back(reference::plan_row(spec_of(layout, cp), 0));
       }
       for (const RowPlan& row : rows) {
