@@ -1,6 +1,7 @@
 #pragma once
 // Argument values that every command parses the same way, strictly: digits only where a number is
 // asked for (std::stoull would take "-1" as 2^64-1 and " 7" as 7).
+#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <string>
 
@@ -8,5 +9,13 @@ namespace cplab::cli {
 
 // "0" to "18446744073709551615"; anything else is a cplab::Error naming the option.
 std::uint64_t parse_seed(const std::string& option, const std::string& text);
+
+// "-9223372036854775808" to "9223372036854775807", digits with an optional '-'; anything else
+// (CLI11 saturates an out-of-range integer to the nearest bound) is a cplab::Error naming the
+// option.
+std::int64_t parse_int64(const std::string& option, const std::string& text);
+
+// A number in [lo, hi] and finite: CLI::Range lets NaN through (no comparison with NaN is true).
+CLI::Validator finite_range(double lo, double hi);
 
 }  // namespace cplab::cli

@@ -3,6 +3,7 @@
 // of many as an offline page.
 #include <fmt/format.h>
 
+#include "cli/arguments.hpp"
 #include "cli/bench_compare.hpp"
 #include "cli/bench_history.hpp"
 #include "cli/bench_run.hpp"
@@ -67,7 +68,7 @@ Command add_bench_command(CLI::App& app) {
   run->add_option("--repetitions", args->run.repetitions, "Repetitions of every benchmark")
       ->check(CLI::Range(1, 1000));
   run->add_option("--min-time", args->run.min_time, "Seconds per benchmark (0: the default)")
-      ->check(CLI::Range(0.0, 3600.0));
+      ->check(finite_range(0.0, 3600.0));
   run->add_option("--out", args->run.out, "The JSON file to write")->required();
 
   CLI::App* compare = bench->add_subcommand(
@@ -75,9 +76,9 @@ Command add_bench_command(CLI::App& app) {
   compare->add_option("base", args->base, "The base run's JSON")->required();
   compare->add_option("new", args->now, "The new run's JSON")->required();
   compare->add_option("--threshold", args->compare.threshold_pct, "Percent slower that counts")
-      ->check(CLI::Range(0.0, 1000.0));
+      ->check(finite_range(0.0, 1000.0));
   compare->add_option("--alpha", args->compare.alpha, "Significance level of the U test")
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(finite_range(0.0, 1.0));
 
   CLI::App* history =
       bench->add_subcommand("history", "An offline page charting runs across commits");
@@ -87,7 +88,7 @@ Command add_bench_command(CLI::App& app) {
   history
       ->add_option("--threshold", args->history.threshold_pct,
                    "Percent worse than the previous run that the step rule flags")
-      ->check(CLI::Range(0.0, 1000.0));
+      ->check(finite_range(0.0, 1000.0));
 
   return {bench, [args, run, compare, history] {
             if (run->parsed()) return run_bench(args->run);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 
 #include "reference/types/error.hpp"
@@ -84,6 +85,9 @@ const BenchSeries* BenchFile::find(const std::string& name) const {
 }
 
 BenchFile read_bench_file(const std::string& path) {
+  // A folder opens as a stream on Linux and fails only when read, as no JSON error.
+  std::error_code ec;
+  CPLAB_CHECK(!std::filesystem::is_directory(path, ec), "{}: is a folder, not a JSON file", path);
   std::ifstream in(path);
   CPLAB_CHECK(in.good(), "{}: cannot open", path);
   nlohmann::json doc;

@@ -94,6 +94,21 @@ int run_suite(const fs::path& exe, const BenchRunArgs& args, const fs::path& out
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+// Refuses an --out that cannot be written before the suites run (minutes), and before a suite's own
+// complaint about its part file beside it reaches stderr.
+void probe_output(const std::string& out) {
+  std::error_code ec;
+  CPLAB_CHECK(!fs::is_directory(out, ec), "bench run: cannot write {} (a folder)", out);
+  const fs::path tmp = out + ".tmp";
+  bool writable = false;
+  {
+    std::ofstream probe(tmp);
+    writable = probe.good();
+  }
+  fs::remove(tmp, ec);
+  CPLAB_CHECK(writable, "bench run: cannot write {}", out);
+}
+
 }  // namespace
 
 int run_bench(const BenchRunArgs& args) {
@@ -102,6 +117,7 @@ int run_bench(const BenchRunArgs& args) {
   if (args.suite == "gpu" || args.suite == "all") suites.push_back("gpu");
   CPLAB_CHECK(!suites.empty(), "bench run: --suite must be cpu, gpu or all, not '{}'", args.suite);
   CPLAB_CHECK(args.repetitions >= 1, "bench run: --repetitions must be at least 1");
+  probe_output(args.out);
   const fs::path dir = bench_dir();
   nlohmann::json merged;
   std::vector<std::string> ran, missing;

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/arguments.hpp"
 #include "cli/command.hpp"
 #include "cli/magi_options.hpp"
 #include "cli/shard_check.hpp"
@@ -31,7 +32,7 @@ struct CheckArgs {
   std::string batch_path, gathered_path, pad_policy, layout_arg;
   std::vector<std::string> shard_paths;
   LayoutSpec spec;
-  std::int64_t pad_id = 0;
+  std::string pad_id;  // parsed strictly: CLI11 saturates 2^63 to 2^63-1
   bool json = false;
   CLI::Option* pad_id_option = nullptr;
   CLI::Option* pad_multiple_option = nullptr;
@@ -240,6 +241,9 @@ void print_text(const CheckArgs& args, const Batch& batch, const Verdict& v) {
 }
 
 int run_check(const CheckArgs& args) {
+  // Before any file is read: a value out of range is refused, not taken as the nearest bound.
+  const std::int64_t pad_id =
+      args.pad_id_option->count() > 0 ? parse_int64("--pad-id", args.pad_id) : 0;
   CPLAB_CHECK(!args.shard_paths.empty() || !args.gathered_path.empty(),
               "nothing to check: give --shards rank0.pt rank1.pt ... and/or --gathered FILE.pt");
   CPLAB_CHECK(io::torch_available(),
@@ -260,7 +264,7 @@ int run_check(const CheckArgs& args) {
   std::vector<io::TensorFile> shards;
   for (const std::string& path : args.shard_paths) shards.push_back(io::load_torch_tensors(path));
   shard_check::Conventions conventions;
-  if (args.pad_id_option->count() > 0) conventions.pad_id = args.pad_id;
+  if (args.pad_id_option->count() > 0) conventions.pad_id = pad_id;
   if (!args.pad_policy.empty()) conventions.policy = shard_check::parse_pad_policy(args.pad_policy);
 
   Verdict verdict;

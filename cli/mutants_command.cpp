@@ -54,6 +54,11 @@ int run_mutants(MutantsArgs& args) {
     }
     return 0;
   }
+  // Every name is known before the header goes to stdout: a refusal leaves stdout empty.
+  for (const std::string& name : args.hunt.only) {
+    CPLAB_CHECK(properties::find_implementation(name).mutant, "'{}' is not a mutant", name);
+    if (args.hunt.processes) properties::find_implementation(name + properties::kProcessSuffix);
+  }
   if (args.hunt.processes) {
     // Every process hunts together (each case's ranks are processes); rank 0 prints.
     properties::RankProcesses* world = properties::mpi_rank_processes();

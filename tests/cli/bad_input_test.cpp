@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -137,6 +138,75 @@ TEST(BadInput, MutantsAndProcessArguments) {
        "cplab: --rank-timeout-ms: Value 9223372036854775807 not in range 1 to 86400000"},
       {"sweep --rank-timeout-ms 86400001 --impl sim-mpi",
        "cplab: --rank-timeout-ms: Value 86400001 not in range 1 to 86400000"},
+  });
+}
+
+TEST(BadInput, MutantNamesAreKnownBeforeTheHeader) {
+  // The header once reached stdout before an unknown --only name was refused.
+  for (const std::string mpi : {"", " --mpi"}) {
+    const CliRun run = run_cplab("mutants --cases 1 --only NO_SUCH_NAME" + mpi);
+    EXPECT_EQ(run.status, 2) << mpi << "\n" << run.err;
+    EXPECT_TRUE(run.out.empty()) << mpi << ": " << run.out;
+    EXPECT_EQ(line_count(run.err), 1) << mpi << ": " << run.err;
+    EXPECT_EQ(refusal_line(run.err).rfind(
+                  "cplab: error: unknown implementation 'NO_SUCH_NAME'; known: ", 0),
+              0u)
+        << run.err;
+  }
+  expect_all({{"mutants --cases 1 --only sim", "cplab: error: 'sim' is not a mutant"}});
+}
+
+TEST(BadInput, BenchNumbersAreFinite) {
+  // CLI::Range let NaN through; --min-time nan then ran the suites with no bound.
+  ScratchDir dir;
+  const std::string folder = dir.file("folder");
+  std::filesystem::create_directories(folder);
+  const std::string good = dir.file("good.json");
+  std::ofstream(good) << R"({"benchmarks": [{"name": "BM_x", "run_type": "iteration", )"
+                      << R"("real_time": 10.0, "time_unit": "ns"}]})";
+  const std::string compare = "bench compare " + good + " " + good;
+  expect_all({
+      {compare + " --threshold nan",
+       "cplab: --threshold: Value nan not a finite number in range 0 to 1000"},
+      {compare + " --threshold inf",
+       "cplab: --threshold: Value inf not a finite number in range 0 to 1000"},
+      {compare + " --threshold 1001",
+       "cplab: --threshold: Value 1001 not a finite number in range 0 to 1000"},
+      {compare + " --alpha nan", "cplab: --alpha: Value nan not a finite number in range 0 to 1"},
+      {compare + " --alpha -inf", "cplab: --alpha: Value -inf not a finite number in range 0 to 1"},
+      {compare + " --alpha 1.5", "cplab: --alpha: Value 1.5 not a finite number in range 0 to 1"},
+      {"bench history " + good + " --threshold nan --out " + dir.file("page"),
+       "cplab: --threshold: Value nan not a finite number in range 0 to 1000"},
+      {"bench run --min-time nan --out " + dir.file("b.json"),
+       "cplab: --min-time: Value nan not a finite number in range 0 to 3600"},
+      {"bench run --min-time -1 --out " + dir.file("b.json"),
+       "cplab: --min-time: Value -1 not a finite number in range 0 to 3600"},
+      // A folder given as a result file is the user's mistake (2), not an internal error (3).
+      {"bench compare " + folder + " " + good,
+       "cplab: error: " + folder + ": is a folder, not a JSON file"},
+      // --out is tried before any suite runs: one line, not the suite's own complaint as well.
+      {"bench run --filter '^$' --out /proc/cplab_b.json",
+       "cplab: error: bench run: cannot write /proc/cplab_b.json"},
+      {"bench run --filter '^$' --out " + folder,
+       "cplab: error: bench run: cannot write " + folder + " (a folder)"},
+  });
+  EXPECT_EQ(run_cplab(compare + " --threshold 5 --alpha 0.05").status, 0);
+}
+
+TEST(BadInput, CheckPadIdIsASixtyFourBitInteger) {
+  // CLI11 saturated 2^63 to 2^63-1 and the check ran with that pad id.
+  const std::string check =
+      "check --batch /nonexistent.pt --layout head-tail --cp 2 --shards a.pt b.pt --pad-id ";
+  expect_all({
+      {check + "9223372036854775808",
+       "cplab: error: --pad-id '9223372036854775808' is not a 64-bit integer "
+       "(-9223372036854775808 to 9223372036854775807)"},
+      {check + "-9223372036854775809",
+       "cplab: error: --pad-id '-9223372036854775809' is not a 64-bit integer "
+       "(-9223372036854775808 to 9223372036854775807)"},
+      {check + "0x10",
+       "cplab: error: --pad-id '0x10' is not a 64-bit integer (-9223372036854775808 to "
+       "9223372036854775807)"},
   });
 }
 
