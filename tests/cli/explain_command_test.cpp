@@ -95,8 +95,7 @@ TEST_F(CliExplain, HtmlPageParsesAndRendersInChromium) {
   ASSERT_EQ(all.status, 0) << all.err;
   std::size_t laid_out = 0;
   const auto compared = nlohmann::json::parse(all.out);
-  for (const auto& layout : compared["layouts"])
-    laid_out += layout.contains("error") ? 0 : 1;
+  for (const auto& layout : compared["layouts"]) laid_out += layout.contains("error") ? 0 : 1;
   EXPECT_GE(laid_out, 5u);
   EXPECT_EQ(page.select_nodes("//*[local-name()='svg']").size(), laid_out);
   EXPECT_TRUE(page.select_node("//*[local-name()='table'][@class='compare']"));
