@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """The worked examples of docs/spec.md §9.9-§9.14, recomputed from the rules of §3.6 and §10.
 
-The layouts of §10 are planned: until each has its reference in C++, this script is what checks the
-numbers the spec states for it. It follows each rule step by step, as plainly as possible, and
-exits 1 naming the first example whose numbers differ from the spec's.
+The layouts of §10 have their reference in C++ (reference/layouts/) and their examples are C++ tests;
+this script is a second, independent check of the numbers the spec states, written from the rules
+alone. It follows each rule step by step, as plainly as possible, and exits 1 naming the first
+example whose numbers differ from the spec's.
 """
 import bisect
 import sys
