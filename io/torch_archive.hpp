@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "reference/types/error.hpp"
+#include "reference/types/tensor.hpp"
 
 namespace cplab::io::detail {
 
@@ -33,6 +34,11 @@ class CheckedArchive {
   std::map<const void*, std::uint64_t> records_;  // storage address → bytes its record holds
   c10::IValue root_;
 };
+
+// A tensor of the archive as cplab's Tensor, its view checked first (check_readable); a dtype
+// cplab does not know is one line naming key. And a cplab Tensor as a libtorch one, to save.
+Tensor from_at(const CheckedArchive& archive, const at::Tensor& value, const std::string& key);
+at::Tensor to_at(const Tensor& t);
 
 // The whole file at path; a cplab::Error "cannot open <kind>'path'" when it cannot be opened or
 // read (kind: "batch file " or "").

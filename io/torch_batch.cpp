@@ -23,60 +23,10 @@ namespace cplab::io {
 namespace {
 
 using detail::CheckedArchive;
+using detail::from_at;
 using detail::guard_torch_errors;
 using detail::read_file_bytes;
-
-DType from_torch(at::ScalarType t, const std::string& key) {
-  switch (t) {
-    case at::kFloat:
-      return DType::f32;
-    case at::kBFloat16:
-      return DType::bf16;
-    case at::kHalf:
-      return DType::f16;
-    case at::kLong:
-      return DType::i64;
-    case at::kInt:
-      return DType::i32;
-    case at::kByte:
-      return DType::u8;
-    case at::kBool:
-      return DType::b8;
-    default:
-      CPLAB_FAIL(
-          "'{}' has dtype {}; supported: float32, bfloat16, float16, int64, int32, uint8, bool",
-          key, c10::toString(t));
-  }
-}
-
-at::ScalarType to_torch(DType t) {
-  switch (t) {
-    case DType::f32:
-      return at::kFloat;
-    case DType::bf16:
-      return at::kBFloat16;
-    case DType::f16:
-      return at::kHalf;
-    case DType::i64:
-      return at::kLong;
-    case DType::i32:
-      return at::kInt;
-    case DType::u8:
-      return at::kByte;
-    case DType::b8:
-      return at::kBool;
-  }
-  CPLAB_FAIL("unsupported dtype {}", static_cast<int>(t));
-}
-
-Tensor from_at(const CheckedArchive& archive, const at::Tensor& value, const std::string& key) {
-  archive.check_readable(value, key);
-  const at::Tensor c = value.contiguous();
-  Shape shape(c.sizes().begin(), c.sizes().end());
-  Tensor out(from_torch(c.scalar_type(), key), shape);
-  if (out.nbytes() > 0) std::memcpy(out.raw(), c.data_ptr(), out.nbytes());
-  return out;
-}
+using detail::to_at;
 
 // The keys whose meaning fixes their dtype and rank (SPEC §1): a float or 3-D input_ids is a
 // mistaken file, not a batch to shard.
@@ -98,13 +48,6 @@ void check_standard_key(const std::string& key, const Tensor& t) {
     CPLAB_CHECK((integer || t.dtype() == DType::b8) && t.dim() == 2,
                 "'{}' must be a bool or integer [B, S] tensor, found {}", key, tensor_brief(t));
   }
-}
-
-at::Tensor to_at(const Tensor& t) {
-  std::vector<int64_t> sizes(t.shape().begin(), t.shape().end());
-  at::Tensor out = at::empty(sizes, at::TensorOptions().dtype(to_torch(t.dtype())));
-  std::memcpy(out.data_ptr(), t.raw(), t.nbytes());
-  return out;
 }
 
 at::Tensor tensor_at(const c10::IValue& v, const std::string& key) {
@@ -227,6 +170,69 @@ void save_torch_batch(const Batch& batch, const std::string& path) {
 }
 
 namespace detail {
+namespace {
+
+// The dtypes cplab and libtorch share, each way.
+DType from_torch(at::ScalarType t, const std::string& key) {
+  switch (t) {
+    case at::kFloat:
+      return DType::f32;
+    case at::kBFloat16:
+      return DType::bf16;
+    case at::kHalf:
+      return DType::f16;
+    case at::kLong:
+      return DType::i64;
+    case at::kInt:
+      return DType::i32;
+    case at::kByte:
+      return DType::u8;
+    case at::kBool:
+      return DType::b8;
+    default:
+      CPLAB_FAIL(
+          "'{}' has dtype {}; supported: float32, bfloat16, float16, int64, int32, uint8, bool",
+          key, c10::toString(t));
+  }
+}
+
+at::ScalarType to_torch(DType t) {
+  switch (t) {
+    case DType::f32:
+      return at::kFloat;
+    case DType::bf16:
+      return at::kBFloat16;
+    case DType::f16:
+      return at::kHalf;
+    case DType::i64:
+      return at::kLong;
+    case DType::i32:
+      return at::kInt;
+    case DType::u8:
+      return at::kByte;
+    case DType::b8:
+      return at::kBool;
+  }
+  CPLAB_FAIL("unsupported dtype {}", static_cast<int>(t));
+}
+
+}  // namespace
+
+Tensor from_at(const CheckedArchive& archive, const at::Tensor& value, const std::string& key) {
+  archive.check_readable(value, key);  // its view inside the bytes the file really holds
+  const at::Tensor c = value.contiguous();
+  Tensor out(from_torch(c.scalar_type(), key), Shape(c.sizes().begin(), c.sizes().end()));
+  if (out.nbytes() > 0) std::memcpy(out.raw(), c.data_ptr(), out.nbytes());
+  return out;
+}
+
+at::Tensor to_at(const Tensor& t) {
+  at::Tensor out = at::empty(std::vector<int64_t>(t.shape().begin(), t.shape().end()),
+                             at::TensorOptions().dtype(to_torch(t.dtype())));
+  if (t.nbytes() > 0) std::memcpy(out.data_ptr(), t.raw(), t.nbytes());
+  return out;
+}
+
 namespace {
 
 class BytesAdapter final : public caffe2::serialize::ReadAdapterInterface {
