@@ -144,6 +144,10 @@ TEST(CliLayout, BadArgumentsExit2WithOneLine) {
       {"--layout head-tail --cp two --seq-len 8", "--cp"},
       {"--layout usp --cp 4 --ring-degree 3 --seq-len 16", "ring degree R=3 does not divide"},
       {"--layout usp --cp 4 --ring-degree 0 --seq-len 16", "ring_degree=0"},
+      {"--layout usp --cp 4 --ring-degree 1025 --seq-len 16", "R must be in [1, 1024]"},
+      {"--layout ptrr --cp 2 --block-size 16777217 --seq-len 16", "B must be in [1, 16777216]"},
+      {"--layout ptrr --cp 2 --block-size 16777216 --seq-len 16", "do not divide over cp=2"},
+      {"--layout ptrr --cp 2 --block-size nan --seq-len 16", "--block-size"},
       {"--layout per-doc-head-tail --cp 2 --doc-lens 5,3", "not a multiple of 2C=4"},
       {"--layout per-doc-head-tail --cp 2 --seq-len 10", "not a multiple of 2C=4"},
   };
