@@ -104,6 +104,11 @@ MpiComm::MpiComm(int size, std::uint32_t epoch, std::chrono::milliseconds timeou
               size, w.size);
   CPLAB_CHECK(w.rank < size, "world rank {} is not in a group of {} ranks", w.rank, size);
   rank_ = w.rank;
+  set_activity(computing());
+}
+
+std::string MpiComm::computing() const {
+  return fmt::format("computing in run {} as rank {} of {}", epoch_, rank_, size_);
 }
 
 void MpiComm::check_peer(int peer, const char* what) const {
@@ -160,7 +165,7 @@ std::vector<MpiComm::Part> MpiComm::exchange(int kind_value, const void* data, s
                 dtype_name(part.dtype));
     part.bytes = std::move(m.payload);
   }
-  set_activity("");
+  set_activity(computing());
   return parts;
 }
 
@@ -256,7 +261,7 @@ void MpiComm::recv(void* buf, std::size_t count, DType dtype, int peer, int tag)
               "recv from rank {} (tag {}): expected {} x {}, rank {} sent {} x {}", peer, tag,
               count, dtype_name(dtype), peer, m.header.count, dtype_name(sent));
   if (!m.payload.empty()) std::memcpy(buf, m.payload.data(), m.payload.size());
-  set_activity("");
+  set_activity(computing());
 }
 
 void MpiComm::send_recv(const void* send_buf, std::size_t send_count, int to, void* recv_buf,

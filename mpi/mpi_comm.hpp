@@ -60,6 +60,8 @@ class MpiComm final : public Comm {
   std::vector<Part> exchange(int kind, const void* data, std::size_t count, DType dtype,
                              bool per_rank);
   void check_peer(int peer, const char* what) const;
+  // What this process is doing between calls (told by the launcher's SIGTERM handler).
+  std::string computing() const;
 
   int rank_ = 0, size_ = 1;
   std::uint32_t epoch_ = 0;

@@ -85,8 +85,17 @@ std::vector<std::string> run_ranks_as_processes(
     if (status != Status::ok) comm.abort_run(out);
     mine = std::string(1, static_cast<char>(status)) + out;
   }
-  const std::vector<std::string> all =
-      exchange(epoch, mine, timeout, fmt::format("the results of run {}", epoch));
+  std::vector<std::string> all;
+  try {
+    all = exchange(epoch, mine, timeout, fmt::format("the results of run {}", epoch));
+  } catch (const Error&) {
+    // This rank's own failure is the cause; the results of a run that lost a rank cannot all
+    // arrive, so which of the two errors came first must not decide what is reported.
+    if (mine[0] == static_cast<char>(Status::failed) ||
+        mine[0] == static_cast<char>(Status::stopped))
+      throw Error(mine.substr(1));
+    throw;
+  }
   std::vector<std::string> results;
   const std::string* first_stopped = nullptr;
   for (int r = 0; r < cp; ++r) {
