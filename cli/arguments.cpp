@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <type_traits>
 
 #include "reference/types/error.hpp"
 
@@ -29,6 +30,34 @@ std::int64_t parse_int64(const std::string& option, const std::string& text) {
               "{} '{}' is not a 64-bit integer (-9223372036854775808 to 9223372036854775807)",
               option, text);
   return value;
+}
+
+namespace {
+
+// Digits with an optional '-' (for signed types) that do not fit: the only texts CLI11 saturates.
+template <typename T>
+std::string out_of_range(const std::string& text) {
+  const std::size_t sign = std::is_signed_v<T> && !text.empty() && text[0] == '-' ? 1 : 0;
+  if (text.size() <= sign || text.find_first_not_of("0123456789", sign) != std::string::npos)
+    return {};  // not a plain integer: CLI11's own conversion names the problem
+  T value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc::result_out_of_range) return {};
+  return fmt::format("Value {} is outside the range of a {}-bit {}integer", text, 8 * sizeof(T),
+                     std::is_signed_v<T> ? "" : "unsigned ");
+}
+
+}  // namespace
+
+void refuse_out_of_range_integers(CLI::App& app) {
+  for (CLI::Option* option : app.get_options()) {
+    const std::string type = option->get_type_name();
+    if (type == "INT")
+      option->check(CLI::Validator(out_of_range<std::int64_t>, ""));
+    else if (type == "UINT")
+      option->check(CLI::Validator(out_of_range<std::uint64_t>, ""));
+  }
+  for (CLI::App* sub : app.get_subcommands({})) refuse_out_of_range_integers(*sub);
 }
 
 CLI::Validator finite_range(double lo, double hi) {

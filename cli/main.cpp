@@ -5,6 +5,7 @@
 #include <exception>
 #include <vector>
 
+#include "cli/arguments.hpp"
 #include "cli/command.hpp"
 #include "cli/errors.hpp"
 
@@ -23,6 +24,7 @@ int main(int argc, char** argv) {
             cplab::cli::add_mutants_command(app), cplab::cli::add_check_command(app),
             cplab::cli::add_explain_command(app), cplab::cli::add_bench_command(app),
         };
+        cplab::cli::refuse_out_of_range_integers(app);
         try {
           app.parse(argc, argv);
         } catch (const CLI::CallForHelp& e) {

@@ -148,6 +148,11 @@ TEST(CliLayout, BadArgumentsExit2WithOneLine) {
       {"--layout ptrr --cp 2 --block-size 16777217 --seq-len 16", "B must be in [1, 16777216]"},
       {"--layout ptrr --cp 2 --block-size 16777216 --seq-len 16", "do not divide over cp=2"},
       {"--layout ptrr --cp 2 --block-size nan --seq-len 16", "--block-size"},
+      // Past int64: the value as typed, not the bound CLI11 would saturate it to.
+      {"--layout usp --cp 4 --ring-degree 9223372036854775808 --seq-len 16",
+       "--ring-degree: Value 9223372036854775808 is outside the range of a 64-bit integer"},
+      {"--layout contiguous --cp -9223372036854775809 --seq-len 16",
+       "--cp: Value -9223372036854775809 is outside"},
       {"--layout per-doc-head-tail --cp 2 --doc-lens 5,3", "not a multiple of 2C=4"},
       {"--layout per-doc-head-tail --cp 2 --seq-len 10", "not a multiple of 2C=4"},
   };

@@ -41,7 +41,8 @@ TEST(Ulysses, worked_example_by_hand) {
   sim::SimImplementation impl;
   const UlyssesHeads heads{.query = 4, .kv = 1};
   std::vector<std::vector<double>> query(2), kv(2);
-  std::vector<bool> round_trip(2, false);
+  // One byte per rank: two ranks writing bits of one std::vector<bool> word would race.
+  std::vector<char> round_trip(2, 0);
   sim::World world(2);
   world.run([&](sim::RankContext& ctx) {
     sim::Sharder sharder(impl, ctx.comm, spec_for("contiguous", 2));
