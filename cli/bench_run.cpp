@@ -1,5 +1,6 @@
 #include "cli/bench_run.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <spawn.h>
@@ -74,6 +75,50 @@ nlohmann::json build_context(const std::vector<std::string>& suites) {
           {"suites", suites}};
 }
 
+// Runs argv (no shell: the filter is the user's text); with `listing`, its stdout goes there and
+// its stderr is dropped. Returns its exit status.
+int spawn_and_wait(std::vector<std::string> argv, const fs::path* listing) {
+  std::vector<char*> raw;
+  for (std::string& a : argv) raw.push_back(a.data());
+  raw.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  ::posix_spawn_file_actions_init(&actions);
+  if (listing != nullptr) {
+    ::posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, listing->c_str(),
+                                       O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    ::posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  }
+  pid_t pid = 0;
+  const int spawned = ::posix_spawn(&pid, raw[0], &actions, nullptr, raw.data(), environ);
+  ::posix_spawn_file_actions_destroy(&actions);
+  CPLAB_CHECK(spawned == 0, "bench run: cannot start {}", argv[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// How many of a suite's benchmarks the filter selects (all of them without one).
+std::size_t count_selected(const fs::path& exe, const BenchRunArgs& args, const fs::path& scratch) {
+  std::vector<std::string> argv = {exe.string(), "--benchmark_list_tests=true"};
+  if (!args.filter.empty()) argv.push_back("--benchmark_filter=" + args.filter);
+  const int status = spawn_and_wait(argv, &scratch);
+  std::size_t names = 0;
+  {
+    std::ifstream in(scratch);
+    for (std::string line; std::getline(in, line);) names += line.empty() ? 0 : 1;
+  }
+  std::error_code ec;
+  fs::remove(scratch, ec);
+  // A filter that is no regular expression: the suite says so (dropped) and exits non-zero.
+  CPLAB_CHECK(status == 0 || args.filter.empty(),
+              "bench run: --filter '{}' is not a regular expression that {} accepts", args.filter,
+              exe.filename().string());
+  CPLAB_CHECK(status == 0, "bench run: {} cannot list its benchmarks (status {})", exe.string(),
+              status);
+  return names;
+}
+
 // Runs one suite's executable with its JSON going to `out`; returns its exit status.
 int run_suite(const fs::path& exe, const BenchRunArgs& args, const fs::path& out) {
   std::vector<std::string> argv = {exe.string(), "--benchmark_out=" + out.string(),
@@ -82,16 +127,7 @@ int run_suite(const fs::path& exe, const BenchRunArgs& args, const fs::path& out
   if (args.repetitions > 1)
     argv.push_back("--benchmark_repetitions=" + std::to_string(args.repetitions));
   if (args.min_time > 0.0) argv.push_back(fmt::format("--benchmark_min_time={}", args.min_time));
-  std::vector<char*> raw;
-  for (std::string& a : argv) raw.push_back(a.data());
-  raw.push_back(nullptr);
-  pid_t pid = 0;
-  const int spawned = ::posix_spawn(&pid, raw[0], nullptr, nullptr, raw.data(), environ);
-  CPLAB_CHECK(spawned == 0, "bench run: cannot start {}", exe.string());
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return spawn_and_wait(std::move(argv), nullptr);
 }
 
 // Refuses an --out that cannot be written before the suites run (minutes), and before a suite's own
@@ -120,7 +156,7 @@ int run_bench(const BenchRunArgs& args) {
   probe_output(args.out);
   const fs::path dir = bench_dir();
   nlohmann::json merged;
-  std::vector<std::string> ran, missing;
+  std::vector<std::string> ran, missing, unmatched;
   for (const std::string& suite : suites) {
     const fs::path exe = dir / ("cplab_bench_" + suite);
     if (!fs::exists(exe)) {
@@ -131,6 +167,10 @@ int run_bench(const BenchRunArgs& args) {
       continue;
     }
     const fs::path part = fs::path(args.out).string() + "." + suite + ".part";
+    if (count_selected(exe, args, part) == 0) {
+      unmatched.push_back(suite);
+      continue;
+    }
     const int status = run_suite(exe, args, part);
     if (status != 0) {
       std::error_code ec;
@@ -151,6 +191,9 @@ int run_bench(const BenchRunArgs& args) {
     }
     ran.push_back(suite);
   }
+  CPLAB_CHECK(unmatched.empty() || !merged.is_null(),
+              "bench run: --filter '{}' matches no benchmark of the {} suite{}", args.filter,
+              fmt::join(unmatched, " and "), unmatched.size() == 1 ? "" : "s");
   CPLAB_CHECK(!merged.is_null(), "bench run: no suite was built in {}", dir.string());
   merged["context"]["cplab"] = build_context(ran);
   merged["context"]["cplab"]["suites_not_built"] = missing;

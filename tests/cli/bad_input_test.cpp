@@ -189,7 +189,11 @@ TEST(BadInput, BenchNumbersAreFinite) {
        "cplab: error: bench run: cannot write /proc/cplab_b.json"},
       {"bench run --filter '^$' --out " + folder,
        "cplab: error: bench run: cannot write " + folder + " (a folder)"},
+      // Found by listing before running: one line, not the suite's own complaint as well.
+      {"bench run --suite cpu --filter '^$' --out " + dir.file("none.json"),
+       "cplab: error: bench run: --filter '^$' matches no benchmark of the cpu suite"},
   });
+  EXPECT_FALSE(std::filesystem::exists(dir.file("none.json")));
   EXPECT_EQ(run_cplab(compare + " --threshold 5 --alpha 0.05").status, 0);
 }
 
