@@ -36,6 +36,8 @@ struct CheckArgs {
   bool json = false;
   CLI::Option* pad_id_option = nullptr;
   CLI::Option* pad_multiple_option = nullptr;
+  CLI::Option* ring_degree_option = nullptr;
+  CLI::Option* block_size_option = nullptr;
   MagiOptions magi;
 };
 
@@ -90,45 +92,71 @@ Verdict find_layout(const CheckArgs& args, std::int64_t spec_chunk_size, const B
   const auto multiples =
       option_values(args.pad_multiple_option, args.spec.pad_multiple, {2, 1, 3, 4, 8});
   if (args.magi.chunk_size_given()) chunk_sizes = {spec_chunk_size};
+  // Ring degrees R dividing C, block sizes B dividing ℓ (a rank holds whole blocks). These are
+  // tried one axis at a time from the defaults: no layout reads both, and a cross product with the
+  // pad multiples and chunk sizes would plan every layout thousands of times.
+  std::vector<std::int64_t> ring_degrees, block_sizes;
+  for (std::int64_t r = 1; r <= args.spec.cp; ++r) {
+    if (args.spec.cp % r == 0 && r != LayoutSpec{}.ring_degree) ring_degrees.push_back(r);
+  }
+  for (std::int64_t b = 1; b <= local; ++b) {
+    if (local % b == 0 && b != LayoutSpec{}.block_size) block_sizes.push_back(b);
+  }
+  if (args.ring_degree_option->count() > 0) ring_degrees.clear();
+  if (args.block_size_option->count() > 0) block_sizes.clear();
+  std::vector<LayoutSpec> option_sets;
+  for (std::int64_t m : multiples) {
+    for (std::int64_t k : chunk_sizes) {
+      LayoutSpec spec = args.spec;
+      spec.chunk_pad_at_cp1 = args.magi.pad_at_cp1;
+      spec.pad_multiple = m;
+      spec.chunk_size = k;
+      option_sets.push_back(spec);
+    }
+  }
+  const LayoutSpec defaults = option_sets.front();
+  for (std::int64_t r : ring_degrees) {
+    option_sets.push_back(defaults);
+    option_sets.back().ring_degree = r;
+  }
+  for (std::int64_t b : block_sizes) {
+    option_sets.push_back(defaults);
+    option_sets.back().block_size = b;
+  }
   std::map<std::vector<std::int64_t>, std::size_t> seen;  // signature → index in tried
   std::vector<Verdict> tried;
   std::vector<const reference::LayoutInfo*> tried_layout;
   for (const reference::LayoutInfo& info : reference::layouts()) {
-    for (std::int64_t m : multiples) {
-      for (std::int64_t k : chunk_sizes) {
-        LayoutSpec spec = args.spec;
-        spec.chunk_pad_at_cp1 = args.magi.pad_at_cp1;
-        spec.layout = info.name;
-        spec.pad_multiple = m;
-        spec.chunk_size = k;
-        LayoutSpec planned = spec;
-        planned.microbatches = batch.packed() ? batch.rows() : 1;
-        std::vector<std::int64_t> sig;
-        try {
-          const ShardPlan plan = reference::plan(planned, batch);
-          if (local > 0 && plan.rows[0].local_len() != local) continue;
-          sig = plan_signature(plan);
-        } catch (const Error&) {
-          continue;  // this layout cannot plan the batch (thd of a BSHD row, ...)
-        }
-        const auto known = seen.find(sig);
-        if (known != seen.end()) {
-          // Same plan under another name: an alias, reported with the winner.
-          const std::string name = layout_brief(spec);
-          auto& also = tried[known->second].also;
-          if (tried_layout[known->second] != &info &&
-              std::find(also.begin(), also.end(), name) == also.end()) {
-            also.push_back(name);
-          }
-          continue;
-        }
-        seen[sig] = tried.size();
-        Verdict v;
-        v.automatic = true;
-        v.outcome = shard_check::check_shards(spec, batch, shards, conventions);
-        tried.push_back(std::move(v));
-        tried_layout.push_back(&info);
+    for (const LayoutSpec& options : option_sets) {
+      LayoutSpec spec = options;
+      spec.layout = info.name;
+      LayoutSpec planned = spec;
+      planned.microbatches = batch.packed() ? batch.rows() : 1;
+      std::vector<std::int64_t> sig;
+      try {
+        const ShardPlan plan = reference::plan(planned, batch);
+        if (local > 0 && plan.rows[0].local_len() != local) continue;
+        sig = plan_signature(plan);
+      } catch (const Error&) {
+        continue;  // this layout cannot plan the batch (thd of a BSHD row, ...)
       }
+      const auto known = seen.find(sig);
+      if (known != seen.end()) {
+        // Same plan under another name: an alias, reported with the winner.
+        const std::string name = layout_brief(spec);
+        auto& also = tried[known->second].also;
+        if (tried_layout[known->second] != &info &&
+            std::find(also.begin(), also.end(), name) == also.end()) {
+          also.push_back(name);
+        }
+        continue;
+      }
+      seen[sig] = tried.size();
+      Verdict v;
+      v.automatic = true;
+      v.outcome = shard_check::check_shards(spec, batch, shards, conventions);
+      tried.push_back(std::move(v));
+      tried_layout.push_back(&info);
     }
   }
   CPLAB_CHECK(!tried.empty(),
@@ -309,8 +337,12 @@ Command add_check_command(CLI::App& app) {
   args->pad_multiple_option = sub->add_option("--pad-multiple", args->spec.pad_multiple,
                                               "contiguous: pad multiple m (D = C·m)");
   add_magi_options(sub, args->magi);
-  sub->add_option("--ring-degree", args->spec.ring_degree,
-                  "usp: ring degree R (U = C/R Ulysses degree; R must divide C)");
+  args->ring_degree_option = sub->add_option(
+      "--ring-degree", args->spec.ring_degree,
+      "usp: ring degree R (U = C/R Ulysses degree; R must divide C; auto tries each)");
+  args->block_size_option = sub->add_option(
+      "--block-size", args->spec.block_size,
+      "ptrr: block size B (L/B must divide by C; auto tries each B dividing a rank's tokens)");
   args->pad_id_option = sub->add_option(
       "--pad-id", args->pad_id, "Pad token id of added slots (default: read off the shards)");
   sub->add_option("--pad-policy", args->pad_policy,

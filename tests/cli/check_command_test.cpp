@@ -4,10 +4,12 @@
 // --layout auto; clean shards must pass; unreadable input exits 2.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "reference/plan.hpp"
+#include "reference/verbs.hpp"
 #include "tests/cli/shard_fixtures.hpp"
 #include "tests/support/cli.hpp"
 
@@ -37,7 +39,7 @@ class CliCheck : public ::testing::Test {
 
   // Writes the shards and runs `cplab check --json` on them.
   CheckRun check(const std::vector<ShardDict>& shards, const std::string& layout,
-                 const std::string& extra = "") {
+                 const std::string& extra = "", std::int64_t cp = kCp) {
     std::string paths;
     for (std::size_t r = 0; r < shards.size(); ++r) {
       const std::string path = dir.file("rank" + std::to_string(r) + ".pt");
@@ -46,7 +48,7 @@ class CliCheck : public ::testing::Test {
     }
     const auto run =
         run_cplab("check --json --batch " + dir.file("batch.pt") + " --shards" + paths + " --cp " +
-                  std::to_string(kCp) + " --layout " + layout + " " + extra);
+                  std::to_string(cp) + " --layout " + layout + " " + extra);
     CheckRun out{run.status, nlohmann::json::object(), run.err};
     if (!run.out.empty()) out.out = nlohmann::json::parse(run.out);
     return out;
@@ -215,6 +217,43 @@ TEST_F(CliCheck, AutoReadsAutomodelsZeroPaddedHeadTail) {
     EXPECT_EQ(d["key"], "position_ids") << d;
     EXPECT_EQ(d["kind"], "pad") << d;
   }
+}
+
+// The shards the reference plan of `spec` gives for a BSHD batch, one dict per rank.
+std::vector<ShardDict> reference_shards(const LayoutSpec& spec, const Batch& batch) {
+  std::vector<ShardDict> out;
+  const auto sharded = reference::shard_batch(reference::plan(spec, batch), batch);
+  for (const Batch& local : sharded[0]) {
+    ShardDict dict;
+    for (const auto& [key, field] : local.tokens) dict[key] = field.value;
+    out.push_back(std::move(dict));
+  }
+  return out;
+}
+
+// Options that only one layout reads are searched too: usp's ring degree R (each R dividing C)
+// and ptrr's block size B (each B dividing a rank's tokens), neither of them the default.
+TEST_F(CliCheck, AutoFindsUspsRingDegreeAndPtrrsBlockSize) {
+  const Batch batch = bshd_batch(32);
+  io::save_torch_batch(batch, dir.file("batch.pt"));
+  LayoutSpec usp;
+  usp.layout = "usp";
+  usp.cp = 4;
+  usp.ring_degree = 2;
+  const auto found_usp = check(reference_shards(usp, batch), "auto", "", 4);
+  EXPECT_EQ(found_usp.status, 0) << found_usp.out.dump(1) << found_usp.err;
+  EXPECT_EQ(found_usp.out["spec"], "usp cp=4 ring_degree=2") << found_usp.out.dump(1);
+  LayoutSpec ptrr;
+  ptrr.layout = "ptrr";
+  ptrr.cp = 2;
+  ptrr.block_size = 2;
+  const auto found_ptrr = check(reference_shards(ptrr, batch), "auto");
+  EXPECT_EQ(found_ptrr.status, 0) << found_ptrr.out.dump(1) << found_ptrr.err;
+  // On one causal document ptrr's blocks of 2 are magi's chunks of 2: named, or an alias of it.
+  std::vector<std::string> names = {found_ptrr.out["spec"]};
+  for (const auto& also : found_ptrr.out["also_explained_by"]) names.push_back(also);
+  EXPECT_NE(std::find(names.begin(), names.end(), "ptrr cp=2 block_size=2"), names.end())
+      << found_ptrr.out.dump(1);
 }
 
 TEST_F(CliCheck, GatheredOutputsAreCheckedTrimmedOrNot) {
