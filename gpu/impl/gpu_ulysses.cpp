@@ -1,0 +1,111 @@
+// The Ulysses head all-to-all (SPEC §10.5) on the device: the index maps are all-gathered, the
+// routes of sim/ulysses_route.hpp (the twin's own index arrays) are uploaded, and one token-copy
+// launch packs the send buffer, one all-to-all over the rank context exchanges it, and one more
+// launch places what arrived. A head slice (d elements) is the copy kernel's token.
+#include <algorithm>
+
+#include "gpu/impl/gpu_implementation.hpp"
+#include "gpu/impl/rank_context.hpp"
+#include "gpu/impl/token_ops.hpp"
+#include "reference/types/error.hpp"
+#include "sim/ulysses_route.hpp"
+
+namespace cplab::gpu {
+namespace {
+
+sim::UlyssesGroup group_for(RankContext& ctx, const ShardLayout& layout, const UlyssesHeads& heads,
+                            HeadKind kind, const char* verb) {
+  sim::check_ulysses_layout(layout, ctx.size(), verb);
+  check_ulysses_heads(heads, ctx.size());
+  sim::UlyssesGroup g{.group = ctx.size(),
+                      .me = ctx.rank(),
+                      .rows = layout.rows,
+                      .local_len = layout.local_len(),
+                      .padded_len = layout.padded_len,
+                      .local_heads = heads.of(kind),
+                      .heads_of_rank = {},
+                      .maps = {}};
+  for (std::int64_t u = 0; u < g.group; ++u)
+    g.heads_of_rank.push_back(sim::standard_heads_of(heads, kind, g.group, u));
+  const std::vector<std::int64_t> mine = sim::flat_index_map(layout, verb);
+  const DeviceBuffer mine_on_device = upload_vector(mine, ctx.stream());
+  DeviceBuffer all(mine.size() * sizeof(std::int64_t) * static_cast<std::size_t>(g.group));
+  ctx.all_gather(mine_on_device.get(), all.get(), mine.size(), DType::i64);
+  g.maps = download_vector<std::int64_t>(all, mine.size() * static_cast<std::size_t>(g.group),
+                                         ctx.stream());
+  sim::check_index_maps(g, verb);
+  return g;
+}
+
+// dst slice i = src slice source[i] (zeros for -1) on the device.
+void move_slices(const DeviceBuffer& src, std::int64_t src_slices, DeviceBuffer& dst,
+                 const std::vector<std::int64_t>& source, std::int64_t slice_bytes,
+                 std::int64_t element_bytes, Stream stream, const char* verb) {
+  if (source.empty() || slice_bytes == 0) return;
+  const DeviceBuffer index = upload_vector(source, stream);
+  const ErrorSlot bad(stream);
+  TokenCopy c;
+  c.src = src.get();
+  c.dst = dst.get();
+  c.token_bytes = slice_bytes;
+  c.element_bytes = element_bytes;
+  c.src_tokens = src_slices;
+  c.dst_tokens = static_cast<std::int64_t>(source.size());
+  c.source = index.as<std::int64_t>();
+  c.bad = bad.get();
+  copy_tokens(c, stream);
+  check_sources(bad, stream, verb);
+}
+
+Tensor exchange(RankContext& ctx, const sim::UlyssesGroup& g, const sim::UlyssesRoute& route,
+                const Tensor& src, Shape out_shape, std::int64_t d, const char* verb) {
+  const auto es = static_cast<std::int64_t>(dtype_size(src.dtype()));
+  const std::int64_t slice_bytes = d * es;
+  const std::size_t send_bytes = route.send_source.size() * static_cast<std::size_t>(slice_bytes);
+  const DeviceBuffer in = upload_tensor(src, ctx.stream());
+  DeviceBuffer send(send_bytes), recv(send_bytes);
+  move_slices(in, src.numel() / std::max<std::int64_t>(d, 1), send, route.send_source, slice_bytes,
+              es, ctx.stream(), verb);
+  ctx.all_to_all(send.get(), recv.get(), static_cast<std::size_t>(g.block() * d), src.dtype());
+  const std::int64_t out_elems = shape_numel(out_shape);
+  DeviceBuffer out(static_cast<std::size_t>(out_elems * es));
+  move_slices(recv, static_cast<std::int64_t>(route.send_source.size()), out, route.out_source,
+              slice_bytes, es, ctx.stream(), verb);
+  return download_tensor(out, src.dtype(), std::move(out_shape), ctx.stream());
+}
+
+}  // namespace
+
+std::string GpuImplementation::ulysses_unsupported() const { return {}; }
+
+Tensor GpuImplementation::ulysses_all_to_all(Comm& comm, const ShardLayout& layout,
+                                             const Tensor& local, const UlyssesHeads& heads,
+                                             HeadKind kind) {
+  const char* verb = "gpu ulysses_all_to_all";
+  RankContext ctx(comm, kind_);
+  const sim::UlyssesGroup g = group_for(ctx, layout, heads, kind, verb);
+  CPLAB_CHECK(local.dim() == 4 && local.size(0) == g.rows && local.size(1) == g.local_len &&
+                  local.size(2) == g.local_heads,
+              "{}: the local tensor is {}; expected [B, ℓ, H, d] = [{}, {}, {}, d]", verb,
+              tensor_brief(local), g.rows, g.local_len, g.local_heads);
+  const std::int64_t d = local.size(3);
+  return exchange(ctx, g, sim::forward_route(g), local, {g.rows, g.padded_len, g.mine(), d}, d,
+                  verb);
+}
+
+Tensor GpuImplementation::ulysses_all_to_all_inverse(Comm& comm, const ShardLayout& layout,
+                                                     const Tensor& gathered,
+                                                     const UlyssesHeads& heads, HeadKind kind) {
+  const char* verb = "gpu ulysses_all_to_all_inverse";
+  RankContext ctx(comm, kind_);
+  const sim::UlyssesGroup g = group_for(ctx, layout, heads, kind, verb);
+  CPLAB_CHECK(gathered.dim() == 4 && gathered.size(0) == g.rows &&
+                  gathered.size(1) == g.padded_len && gathered.size(2) == g.mine(),
+              "{}: the tensor is {}; expected [B, L, n, d] = [{}, {}, {}, d]", verb,
+              tensor_brief(gathered), g.rows, g.padded_len, g.mine());
+  const std::int64_t d = gathered.size(3);
+  return exchange(ctx, g, sim::inverse_route(g, verb), gathered,
+                  {g.rows, g.local_len, g.local_heads, d}, d, verb);
+}
+
+}  // namespace cplab::gpu
