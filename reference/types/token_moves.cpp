@@ -55,6 +55,25 @@ void move_runs(std::byte* dst, const std::byte* src, std::size_t bytes,
   }
 }
 
+// dst[t] = src[inverse[t]] for the t < count slots that have a source (-1: the slot keeps what it
+// holds), in destination order: a scatter to scattered slots (a strided gather puts each rank's
+// tokens C slots apart) becomes sequential writes from a few sequential read streams, and each
+// destination line is written whole while it is in cache (no refetch of a partly written line).
+void move_into_slots(std::byte* dst, const std::byte* src, std::size_t bytes,
+                     const std::vector<std::int64_t>& inverse, std::size_t count) {
+  for (std::size_t t = 0; t < count;) {
+    const std::int64_t f = inverse[t];
+    std::size_t n = 1;
+    if (f < 0) {
+      ++t;
+      continue;
+    }
+    while (t + n < count && inverse[t + n] == f + static_cast<std::int64_t>(n)) ++n;
+    std::memcpy(dst + t * bytes, src + static_cast<std::size_t>(f) * bytes, n * bytes);
+    t += n;
+  }
+}
+
 void move_tokens(std::byte* dst, const std::byte* src, std::size_t bytes,
                  const std::vector<std::int64_t>* from, const std::vector<std::int64_t>* to,
                  std::size_t count) {
@@ -141,6 +160,10 @@ void put_tokens(const Tensor& in, std::int64_t seq_dim, const RowMaps& maps, Ten
               "put_tokens: {} row maps for {} rows", maps.size(), src.rows);
   const std::size_t bytes = src.token_bytes();
   if (bytes == 0) return;
+  // Large tokens filling most of the destination move in destination order, by the inverse map
+  // (the later of two tokens sent to one slot wins, as in source order).
+  const bool by_slot = bytes >= 64 && 2 * src.seq >= dst.seq;
+  std::vector<std::int64_t> inverse;
   for (std::int64_t b = 0; b < src.rows; ++b) {
     CPLAB_CHECK(static_cast<std::int64_t>(maps[b].size()) == src.seq,
                 "put_tokens: row {} map has {} entries for {} tokens", b, maps[b].size(), src.seq);
@@ -150,9 +173,18 @@ void put_tokens(const Tensor& in, std::int64_t seq_dim, const RowMaps& maps, Ten
                   "put_tokens: row {} token {} goes to slot {}, outside [0, {})", b, k, to,
                   dst.seq);
     }
+    if (by_slot) {
+      inverse.assign(static_cast<std::size_t>(dst.seq), -1);
+      for (std::int64_t k = 0; k < src.seq; ++k) inverse[static_cast<std::size_t>(maps[b][k])] = k;
+    }
     for (std::int64_t o = 0; o < src.outer; ++o) {
-      move_tokens(out.raw() + dst.token(o, b, 0) * bytes, in.raw() + src.token(o, b, 0) * bytes,
-                  bytes, nullptr, &maps[b], static_cast<std::size_t>(src.seq));
+      std::byte* to = out.raw() + dst.token(o, b, 0) * bytes;
+      const std::byte* from = in.raw() + src.token(o, b, 0) * bytes;
+      if (by_slot) {
+        move_into_slots(to, from, bytes, inverse, static_cast<std::size_t>(dst.seq));
+      } else {
+        move_tokens(to, from, bytes, nullptr, &maps[b], static_cast<std::size_t>(src.seq));
+      }
     }
   }
 }

@@ -59,5 +59,34 @@ TEST(TokenMovesRuns, take_and_put_match_an_element_by_element_copy) {
   }
 }
 
+// put_tokens into a longer row already holding values: slots no token goes to keep theirs, and
+// of two tokens sent to one slot the later lands (as a copy in source order would leave it),
+// whether the tokens move in source order or in slot order.
+TEST(TokenMovesRuns, put_keeps_unsent_slots_and_the_later_of_two_tokens_for_one_slot) {
+  for (std::int64_t hidden : {1, 16, 64}) {
+    for (std::int64_t out_len : {45, 100}) {  // mostly filled (slot order), sparse (source order)
+      const std::int64_t len = 40;
+      Tensor in(DType::f32, {1, len, hidden});
+      auto values = in.data<float>();
+      for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i + 1);
+      std::vector<std::int64_t> to(static_cast<std::size_t>(len));
+      for (std::int64_t k = 0; k < len; ++k) to[k] = (3 * k + 2) % out_len;
+      to[10] = to[30];  // token 30 overwrites token 10's slot
+      Tensor out(DType::f32, {1, out_len, hidden});
+      for (float& x : out.data<float>()) x = -1.0f;
+      put_tokens(in, 1, {to}, out);
+      std::vector<std::int64_t> last(static_cast<std::size_t>(out_len), -1);
+      for (std::int64_t k = 0; k < len; ++k) last[to[k]] = k;
+      for (std::int64_t t = 0; t < out_len; ++t) {
+        for (std::int64_t e = 0; e < hidden; ++e) {
+          const float want = last[t] < 0 ? -1.0f : values[last[t] * hidden + e];
+          ASSERT_EQ(out.data<float>()[t * hidden + e], want)
+              << "H=" << hidden << " L=" << out_len << " slot " << t;
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace cplab
