@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -73,10 +74,24 @@ CPLAB_AVX2 inline double sum_lanes(__m256 v) {
   return (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
 }
 
+// This thread's buffer for one row's exponentials: they stay in L2 between the sum and the
+// scaling, so the gradient's own lines are only ever written whole (never read for ownership).
+float* row_scratch(std::int64_t vocab) {
+  thread_local std::vector<float> scratch;
+  if (static_cast<std::int64_t>(scratch.size()) < vocab)
+    scratch.resize(static_cast<std::size_t>(vocab));
+  return scratch.data();
+}
+
+// Rows from this many floats up write the gradient with streaming stores: a row that large is
+// one of many (a vocabulary), so the gradient outgrows the caches and is not read back soon.
+constexpr std::int64_t kStreamFloats = 4096;
+
 CPLAB_AVX2 double avx2_row(const float* z, std::int64_t vocab, std::int64_t target, double scale,
-                           float* grad) {
+                           float* grad, const float* next) {
   const std::int64_t whole = vocab / 32 * 32, vectors = vocab / 8 * 8;
-  // The max, four accumulators deep so the loads are not serialised on one register.
+  // The max, four accumulators deep so the loads are not serialised on one register. The one
+  // pass that reads the logits from memory.
   const __m256 lowest = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
   __m256 m0 = lowest, m1 = lowest, m2 = lowest, m3 = lowest;
   std::int64_t v = 0;
@@ -91,37 +106,57 @@ CPLAB_AVX2 double avx2_row(const float* z, std::int64_t vocab, std::int64_t targ
   _mm256_store_ps(lanes, _mm256_max_ps(_mm256_max_ps(m0, m1), _mm256_max_ps(m2, m3)));
   float top = *std::max_element(lanes, lanes + 8);
   for (; v < vocab; ++v) top = std::max(top, z[v]);
-  // exp(z - max) into the gradient, summed per lane in float over at most 1024 elements, then
-  // in double (the sum's rounding stays at a few float ulps whatever V is).
+  // exp(z - max) into the scratch row, summed per lane in float over at most 1024 elements, then
+  // in double (the sum's rounding stays at a few float ulps whatever V is). Meanwhile the next
+  // row is fetched into L2, one line per 16 floats, so its max pass finds it there.
+  float* e_row = row_scratch(vocab);
   const __m256 shift = _mm256_set1_ps(top);
+  const std::int64_t next_lines = next != nullptr ? vectors : 0;
   double sum = 0.0;
   for (std::int64_t block = 0; block < vectors; block += 1024) {
     const std::int64_t end = std::min(vectors, block + 1024);
     __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
     std::int64_t i = block;
     for (; i + 16 <= end; i += 16) {
+      if (i < next_lines) _mm_prefetch(reinterpret_cast<const char*>(next + i), _MM_HINT_T1);
       const __m256 e0 = exp_nonpositive(_mm256_sub_ps(_mm256_loadu_ps(z + i), shift));
       const __m256 e1 = exp_nonpositive(_mm256_sub_ps(_mm256_loadu_ps(z + i + 8), shift));
-      _mm256_storeu_ps(grad + i, e0);
-      _mm256_storeu_ps(grad + i + 8, e1);
+      _mm256_storeu_ps(e_row + i, e0);
+      _mm256_storeu_ps(e_row + i + 8, e1);
       s0 = _mm256_add_ps(s0, e0);
       s1 = _mm256_add_ps(s1, e1);
     }
     for (; i < end; i += 8) {
       const __m256 e = exp_nonpositive(_mm256_sub_ps(_mm256_loadu_ps(z + i), shift));
-      _mm256_storeu_ps(grad + i, e);
+      _mm256_storeu_ps(e_row + i, e);
       s0 = _mm256_add_ps(s0, e);
     }
     sum += sum_lanes(_mm256_add_ps(s0, s1));
   }
   for (std::int64_t i = vectors; i < vocab; ++i) {
-    grad[i] = std::exp(z[i] - top);
-    sum += grad[i];
+    e_row[i] = std::exp(z[i] - top);
+    sum += e_row[i];
   }
-  const __m256 factor = _mm256_set1_ps(static_cast<float>(scale / sum));
-  for (std::int64_t i = 0; i < vectors; i += 8)
-    _mm256_storeu_ps(grad + i, _mm256_mul_ps(_mm256_loadu_ps(grad + i), factor));
-  for (std::int64_t i = vectors; i < vocab; ++i) grad[i] *= static_cast<float>(scale / sum);
+  // The gradient, scaled from the scratch row: streamed (from its first 32-byte boundary) for
+  // large rows, plain stores for small ones.
+  const float factor = static_cast<float>(scale / sum);
+  const __m256 factors = _mm256_set1_ps(factor);
+  std::int64_t i = 0;
+  if (vocab >= kStreamFloats) {
+    const auto misalign = reinterpret_cast<std::uintptr_t>(grad) % 32;
+    const std::int64_t head =
+        misalign % sizeof(float) != 0
+            ? vocab  // not float-aligned: no aligned streaming store reaches it
+            : static_cast<std::int64_t>((32 - misalign) % 32 / sizeof(float));
+    for (; i < head && i < vocab; ++i) grad[i] = e_row[i] * factor;
+    for (; i + 8 <= vocab; i += 8)
+      _mm256_stream_ps(grad + i, _mm256_mul_ps(_mm256_loadu_ps(e_row + i), factors));
+    _mm_sfence();  // the streamed stores are visible before this row's result is used
+  } else {
+    for (; i + 8 <= vocab; i += 8)
+      _mm256_storeu_ps(grad + i, _mm256_mul_ps(_mm256_loadu_ps(e_row + i), factors));
+  }
+  for (; i < vocab; ++i) grad[i] = e_row[i] * factor;
   return finish_row(z, target, scale, top, sum, grad);
 }
 
@@ -145,9 +180,11 @@ bool have_avx2() {
 }  // namespace
 
 double cross_entropy_row(const float* z, std::int64_t vocab, std::int64_t target, double scale,
-                         float* grad) {
+                         float* grad, const float* next) {
 #if defined(__x86_64__)
-  if (have_avx2()) return avx2_row(z, vocab, target, scale, grad);
+  if (have_avx2()) return avx2_row(z, vocab, target, scale, grad, next);
+#else
+  (void)next;
 #endif
   return portable_row(z, vocab, target, scale, grad);
 }

@@ -173,7 +173,9 @@ LossOutput SimImplementation::shifted_cp_loss(Comm& comm, const ShardLayout& lay
       CPLAB_CHECK(y >= 0 && y < vocab,
                   "shifted_cp_loss: row {} slot {}: target label {} outside the vocabulary [0, {})",
                   b, layout.index[b][k], y, vocab);
-      total += cross_entropy_row(z_all + at, vocab, y, scale, grad + at);
+      // The next row of logits (the kernel fetches it while it computes this one).
+      const float* next = b * len + k + 1 < rows * len ? z_all + at + vocab : nullptr;
+      total += cross_entropy_row(z_all + at, vocab, y, scale, grad + at, next);
     }
   }
   out.loss = total * scale;
