@@ -3,6 +3,9 @@
 // slots the layout added per key.
 #include <fmt/format.h>
 
+#include <cmath>
+#include <cstring>
+
 #include "reference/types/error.hpp"
 #include "reference/types/token_moves.hpp"
 #include "sim/sim_implementation.hpp"
@@ -153,14 +156,19 @@ Tensor SimImplementation::shard_token_tensor(Comm& /*comm*/, const ShardLayout& 
               tensor_brief(value), axes.seq, seq_dim, layout.padded_len);
   const double padding = fill.value_or(0.0);  // packed caller rows without a fill: 0
   Tensor local = take_tokens(value, seq_dim, layout.caller_pos, layout.local_len());
+  // take_tokens left the added slots +0 already; any other fill is one token's bytes, built once
+  // and copied into each added slot.
+  if (padding == 0.0 && !std::signbit(padding)) return local;
   const TokenAxes out = token_axes(local, seq_dim, "shard_token_tensor");
+  const std::size_t token = out.token_bytes();
+  if (token == 0) return local;
+  Tensor pad_token(local.dtype(), {out.inner}, Uninitialized{});
+  for (std::int64_t e = 0; e < out.inner; ++e) pad_token.set(e, padding);
   for (std::int64_t b = 0; b < out.rows; ++b) {
     for (std::int64_t k = 0; k < out.seq; ++k) {
       if (layout.caller_pos[b][k] >= 0) continue;
-      for (std::int64_t o = 0; o < out.outer; ++o) {
-        for (std::int64_t e = 0; e < out.inner; ++e)
-          local.set(out.token(o, b, k) * out.inner + e, padding);
-      }
+      for (std::int64_t o = 0; o < out.outer; ++o)
+        std::memcpy(local.raw() + out.token(o, b, k) * token, pad_token.raw(), token);
     }
   }
   return local;
