@@ -5,6 +5,8 @@
 // threads), and against the byte roofline: reading the logits and writing the gradient once at
 // this process's memcpy speed. Timed in CPU seconds of the process (all ranks' threads); libtorch
 // runs once after every iteration of the twin, and the best run of each side is compared.
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -21,6 +23,15 @@ namespace cplab::bench {
 namespace {
 
 constexpr std::int64_t kIgnore = -100;
+
+// Minor page faults of the process so far: a side that faults in fresh buffers on every run
+// (libtorch's allocator returns large blocks to the system) pays for it in CPU seconds; the
+// counters show how much of a ratio is that rather than arithmetic.
+double minor_faults() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_minflt);
+}
 
 void BM_cpu_shifted_ce(benchmark::State& state) {
   const auto threads = static_cast<std::int64_t>(state.range(0));
@@ -53,8 +64,9 @@ void BM_cpu_shifted_ce(benchmark::State& state) {
   // Per iteration the twin, then (untimed by the loop) libtorch once, so both see the same
   // machine; each side's best run is compared (on a shared machine the other runs mostly measure
   // waits for a core and a cache that other jobs emptied).
-  std::vector<double> cpu_seconds, torch_cpu_seconds, torch_seconds;
+  std::vector<double> cpu_seconds, torch_cpu_seconds, torch_seconds, faults, torch_faults;
   for (auto _ : state) {
+    const double faults_start = minor_faults();
     const double cpu_start = process_cpu_seconds();
     world.run([&](sim::RankContext& ctx) {
       const auto r = static_cast<std::size_t>(ctx.rank);
@@ -62,9 +74,12 @@ void BM_cpu_shifted_ce(benchmark::State& state) {
           impl.shifted_cp_loss(ctx.comm, part.ranks[r], local_logits[r], local_labels[r], Tensor());
     });
     cpu_seconds.push_back(process_cpu_seconds() - cpu_start);
+    faults.push_back(minor_faults() - faults_start);
     if (torch) {
       state.PauseTiming();
+      const double torch_faults_start = minor_faults();
       const TorchCeRun run = torch->run();
+      torch_faults.push_back(minor_faults() - torch_faults_start);
       torch_cpu_seconds.push_back(run.cpu_seconds);
       torch_seconds.push_back(run.seconds);
       state.ResumeTiming();
@@ -77,6 +92,7 @@ void BM_cpu_shifted_ce(benchmark::State& state) {
                    roofline_gbps);
   state.counters["roofline_ratio"] = state.counters["ratio_to_baseline"];
   state.counters["cpu_seconds"] = best;
+  state.counters["page_faults"] = median_of(faults);  // per iteration
 
   double twin_mean = 0.0;
   for (const LossOutput& out : outputs) twin_mean += out.loss / static_cast<double>(threads);
@@ -89,6 +105,7 @@ void BM_cpu_shifted_ce(benchmark::State& state) {
   state.counters["libtorch_seconds"] =
       *std::min_element(torch_seconds.begin(), torch_seconds.end());
   state.counters["libtorch_cpu_seconds"] = torch_best;
+  state.counters["libtorch_page_faults"] = median_of(torch_faults);  // per run
   state.counters["ratio_to_baseline"] = torch_best / best;
   state.SetLabel("baseline: libtorch cross_entropy+backward");
   const double torch_loss = torch->loss();
