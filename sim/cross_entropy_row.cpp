@@ -13,10 +13,11 @@
 namespace cplab::sim {
 namespace {
 
-// Three passes over one row: its max (the pass that reads the logits from memory), exp(z - max)
-// written into the gradient and summed, then the gradient scaled by scale / sum. The row
-// (V floats, 128 KB at V = 32000) stays in this core's L2 between the passes, so memory sees one
-// read of the logits and one write of the gradient.
+// Three passes over one row: its max (the pass that reads the logits, from L2 when the previous
+// row prefetched them, else from memory), exp(z - max) summed and kept (the AVX2 path keeps them
+// in a scratch row, the portable one in the gradient), then the gradient as their scaled copy.
+// The row (V floats, 128 KB at V = 32000) stays in this core's L2 between the passes, so memory
+// sees one read of the logits and one write of the gradient.
 double finish_row(const float* z, std::int64_t target, double scale, float top, double sum,
                   float* grad) {
   const double logsumexp = static_cast<double>(top) + std::log(sum);
