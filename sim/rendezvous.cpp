@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <utility>
+
 namespace cplab::sim {
 namespace {
 
@@ -16,19 +18,57 @@ RankActivity computing(std::string note = {}) {
 }  // namespace
 
 RendezvousCore::RendezvousCore(int size, RendezvousOptions options)
-    : size_(size), options_(std::move(options)), ranks_(static_cast<std::size_t>(size)) {
+    : size_(size), options_(std::move(options)) {
   CPLAB_CHECK(size >= 1, "{}a group needs at least one rank, got {}", options_.label, size);
+  ranks_.resize(static_cast<std::size_t>(size));
+  wakes_ = std::make_unique<std::condition_variable[]>(static_cast<std::size_t>(size));
+  to_wake_.reserve(static_cast<std::size_t>(size));
+}
+
+void RendezvousCore::wake(int rank) {
+  RankState& state = ranks_[rank];
+  if (state.to_wake) return;
+  state.to_wake = true;
+  to_wake_.push_back(rank);
+}
+
+void RendezvousCore::wake_all() {
+  for (int r = 0; r < size_; ++r) wake(r);
+  wake_observers_ = true;
+}
+
+// What the observers read changed: they are woken too.
+void RendezvousCore::activity_changed() {
+  if (observers_ > 0) wake_observers_ = true;
+}
+
+void RendezvousCore::unlock_and_wake(Lock& lock) {
+  // The condition variables live as long as the group, which outlives every rank's calls, so
+  // they may be notified after the lock is released. A rank woken before the notification comes
+  // finds its wait's condition under the lock; a late notification is a harmless spurious wake.
+  thread_local std::vector<int> due;
+  due.assign(to_wake_.begin(), to_wake_.end());
+  to_wake_.clear();
+  for (int r : due) ranks_[r].to_wake = false;
+  const bool observers = std::exchange(wake_observers_, false);
+  lock.unlock();
+  for (int r : due) wakes_[r].notify_one();
+  if (observers) observed_.notify_all();
+  due.clear();
 }
 
 void RendezvousCore::returned(int rank) {
-  std::lock_guard lock(mutex_);
+  Lock lock(mutex_);
+  const WakeOnRelease wakes{*this, lock};
   if (ranks_[rank].activity.kind == Kind::failed) return;  // it stays the failed one
   ranks_[rank].activity = {.kind = Kind::finished, .call = {}, .seq = -1, .peer = -1, .tag = 0};
-  changed_.notify_all();
+  // A rank waiting for this one may now know it never comes, or be left in a deadlock.
+  wake_all();
 }
 
 void RendezvousCore::failed(int rank, std::exception_ptr error, const std::string& message) {
-  std::lock_guard lock(mutex_);
+  Lock lock(mutex_);
+  const WakeOnRelease wakes{*this, lock};
   record_failure(rank, std::move(error), message);
 }
 
@@ -40,7 +80,7 @@ void RendezvousCore::record_failure(int rank, std::exception_ptr error,
     failed_rank_ = rank;
     failure_message_ = message;
   }
-  changed_.notify_all();
+  wake_all();
 }
 
 std::exception_ptr RendezvousCore::first_failure() const {
@@ -59,16 +99,22 @@ void RendezvousCore::throw_if_aborted(int rank, const std::string& what) const {
 
 void RendezvousCore::pause(int rank, std::chrono::milliseconds how_long, const std::string& doing) {
   Lock lock(mutex_);
+  const WakeOnRelease wakes{*this, lock};
   ranks_[rank].activity = {.kind = Kind::busy, .call = doing, .seq = -1, .peer = -1, .tag = 0};
-  if (observers_ > 0) changed_.notify_all();
-  changed_.wait_for(lock, how_long, [&] { return first_failure_ != nullptr; });
+  activity_changed();
+  if (wake_observers_) {
+    unlock_and_wake(lock);
+    lock.lock();
+  }
+  wakes_[rank].wait_for(lock, how_long, [&] { return first_failure_ != nullptr; });
   ranks_[rank].activity = computing();
 }
 
 void RendezvousCore::update(const std::function<void()>& change) {
-  std::lock_guard lock(mutex_);
+  Lock lock(mutex_);
+  const WakeOnRelease wakes{*this, lock};
   change();
-  changed_.notify_all();
+  wake_all();
 }
 
 void RendezvousCore::wait_for(int rank, const RankActivity& activity,
@@ -99,7 +145,7 @@ void RendezvousCore::await_state(
     int& observers;
     ~Done() { --observers; }
   } done{observers_};
-  const bool reached = changed_.wait_for(lock, options_.timeout, [&] {
+  const bool reached = observed_.wait_for(lock, options_.timeout, [&] {
     return first_failure_ != nullptr || holds(activities_locked());
   });
   throw_if_aborted(-1, "awaiting a state of the ranks");
@@ -117,7 +163,7 @@ std::string RendezvousCore::ranks_where(const Round& round, bool arrived) const 
   return fmt::format("{}", fmt::join(listed, ", "));
 }
 
-std::int64_t RendezvousCore::enter_round(int rank, const std::string& call) {
+std::int64_t RendezvousCore::enter_round(int rank, const std::string& call, bool held) {
   const std::int64_t seq = ranks_[rank].entered++;
   Round& round = rounds_[seq];
   if (round.call.empty()) {
@@ -129,14 +175,22 @@ std::int64_t RendezvousCore::enter_round(int rank, const std::string& call) {
               options_.label, seq, call, ranks_where(round, true), round.call);
   round.arrived[rank] = true;
   ++round.arrivals;
-  changed_.notify_all();
+  round.held += held ? 1 : 0;
+  if (round.arrivals == size_) {
+    // Every other rank sleeps in wait_round: only they can move now. A held part may belong to a
+    // rank that gave up waiting and left (the group failed first): then nobody reads the round.
+    round.readable = round.held == 0 || first_failure_ == nullptr;
+    for (int r = 0; r < size_; ++r) {
+      if (r != rank) wake(r);
+    }
+  }
   return seq;
 }
 
 std::int64_t RendezvousCore::skip_round(int rank, const std::string& call) {
   const std::int64_t seq = ranks_[rank].entered++;
   ranks_[rank].activity = computing(fmt::format("dropped its part of {} #{}", call, seq));
-  changed_.notify_all();
+  wake_all();  // the ranks waiting in that round learn that this one went on
   return seq;
 }
 
@@ -145,13 +199,42 @@ void RendezvousCore::wait_round(Lock& lock, int rank, std::int64_t seq) {
   const std::function<bool()> ready = [&] { return round.arrivals == size_; };
   wait(lock, rank, {.kind = Kind::collective, .call = round.call, .seq = seq, .peer = -1, .tag = 0},
        ready);
+  if (!round.readable) {
+    const std::string what = fmt::format("{} #{}", round.call, seq);
+    throw_if_aborted(rank, what);
+    CPLAB_FAIL("{}{}: released because the group failed", options_.label, what);
+  }
 }
 
-bool RendezvousCore::leave_round(std::int64_t seq) {
+bool RendezvousCore::finish_round(Lock& lock, int rank, std::int64_t seq, bool held) {
   const auto it = rounds_.find(seq);
-  if (++it->second.consumed < size_) return false;
+  Round& round = it->second;
+  if (++round.consumed == size_ && round.held > 0) {
+    for (int r = 0; r < size_; ++r) {
+      if (r != rank) wake(r);
+    }
+  }
+  if (held) {
+    wait_bounded(lock, rank, "letting the other ranks read its part of a collective",
+                 [&] { return round.consumed == size_; });
+  }
+  if (++round.finished < size_) return false;
   rounds_.erase(it);
   return true;
+}
+
+void RendezvousCore::wait_bounded(Lock& lock, int rank, const char* doing,
+                                  const std::function<bool()>& done) {
+  if (done()) return;
+  RankState& me = ranks_[rank];
+  const RankActivity before = me.activity;
+  me.activity = {.kind = Kind::busy, .call = doing, .seq = -1, .peer = -1, .tag = 0};
+  activity_changed();
+  // The wakes this rank asked for go out before it sleeps.
+  unlock_and_wake(lock);
+  lock.lock();
+  while (!done()) wakes_[rank].wait(lock);
+  me.activity = before;
 }
 
 // The ranks a wait depends on, when they cannot come any more: named at once.
@@ -197,7 +280,7 @@ void RendezvousCore::wait(Lock& lock, int rank, const RankActivity& activity,
   RankState& me = ranks_[rank];
   me.activity = activity;
   me.ready = &ready;
-  if (observers_ > 0) changed_.notify_all();  // await_state: what the ranks do has changed
+  activity_changed();  // await_state: what the ranks do has changed
   // Whatever ends the wait (an exception included), the rank is no longer waiting.
   struct Leave {
     RankState& me;
@@ -227,7 +310,13 @@ void RendezvousCore::wait(Lock& lock, int rank, const RankActivity& activity,
       CPLAB_FAIL("{}deadlock: every rank still in the group waits and none can move: {}",
                  options_.label, picture_locked());
     }
-    if (changed_.wait_until(lock, deadline) == std::cv_status::timeout && !ready()) {
+    if (!to_wake_.empty() || wake_observers_) {
+      // The wakes this rank asked for go out before it sleeps; the state may change meanwhile.
+      unlock_and_wake(lock);
+      lock.lock();
+      continue;
+    }
+    if (wakes_[rank].wait_until(lock, deadline) == std::cv_status::timeout && !ready()) {
       throw_if_aborted(rank, what);
       if (activity.kind == Kind::collective) {
         const Round& round = rounds_.at(activity.seq);

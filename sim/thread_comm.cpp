@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cstring>
 #include <system_error>
 #include <thread>
@@ -46,20 +47,65 @@ T combine(T a, T b, ReduceOp op) {
   }
 }
 
-// out[i] = op over ranks (in rank order) of block `block` of every part.
+// out[i] = op over ranks (in rank order) of block `block` of every part. A tile at a time, rank
+// after rank (the loops vectorize), into a tile of its own: `out` may be one of the parts.
 void reduce_block(const Parts& parts, std::size_t block, std::size_t count, ReduceOp op,
                   void* out) {
   visit_dtype(parts[0].dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
+    constexpr std::size_t kTile = 1024;
+    T acc[kTile];
     T* result = static_cast<T*>(out);
-    for (std::size_t i = 0; i < count; ++i) {
-      T acc = reinterpret_cast<const T*>(parts[0].data.data())[block * count + i];
+    for (std::size_t start = 0; start < count; start += kTile) {
+      const std::size_t n = std::min(kTile, count - start);
+      const std::size_t at = block * count + start;
+      const T* first = reinterpret_cast<const T*>(parts[0].bytes()) + at;
+      std::copy(first, first + n, acc);
       for (std::size_t r = 1; r < parts.size(); ++r) {
-        acc = combine(acc, reinterpret_cast<const T*>(parts[r].data.data())[block * count + i], op);
+        const T* next = reinterpret_cast<const T*>(parts[r].bytes()) + at;
+        for (std::size_t i = 0; i < n; ++i) acc[i] = combine(acc[i], next[i], op);
       }
-      result[i] = acc;
+      std::copy(acc, acc + n, result + start);
     }
   });
+}
+
+// Copies that may be in place (a rank's own block already where it belongs).
+void copy_block(std::byte* to, const std::byte* from, std::size_t bytes) {
+  if (bytes != 0 && to != from) std::memcpy(to, from, bytes);
+}
+
+// Whether [a, a + a_bytes) and [b, b + b_bytes) share a byte.
+bool overlap(const void* a, std::size_t a_bytes, const void* b, std::size_t b_bytes) {
+  const auto x = reinterpret_cast<std::uintptr_t>(a), y = reinterpret_cast<std::uintptr_t>(b);
+  return a_bytes != 0 && b_bytes != 0 && x < y + b_bytes && y < x + a_bytes;
+}
+
+// Parts of at least this many bytes are lent (read in place by the others) instead of copied:
+// below it the copy costs less than the wait for the other ranks' reads that lending adds.
+constexpr std::size_t kLendBytes = 64 * 1024;
+
+// This rank's part of a call, with the fault planned for it applied: dropped, a corrupted or
+// reordered copy, or late; else lent when `may_lend` and large.
+struct Outgoing {
+  detail::Contribution part;
+  bool dropped = false;
+  bool lent = false;
+};
+Outgoing outgoing(detail::ThreadGroup& group, int rank, const std::string& call, const void* data,
+                  std::size_t count, DType dtype, bool may_lend) {
+  Outgoing out;
+  const Fault* fault = group.fault_for(rank, call);
+  if (fault != nullptr && fault->kind == Fault::Kind::drop) {
+    out.dropped = true;
+    return out;
+  }
+  const bool alters = fault != nullptr && fault->kind != Fault::Kind::delay;
+  out.lent = may_lend && !alters && count * dtype_size(dtype) >= kLendBytes;
+  out.part = out.lent ? Contribution::lent_from(data, count, dtype)
+                      : Contribution::copy_of(data, count, dtype);
+  if (fault != nullptr) group.apply(rank, *fault, out.part);
+  return out;
 }
 
 }  // namespace
@@ -134,67 +180,68 @@ void ThreadComm::check_peer(int peer, const char* what) const {
               size());
 }
 
-namespace {
-
-// Looks up the fault for this call and applies it; false when the contribution is dropped.
-bool contribute(detail::ThreadGroup& group, int rank, const std::string& call, Contribution& part) {
-  const Fault* fault = group.fault_for(rank, call);
-  if (fault == nullptr) return true;
-  if (fault->kind == Fault::Kind::drop) return false;
-  group.apply(rank, *fault, part);
-  return true;
-}
-
-}  // namespace
-
 void ThreadComm::all_gather(const void* send, void* recv, std::size_t count, DType dtype) {
-  Contribution mine = Contribution::copy_of(send, count, dtype);
-  if (!contribute(group_, rank_, "all_gather", mine)) return group_.skip(rank_, "all_gather");
-  group_.join(rank_, "all_gather", std::move(mine), [&](std::int64_t seq, const Parts& parts) {
-    check_equal_sizes("all_gather", seq, parts);
-    auto* out = static_cast<std::byte*>(recv);
-    for (const Contribution& part : parts) {
-      if (!part.data.empty()) std::memcpy(out, part.data.data(), part.data.size());
-      out += part.data.size();
-    }
-  });
+  // Lent unless the send buffer overlaps the receive buffer other than in place (at this rank's
+  // block): this rank writes the receive buffer while the others read its part.
+  const std::size_t block = count * dtype_size(dtype);
+  auto* out = static_cast<std::byte*>(recv);
+  const bool in_place = send == out + static_cast<std::size_t>(rank_) * block;
+  const bool may_lend =
+      in_place || !overlap(send, block, recv, block * static_cast<std::size_t>(size()));
+  Outgoing mine = outgoing(group_, rank_, "all_gather", send, count, dtype, may_lend);
+  if (mine.dropped) return group_.skip(rank_, "all_gather");
+  group_.join(
+      rank_, "all_gather", std::move(mine.part),
+      [&](std::int64_t seq, const Parts& parts) {
+        check_equal_sizes("all_gather", seq, parts);
+        for (std::size_t p = 0; p < parts.size(); ++p)
+          copy_block(out + p * block, parts[p].bytes(), block);
+      },
+      mine.lent);
   bytes_sent_ +=
       wire_bytes::all_gather(count, dtype_size(dtype), static_cast<std::uint64_t>(size()));
 }
 
 std::vector<std::size_t> ThreadComm::all_gather_v(const void* send, std::size_t count, void* recv,
                                                   std::size_t recv_capacity, DType dtype) {
-  Contribution mine = Contribution::copy_of(send, count, dtype);
+  const std::size_t elem = dtype_size(dtype);
+  const bool may_lend = !overlap(send, count * elem, recv, recv_capacity * elem);
+  Outgoing mine = outgoing(group_, rank_, "all_gather_v", send, count, dtype, may_lend);
   std::vector<std::size_t> counts;
-  if (!contribute(group_, rank_, "all_gather_v", mine)) {
+  if (mine.dropped) {
     group_.skip(rank_, "all_gather_v");
     return counts;
   }
-  group_.join(rank_, "all_gather_v", std::move(mine), [&](std::int64_t seq, const Parts& parts) {
-    std::size_t total = 0;
-    for (const Contribution& part : parts) {
-      CPLAB_CHECK(part.dtype == dtype, "all_gather_v #{}: dtypes disagree: {}", seq,
-                  sizes_of(parts));
-      counts.push_back(part.count);
-      total += part.count;
-    }
-    CPLAB_CHECK(total <= recv_capacity, "all_gather_v #{}: {} elements arrive ({}), room for {}",
-                seq, total, sizes_of(parts), recv_capacity);
-    auto* out = static_cast<std::byte*>(recv);
-    for (const Contribution& part : parts) {
-      if (!part.data.empty()) std::memcpy(out, part.data.data(), part.data.size());
-      out += part.data.size();
-    }
-  });
+  group_.join(
+      rank_, "all_gather_v", std::move(mine.part),
+      [&](std::int64_t seq, const Parts& parts) {
+        std::size_t total = 0;
+        for (const Contribution& part : parts) {
+          CPLAB_CHECK(part.dtype == dtype, "all_gather_v #{}: dtypes disagree: {}", seq,
+                      sizes_of(parts));
+          counts.push_back(part.count);
+          total += part.count;
+        }
+        CPLAB_CHECK(total <= recv_capacity,
+                    "all_gather_v #{}: {} elements arrive ({}), room for {}", seq, total,
+                    sizes_of(parts), recv_capacity);
+        auto* out = static_cast<std::byte*>(recv);
+        for (const Contribution& part : parts) {
+          copy_block(out, part.bytes(), part.size_bytes());
+          out += part.size_bytes();
+        }
+      },
+      mine.lent);
   bytes_sent_ +=
       wire_bytes::all_gather(count, dtype_size(dtype), static_cast<std::uint64_t>(size()));
   return counts;
 }
 
 void ThreadComm::all_reduce(void* buf, std::size_t count, DType dtype, ReduceOp op) {
-  Contribution mine = Contribution::copy_of(buf, count, dtype);
-  if (!contribute(group_, rank_, "all_reduce", mine)) return group_.skip(rank_, "all_reduce");
-  group_.join(rank_, "all_reduce", std::move(mine), [&](std::int64_t seq, const Parts& parts) {
+  // Always a copy: every rank writes its buffer while the others read theirs.
+  Outgoing mine = outgoing(group_, rank_, "all_reduce", buf, count, dtype, false);
+  if (mine.dropped) return group_.skip(rank_, "all_reduce");
+  group_.join(rank_, "all_reduce", std::move(mine.part), [&](std::int64_t seq, const Parts& parts) {
     check_equal_sizes("all_reduce", seq, parts);
     reduce_block(parts, 0, count, op, buf);
   });
@@ -204,40 +251,48 @@ void ThreadComm::all_reduce(void* buf, std::size_t count, DType dtype, ReduceOp 
 
 void ThreadComm::reduce_scatter(const void* send, void* recv, std::size_t count, DType dtype,
                                 ReduceOp op) {
-  Contribution mine = Contribution::copy_of(send, count * static_cast<std::size_t>(size()), dtype);
-  if (!contribute(group_, rank_, "reduce_scatter", mine))
-    return group_.skip(rank_, "reduce_scatter");
-  group_.join(rank_, "reduce_scatter", std::move(mine), [&](std::int64_t seq, const Parts& parts) {
-    check_equal_sizes("reduce_scatter", seq, parts);
-    reduce_block(parts, static_cast<std::size_t>(rank_), count, op, recv);
-  });
+  const std::size_t total = count * static_cast<std::size_t>(size());
+  const std::size_t elem = dtype_size(dtype);
+  const bool may_lend = !overlap(send, total * elem, recv, count * elem);
+  Outgoing mine = outgoing(group_, rank_, "reduce_scatter", send, total, dtype, may_lend);
+  if (mine.dropped) return group_.skip(rank_, "reduce_scatter");
+  group_.join(
+      rank_, "reduce_scatter", std::move(mine.part),
+      [&](std::int64_t seq, const Parts& parts) {
+        check_equal_sizes("reduce_scatter", seq, parts);
+        reduce_block(parts, static_cast<std::size_t>(rank_), count, op, recv);
+      },
+      mine.lent);
   bytes_sent_ +=
       wire_bytes::reduce_scatter(count, dtype_size(dtype), static_cast<std::uint64_t>(size()));
 }
 
 void ThreadComm::all_to_all(const void* send, void* recv, std::size_t count, DType dtype) {
-  Contribution mine = Contribution::copy_of(send, count * static_cast<std::size_t>(size()), dtype);
-  if (!contribute(group_, rank_, "all_to_all", mine)) return group_.skip(rank_, "all_to_all");
-  group_.join(rank_, "all_to_all", std::move(mine), [&](std::int64_t seq, const Parts& parts) {
-    check_equal_sizes("all_to_all", seq, parts);
-    const std::size_t block = count * dtype_size(dtype);
-    auto* out = static_cast<std::byte*>(recv);
-    for (std::size_t p = 0; p < parts.size(); ++p) {
-      if (block)
-        std::memcpy(out + p * block, parts[p].data.data() + static_cast<std::size_t>(rank_) * block,
-                    block);
-    }
-  });
+  const std::size_t total = count * static_cast<std::size_t>(size());
+  const std::size_t block = count * dtype_size(dtype);
+  const bool may_lend = !overlap(send, total * dtype_size(dtype), recv, total * dtype_size(dtype));
+  Outgoing mine = outgoing(group_, rank_, "all_to_all", send, total, dtype, may_lend);
+  if (mine.dropped) return group_.skip(rank_, "all_to_all");
+  group_.join(
+      rank_, "all_to_all", std::move(mine.part),
+      [&](std::int64_t seq, const Parts& parts) {
+        check_equal_sizes("all_to_all", seq, parts);
+        auto* out = static_cast<std::byte*>(recv);
+        for (std::size_t p = 0; p < parts.size(); ++p)
+          copy_block(out + p * block, parts[p].bytes() + static_cast<std::size_t>(rank_) * block,
+                     block);
+      },
+      mine.lent);
   bytes_sent_ +=
       wire_bytes::all_to_all(count, dtype_size(dtype), static_cast<std::uint64_t>(size()));
 }
 
 void ThreadComm::send(const void* buf, std::size_t count, DType dtype, int peer, int tag) {
   check_peer(peer, "send");
-  Contribution message = Contribution::copy_of(buf, count, dtype);
   bytes_sent_ += wire_bytes::send(count, dtype_size(dtype));
-  if (!contribute(group_, rank_, "send", message)) return;  // lost on the way
-  group_.post(rank_, peer, tag, std::move(message));
+  Outgoing message = outgoing(group_, rank_, "send", buf, count, dtype, false);
+  if (message.dropped) return;  // lost on the way
+  group_.post(rank_, peer, tag, std::move(message.part));
 }
 
 void ThreadComm::recv(void* buf, std::size_t count, DType dtype, int peer, int tag) {
@@ -246,7 +301,7 @@ void ThreadComm::recv(void* buf, std::size_t count, DType dtype, int peer, int t
   CPLAB_CHECK(message.count == count && message.dtype == dtype,
               "recv from rank {} (tag {}): expected {} x {}, rank {} sent {} x {}", peer, tag,
               count, dtype_name(dtype), peer, message.count, dtype_name(message.dtype));
-  if (!message.data.empty()) std::memcpy(buf, message.data.data(), message.data.size());
+  copy_block(static_cast<std::byte*>(buf), message.bytes(), message.size_bytes());
 }
 
 void ThreadComm::send_recv(const void* send_buf, std::size_t send_count, int to, void* recv_buf,
@@ -257,9 +312,9 @@ void ThreadComm::send_recv(const void* send_buf, std::size_t send_count, int to,
 }
 
 void ThreadComm::barrier() {
-  Contribution none;
-  if (!contribute(group_, rank_, "barrier", none)) return group_.skip(rank_, "barrier");
-  group_.join(rank_, "barrier", std::move(none), [](std::int64_t, const Parts&) {});
+  Outgoing none = outgoing(group_, rank_, "barrier", nullptr, 0, DType::u8, false);
+  if (none.dropped) return group_.skip(rank_, "barrier");
+  group_.join(rank_, "barrier", std::move(none.part), [](std::int64_t, const Parts&) {});
 }
 
 }  // namespace cplab::sim

@@ -36,6 +36,14 @@ Contribution Contribution::copy_of(const void* source, std::size_t count, DType 
   return part;
 }
 
+Contribution Contribution::lent_from(const void* source, std::size_t count, DType dtype) {
+  Contribution part;
+  part.lent = static_cast<const std::byte*>(source);
+  part.count = count;
+  part.dtype = dtype;
+  return part;
+}
+
 ThreadGroup::ThreadGroup(int size, const WorldOptions& options)
     : Rendezvous(size, {.timeout = options.timeout, .label = {}}),
       faults_(options.faults),

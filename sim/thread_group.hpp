@@ -16,13 +16,19 @@
 
 namespace cplab::sim::detail {
 
-// One rank's part of a collective, or one point-to-point message.
+// One rank's part of a collective, or one point-to-point message: a copy of its own, or (lent)
+// the sender's buffer itself, read in place while the sender waits (Rendezvous::join's `held`).
 struct Contribution {
   std::vector<std::byte, UninitializedAllocator<std::byte>> data;  // large ones: block cache
+  const std::byte* lent = nullptr;
   std::size_t count = 0;
   DType dtype = DType::u8;
 
+  const std::byte* bytes() const { return lent != nullptr ? lent : data.data(); }
+  std::size_t size_bytes() const { return count * dtype_size(dtype); }
+
   static Contribution copy_of(const void* source, std::size_t count, DType dtype);
+  static Contribution lent_from(const void* source, std::size_t count, DType dtype);
 };
 
 class ThreadGroup : public Rendezvous<Contribution> {

@@ -1,7 +1,9 @@
 // ThreadComm's collectives compute what sim/comm.hpp says, for several C, and count the bytes of
 // wire_bytes.hpp.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <numeric>
 
 #include "sim/thread_comm.hpp"
@@ -141,6 +143,52 @@ TEST_P(CommTest, ring_send_recv_and_barrier) {
     EXPECT_EQ(exchanged[r], mark((r + 1) % cp(), 0));
     EXPECT_EQ(world.bytes_sent()[r], 16u);
   }
+}
+
+// Parts this large are read in place from the senders' buffers (thread_comm.cpp's kLendBytes is
+// 64 KiB): each rank overwrites its send buffer as soon as a collective returns, so a sender let go
+// before the others had read it shows as wrong elements (and as a race under TSan). The in-place
+// all-gather (the send buffer is this rank's block of the receive buffer) is one of them.
+TEST_P(CommTest, large_parts_are_read_before_their_senders_go_on) {
+  World world(cp());
+  const std::size_t count = 16 * 1024;  // 128 KiB of i64 per block
+  const auto n = static_cast<std::size_t>(cp());
+  std::vector<std::string> wrong(n);
+  world.run([&](RankContext& ctx) {
+    const auto r = static_cast<std::size_t>(ctx.rank);
+    const auto expect = [&](bool ok, const char* what, int round) {
+      if (!ok && wrong[r].empty()) wrong[r] = fmt::format("{} round {}", what, round);
+    };
+    Ints send(count * n), recv(count * n);
+    for (int round = 0; round < 3; ++round) {
+      const auto value = [&](std::size_t p, std::size_t i) {
+        return mark(static_cast<int>(p), i) + 1000000 * round;
+      };
+      for (std::size_t i = 0; i < count; ++i) send[i] = value(r, i);
+      ctx.comm.all_gather(send.data(), recv.data(), count, DType::i64);
+      std::fill(send.begin(), send.end(), -1);
+      for (std::size_t p = 0; p < n; ++p)
+        expect(recv[p * count + count - 1] == value(p, count - 1), "all_gather", round);
+
+      for (std::size_t i = 0; i < count; ++i) recv[r * count + i] = value(r, i);
+      ctx.comm.all_gather(recv.data() + r * count, recv.data(), count, DType::i64);
+      for (std::size_t p = 0; p < n; ++p)
+        expect(recv[p * count] == value(p, 0), "in-place all_gather", round);
+      std::fill(recv.begin(), recv.end(), -1);
+
+      for (std::size_t i = 0; i < count * n; ++i) send[i] = value(r, i);
+      ctx.comm.all_to_all(send.data(), recv.data(), count, DType::i64);
+      std::fill(send.begin(), send.end(), -1);
+      for (std::size_t p = 0; p < n; ++p)
+        expect(recv[p * count] == value(p, r * count), "all_to_all", round);
+
+      for (std::size_t i = 0; i < count * n; ++i) send[i] = value(r, i);
+      ctx.comm.reduce_scatter(send.data(), recv.data(), count, DType::i64, ReduceOp::max);
+      std::fill(send.begin(), send.end(), -1);
+      expect(recv[0] == value(n - 1, r * count), "reduce_scatter", round);
+    }
+  });
+  for (std::size_t r = 0; r < n; ++r) EXPECT_EQ(wrong[r], "") << "rank " << r;
 }
 
 std::string cp_name(const ::testing::TestParamInfo<std::int64_t>& param_info) {
