@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <cstring>
 #include <system_error>
-#include <thread>
 
 #include "reference/types/error.hpp"
+#include "sim/rank_threads.hpp"
 #include "sim/thread_group.hpp"
 #include "sim/wire_bytes.hpp"
 
@@ -114,57 +114,38 @@ World::World(int size, WorldOptions options) : size_(size), options_(std::move(o
   CPLAB_CHECK(size >= 1, "a World needs at least one rank, got {}", size);
 }
 
-namespace {
-
-// Starts rank r's thread; when the system refuses it, fails the group at once (the ranks already
-// running are released, not left to their collective timeout) and returns false.
-template <typename Body>
-bool start_rank_thread(std::vector<std::jthread>& threads, int r, int size,
-                       detail::ThreadGroup& group, Body body) {
-  try {
-    threads.emplace_back(std::move(body));
-    return true;
-  } catch (const std::system_error& e) {
-    const std::string message =
-        fmt::format("rank {}/{}: the system refused a thread for it: {}", r, size, e.what());
-    group.failed(r, std::make_exception_ptr(ResourceError(message)), message);
-    return false;
-  }
-}
-
-}  // namespace
-
 void World::run(const std::function<void(RankContext&)>& fn) {
   detail::ThreadGroup group(size_, options_);
   std::vector<std::unique_ptr<ThreadComm>> comms;
   for (int r = 0; r < size_; ++r) comms.push_back(std::make_unique<ThreadComm>(r, group));
-  {
-    std::vector<std::jthread> threads;  // joined when the scope ends, whatever happens
-    for (int r = 0; r < size_; ++r) {
-      if (!start_rank_thread(threads, r, size_, group, [&, r] {
-            ScopedRankTag tag(r, size_);
-            try {
-              RankContext ctx{r, size_, *comms[r]};
-              fn(ctx);
-              group.returned(r);
-            } catch (const Error& e) {
-              group.failed(r, std::current_exception(), e.what());
-            } catch (const std::bad_alloc&) {
-              // Out of memory is the machine's limit, not a wrong answer of the rank: keep its
-              // kind.
-              const std::string message = fmt::format("rank {}/{}: out of memory", r, size_);
-              group.failed(r, std::make_exception_ptr(ResourceError(message)), message);
-            } catch (const std::exception& e) {
-              const std::string message = fmt::format("rank {}/{}: {}", r, size_, e.what());
-              group.failed(r, std::make_exception_ptr(Error(message)), message);
-            } catch (...) {
-              const std::string message = fmt::format("rank {}/{}: unknown exception", r, size_);
-              group.failed(r, std::make_exception_ptr(Error(message)), message);
-            }
-          }))
-        break;
+  const auto rank_body = [&](int r) {
+    ScopedRankTag tag(r, size_);
+    try {
+      RankContext ctx{r, size_, *comms[r]};
+      fn(ctx);
+      group.returned(r);
+    } catch (const Error& e) {
+      group.failed(r, std::current_exception(), e.what());
+    } catch (const std::bad_alloc&) {
+      // Out of memory is the machine's limit, not a wrong answer of the rank: keep its kind.
+      const std::string message = fmt::format("rank {}/{}: out of memory", r, size_);
+      group.failed(r, std::make_exception_ptr(ResourceError(message)), message);
+    } catch (const std::exception& e) {
+      const std::string message = fmt::format("rank {}/{}: {}", r, size_, e.what());
+      group.failed(r, std::make_exception_ptr(Error(message)), message);
+    } catch (...) {
+      const std::string message = fmt::format("rank {}/{}: unknown exception", r, size_);
+      group.failed(r, std::make_exception_ptr(Error(message)), message);
     }
-  }
+  };
+  // When the system refuses a thread for rank r, the group fails at once (the ranks already
+  // running are released, not left to their collective timeout).
+  const auto refused = [&](int r, const std::system_error& e) {
+    const std::string message =
+        fmt::format("rank {}/{}: the system refused a thread for it: {}", r, size_, e.what());
+    group.failed(r, std::make_exception_ptr(ResourceError(message)), message);
+  };
+  detail::run_on_rank_threads(size_, rank_body, refused);
   bytes_sent_.clear();
   for (const auto& comm : comms) bytes_sent_.push_back(comm->bytes_sent());
   faults_fired_ = group.faults_fired();

@@ -62,8 +62,10 @@ class World {
   explicit World(int size, WorldOptions options = {});
   int size() const { return size_; }
 
-  // Runs fn on every rank, each in its own thread with its rank tag set; joins them; rethrows the
-  // first failure. Each run starts from a fresh group (no message or collective carries over).
+  // Runs fn on every rank, each in its own thread with its rank tag set; waits for them; rethrows
+  // the first failure. Each run starts from a fresh group (no message or collective carries over).
+  // The threads are kept for later runs (sim/rank_threads.hpp): thread-local state that must end
+  // with the rank goes to sim::at_rank_end.
   void run(const std::function<void(RankContext&)>& fn);
 
   // Of the last run: bytes each rank sent (wire_bytes.hpp), and how many times faults fired.

@@ -9,6 +9,7 @@
 #include "gpu/comm/device_sim_comm.hpp"
 #include "gpu/comm/nccl_comm.hpp"
 #include "reference/types/error.hpp"
+#include "sim/rank_threads.hpp"
 
 namespace cplab::gpu {
 namespace {
@@ -67,6 +68,8 @@ DeviceComm& device_comm_for(Comm& host, GpuCommKind kind, std::chrono::milliseco
   CPLAB_CHECK(kind != GpuCommKind::host,
               "device_comm_for: the host kind uses the given comm directly");
   thread_local std::map<GpuCommKind, Cached> cache;
+  // A host group's rank threads are reused from run to run: the cache ends with the rank.
+  if (cache.empty()) sim::at_rank_end([] { cache.clear(); });
   Cached& mine = cache[kind];
   const int rank = host.rank(), size = host.size();
   const bool same = mine.host == &host && mine.rank == rank && mine.size == size &&

@@ -6,6 +6,7 @@
 
 #include "gpu/comm/bootstrap.hpp"
 #include "reference/types/error.hpp"
+#include "sim/rank_threads.hpp"
 
 namespace cplab::gpu {
 namespace {
@@ -13,6 +14,8 @@ namespace {
 // A host comm's rank thread keeps one stream per device it worked on.
 Stream thread_stream(int device) {
   thread_local std::map<int, std::unique_ptr<StreamOwner>> streams;
+  // A host group's rank threads are reused from run to run: the streams end with the rank.
+  if (streams.empty()) sim::at_rank_end([] { streams.clear(); });
   auto& owner = streams[device];
   if (!owner) owner = std::make_unique<StreamOwner>();
   return owner->get();
