@@ -117,6 +117,15 @@ class RendezvousCore {
     }
   }
 
+  // Sends the wakes asked for under `lock` once it is released (unless released already).
+  struct WakeOnRelease {
+    RendezvousCore& core;
+    Lock& lock;
+    ~WakeOnRelease() {
+      if (lock.owns_lock()) core.unlock_and_wake(lock);
+    }
+  };
+
   mutable std::mutex mutex_;
 
  private:
@@ -135,14 +144,6 @@ class RendezvousCore {
     int consumed = 0;
     int finished = 0;
   };
-  struct WakeOnRelease {
-    RendezvousCore& core;
-    Lock& lock;
-    ~WakeOnRelease() {
-      if (lock.owns_lock()) core.unlock_and_wake(lock);
-    }
-  };
-
   void check_peers(int rank, const RankActivity& activity, const std::string& what) const;
   bool deadlocked() const;
   std::string ranks_where(const Round& round, bool arrived) const;
@@ -228,7 +229,8 @@ class Rendezvous : public RendezvousCore {
       wake(to);
     });
   }
-  Message take(int to, int from, int tag) {
+  // `taken` runs on the message under the lock, as it leaves the mailbox.
+  Message take(int to, int from, int tag, const std::function<void(Message&)>& taken = {}) {
     return guarded(to, [&](Lock& lock) {
       auto& box = mail_[{from, to, tag}];  // std::map: stays valid while others post
       const std::function<bool()> ready = [&] { return !box.empty(); };
@@ -237,6 +239,7 @@ class Rendezvous : public RendezvousCore {
            ready);
       Message message = std::move(box.front());
       box.pop_front();
+      if (taken) taken(message);
       return message;
     });
   }

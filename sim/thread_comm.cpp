@@ -278,7 +278,16 @@ void ThreadComm::send(const void* buf, std::size_t count, DType dtype, int peer,
 
 void ThreadComm::recv(void* buf, std::size_t count, DType dtype, int peer, int tag) {
   check_peer(peer, "recv");
-  Contribution message = group_.take(rank_, peer, tag);
+  Contribution message = group_.take_message(rank_, peer, tag);
+  // A lent message is repaid whatever happens next: its sender waits for that.
+  struct Repay {
+    detail::ThreadGroup& group;
+    int from;
+    detail::Loan* loan;
+    ~Repay() {
+      if (loan != nullptr) group.repay(from, *loan);
+    }
+  } repay{group_, peer, message.loan};
   CPLAB_CHECK(message.count == count && message.dtype == dtype,
               "recv from rank {} (tag {}): expected {} x {}, rank {} sent {} x {}", peer, tag,
               count, dtype_name(dtype), peer, message.count, dtype_name(message.dtype));
@@ -287,9 +296,26 @@ void ThreadComm::recv(void* buf, std::size_t count, DType dtype, int peer, int t
 
 void ThreadComm::send_recv(const void* send_buf, std::size_t send_count, int to, void* recv_buf,
                            std::size_t recv_count, int from, DType dtype, int tag) {
-  // Sends are buffered, so posting first and then waiting cannot deadlock.
-  send(send_buf, send_count, dtype, to, tag);
-  recv(recv_buf, recv_count, dtype, from, tag);
+  // Sends are buffered, so posting first and then waiting cannot deadlock. A large message is
+  // lent instead of copied: the receiver usually takes it while this rank waits for its own, and
+  // one still posted when this rank goes on becomes a copy then (settle), as a buffered send.
+  check_peer(to, "send");
+  const std::size_t elem = dtype_size(dtype);
+  const bool may_lend = !overlap(send_buf, send_count * elem, recv_buf, recv_count * elem);
+  Outgoing message = outgoing(group_, rank_, "send", send_buf, send_count, dtype, may_lend);
+  bytes_sent_ += wire_bytes::send(send_count, elem);
+  if (message.dropped) return recv(recv_buf, recv_count, dtype, from, tag);  // lost on the way
+  detail::Loan loan;
+  if (message.lent) message.part.loan = &loan;
+  group_.post(rank_, to, tag, std::move(message.part));
+  if (!message.lent) return recv(recv_buf, recv_count, dtype, from, tag);
+  try {
+    recv(recv_buf, recv_count, dtype, from, tag);
+  } catch (...) {
+    group_.settle(rank_, to, tag, loan, false);  // this rank fails: its message is withdrawn
+    throw;
+  }
+  group_.settle(rank_, to, tag, loan, true);
 }
 
 void ThreadComm::barrier() {

@@ -87,6 +87,41 @@ void ThreadGroup::apply(int rank, const Fault& fault, Contribution& part) {
   }
 }
 
+Contribution ThreadGroup::take_message(int to, int from, int tag) {
+  return take(to, from, tag, [](Contribution& message) {
+    if (message.loan != nullptr) message.loan->state = Loan::State::taken;
+  });
+}
+
+void ThreadGroup::repay(int from, Loan& loan) {
+  Lock lock(mutex_);
+  const WakeOnRelease wakes{*this, lock};
+  loan.state = Loan::State::repaid;
+  wake(from);
+}
+
+void ThreadGroup::settle(int from, int to, int tag, Loan& loan, bool keep) {
+  Lock lock(mutex_);
+  const WakeOnRelease wakes{*this, lock};
+  if (loan.state == Loan::State::posted) {
+    auto& box = mailbox(from, to, tag);
+    const auto it = std::find_if(box.begin(), box.end(),
+                                 [&](const Contribution& m) { return m.loan == &loan; });
+    if (it != box.end()) {
+      if (keep) {
+        Contribution copy = Contribution::copy_of(it->lent, it->count, it->dtype);
+        *it = std::move(copy);
+      } else {
+        box.erase(it);
+      }
+    }
+    loan.state = Loan::State::repaid;
+    return;
+  }
+  wait_bounded(lock, from, "letting its receiver read its message",
+               [&] { return loan.state == Loan::State::repaid; });
+}
+
 std::int64_t ThreadGroup::faults_fired() const {
   std::lock_guard lock(faults_mutex_);
   return faults_fired_;

@@ -148,7 +148,8 @@ TEST_P(CommTest, ring_send_recv_and_barrier) {
 // Parts this large are read in place from the senders' buffers (thread_comm.cpp's kLendBytes is
 // 64 KiB): each rank overwrites its send buffer as soon as a collective returns, so a sender let go
 // before the others had read it shows as wrong elements (and as a race under TSan). The in-place
-// all-gather (the send buffer is this rank's block of the receive buffer) is one of them.
+// all-gather (the send buffer is this rank's block of the receive buffer) is one of them, and so
+// are the messages of send_recv, also one whose receiver comes after its sender has gone on.
 TEST_P(CommTest, large_parts_are_read_before_their_senders_go_on) {
   World world(cp());
   const std::size_t count = 16 * 1024;  // 128 KiB of i64 per block
@@ -186,6 +187,31 @@ TEST_P(CommTest, large_parts_are_read_before_their_senders_go_on) {
       ctx.comm.reduce_scatter(send.data(), recv.data(), count, DType::i64, ReduceOp::max);
       std::fill(send.begin(), send.end(), -1);
       expect(recv[0] == value(n - 1, r * count), "reduce_scatter", round);
+
+      // A message around the ring, taken while its sender waits for its own; then one whose
+      // receiver comes only after a barrier, so that its sender goes on first.
+      const int right = (ctx.rank + 1) % ctx.size, left = (ctx.rank + ctx.size - 1) % ctx.size;
+      for (std::size_t i = 0; i < count; ++i) send[i] = value(r, i);
+      ctx.comm.send_recv(send.data(), count, right, recv.data(), count, left, DType::i64, 3);
+      std::fill(send.begin(), send.end(), -1);
+      expect(recv[count - 1] == value(static_cast<std::size_t>(left), count - 1), "send_recv",
+             round);
+      const int partner = ctx.rank ^ 1;  // pairs (0, 1), (2, 3), ...; an odd C leaves one out
+      const bool paired = partner < ctx.size;
+      if (paired && ctx.rank % 2 == 0) {
+        for (std::size_t i = 0; i < count; ++i) send[i] = value(r, i);
+        ctx.comm.send_recv(send.data(), count, partner, recv.data(), 1, partner, DType::i64, 4);
+        std::fill(send.begin(), send.end(), -1);
+      } else if (paired) {
+        const std::int64_t one = 0;
+        ctx.comm.send(&one, 1, DType::i64, partner, 4);
+      }
+      ctx.comm.barrier();
+      if (paired && ctx.rank % 2 == 1) {
+        ctx.comm.recv(recv.data(), count, DType::i64, partner, 4);
+        expect(recv[count - 1] == value(static_cast<std::size_t>(partner), count - 1),
+               "a late receive", round);
+      }
     }
   });
   for (std::size_t r = 0; r < n; ++r) EXPECT_EQ(wrong[r], "") << "rank " << r;
