@@ -1,7 +1,10 @@
 #pragma once
 // What a CP rank needs from its group. ThreadComm (host memory, one thread per virtual rank),
 // NcclComm and the one-GPU device-sim comm (device memory) implement it. Buffers are plain
-// pointers into the memory the implementation works on; counts are elements of `dtype`.
+// pointers into the memory the implementation works on; counts are elements of `dtype`. Each
+// rank's buffers are its own, as each GPU's memory is under NCCL: no rank receives into memory
+// another rank sends from in the same call (ThreadComm reads large parts in place from their
+// senders while the others write their outputs).
 //
 // Every collective either completes on every rank or throws cplab::Error naming the collective,
 // the ranks that arrived and the ones that did not (or the sizes that disagree): never a hang.

@@ -3,7 +3,9 @@
 #include <unistd.h>
 
 #include <condition_variable>
+#include <exception>
 #include <mutex>
+#include <new>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -24,6 +26,10 @@ struct RankEndHooks {
   ~RankEndHooks() { run(); }
 };
 
+// Whether this thread is serving a rank of the pool (only such a thread ends a rank before the
+// thread itself ends).
+thread_local bool serving = false;
+
 RankEndHooks& rank_end_hooks() {
   thread_local RankEndHooks hooks;
   return hooks;
@@ -43,25 +49,32 @@ class Pool {
   void run(int n, const std::function<void(int)>& body,
            const std::function<void(int, const std::system_error&)>& refused) {
     Batch batch;
+    std::exception_ptr escaped;  // rethrown only once every started rank has returned
     for (int r = 0; r < n; ++r) {
       Worker* worker = nullptr;
       try {
         worker = idle_worker();
       } catch (const std::system_error& e) {
-        refused(r, e);
+        try {
+          refused(r, e);
+        } catch (...) {
+          escaped = std::current_exception();
+        }
         break;
       }
-      {
-        std::lock_guard lock(mutex_);
-        worker->body = &body;
-        worker->rank = r;
-        worker->batch = &batch;
-        ++batch.running;
-      }
+      // Under the lock: a worker that woke early and finished could otherwise be gone already.
+      std::lock_guard lock(mutex_);
+      worker->body = &body;
+      worker->rank = r;
+      worker->batch = &batch;
+      ++batch.running;
       worker->wake.notify_one();
     }
-    std::unique_lock lock(mutex_);
-    batch.all_returned.wait(lock, [&] { return batch.running == 0; });
+    {
+      std::unique_lock lock(mutex_);
+      batch.all_returned.wait(lock, [&] { return batch.running == 0; });
+    }
+    if (escaped) std::rethrow_exception(escaped);
   }
 
  private:
@@ -74,7 +87,8 @@ class Pool {
     Batch* batch = nullptr;
   };
 
-  // An idle thread, or a new one (std::system_error when the system refuses it).
+  // An idle thread, or a new one (std::system_error when the system refuses it or has no memory
+  // for it: either way the rank cannot start, and the caller is told as one refusal).
   Worker* idle_worker() {
     {
       std::lock_guard lock(mutex_);
@@ -84,12 +98,17 @@ class Pool {
         return worker;
       }
     }
-    auto* worker = new Worker;
+    Worker* worker = nullptr;
     try {
+      worker = new Worker;
       std::thread([this, worker] { serve(worker); }).detach();
-    } catch (...) {
+    } catch (const std::system_error&) {
       delete worker;
       throw;
+    } catch (const std::bad_alloc&) {
+      delete worker;
+      throw std::system_error(std::make_error_code(std::errc::not_enough_memory),
+                              "no memory for a rank thread");
     }
     return worker;
   }
@@ -101,8 +120,10 @@ class Pool {
       const std::function<void(int)>& body = *worker->body;
       const int rank = worker->rank;
       lock.unlock();
+      serving = true;
       body(rank);
       rank_end_hooks().run();  // what this rank's thread would have destroyed at its end
+      serving = false;
       lock.lock();
       Batch& batch = *worker->batch;
       worker->body = nullptr;
@@ -136,7 +157,11 @@ Pool& pool() {
 
 }  // namespace
 
-void at_rank_end(std::function<void()> done) { rank_end_hooks().hooks.push_back(std::move(done)); }
+void at_rank_end(std::function<void()> done) {
+  // Elsewhere the caller's thread-local state ends with its thread, as it always did (a hook run
+  // from a thread-local destructor could find that state destroyed before it).
+  if (serving) rank_end_hooks().hooks.push_back(std::move(done));
+}
 
 namespace detail {
 

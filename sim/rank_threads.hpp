@@ -10,8 +10,9 @@
 namespace cplab::sim {
 
 // Runs `done` on this thread when the rank it serves ends (after World::run's rank body, before
-// the run returns), or at the thread's exit on a thread that serves no rank. Hooks run in the
-// reverse order of their registration, as thread-local destructors do.
+// the run returns). On a thread that serves no rank of World::run it does nothing: that thread's
+// thread-local state ends with the thread. Hooks run in the reverse order of their registration,
+// as thread-local destructors do.
 void at_rank_end(std::function<void()> done);
 
 namespace detail {

@@ -109,8 +109,16 @@ void ThreadGroup::settle(int from, int to, int tag, Loan& loan, bool keep) {
                                  [&](const Contribution& m) { return m.loan == &loan; });
     if (it != box.end()) {
       if (keep) {
-        Contribution copy = Contribution::copy_of(it->lent, it->count, it->dtype);
-        *it = std::move(copy);
+        try {
+          Contribution copy = Contribution::copy_of(it->lent, it->count, it->dtype);
+          *it = std::move(copy);
+        } catch (...) {
+          // No copy (out of memory): the message must not stay behind pointing into a buffer
+          // its sender is about to leave. Withdrawn, it fails the sender (and so the group).
+          box.erase(it);
+          loan.state = Loan::State::repaid;
+          throw;
+        }
       } else {
         box.erase(it);
       }

@@ -21,6 +21,18 @@ Stream thread_stream(int device) {
   return owner->get();
 }
 
+// A new rank thread starts on device 0, and a reused one must too: device_comm_for builds a
+// device-sim world on rank 0's current device, which a host-comm run left at rank mod devices.
+void start_next_rank_on_device_zero() {
+  thread_local bool registered = false;
+  if (registered) return;
+  registered = true;
+  sim::at_rank_end([] {
+    registered = false;
+    set_device(0);
+  });
+}
+
 std::vector<std::byte> to_host(const void* device, std::size_t bytes, Stream stream) {
   std::vector<std::byte> host(bytes);
   copy_bytes(host.data(), device, bytes, stream);
@@ -33,6 +45,7 @@ std::vector<std::byte> to_host(const void* device, std::size_t bytes, Stream str
 RankContext::RankContext(Comm& comm, GpuCommKind kind) : comm_(&comm) {
   const int devices = device_count();
   CPLAB_CHECK(devices > 0, "gpu: {}", device_unavailable_reason());
+  start_next_rank_on_device_zero();
   auto* device_comm = dynamic_cast<DeviceComm*>(&comm);
   if (device_comm == nullptr && kind != GpuCommKind::host)
     device_comm = &device_comm_for(comm, kind);

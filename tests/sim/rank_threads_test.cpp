@@ -73,6 +73,14 @@ TEST(RankThreads, RankEndHooksRunWhenTheRankEndsInReverseOrder) {
   EXPECT_TRUE(ended.empty());
 }
 
+// A thread that serves no rank (a test's, an MPI process's main thread) keeps its thread-local
+// state until it ends: a hook run from its thread-local destructors could find that state gone.
+TEST(RankThreads, RankEndHooksOutsideARankAreNotKept) {
+  int ran = 0;
+  std::thread([&] { sim::at_rank_end([&] { ++ran; }); }).join();
+  EXPECT_EQ(ran, 0);
+}
+
 TEST(RankThreads, ARankMayRunAWorldOfItsOwn) {
   World outer(2);
   std::vector<std::int64_t> sums(2, 0);
