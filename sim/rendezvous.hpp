@@ -102,7 +102,7 @@ class RendezvousCore {
   // Releases the lock, then sends the wakes asked for under it.
   void unlock_and_wake(Lock& lock);
 
-  // Runs body under the lock; an Error it throws is the rank's failure, recorded before the lock
+  // Runs body under the lock; an exception it throws is the rank's failure, recorded before the lock
   // is released so that no waiter sees this rank's half-done state and blames it wrongly. The
   // wakes asked for meanwhile are sent after the lock is released, whichever way body ends.
   template <typename Body>
@@ -111,7 +111,9 @@ class RendezvousCore {
     const WakeOnRelease wakes{*this, lock};
     try {
       return body(lock);
-    } catch (const Error& e) {
+    } catch (const std::exception& e) {
+      // Out of memory too: a held rank must never leave a round without its failure recorded,
+      // or the others would read a part it no longer keeps.
       record_failure(rank, std::current_exception(), e.what());
       throw;
     }
