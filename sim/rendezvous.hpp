@@ -102,8 +102,8 @@ class RendezvousCore {
   // Releases the lock, then sends the wakes asked for under it.
   void unlock_and_wake(Lock& lock);
 
-  // Runs body under the lock; an exception it throws is the rank's failure, recorded before the lock
-  // is released so that no waiter sees this rank's half-done state and blames it wrongly. The
+  // Runs body under the lock; an exception it throws is the rank's failure, recorded before the
+  // lock is released so that no waiter sees this rank's half-done state and blames it wrongly. The
   // wakes asked for meanwhile are sent after the lock is released, whichever way body ends.
   template <typename Body>
   auto guarded(int rank, Body&& body) {
