@@ -15,17 +15,7 @@ namespace {
 UlyssesGroup group_for(Comm& comm, const ShardLayout& layout, const UlyssesHeads& heads,
                        HeadKind kind, const char* verb,
                        const std::function<std::vector<std::int64_t>(std::int64_t)>& heads_of) {
-  check_ulysses_layout(layout, comm.size(), verb);
-  check_ulysses_heads(heads, comm.size());
-  UlyssesGroup g{.group = comm.size(),
-                 .me = comm.rank(),
-                 .rows = layout.rows,
-                 .local_len = layout.local_len(),
-                 .padded_len = layout.padded_len,
-                 .local_heads = heads.of(kind),
-                 .heads_of_rank = {},
-                 .maps = {}};
-  for (std::int64_t u = 0; u < g.group; ++u) g.heads_of_rank.push_back(heads_of(u));
+  UlyssesGroup g = ulysses_group(layout, heads, kind, comm.size(), comm.rank(), heads_of, verb);
   const std::vector<std::int64_t> mine = flat_index_map(layout, verb);
   g.maps.resize(mine.size() * static_cast<std::size_t>(g.group));
   comm.all_gather(mine.data(), g.maps.data(), mine.size(), DType::i64);

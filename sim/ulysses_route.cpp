@@ -27,13 +27,27 @@ std::int64_t UlyssesGroup::mine() const {
   return static_cast<std::int64_t>(heads_of_rank[static_cast<std::size_t>(me)].size());
 }
 
-void check_ulysses_layout(const ShardLayout& layout, std::int64_t group, const char* verb) {
+UlyssesGroup ulysses_group(const ShardLayout& layout, const UlyssesHeads& heads, HeadKind kind,
+                           std::int64_t group, std::int64_t me,
+                           const std::function<std::vector<std::int64_t>(std::int64_t)>& heads_of,
+                           const char* verb) {
   CPLAB_CHECK(static_cast<std::int64_t>(layout.index.size()) == layout.rows && layout.rows > 0,
               "{}: no recorded layout; shard a batch first", verb);
   CPLAB_CHECK(layout.cp == group,
               "{}: the layout is for C = {} ranks, the group has U = {}; the Ulysses group must be "
               "the CP group",
               verb, layout.cp, group);
+  check_ulysses_heads(heads, group);
+  UlyssesGroup g{.group = group,
+                 .me = me,
+                 .rows = layout.rows,
+                 .local_len = layout.local_len(),
+                 .padded_len = layout.padded_len,
+                 .local_heads = heads.of(kind),
+                 .heads_of_rank = {},
+                 .maps = {}};
+  for (std::int64_t u = 0; u < group; ++u) g.heads_of_rank.push_back(heads_of(u));
+  return g;
 }
 
 std::vector<std::int64_t> flat_index_map(const ShardLayout& layout, const char* verb) {

@@ -8,6 +8,7 @@
 // Send block u (U blocks, one per destination) holds, for every local token t in row-major order
 // of [B, ℓ], the heads of u's group, padded to the widest group W: slice u·(B·ℓ·W) + t·W + j.
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "reference/types/shard_layout.hpp"
@@ -30,8 +31,14 @@ struct UlyssesGroup {
   std::int64_t block() const { return rows * local_len * width(); }  // slices per send block
 };
 
-// The layout must be recorded and for the group's C; the maps are checked to lie in [0, L).
-void check_ulysses_layout(const ShardLayout& layout, std::int64_t group, const char* verb);
+// Rank `me` of a group of `group` ranks, after checking the layout (recorded, for the group's C)
+// and the head counts; heads_of(u) gives rank u's heads. `maps` is left for the caller to
+// all-gather (from flat_index_map) over its own comm, then to check with check_index_maps.
+UlyssesGroup ulysses_group(const ShardLayout& layout, const UlyssesHeads& heads, HeadKind kind,
+                           std::int64_t group, std::int64_t me,
+                           const std::function<std::vector<std::int64_t>(std::int64_t)>& heads_of,
+                           const char* verb);
+// The maps are checked to lie in [0, L).
 void check_index_maps(const UlyssesGroup& g, const char* verb);
 // This rank's index map rows back to back ([B·ℓ]), what every rank contributes to `maps`.
 std::vector<std::int64_t> flat_index_map(const ShardLayout& layout, const char* verb);

@@ -15,18 +15,9 @@ namespace {
 
 sim::UlyssesGroup group_for(RankContext& ctx, const ShardLayout& layout, const UlyssesHeads& heads,
                             HeadKind kind, const char* verb) {
-  sim::check_ulysses_layout(layout, ctx.size(), verb);
-  check_ulysses_heads(heads, ctx.size());
-  sim::UlyssesGroup g{.group = ctx.size(),
-                      .me = ctx.rank(),
-                      .rows = layout.rows,
-                      .local_len = layout.local_len(),
-                      .padded_len = layout.padded_len,
-                      .local_heads = heads.of(kind),
-                      .heads_of_rank = {},
-                      .maps = {}};
-  for (std::int64_t u = 0; u < g.group; ++u)
-    g.heads_of_rank.push_back(sim::standard_heads_of(heads, kind, g.group, u));
+  sim::UlyssesGroup g = sim::ulysses_group(
+      layout, heads, kind, ctx.size(), ctx.rank(),
+      [&](std::int64_t u) { return sim::standard_heads_of(heads, kind, ctx.size(), u); }, verb);
   const std::vector<std::int64_t> mine = sim::flat_index_map(layout, verb);
   const DeviceBuffer mine_on_device = upload_vector(mine, ctx.stream());
   DeviceBuffer all(mine.size() * sizeof(std::int64_t) * static_cast<std::size_t>(g.group));

@@ -31,6 +31,13 @@ std::string error_of(const std::function<void(Comm&, int)>& fn, milliseconds tim
   return {};
 }
 
+// Busy, not waiting in the comm (a deadlock is never declared while a process computes).
+void compute_for(milliseconds how_long) {
+  volatile std::int64_t sink = 0;
+  const auto until = std::chrono::steady_clock::now() + how_long;
+  while (std::chrono::steady_clock::now() < until) sink = sink + 1;
+}
+
 class MpiCommTest : public ::testing::Test {
  protected:
   void SetUp() override { ASSERT_EQ(world().size, 3) << "run under mpirun -np 3"; }
@@ -225,9 +232,7 @@ TEST_F(MpiCommTest, ASlowSenderIsNoDeadlock) {
       [](Comm& comm, int rank) {
         std::int64_t v = rank;
         if (rank == 0) {
-          volatile std::int64_t sink = 0;  // busy (not waiting in the comm) for a while
-          const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
-          while (std::chrono::steady_clock::now() < until) sink = sink + 1;
+          compute_for(milliseconds(200));
           comm.send(&v, 1, DType::i64, 1, 2);
           comm.send(&v, 1, DType::i64, 2, 2);
         } else {
@@ -251,9 +256,7 @@ TEST_F(MpiCommTest, LostRankIsNamedAtTheTimeout) {
   const std::string error = error_of(
       [](Comm& comm, int rank) {
         if (rank == 2) {
-          volatile std::int64_t sink = 0;
-          const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(3000);
-          while (std::chrono::steady_clock::now() < until) sink = sink + 1;
+          compute_for(milliseconds(3000));
           return;
         }
         std::int64_t v = rank, all[3];
@@ -279,9 +282,7 @@ TEST_F(MpiCommTest, LostRankAfterAFailureReportsTheFailure) {
       [](Comm& comm, int rank) {
         if (rank == 0) throw Error("planted failure on rank 0");
         if (rank == 2) {
-          volatile std::int64_t sink = 0;
-          const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(3000);
-          while (std::chrono::steady_clock::now() < until) sink = sink + 1;
+          compute_for(milliseconds(3000));
           return;
         }
         std::int64_t v = rank, all[3];
