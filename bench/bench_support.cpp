@@ -126,4 +126,18 @@ void report_ratio(benchmark::State& state, double seconds, double baseline_secon
       per_iteration > 0.0 ? baseline_seconds_per_iteration / per_iteration : 0.0;
 }
 
+void report_collective(benchmark::State& state, Collective what, std::size_t count, int cp,
+                       double op_seconds, double baseline_gbps) {
+  const double size = algbw_bytes(what, count, cp);
+  const double per_op = op_seconds / static_cast<double>(state.iterations());
+  const double algbw = per_op > 0.0 ? size / per_op / 1e9 : 0.0;
+  state.SetBytesProcessed(static_cast<std::int64_t>(size) * state.iterations());
+  report_items(state, static_cast<std::int64_t>(size / 4));
+  state.counters["algbw_GB/s"] = algbw;
+  state.counters["busbw_GB/s"] = algbw * bus_factor(what, cp);
+  const double memcpy_bytes_per_s = baseline_gbps / 2.0;
+  state.counters["baseline_GB/s"] = memcpy_bytes_per_s;
+  state.counters["ratio_to_baseline"] = algbw * bus_factor(what, cp) / memcpy_bytes_per_s;
+}
+
 }  // namespace cplab::bench

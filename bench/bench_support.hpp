@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/collective_math.hpp"
 #include "reference/types/shard_layout.hpp"
 
 namespace cplab::bench {
@@ -81,6 +82,12 @@ void report_bandwidth(benchmark::State& state, std::int64_t bytes_per_iteration,
 // The counters of a benchmark timed against a baseline doing the same job (or its lower bound):
 // ratio_to_baseline = baseline seconds / own seconds per iteration (> 1: faster than it).
 void report_ratio(benchmark::State& state, double seconds, double baseline_seconds_per_iteration);
+
+// The counters of a collective as nccl-tests defines them, from the seconds of all its
+// iterations: algbw_GB/s, busbw_GB/s, bytes and items processed, and ratio_to_baseline = busbw
+// over the baseline's bytes per second (one memcpy's or cudaMemcpy's, baseline_gbps / 2).
+void report_collective(benchmark::State& state, Collective what, std::size_t count, int cp,
+                       double op_seconds, double baseline_gbps);
 
 // The `items` count and rate counters without bytes (planning, assignment, sweep cases).
 void report_items(benchmark::State& state, std::int64_t items_per_iteration);

@@ -62,16 +62,8 @@ void run_collective(benchmark::State& state, World& world, Collective what, std:
     state.SetIterationTime(timed);
     op_seconds += timed;
   }
-  const double size = algbw_bytes(what, count, cp);
-  const double per_op = op_seconds / static_cast<double>(state.iterations());
-  const double algbw = per_op > 0.0 ? size / per_op / 1e9 : 0.0;
-  state.SetBytesProcessed(static_cast<std::int64_t>(size) * state.iterations());
-  report_items(state, static_cast<std::int64_t>(size / 4));
-  state.counters["algbw_GB/s"] = algbw;
-  state.counters["busbw_GB/s"] = algbw * bus_factor(what, cp);
-  const double memcpy_bytes_per_s = cuda_memcpy_gbps(static_cast<std::int64_t>(size)) / 2.0;
-  state.counters["baseline_GB/s"] = memcpy_bytes_per_s;
-  state.counters["ratio_to_baseline"] = algbw * bus_factor(what, cp) / memcpy_bytes_per_s;
+  report_collective(state, what, count, cp, op_seconds,
+                    cuda_memcpy_gbps(static_cast<std::int64_t>(algbw_bytes(what, count, cp))));
   std::vector<std::vector<float>> got(n);
   world.run([&](gpu::DeviceComm& comm) {
     const auto r = static_cast<std::size_t>(comm.rank());
