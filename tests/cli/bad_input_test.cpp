@@ -214,6 +214,25 @@ TEST(BadInput, CheckPadIdIsASixtyFourBitInteger) {
   });
 }
 
+TEST(BadInput, CheckLayoutOptionsOutsideTheirLimits) {
+  // Refused before any file is read: each in one line, whichever side of its limit.
+  const std::string check =
+      "check --batch /nonexistent.pt --layout auto --cp 2 --shards a.pt b.pt ";
+  expect_all({
+      {check + "--block-size 0",
+       "cplab: error: ptrr block size must be at least 1, got block_size=0"},
+      {check + "--block-size 16777217",
+       "cplab: error: ptrr block size B must be in [1, 16777216], got "
+       "block_size=16777217"},
+      {check + "--block-size 9223372036854775808",
+       "cplab: --block-size: Value 9223372036854775808 is outside the range of a 64-bit integer"},
+      {check + "--block-size nan", "cplab: Could not convert: --block-size = nan"},
+      {check + "--ring-degree 1025",
+       "cplab: error: usp ring degree R must be in [1, 1024], got "
+       "ring_degree=1025"},
+  });
+}
+
 TEST(BadInput, BenchResultFiles) {
   ScratchDir dir;
   const auto file = [&](const std::string& name, const std::string& text) {
