@@ -274,9 +274,6 @@ int run_check(const CheckArgs& args) {
       args.pad_id_option->count() > 0 ? parse_int64("--pad-id", args.pad_id) : 0;
   CPLAB_CHECK(!args.shard_paths.empty() || !args.gathered_path.empty(),
               "nothing to check: give --shards rank0.pt rank1.pt ... and/or --gathered FILE.pt");
-  CPLAB_CHECK(io::torch_available(),
-              "this cplab cannot read torch.save files (it has no libtorch; configure with "
-              "-DCPLAB_TORCH=ON)");
   const bool automatic = args.layout_arg == kAuto;
   CPLAB_CHECK(!automatic || !args.shard_paths.empty(),
               "--layout auto reads the layout off the shards: give --shards");
@@ -287,6 +284,10 @@ int run_check(const CheckArgs& args) {
   LayoutSpec probe = args.spec;
   probe.layout = automatic ? reference::layout_names().front() : args.layout_arg;
   validate_spec(probe);
+  // After the arguments: a usage error is named as such on every build.
+  CPLAB_CHECK(io::torch_available(),
+              "this cplab cannot read torch.save files (it has no libtorch; configure with "
+              "-DCPLAB_TORCH=ON)");
   const Batch batch = io::load_torch_batch(args.batch_path);
   probe = apply_magi_options(probe, args.magi, batch.seq_len());
   std::vector<io::TensorFile> shards;
