@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "check/layout_search.hpp"
 #include "cli/arguments.hpp"
 #include "cli/command.hpp"
 #include "cli/magi_options.hpp"
-#include "cli/shard_check.hpp"
 #include "io/torch_batch.hpp"
 #include "reference/plan.hpp"
 #include "reference/types/error.hpp"
@@ -23,7 +23,9 @@
 namespace cplab::cli {
 namespace {
 
-using shard_check::Outcome;
+using check::layout_brief;
+using check::Outcome;
+using check::Verdict;
 
 constexpr const char* kAuto = "auto";
 constexpr std::size_t kShownDifferences = 200;
@@ -41,146 +43,15 @@ struct CheckArgs {
   MagiOptions magi;
 };
 
-struct Verdict {
-  Outcome outcome;
-  bool automatic = false;
-  std::int64_t candidates = 1;
-  std::vector<std::string> also;  // other layouts (and options) that explain the shards as well
-};
-
-// What the layout looks like to a reader: its name, C and the options that differ from defaults.
-std::string layout_brief(LayoutSpec spec) {
-  const LayoutSpec defaults;
-  spec.pad_policy = defaults.pad_policy;
-  spec.pad_token_id = defaults.pad_token_id;
-  spec.microbatches = defaults.microbatches;
-  return spec_brief(spec);
-}
-
-// A plan's identity: two option sets giving the same maps, positions and tables are one candidate.
-std::vector<std::int64_t> plan_signature(const ShardPlan& plan) {
-  std::vector<std::int64_t> sig;
-  for (const RowPlan& row : plan.rows) {
-    sig.push_back(row.padded_len);
-    for (const auto& index : row.index) sig.insert(sig.end(), index.begin(), index.end());
-    sig.insert(sig.end(), row.positions.begin(), row.positions.end());
-    sig.insert(sig.end(), row.caller_pos.begin(), row.caller_pos.end());
-    for (const auto& cu : row.local_cu_seqlens) {
-      sig.push_back(-1);
-      sig.insert(sig.end(), cu.begin(), cu.end());
-    }
-  }
-  return sig;
-}
-
-std::vector<std::int64_t> option_values(CLI::Option* given, std::int64_t value,
-                                        std::vector<std::int64_t> tried) {
-  if (given->count() > 0) return {value};
-  return tried;
-}
-
-// Every registered layout with the option values that could have made shards of ℓ tokens, each
-// distinct plan tried once; the best score wins (the first registered on ties).
-Verdict find_layout(const CheckArgs& args, std::int64_t spec_chunk_size, const Batch& batch,
-                    const std::vector<io::TensorFile>& shards,
-                    const shard_check::Conventions& conventions) {
-  const std::int64_t local = shard_check::shard_local_len(batch, shards);
-  std::vector<std::int64_t> chunk_sizes = {LayoutSpec{}.chunk_size};
-  for (std::int64_t k = 1; k <= local; ++k) {
-    if (local % k == 0 && k != chunk_sizes[0]) chunk_sizes.push_back(k);
-  }
-  const auto multiples =
-      option_values(args.pad_multiple_option, args.spec.pad_multiple, {2, 1, 3, 4, 8});
-  if (args.magi.chunk_size_given()) chunk_sizes = {spec_chunk_size};
-  // Ring degrees R dividing C, block sizes B dividing ℓ (a rank holds whole blocks). These are
-  // tried one axis at a time from the defaults: no layout reads both, and a cross product with the
-  // pad multiples and chunk sizes would plan every layout thousands of times.
-  std::vector<std::int64_t> ring_degrees, block_sizes;
-  for (std::int64_t r = 1; r <= args.spec.cp; ++r) {
-    if (args.spec.cp % r == 0 && r != LayoutSpec{}.ring_degree) ring_degrees.push_back(r);
-  }
-  for (std::int64_t b = 1; b <= local; ++b) {
-    if (local % b == 0 && b != LayoutSpec{}.block_size) block_sizes.push_back(b);
-  }
-  if (args.ring_degree_option->count() > 0) ring_degrees.clear();
-  if (args.block_size_option->count() > 0) block_sizes.clear();
-  std::vector<LayoutSpec> option_sets;
-  for (std::int64_t m : multiples) {
-    for (std::int64_t k : chunk_sizes) {
-      LayoutSpec spec = args.spec;
-      spec.chunk_pad_at_cp1 = args.magi.pad_at_cp1;
-      spec.pad_multiple = m;
-      spec.chunk_size = k;
-      option_sets.push_back(spec);
-    }
-  }
-  const LayoutSpec defaults = option_sets.front();
-  for (std::int64_t r : ring_degrees) {
-    option_sets.push_back(defaults);
-    option_sets.back().ring_degree = r;
-  }
-  for (std::int64_t b : block_sizes) {
-    option_sets.push_back(defaults);
-    option_sets.back().block_size = b;
-  }
-  std::map<std::vector<std::int64_t>, std::size_t> seen;  // signature → index in tried
-  std::vector<Verdict> tried;
-  std::vector<const reference::LayoutInfo*> tried_layout;
-  for (const reference::LayoutInfo& info : reference::layouts()) {
-    for (const LayoutSpec& options : option_sets) {
-      LayoutSpec spec = options;
-      spec.layout = info.name;
-      LayoutSpec planned = spec;
-      planned.microbatches = batch.packed() ? batch.rows() : 1;
-      std::vector<std::int64_t> sig;
-      try {
-        const ShardPlan plan = reference::plan(planned, batch);
-        if (local > 0 && plan.rows[0].local_len() != local) continue;
-        sig = plan_signature(plan);
-      } catch (const Error&) {
-        continue;  // this layout cannot plan the batch (thd of a BSHD row, ...)
-      }
-      const auto known = seen.find(sig);
-      if (known != seen.end()) {
-        // Same plan under another name: an alias, reported with the winner.
-        const std::string name = layout_brief(spec);
-        auto& also = tried[known->second].also;
-        if (tried_layout[known->second] != &info &&
-            std::find(also.begin(), also.end(), name) == also.end()) {
-          also.push_back(name);
-        }
-        continue;
-      }
-      seen[sig] = tried.size();
-      Verdict v;
-      v.automatic = true;
-      v.outcome = shard_check::check_shards(spec, batch, shards, conventions);
-      tried.push_back(std::move(v));
-      tried_layout.push_back(&info);
-    }
-  }
-  CPLAB_CHECK(!tried.empty(),
-              "--layout auto: no registered layout at cp={} plans this batch into shards of {} "
-              "tokens per rank",
-              args.spec.cp, local);
-  std::size_t best = 0;
-  for (std::size_t i = 1; i < tried.size(); ++i) {
-    if (tried[i].outcome.score < tried[best].outcome.score) best = i;
-  }
-  Verdict verdict = std::move(tried[best]);
-  verdict.candidates = static_cast<std::int64_t>(tried.size());
-  return verdict;
-}
-
 std::string policy_name(PadPolicy policy) {
-  for (const auto& p : shard_check::pad_policies()) {
+  for (const auto& p : check::pad_policies()) {
     if (p.policy == policy) return p.name;
   }
   return "?";
 }
 
 std::string policy_meaning(PadPolicy policy) {
-  for (const auto& p : shard_check::pad_policies()) {
+  for (const auto& p : check::pad_policies()) {
     if (p.policy == policy) return p.meaning;
   }
   return "?";
@@ -206,30 +77,33 @@ void print_json(const CheckArgs& args, const Batch& batch, const Verdict& v) {
                   {"rows", batch.rows()},
                   {"seq_len", batch.seq_len()},
                   {"packed", batch.packed()}};
-  out["conventions"] = {{"pad_policy", policy_name(o.spec.pad_policy)},
-                        {"pad_policy_meaning", policy_meaning(o.spec.pad_policy)},
-                        {"pad_policy_from", o.policy_given ? "--pad-policy" : "best fit"},
-                        {"pad_id", o.spec.pad_token_id},
-                        {"pad_id_from", o.pad_id_from},
-                        {"cu_seqlens", o.cu_seqlens}};
-  out["notes"] = o.notes;
-  out["score"] = o.score;
-  out["differences"] = nlohmann::ordered_json::array();
-  for (const auto& d : o.diffs) {
-    nlohmann::ordered_json j;
-    j["source"] = d.rank >= 0 ? "shard" : "gathered";
-    j["rank"] = d.rank >= 0 ? nlohmann::ordered_json(d.rank) : nlohmann::ordered_json(nullptr);
-    j["key"] = d.key;
-    j["kind"] = shard_check::diff_kind_name(d.kind);
-    j["row"] = d.row;
-    j["begin"] = d.begin;
-    j["end"] = d.end;
-    j["should_hold"] = d.should;
-    j["holds"] = d.holds;
-    j["message"] = d.text;
-    out["differences"].push_back(std::move(j));
+  out["conventions"] = {
+    {"pad_policy", policy_name(o.spec.pad_policy)},
+    {"pad_policy_meaning", policy_meaning(o.spec.pad_policy)},
+    {"pad_policy_from", o.policy_given ? "--pad-policy" : "best fit"},
+    {"pad_id", o.spec.pad_token_id},
+    {"pad_id_from", o.pad_id_from},
+    {"cu_seqlens", o.cu_seqlens}
   }
-  fmt::print("{}\n", out.dump());
+};
+out["notes"] = o.notes;
+out["score"] = o.score;
+out["differences"] = nlohmann::ordered_json::array();
+for (const auto& d : o.diffs) {
+  nlohmann::ordered_json j;
+  j["source"] = d.rank >= 0 ? "shard" : "gathered";
+  j["rank"] = d.rank >= 0 ? nlohmann::ordered_json(d.rank) : nlohmann::ordered_json(nullptr);
+  j["key"] = d.key;
+  j["kind"] = check::diff_kind_name(d.kind);
+  j["row"] = d.row;
+  j["begin"] = d.begin;
+  j["end"] = d.end;
+  j["should_hold"] = d.should;
+  j["holds"] = d.holds;
+  j["message"] = d.text;
+  out["differences"].push_back(std::move(j));
+}
+fmt::print("{}\n", out.dump());
 }
 
 void print_text(const CheckArgs& args, const Batch& batch, const Verdict& v) {
@@ -292,15 +166,20 @@ int run_check(const CheckArgs& args) {
   probe = apply_magi_options(probe, args.magi, batch.seq_len());
   std::vector<io::TensorFile> shards;
   for (const std::string& path : args.shard_paths) shards.push_back(io::load_torch_tensors(path));
-  shard_check::Conventions conventions;
+  check::Conventions conventions;
   if (args.pad_id_option->count() > 0) conventions.pad_id = pad_id;
-  if (!args.pad_policy.empty()) conventions.policy = shard_check::parse_pad_policy(args.pad_policy);
+  if (!args.pad_policy.empty()) conventions.policy = check::parse_pad_policy(args.pad_policy);
 
   Verdict verdict;
   if (automatic) {
-    verdict = find_layout(args, probe.chunk_size, batch, shards, conventions);
+    check::FixedOptions fixed;
+    fixed.pad_multiple = args.pad_multiple_option->count() > 0;
+    fixed.chunk_size = args.magi.chunk_size_given();
+    fixed.ring_degree = args.ring_degree_option->count() > 0;
+    fixed.block_size = args.block_size_option->count() > 0;
+    verdict = check::find_layout(probe, fixed, batch, shards, conventions);
   } else if (!shards.empty()) {
-    verdict.outcome = shard_check::check_shards(probe, batch, shards, conventions);
+    verdict.outcome = check::check_shards(probe, batch, shards, conventions);
   } else {
     verdict.outcome.spec = probe;
     verdict.outcome.spec.pad_token_id = conventions.pad_id.value_or(args.spec.pad_token_id);
@@ -309,7 +188,7 @@ int run_check(const CheckArgs& args) {
     verdict.outcome.pad_id_from = conventions.pad_id ? "--pad-id" : "default";
   }
   if (!args.gathered_path.empty()) {
-    shard_check::check_gathered(batch, io::load_torch_tensors(args.gathered_path), verdict.outcome);
+    check::check_gathered(batch, io::load_torch_tensors(args.gathered_path), verdict.outcome);
   }
   if (args.json) {
     print_json(args, batch, verdict);

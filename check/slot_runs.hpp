@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "cli/shard_check.hpp"
+#include "check/shard_check.hpp"
 
-namespace cplab::cli::shard_check {
+namespace cplab::check {
 
 struct SlotDiff {
   std::int64_t k = 0;                    // local slot (gathered: position in the gathered row)
@@ -32,4 +32,4 @@ std::vector<Difference> group_runs(const RunContext& where, const std::vector<Sl
 std::string range_text(std::int64_t begin, std::int64_t end);
 std::string values_text(const std::vector<double>& values, std::size_t shown = 6);
 
-}  // namespace cplab::cli::shard_check
+}  // namespace cplab::check

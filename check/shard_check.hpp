@@ -15,7 +15,7 @@
 #include "reference/types/batch.hpp"
 #include "reference/types/layout_spec.hpp"
 
-namespace cplab::cli::shard_check {
+namespace cplab::check {
 
 enum class DiffKind : std::uint8_t {
   slot,         // a real slot holds another value than its token's
@@ -77,4 +77,4 @@ void check_gathered(const Batch& batch, const io::TensorFile& file, Outcome& out
 // The ℓ the shards hold (of input_ids, else labels, else the first token key): 0 when unknown.
 std::int64_t shard_local_len(const Batch& batch, const std::vector<io::TensorFile>& shards);
 
-}  // namespace cplab::cli::shard_check
+}  // namespace cplab::check

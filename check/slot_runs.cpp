@@ -1,4 +1,4 @@
-#include "cli/slot_runs.hpp"
+#include "check/slot_runs.hpp"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 
 #include "reference/types/batch.hpp"
 
-namespace cplab::cli::shard_check {
+namespace cplab::check {
 
 std::string range_text(std::int64_t begin, std::int64_t end) {
   return end - begin == 1 ? std::to_string(begin) : fmt::format("[{}, {})", begin, end);
@@ -120,4 +120,4 @@ std::vector<Difference> group_runs(const RunContext& where, const std::vector<Sl
   return out;
 }
 
-}  // namespace cplab::cli::shard_check
+}  // namespace cplab::check

@@ -1,6 +1,6 @@
 // The shards of a production sharder against the reference (shard_check.hpp): token keys slot by
 // slot, the keys a rank holds, and the conventions that explain them.
-#include "cli/shard_check.hpp"
+#include "check/shard_check.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -9,13 +9,13 @@
 #include <map>
 #include <optional>
 
-#include "cli/slot_runs.hpp"
+#include "check/slot_runs.hpp"
 #include "reference/plan.hpp"
 #include "reference/types/error.hpp"
 #include "reference/types/token_moves.hpp"
 #include "reference/verbs.hpp"
 
-namespace cplab::cli::shard_check {
+namespace cplab::check {
 
 const char* diff_kind_name(DiffKind kind) {
   switch (kind) {
@@ -467,4 +467,4 @@ Outcome check_shards(const LayoutSpec& spec, const Batch& given_batch,
   return std::move(*best);
 }
 
-}  // namespace cplab::cli::shard_check
+}  // namespace cplab::check

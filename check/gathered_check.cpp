@@ -5,14 +5,14 @@
 #include <algorithm>
 #include <map>
 
-#include "cli/shard_check.hpp"
-#include "cli/slot_runs.hpp"
+#include "check/shard_check.hpp"
+#include "check/slot_runs.hpp"
 #include "reference/plan.hpp"
 #include "reference/types/error.hpp"
 #include "reference/types/token_moves.hpp"
 #include "reference/verbs.hpp"
 
-namespace cplab::cli::shard_check {
+namespace cplab::check {
 namespace {
 
 std::vector<double> token_of(const Tensor& t, const TokenAxes& axes, std::int64_t b,
@@ -114,4 +114,4 @@ void check_gathered(const Batch& batch, const io::TensorFile& file, Outcome& out
   }
 }
 
-}  // namespace cplab::cli::shard_check
+}  // namespace cplab::check

@@ -1,0 +1,38 @@
+#pragma once
+// `--layout auto`: which registered layout (and which of its options) explains a set of shards.
+// The engine of `cplab check`, shared by every front end that checks shards.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "check/shard_check.hpp"
+
+namespace cplab::check {
+
+// The options the caller fixed; every other option is searched over the values that could have
+// made shards of the length the ranks hold.
+struct FixedOptions {
+  bool pad_multiple = false;
+  bool chunk_size = false;
+  bool ring_degree = false;
+  bool block_size = false;
+};
+
+struct Verdict {
+  Outcome outcome;
+  bool automatic = false;
+  std::int64_t candidates = 1;    // distinct plans checked in full
+  std::vector<std::string> also;  // other layouts (and options) that explain the shards as well
+};
+
+// What the layout looks like to a reader: its name, C and the options that differ from defaults.
+std::string layout_brief(LayoutSpec spec);
+
+// Every registered layout with the option values that could have made the shards, each distinct
+// plan tried once; the best score wins (the first registered on ties). `given` holds C, the
+// options the caller fixed and the magi options already applied. Throws when no layout plans the
+// batch into shards of the length the ranks hold.
+Verdict find_layout(const LayoutSpec& given, const FixedOptions& fixed, const Batch& batch,
+                    const std::vector<io::TensorFile>& shards, const Conventions& conventions);
+
+}  // namespace cplab::check
