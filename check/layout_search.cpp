@@ -87,6 +87,7 @@ Verdict find_layout(const LayoutSpec& given, const FixedOptions& fixed, const Ba
   std::map<std::vector<std::int64_t>, std::size_t> seen;  // signature → index in tried
   std::vector<Verdict> tried;
   std::vector<const reference::LayoutInfo*> tried_layout;
+  std::vector<bool> defines_cu;  // the candidate's plan gives ranks local cu_seqlens
   for (const reference::LayoutInfo& info : reference::layouts()) {
     for (const LayoutSpec& options : option_sets) {
       LayoutSpec spec = options;
@@ -94,10 +95,12 @@ Verdict find_layout(const LayoutSpec& given, const FixedOptions& fixed, const Ba
       LayoutSpec planned = spec;
       planned.microbatches = batch.packed() ? batch.rows() : 1;
       std::vector<std::int64_t> sig;
+      bool has_cu = false;
       try {
         const ShardPlan plan = reference::plan(planned, batch);
         if (local > 0 && plan.rows[0].local_len() != local) continue;
         sig = plan_signature(plan);
+        has_cu = !plan.rows[0].local_cu_seqlens.empty();
       } catch (const Error&) {
         continue;  // this layout cannot plan the batch (thd of a BSHD row, ...)
       }
@@ -118,15 +121,25 @@ Verdict find_layout(const LayoutSpec& given, const FixedOptions& fixed, const Ba
       v.outcome = check_shards(spec, batch, shards, conventions);
       tried.push_back(std::move(v));
       tried_layout.push_back(&info);
+      defines_cu.push_back(has_cu);
     }
   }
   CPLAB_CHECK(!tried.empty(),
               "--layout auto: no registered layout at cp={} plans this batch into shards of {} "
               "tokens per rank",
               given.cp, local);
+  // Equal scores: shards that carry THD metadata (cu_seqlens, max_seqlen) are better explained by
+  // a layout that defines local cu_seqlens than by one with the same token maps and none.
+  const bool thd_keys = !shards.empty() && (shards[0].tensors.count("cu_seqlens") != 0 ||
+                                            shards[0].tensors.count("cu_seqlens_padded") != 0 ||
+                                            shards[0].tensors.count("max_seqlen") != 0);
   std::size_t best = 0;
   for (std::size_t i = 1; i < tried.size(); ++i) {
-    if (tried[i].outcome.score < tried[best].outcome.score) best = i;
+    const std::int64_t score = tried[i].outcome.score, best_score = tried[best].outcome.score;
+    if (score < best_score ||
+        (score == best_score && thd_keys && defines_cu[i] && !defines_cu[best])) {
+      best = i;
+    }
   }
   Verdict verdict = std::move(tried[best]);
   verdict.candidates = static_cast<std::int64_t>(tried.size());

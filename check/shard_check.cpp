@@ -33,6 +33,8 @@ const char* diff_kind_name(DiffKind kind) {
       return "dtype";
     case DiffKind::cu_seqlens:
       return "cu_seqlens";
+    case DiffKind::max_seqlen:
+      return "max_seqlen";
   }
   return "?";
 }
@@ -60,6 +62,11 @@ PadPolicy parse_pad_policy(const std::string& name) {
 namespace {
 
 const char* const kCuKeys[] = {"cu_seqlens", "cu_seqlens_padded"};
+// TransformerEngine's companion of cu_seqlens: at least the longest segment (a scalar per row).
+constexpr const char* kMaxSeqlen = "max_seqlen";
+constexpr const char* kAttentionMask = "attention_mask";
+
+bool is_integer(DType t) { return t == DType::i64 || t == DType::i32 || t == DType::u8; }
 
 bool is_cu_key(const std::string& name) {
   return std::find(std::begin(kCuKeys), std::end(kCuKeys), name) != std::end(kCuKeys);
@@ -151,6 +158,7 @@ class Comparison {
 
  private:
   void rank(std::int64_t r) {
+    held_cu_.clear();
     const io::TensorFile& file = shards_[r];
     const Batch& first = sharded_[0][r];
     for (const auto& [name, field] : first.tokens) {
@@ -167,10 +175,13 @@ class Comparison {
             1);
       }
     }
+    const Tensor* max_seqlen = nullptr;
     for (const auto& [name, value] : file.tensors) {
       if (first.tokens.count(name) != 0) continue;
       if (is_cu_key(name)) {
         cu_seqlens(r, name, value);
+      } else if (name == kMaxSeqlen) {
+        max_seqlen = &value;  // checked against the tables once they are all read
       } else if (batch_.passthrough.count(name) != 0) {
         if (!(batch_.passthrough.at(name) == value)) {
           add(key_difference(r, name, DiffKind::slot,
@@ -185,6 +196,7 @@ class Comparison {
             1);
       }
     }
+    if (max_seqlen != nullptr) max_seqlen_key(r, *max_seqlen);
   }
 
   void token_key(std::int64_t r, const std::string& name, Tensor actual) {
@@ -291,6 +303,14 @@ class Comparison {
     const RowPlan& row = plan_.rows[b];
     const std::vector<std::int64_t>& local = row.local_cu_seqlens[r];
     const std::vector<std::int64_t>& global = row.cu_seqlens_padded;
+    // Rows of different lengths stacked into one tensor end in a filler (Automodel's -1000, or
+    // -1): a negative value after the row's last entry is not an entry.
+    while (held.size() > 1 && held.back() < 0) {
+      record_filler(held.back());
+      held.pop_back();
+    }
+    held_cu_[name].resize(plan_.rows.size());
+    held_cu_[name][static_cast<std::size_t>(b)] = held;
     // Fixed-size tables repeat their last entry; that is not a difference.
     while (held.size() > local.size() && held.size() >= 2 && held.back() == held[held.size() - 2])
       held.pop_back();
@@ -333,6 +353,73 @@ class Comparison {
     add(std::move(d), mismatches(want));
   }
 
+  void record_filler(std::int64_t value) {
+    auto& fillers = out_.cu_fillers;
+    if (std::find(fillers.begin(), fillers.end(), value) == fillers.end()) fillers.push_back(value);
+  }
+
+  // TE reads max_seqlen as a bound on every segment of the cu_seqlens it comes with: one integer
+  // per row ([] or [1] for one row, [B] stacked), at least the largest segment of the table the
+  // rank holds (cu_seqlens, else cu_seqlens_padded, else the layout's own local table).
+  void max_seqlen_key(std::int64_t r, const Tensor& value) {
+    const std::string name = kMaxSeqlen;
+    if (plan_.rows.empty() || plan_.rows[0].local_cu_seqlens.empty()) {
+      add(key_difference(r, name, DiffKind::extra_key,
+                         fmt::format("{}: {} given, but this layout defines no local cu_seqlens",
+                                     lead(r, name), tensor_brief(value))),
+          1);
+      return;
+    }
+    const auto rows = static_cast<std::int64_t>(plan_.rows.size());
+    const bool scalar = value.numel() == 1 && value.dim() <= 1 && rows == 1;
+    if (!scalar && !(value.dim() == 1 && value.size(0) == rows)) {
+      add(key_difference(r, name, DiffKind::shape,
+                         fmt::format("{}: shape {}; expected [] for one row or [B={}]",
+                                     lead(r, name), shape_str(value.shape()), rows)),
+          1);
+      return;
+    }
+    if (!is_integer(value.dtype())) {
+      add(key_difference(r, name, DiffKind::dtype,
+                         fmt::format("{}: dtype {}; max_seqlen is an integer (TE reads int32)",
+                                     lead(r, name), dtype_name(value.dtype()))),
+          1);
+      return;
+    }
+    out_.max_seqlen_checked = true;
+    for (std::int64_t b = 0; b < rows; ++b) {
+      std::string table = "the layout's local cu_seqlens";
+      const std::vector<std::int64_t>* cu = &plan_.rows[b].local_cu_seqlens[r];
+      for (const char* key : kCuKeys) {
+        const auto it = held_cu_.find(key);
+        if (it != held_cu_.end() && it->second.size() > static_cast<std::size_t>(b)) {
+          cu = &it->second[static_cast<std::size_t>(b)];
+          table = fmt::format("the rank's {}", key);
+          break;
+        }
+      }
+      std::int64_t largest = 0, at = 0;
+      for (std::size_t i = 1; i < cu->size(); ++i) {
+        if ((*cu)[i] - (*cu)[i - 1] > largest) {
+          largest = (*cu)[i] - (*cu)[i - 1];
+          at = static_cast<std::int64_t>(i) - 1;
+        }
+      }
+      const auto held = static_cast<std::int64_t>(value.get(b));
+      if (held >= largest) continue;
+      Difference d = key_difference(
+          r, name, DiffKind::max_seqlen,
+          fmt::format("{}{}: {}, below segment {} of {} ({} tokens; TE needs max_seqlen ≥ every "
+                      "segment)",
+                      lead(r, name), rows_shown() ? fmt::format(" row {}", b) : "", held, at, table,
+                      largest));
+      d.row = b;
+      d.begin = at;
+      d.end = at + 1;
+      add(std::move(d), 1);
+    }
+  }
+
   bool rows_shown() const { return plan_.rows.size() > 1; }
 
   void add(Difference d, std::int64_t score) {
@@ -346,6 +433,8 @@ class Comparison {
   Outcome& out_;
   const std::vector<std::vector<Batch>> sharded_;
   const std::int64_t per_;
+  // The cu_seqlens tables of the rank being compared, per key and row, fillers removed.
+  std::map<std::string, std::vector<std::vector<std::int64_t>>> held_cu_;
 };
 
 // The pad id most of the slots the layout added hold in the shards' input_ids.
@@ -372,20 +461,33 @@ std::optional<std::int64_t> read_pad_id(const ShardPlan& plan,
       ->first;
 }
 
+bool any_shard_holds(const std::vector<io::TensorFile>& shards, const std::string& key) {
+  return std::any_of(shards.begin(), shards.end(),
+                     [&](const io::TensorFile& f) { return f.tensors.count(key) != 0; });
+}
+
 // Masks a sharder adds that the batch file may lack: derived from the batch's own rows (real
-// tokens: every BSHD slot, the first seq_lens[i] slots of each packed document), so the shards'
-// copies can be checked. padding_mask is true on padding; loss_mask and valid on real tokens.
+// tokens: every BSHD slot, the first seq_lens[i] slots of each packed document, or where the
+// batch's attention_mask is set), so the shards' copies can be checked. padding_mask is true on
+// padding; loss_mask and valid on real tokens. A sharder that hands its ranks a padding_mask in
+// place of the batch's attention_mask (Automodel: `padding_mask = ~attention_mask`, the attention
+// mask popped before the cut) follows a convention: the ranks' padding_mask is checked against the
+// attention mask, which they need not hold.
 Batch with_derived_masks(const Batch& batch, const std::vector<io::TensorFile>& shards,
-                         std::vector<std::string>& notes) {
+                         std::vector<std::string>& notes, bool& padding_for_attention) {
   Batch out = batch;
   const std::int64_t rows = batch.rows(), seq = batch.seq_len();
+  padding_for_attention = false;
   for (const char* key : {keys::padding_mask, keys::loss_mask, keys::valid}) {
-    const bool wanted = std::any_of(shards.begin(), shards.end(), [&](const io::TensorFile& f) {
-      return f.tensors.count(key) != 0;
-    });
-    if (!wanted || batch.has(key)) continue;
+    if (!any_shard_holds(shards, key) || batch.has(key)) continue;
+    const bool is_padding = std::string(key) == keys::padding_mask;
+    const bool from_attention = is_padding && batch.has(kAttentionMask);
     std::vector<bool> mask(static_cast<std::size_t>(rows * seq), !batch.packed());
-    for (std::int64_t b = 0; b < rows && batch.packed(); ++b) {
+    if (from_attention) {
+      const Tensor& attention = batch.at(kAttentionMask);
+      for (std::int64_t i = 0; i < rows * seq; ++i) mask[i] = attention.get(i) != 0;
+    }
+    for (std::int64_t b = 0; b < rows && batch.packed() && !from_attention; ++b) {
       const auto& lens = batch.seq_lens[b];
       const bool padded = !batch.seq_lens_padded.empty() && !batch.seq_lens_padded[b].empty();
       std::int64_t start = 0;
@@ -394,7 +496,6 @@ Batch with_derived_masks(const Batch& batch, const std::vector<io::TensorFile>& 
         start += padded ? batch.seq_lens_padded[b][i] : lens[i];
       }
     }
-    const bool is_padding = std::string(key) == keys::padding_mask;
     if (is_padding) mask.flip();
     // The dtype the shards use, so that a bool/uint8 choice is not reported as a difference.
     DType dtype = DType::b8;
@@ -402,8 +503,14 @@ Batch with_derived_masks(const Batch& batch, const std::vector<io::TensorFile>& 
       if (f.tensors.count(key) != 0) dtype = f.tensors.at(key).dtype();
     }
     out.add(key, Tensor::from_bools({rows, seq}, mask).to(dtype));
-    notes.push_back(fmt::format("{} is not in the batch: expected from its documents ({})", key,
-                                is_padding ? "true on padding" : "true on real tokens"));
+    if (from_attention && !any_shard_holds(shards, kAttentionMask)) {
+      out.tokens.erase(kAttentionMask);
+      padding_for_attention = true;
+    } else {
+      notes.push_back(fmt::format("{} is not in the batch: expected from its {} ({})", key,
+                                  from_attention ? "attention_mask" : "documents",
+                                  is_padding ? "true on padding" : "true on real tokens"));
+    }
   }
   return out;
 }
@@ -430,7 +537,8 @@ Outcome check_shards(const LayoutSpec& spec, const Batch& given_batch,
   CPLAB_CHECK(static_cast<std::int64_t>(shards.size()) == spec.cp,
               "{} shard files for cp={}: give one per rank, in rank order", shards.size(), spec.cp);
   std::vector<std::string> derived;
-  const Batch batch = with_derived_masks(given_batch, shards, derived);
+  bool padding_for_attention = false;
+  const Batch batch = with_derived_masks(given_batch, shards, derived, padding_for_attention);
   LayoutSpec base = spec;
   base.microbatches = batch.packed() ? batch.rows() : 1;
   ShardPlan plan = reference::plan(base, batch);
@@ -457,6 +565,7 @@ Outcome check_shards(const LayoutSpec& spec, const Batch& given_batch,
     out.pad_id_from = pad_id_from;
     out.policy_given = conventions.policy.has_value();
     out.notes = derived;
+    out.padding_mask_for_attention_mask = padding_for_attention;
     Comparison(plan, batch, shards, out).run();
     if (!best || out.score < best->score) best = std::move(out);
   }

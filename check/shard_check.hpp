@@ -25,6 +25,7 @@ enum class DiffKind : std::uint8_t {
   shape,        // the key's tensor has another shape than the rank's shard
   dtype,        // ... or another dtype
   cu_seqlens,   // local cu_seqlens entries that differ
+  max_seqlen,   // a max_seqlen below the largest segment of the rank's cu_seqlens (TE's contract)
 };
 const char* diff_kind_name(DiffKind kind);
 
@@ -50,6 +51,11 @@ struct Outcome {
   bool policy_given = false;
   std::string cu_seqlens;                   // "local", "global", "" when the shards hold none
   std::vector<std::string> cu_conventions;  // one entry per table read (before joining)
+  // Conventions of production sharders read off the shards (Automodel's THD output among them):
+  std::vector<std::int64_t> cu_fillers;  // values after a row's last cu_seqlens entry (-1000, -1)
+  bool max_seqlen_checked = false;       // ranks hold max_seqlen, checked against their cu_seqlens
+  bool padding_mask_for_attention_mask = false;  // ranks hold padding_mask (True = pad) in place of
+                                                 // the batch's attention_mask
   std::vector<Difference> diffs;
   std::vector<std::string> notes;  // things read differently, not wrong (a [ℓ] read as [1,ℓ])
   std::int64_t score = 0;          // wrong slots + wrong keys + wrong entries: 0 is a match

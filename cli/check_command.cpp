@@ -29,6 +29,8 @@ using check::Verdict;
 
 constexpr const char* kAuto = "auto";
 constexpr std::size_t kShownDifferences = 200;
+constexpr const char* kMaxSeqlenRule =
+    "at least the largest segment of the rank's cu_seqlens (TransformerEngine's contract)";
 
 struct CheckArgs {
   std::string batch_path, gathered_path, pad_policy, layout_arg;
@@ -77,33 +79,34 @@ void print_json(const CheckArgs& args, const Batch& batch, const Verdict& v) {
                   {"rows", batch.rows()},
                   {"seq_len", batch.seq_len()},
                   {"packed", batch.packed()}};
-  out["conventions"] = {
-    {"pad_policy", policy_name(o.spec.pad_policy)},
-    {"pad_policy_meaning", policy_meaning(o.spec.pad_policy)},
-    {"pad_policy_from", o.policy_given ? "--pad-policy" : "best fit"},
-    {"pad_id", o.spec.pad_token_id},
-    {"pad_id_from", o.pad_id_from},
-    {"cu_seqlens", o.cu_seqlens}
+  out["conventions"] = {{"pad_policy", policy_name(o.spec.pad_policy)},
+                        {"pad_policy_meaning", policy_meaning(o.spec.pad_policy)},
+                        {"pad_policy_from", o.policy_given ? "--pad-policy" : "best fit"},
+                        {"pad_id", o.spec.pad_token_id},
+                        {"pad_id_from", o.pad_id_from},
+                        {"cu_seqlens", o.cu_seqlens},
+                        {"cu_seqlens_filler", o.cu_fillers},
+                        {"max_seqlen", o.max_seqlen_checked ? nlohmann::ordered_json(kMaxSeqlenRule)
+                                                            : nlohmann::ordered_json(nullptr)},
+                        {"padding_mask_for_attention_mask", o.padding_mask_for_attention_mask}};
+  out["notes"] = o.notes;
+  out["score"] = o.score;
+  out["differences"] = nlohmann::ordered_json::array();
+  for (const auto& d : o.diffs) {
+    nlohmann::ordered_json j;
+    j["source"] = d.rank >= 0 ? "shard" : "gathered";
+    j["rank"] = d.rank >= 0 ? nlohmann::ordered_json(d.rank) : nlohmann::ordered_json(nullptr);
+    j["key"] = d.key;
+    j["kind"] = check::diff_kind_name(d.kind);
+    j["row"] = d.row;
+    j["begin"] = d.begin;
+    j["end"] = d.end;
+    j["should_hold"] = d.should;
+    j["holds"] = d.holds;
+    j["message"] = d.text;
+    out["differences"].push_back(std::move(j));
   }
-};
-out["notes"] = o.notes;
-out["score"] = o.score;
-out["differences"] = nlohmann::ordered_json::array();
-for (const auto& d : o.diffs) {
-  nlohmann::ordered_json j;
-  j["source"] = d.rank >= 0 ? "shard" : "gathered";
-  j["rank"] = d.rank >= 0 ? nlohmann::ordered_json(d.rank) : nlohmann::ordered_json(nullptr);
-  j["key"] = d.key;
-  j["kind"] = check::diff_kind_name(d.kind);
-  j["row"] = d.row;
-  j["begin"] = d.begin;
-  j["end"] = d.end;
-  j["should_hold"] = d.should;
-  j["holds"] = d.holds;
-  j["message"] = d.text;
-  out["differences"].push_back(std::move(j));
-}
-fmt::print("{}\n", out.dump());
+  fmt::print("{}\n", out.dump());
 }
 
 void print_text(const CheckArgs& args, const Batch& batch, const Verdict& v) {
@@ -125,10 +128,20 @@ void print_text(const CheckArgs& args, const Batch& batch, const Verdict& v) {
         "{}, except:\n",
         v.candidates, brief);
   }
+  std::string more;
+  if (!o.cu_seqlens.empty()) more += " · cu_seqlens " + cu_meaning(o.cu_seqlens);
+  if (!o.cu_fillers.empty()) {
+    more +=
+        fmt::format(" · stacked cu_seqlens rows end in filler {}", fmt::join(o.cu_fillers, ", "));
+  }
+  if (o.max_seqlen_checked) more += std::string(" · max_seqlen ") + kMaxSeqlenRule;
+  if (o.padding_mask_for_attention_mask) {
+    more += " · padding_mask stands for the batch's attention_mask (True exactly on pad slots)";
+  }
   fmt::print("conventions: pad policy {} ({}; {}) · pad id {} ({}){}\n",
              policy_name(o.spec.pad_policy), policy_meaning(o.spec.pad_policy),
              o.policy_given ? "given" : "fits the shards best", o.spec.pad_token_id, o.pad_id_from,
-             o.cu_seqlens.empty() ? "" : " · cu_seqlens " + cu_meaning(o.cu_seqlens));
+             more);
   for (const auto& note : o.notes) fmt::print("note: {}\n", note);
   for (std::size_t i = 0; i < o.diffs.size() && i < kShownDifferences; ++i)
     fmt::print("  {}\n", o.diffs[i].text);
@@ -162,10 +175,15 @@ int run_check(const CheckArgs& args) {
   CPLAB_CHECK(io::torch_available(),
               "this cplab cannot read torch.save files (it has no libtorch; configure with "
               "-DCPLAB_TORCH=ON)");
-  const Batch batch = io::load_torch_batch(args.batch_path);
+  io::SkippedEntries skipped;
+  const Batch batch = io::load_torch_batch(args.batch_path, &skipped);
+  note_skipped_entries(args.batch_path, skipped);
   probe = apply_magi_options(probe, args.magi, batch.seq_len());
   std::vector<io::TensorFile> shards;
-  for (const std::string& path : args.shard_paths) shards.push_back(io::load_torch_tensors(path));
+  for (const std::string& path : args.shard_paths) {
+    shards.push_back(io::load_torch_tensors(path));
+    note_skipped_entries(path, shards.back().skipped);
+  }
   check::Conventions conventions;
   if (args.pad_id_option->count() > 0) conventions.pad_id = pad_id;
   if (!args.pad_policy.empty()) conventions.policy = check::parse_pad_policy(args.pad_policy);

@@ -124,4 +124,25 @@ int run_guarded(const std::function<int()>& body, const bool& verbose) {
   }
 }
 
+namespace {
+bool verbose_on = false;  // the command line's --verbose: one process, one command
+}  // namespace
+
+void set_verbose(bool on) { verbose_on = on; }
+
+void verbose_note(std::string_view line) {
+  if (verbose_on) std::fprintf(stderr, "cplab: note: %s\n", escape_untrusted(line).c_str());
+}
+
+void note_skipped_entries(const std::string& path,
+                          const std::map<std::string, std::string>& skipped) {
+  if (skipped.empty()) return;
+  std::string list;
+  for (const auto& [name, kind] : skipped) {
+    list += (list.empty() ? "" : ", ") + name + " (" + kind + ")";
+  }
+  verbose_note(fmt::format("{}: skipped {} non-tensor entr{}: {}", path, skipped.size(),
+                           skipped.size() == 1 ? "y" : "ies", list));
+}
+
 }  // namespace cplab::cli

@@ -8,6 +8,7 @@
 // a file or an argument can never add a line or a terminal escape to stderr.
 #include <exception>
 #include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 
@@ -29,5 +30,13 @@ int report_exception(std::exception_ptr error, bool verbose);
 // Runs body and maps whatever it throws through report_exception; verbose is read after body ran
 // (the flag is parsed inside it).
 int run_guarded(const std::function<int()>& body, const bool& verbose);
+
+// --verbose, set by main once the arguments are parsed: notes about what a command read
+// differently from the file (entries it skipped) go to stderr only then, one escaped line each.
+void set_verbose(bool on);
+void verbose_note(std::string_view line);
+// "FILE: skipped non-tensor entries a (str), b (int)" for what a torch.save reader skipped.
+void note_skipped_entries(const std::string& path,
+                          const std::map<std::string, std::string>& skipped);
 
 }  // namespace cplab::cli

@@ -4,6 +4,7 @@
 
 #include <charconv>
 
+#include "cli/errors.hpp"
 #include "io/torch_batch.hpp"
 #include "reference/plan.hpp"
 #include "reference/types/error.hpp"
@@ -91,7 +92,9 @@ LayoutSource batch_source(const LayoutSpec& given, const LayoutSourceArgs& args)
               "--batch {}: this cplab cannot read torch.save files (it has no libtorch); give the "
               "row with --seq-len or --doc-lens instead",
               args.batch_path);
-  const Batch batch = io::load_torch_batch(args.batch_path);
+  io::SkippedEntries skipped;
+  const Batch batch = io::load_torch_batch(args.batch_path, &skipped);
+  note_skipped_entries(args.batch_path, skipped);
   const LayoutSpec spec = with_options(given, args, batch.seq_len());
   const std::int64_t rows = batch.rows();
   CPLAB_CHECK(rows >= 1, "--batch {}: the batch holds no rows", args.batch_path);

@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
           std::fprintf(stderr, "cplab: %s\n", cplab::cli::escape_untrusted(e.what()).c_str());
           return cplab::cli::kUsageError;
         }
+        cplab::cli::set_verbose(verbose);
         for (const auto& command : commands) {
           if (command.sub->parsed()) return command.run();
         }

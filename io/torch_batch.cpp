@@ -101,25 +101,43 @@ c10::Dict<c10::IValue, c10::IValue> dict_at(const c10::IValue& v, const std::str
   return v.toGenericDict();
 }
 
-Batch load_batch_unguarded(const std::string& path) {
+// Keys whose meaning cplab knows: a value of another kind is a mistaken file, not an entry to skip.
+bool is_known_key(const std::string& key) {
+  return key == "extra_tokens" || key == "passthrough" || key == "seq_lens" ||
+         key == "seq_lens_padded" || key == keys::input_ids || key == keys::inputs_embeds ||
+         key == keys::labels || key == keys::position_ids || key == keys::loss_mask ||
+         key == keys::valid || key == keys::padding_mask;
+}
+
+Batch load_batch_unguarded(const std::string& path, SkippedEntries* skipped) {
   const CheckedArchive archive(read_file_bytes(path, "batch file "));
   const c10::IValue& root = archive.root();
   Batch batch;
+  SkippedEntries skips;
+  // Sharders keep non-tensor entries in their batch dicts (Automodel's qkv_format "thd", cp_size):
+  // they are not the batch's data, so they are recorded and skipped, not refused.
+  const auto skip = [&](const std::string& name, const c10::IValue& value) {
+    skips[name] = value.tagKind();
+  };
   for (const auto& entry : dict_at(root, path)) {
     CPLAB_CHECK(entry.key().isString(), "'{}': dict keys must be strings", path);
     const std::string key = entry.key().toStringRef();
-    if (key == "extra_tokens") {
+    if (!entry.value().isTensor() && !is_known_key(key)) {
+      skip(key, entry.value());
+    } else if (key == "extra_tokens" || key == "passthrough") {
       for (const auto& e : dict_at(entry.value(), key)) {
         CPLAB_CHECK(e.key().isString(), "'{}': dict keys must be strings", key);
         const std::string name = e.key().toStringRef();
-        batch.tokens[name] = TokenField{from_at(archive, tensor_at(e.value(), name), name), 1,
-                                        PadRule::constant, 0.0};
-      }
-    } else if (key == "passthrough") {
-      for (const auto& e : dict_at(entry.value(), key)) {
-        CPLAB_CHECK(e.key().isString(), "'{}': dict keys must be strings", key);
-        const std::string name = e.key().toStringRef();
-        batch.passthrough[name] = from_at(archive, tensor_at(e.value(), name), name);
+        if (!e.value().isTensor()) {
+          skip(key + "." + name, e.value());
+          continue;
+        }
+        Tensor value = from_at(archive, e.value().toTensor(), name);
+        if (key == "passthrough") {
+          batch.passthrough[name] = std::move(value);
+        } else {
+          batch.tokens[name] = TokenField{std::move(value), 1, PadRule::constant, 0.0};
+        }
       }
     } else if (key == "seq_lens") {
       batch.seq_lens = lengths_from(archive, tensor_at(entry.value(), key), key);
@@ -132,6 +150,7 @@ Batch load_batch_unguarded(const std::string& path) {
     }
   }
   validate_batch(batch);
+  if (skipped != nullptr) *skipped = std::move(skips);
   return batch;
 }
 
@@ -139,8 +158,8 @@ Batch load_batch_unguarded(const std::string& path) {
 
 bool torch_available() { return true; }
 
-Batch load_torch_batch(const std::string& path) {
-  return guard_torch_errors(path, [&] { return load_batch_unguarded(path); });
+Batch load_torch_batch(const std::string& path, SkippedEntries* skipped) {
+  return guard_torch_errors(path, [&] { return load_batch_unguarded(path, skipped); });
 }
 
 void save_torch_batch(const Batch& batch, const std::string& path) {

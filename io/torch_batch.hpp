@@ -9,7 +9,11 @@
 //   "seq_lens"           packed rows: int [B, n] real document lengths, then any negative value
 //                        (-1, Automodel's -1000) past a row's last document
 //   "seq_lens_padded"    optional, same shape: the length each document occupies in the row
-// Nested dicts and lists need two or more entries (a limit of torch's C++ unpickler).
+// Entries of any other key that are not tensors (strings, ints, dicts: Automodel keeps
+// `qkv_format: "thd"` in its batches) are skipped and reported in `skipped`; a known key that is
+// not a tensor is refused. Nested dicts and lists need two or more entries (a limit of torch's C++
+// unpickler).
+#include <map>
 #include <string>
 
 #include "reference/types/batch.hpp"
@@ -18,7 +22,9 @@ namespace cplab::io {
 
 // True when this build can read and write torch files.
 bool torch_available();
-Batch load_torch_batch(const std::string& path);
+// Non-tensor entries a file held: their key ("outer.inner" inside a nested dict) → their kind.
+using SkippedEntries = std::map<std::string, std::string>;
+Batch load_torch_batch(const std::string& path, SkippedEntries* skipped = nullptr);
 void save_torch_batch(const Batch& batch, const std::string& path);
 
 }  // namespace cplab::io

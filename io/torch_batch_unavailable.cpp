@@ -5,7 +5,7 @@ namespace cplab::io {
 
 bool torch_available() { return false; }
 
-Batch load_torch_batch(const std::string& path) {
+Batch load_torch_batch(const std::string& path, SkippedEntries*) {
   CPLAB_FAIL(
       "cannot read '{}': this cplab was built without libtorch (configure with -DCPLAB_TORCH=ON)",
       path);

@@ -50,16 +50,26 @@ TensorFile load_torch_tensors(const std::string& path) {
   });
 }
 
-void save_torch_tensors(const std::map<std::string, Tensor>& tensors, const std::string& path) {
+void save_torch_dict(const std::map<std::string, DictEntry>& entries, const std::string& path) {
   c10::impl::GenericDict root(c10::StringType::get(), c10::AnyType::get());
-  for (const auto& [name, t] : tensors) {
-    root.insert(name, detail::to_at(t));
+  for (const auto& [name, entry] : entries) {
+    if (const auto* t = std::get_if<Tensor>(&entry)) {
+      root.insert(name, detail::to_at(*t));
+    } else if (const auto* text = std::get_if<std::string>(&entry)) {
+      root.insert(name, *text);
+    } else {
+      root.insert(name, std::get<std::int64_t>(entry));
+    }
   }
   const std::vector<char> bytes = torch::jit::pickle_save(root);
   std::ofstream out(path, std::ios::binary);
   CPLAB_CHECK(out.good(), "cannot write '{}'", path);
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   CPLAB_CHECK(out.good(), "short write to '{}'", path);
+}
+
+void save_torch_tensors(const std::map<std::string, Tensor>& tensors, const std::string& path) {
+  save_torch_dict(std::map<std::string, DictEntry>(tensors.begin(), tensors.end()), path);
 }
 
 }  // namespace cplab::io

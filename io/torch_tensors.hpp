@@ -2,8 +2,10 @@
 // Any torch.save file as named tensors: what a production sharder wrote for one rank (its sharded
 // batch dict, with keys such as cu_seqlens that are not token-aligned), or a gather's output. The
 // batch reader (torch_batch.hpp) gives token keys their meaning; this one only reads.
+#include <cstdint>
 #include <map>
 #include <string>
+#include <variant>
 
 #include "reference/types/tensor.hpp"
 
@@ -21,5 +23,9 @@ struct TensorFile {
 TensorFile load_torch_tensors(const std::string& path);
 // A flat dict of tensors, readable by Python's torch.load (test fixtures, gathered outputs).
 void save_torch_tensors(const std::map<std::string, Tensor>& tensors, const std::string& path);
+// The same with plain values beside the tensors, as sharders write them (Automodel's
+// `qkv_format: "thd"`, `cp_rank: 1`): fixtures of the files users really save.
+using DictEntry = std::variant<Tensor, std::string, std::int64_t>;
+void save_torch_dict(const std::map<std::string, DictEntry>& entries, const std::string& path);
 
 }  // namespace cplab::io

@@ -19,4 +19,11 @@ void save_torch_tensors(const std::map<std::string, Tensor>&, const std::string&
       path);
 }
 
+void save_torch_dict(const std::map<std::string, DictEntry>&, const std::string& path) {
+  CPLAB_FAIL(
+      "cannot write '{}': this cplab was built without libtorch (configure with "
+      "-DCPLAB_TORCH=ON)",
+      path);
+}
+
 }  // namespace cplab::io
