@@ -8,7 +8,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "cli/bench_name_index.hpp"
 #include "cli/bench_results.hpp"
+#include "cli/errors.hpp"
 #include "reference/types/error.hpp"
 
 namespace cplab::cli {
@@ -140,10 +142,20 @@ int run_bench_history(const BenchHistoryArgs& args) {
   const std::string bundle = charts_bundle();
   // Every benchmark in the order it first appears.
   std::vector<std::string> names;
+  NameIndex seen;
   for (const BenchFile& run : runs) {
     for (const BenchSeries& s : run.series) {
-      if (std::find(names.begin(), names.end(), s.name) == names.end()) names.push_back(s.name);
+      if (seen.insert(s.name, names.size()) == names.size()) names.push_back(s.name);
     }
+  }
+  // Values that are not finite numbers are left out of the charts, and the page says so.
+  std::string missing_notes;
+  for (const BenchFile& run : runs) {
+    const std::string note = describe_missing(run);
+    if (note.empty()) continue;
+    fmt::print("note: {}\n", escape_untrusted(note));
+    missing_notes +=
+        fmt::format("<li class=\"missing\">{}</li>\n", html_escape(escape_untrusted(note)));
   }
   nlohmann::json specs = nlohmann::json::array();
   std::string flagged;
@@ -152,14 +164,15 @@ int run_bench_history(const BenchHistoryArgs& args) {
     bool ratio = true;
     for (const BenchFile& run : runs) {
       const BenchSeries* s = run.find(name);
-      if (s != nullptr && !s->time_ns.empty() && s->ratio.size() != s->time_ns.size())
+      if (s != nullptr && s->repetitions > 0 && (!s->reports_ratio || s->ratio.empty()))
         ratio = false;
     }
     std::vector<HistoryPoint> points;
     for (std::size_t i = 0; i < runs.size(); ++i) {
       const BenchSeries* s = runs[i].find(name);
-      if (s == nullptr || s->time_ns.empty()) continue;
+      if (s == nullptr || s->repetitions == 0) continue;
       std::vector<double> values = ratio ? s->ratio : s->time_ns;
+      if (values.empty()) continue;  // every value missing
       if (!ratio) {
         for (double& v : values) v /= 1e6;  // ms
       }
@@ -201,6 +214,10 @@ int run_bench_history(const BenchHistoryArgs& args) {
                runs.size(), specs.size(), args.threshold_pct)
         << fmt::format("<h2>Regressions ({})</h2>\n<ul id=\"regressions\">\n{}</ul>\n", regressions,
                        flagged)
+        << (missing_notes.empty()
+                ? ""
+                : fmt::format("<h2>Missing values</h2>\n<ul id=\"missing\">\n{}</ul>\n",
+                              missing_notes))
         << "<div id=\"charts\"></div>\n<script type=\"application/json\" id=\"specs\">"
         << script_safe(specs) << "</script>\n<script>\n"
         << R"(const specs = JSON.parse(document.getElementById('specs').textContent);
