@@ -155,6 +155,7 @@ std::vector<std::string> list_selected(const fs::path& exe, const BenchRunArgs& 
   }
   std::error_code ec;
   fs::remove(scratch, ec);
+  if (stop_signal.load() != 0) return names;  // the listing was stopped with bench run
   // A filter that is no regular expression: the suite says so (dropped) and exits non-zero.
   CPLAB_CHECK(status == 0 || args.filter.empty(),
               "bench run: --filter '{}' is not a regular expression that {} accepts", args.filter,
@@ -286,11 +287,11 @@ int run_bench(const BenchRunArgs& args) {
     }
     const fs::path part = fs::path(args.out).string() + "." + suite + ".part";
     const std::vector<std::string> selected = list_selected(exe, args, part);
+    if (stop_signal.load() != 0) break;
     if (selected.empty()) {
       unmatched.push_back(suite);
       continue;
     }
-    if (stop_signal.load() != 0) break;
     started = true;
     const int status = run_suite(exe, args, part);
     SuiteOutput output = read_suite_output(exe, part, status, selected);
