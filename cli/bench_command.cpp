@@ -8,6 +8,7 @@
 #include "cli/bench_history.hpp"
 #include "cli/bench_run.hpp"
 #include "cli/command.hpp"
+#include "cli/errors.hpp"
 
 namespace cplab::cli {
 namespace {
@@ -23,34 +24,43 @@ int run_compare(const BenchArgs& args) {
   const BenchFile base = read_bench_file(args.base);
   const BenchFile now = read_bench_file(args.now);
   const std::vector<BenchChange> changes = compare_files(base, now, args.compare);
-  fmt::print("base: {}\nnew:  {}\n", describe_context(base.context), describe_context(now.context));
+  // Everything taken from the files (names, messages, context) is escaped as stderr text is: a
+  // benchmark name cannot add a line or a terminal escape to the table.
+  fmt::print("base: {}\nnew:  {}\n", escape_untrusted(describe_context(base.context)),
+             escape_untrusted(describe_context(now.context)));
+  for (const BenchFile* file : {&base, &now}) {
+    const std::string missing = describe_missing(*file);
+    if (!missing.empty()) fmt::print("note: {}\n", escape_untrusted(missing));
+  }
   fmt::print("{:<58} {:>6} {:>12} {:>12} {:>8} {:>8} {:>7}  {}\n", "benchmark", "metric", "base",
              "new", "speed", "p", "reps", "verdict");
-  std::size_t regressions = 0, untestable = 0;
+  std::size_t regressions = 0, untestable = 0, incomparable = 0;
   for (const BenchChange& c : changes) {
+    const std::string name = escape_untrusted(c.name);
     if (!c.note.empty()) {
-      fmt::print("{:<58} {}\n", c.name, c.note);
+      fmt::print("{:<58} {}\n", name, escape_untrusted(c.note));
       continue;
     }
-    std::string verdict = "same";
-    if (c.regression) {
-      verdict = "REGRESSION";
-      ++regressions;
-    } else if (!c.testable) {
-      verdict = "too few repetitions for the U test";
-      ++untestable;
-    } else if (c.p_value < args.compare.alpha) {
-      verdict = c.change < 0 ? "slower (within threshold)" : "faster";
-    }
-    fmt::print("{:<58} {:>6} {:>12.4g} {:>12.4g} {:>+7.1f}% {:>8.4f} {:>3}/{:<3}  {}\n", c.name,
-               c.metric, c.base, c.now, 100.0 * c.change, c.p_value, c.base_n, c.now_n, verdict);
+    regressions += c.regression ? 1 : 0;
+    untestable += c.comparable && !c.testable ? 1 : 0;
+    incomparable += c.comparable ? 0 : 1;
+    const std::string speed = c.comparable ? fmt::format("{:>+7.1f}%", 100.0 * c.change) : "n/a";
+    const std::string p = c.comparable ? fmt::format("{:.4f}", c.p_value) : "n/a";
+    const std::string missing = c.missing ? fmt::format(" ({} value{} missing: not finite)",
+                                                        c.missing, c.missing == 1 ? "" : "s")
+                                          : "";
+    fmt::print("{:<58} {:>6} {:>12.4g} {:>12.4g} {:>8} {:>8} {:>3}/{:<3}  {}{}\n", name, c.metric,
+               c.base, c.now, speed, p, c.base_n, c.now_n, c.verdict, missing);
   }
-  fmt::print(
-      "{} regressions beyond {}% at p < {}{}\n", regressions, args.compare.threshold_pct,
-      args.compare.alpha,
-      untestable
-          ? fmt::format(" ({} benchmarks untestable: run with --repetitions 5 or more)", untestable)
-          : "");
+  std::string notes;
+  if (untestable)
+    notes +=
+        fmt::format(" ({} benchmarks untestable: run with --repetitions 5 or more)", untestable);
+  if (incomparable)
+    notes +=
+        fmt::format(" ({} benchmarks not comparable: a median that is not above 0)", incomparable);
+  fmt::print("{} regressions beyond {}% at p < {}{}\n", regressions, args.compare.threshold_pct,
+             args.compare.alpha, notes);
   return regressions > 0 ? 1 : 0;
 }
 

@@ -1,6 +1,9 @@
 #include "cli/bench_compare.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cmath>
 
 #include "cli/mann_whitney.hpp"
 
@@ -16,6 +19,44 @@ double smallest_p(std::size_t m, std::size_t n) {
   return mann_whitney_u(a, b).p_value;
 }
 
+bool usable_median(double v) { return std::isfinite(v) && v > 0.0; }
+
+std::string incomparable_verdict(const BenchChange& c) {
+  const auto describe = [&](const char* which, double v) {
+    return fmt::format("the {} median {} is {:g}", which, c.metric, v);
+  };
+  if (!usable_median(c.base)) return "not comparable: " + describe("base", c.base);
+  return "not comparable: " + describe("new", c.now);
+}
+
+void judge(BenchChange& c, const std::vector<double>& xs, const std::vector<double>& ys,
+           const CompareOptions& options) {
+  c.base = median(xs);
+  c.now = median(ys);
+  c.base_n = xs.size();
+  c.now_n = ys.size();
+  c.comparable = usable_median(c.base) && usable_median(c.now);
+  if (!c.comparable) {
+    c.verdict = incomparable_verdict(c);
+    return;
+  }
+  // Signed so that negative is worse: a ratio that fell, a time that grew.
+  c.change = c.metric == "ratio" ? c.now / c.base - 1.0 : c.base / c.now - 1.0;
+  c.testable = smallest_p(xs.size(), ys.size()) < options.alpha;
+  c.p_value = mann_whitney_u(xs, ys).p_value;
+  c.regression =
+      c.testable && c.p_value < options.alpha && -c.change * 100.0 > options.threshold_pct;
+  if (c.regression) {
+    c.verdict = "REGRESSION";
+  } else if (!c.testable) {
+    c.verdict = "too few repetitions for the U test";
+  } else if (c.p_value < options.alpha) {
+    c.verdict = c.change < 0 ? "slower (within threshold)" : "faster";
+  } else {
+    c.verdict = "same";
+  }
+}
+
 }  // namespace
 
 std::vector<BenchChange> compare_files(const BenchFile& base, const BenchFile& now,
@@ -29,29 +70,25 @@ std::vector<BenchChange> compare_files(const BenchFile& base, const BenchFile& n
       c.note = "only in the base";
     } else if (!b.error.empty() || !n->error.empty()) {
       c.note = "failed: " + (n->error.empty() ? b.error : n->error);
-    } else if (b.skipped || n->skipped || b.time_ns.empty() || n->time_ns.empty()) {
+    } else if (b.skipped || n->skipped || b.repetitions == 0 || n->repetitions == 0) {
       c.note = "skipped";
     }
     if (!c.note.empty()) {
       out.push_back(c);
       continue;
     }
-    const bool ratio = b.ratio.size() == b.time_ns.size() && n->ratio.size() == n->time_ns.size();
+    c.missing = b.missing + n->missing;
+    const bool ratio = b.reports_ratio && n->reports_ratio && !b.ratio.empty() && !n->ratio.empty();
     const std::vector<double>& xs = ratio ? b.ratio : b.time_ns;
     const std::vector<double>& ys = ratio ? n->ratio : n->time_ns;
     c.metric = ratio ? "ratio" : "time";
-    c.base = median(xs);
-    c.now = median(ys);
-    c.base_n = xs.size();
-    c.now_n = ys.size();
-    if (c.base > 0.0) {
-      // Signed so that negative is worse: a ratio that fell, a time that grew.
-      c.change = ratio ? c.now / c.base - 1.0 : c.base / c.now - 1.0;
+    if (xs.empty() || ys.empty()) {
+      c.note = fmt::format("no finite {} in the {} (read as missing)", c.metric,
+                           xs.empty() ? "base" : "new");
+      out.push_back(c);
+      continue;
     }
-    c.testable = smallest_p(xs.size(), ys.size()) < options.alpha;
-    c.p_value = mann_whitney_u(xs, ys).p_value;
-    c.regression =
-        c.testable && c.p_value < options.alpha && -c.change * 100.0 > options.threshold_pct;
+    judge(c, xs, ys, options);
     out.push_back(c);
   }
   for (const BenchSeries& n : now.series) {

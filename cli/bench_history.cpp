@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "cli/bench_results.hpp"
+#include "cli/errors.hpp"
 #include "reference/types/error.hpp"
 
 namespace cplab::cli {
@@ -105,30 +106,7 @@ nlohmann::json chart_spec(const std::string& name, const std::string& metric,
          {"encoding", {{"x", x}, {"y", {{"field", "median"}, {"type", "quantitative"}}}}}}}}};
 }
 
-// The q-quantile of the repetitions, interpolated between order statistics.
-double quantile(std::vector<double> values, double q) {
-  std::sort(values.begin(), values.end());
-  const double at = q * static_cast<double>(values.size() - 1);
-  const auto below = static_cast<std::size_t>(at);
-  const std::size_t above = std::min(below + 1, values.size() - 1);
-  return values[below] + (at - static_cast<double>(below)) * (values[above] - values[below]);
-}
-
 }  // namespace
-
-std::vector<HistoryPoint> flag_steps(std::vector<HistoryPoint> points, bool higher_is_better,
-                                     double threshold_pct) {
-  for (std::size_t i = 1; i < points.size(); ++i) {
-    const HistoryPoint& before = points[i - 1];
-    HistoryPoint& now = points[i];
-    if (before.median <= 0.0 || now.median <= 0.0) continue;
-    const double worse_pct = higher_is_better ? (1.0 - now.median / before.median) * 100.0
-                                              : (now.median / before.median - 1.0) * 100.0;
-    const bool outside_band = higher_is_better ? now.median < before.lo : now.median > before.hi;
-    now.regression = worse_pct > threshold_pct && outside_band;
-  }
-  return points;
-}
 
 int run_bench_history(const BenchHistoryArgs& args) {
   CPLAB_CHECK(!args.files.empty(), "bench history: no result files given");
@@ -138,51 +116,29 @@ int run_bench_history(const BenchHistoryArgs& args) {
     return a.context.value("date", "") < b.context.value("date", "");
   });
   const std::string bundle = charts_bundle();
-  // Every benchmark in the order it first appears.
-  std::vector<std::string> names;
+  // Values that are not finite numbers are left out of the charts, and the page says so.
+  std::string missing_notes;
   for (const BenchFile& run : runs) {
-    for (const BenchSeries& s : run.series) {
-      if (std::find(names.begin(), names.end(), s.name) == names.end()) names.push_back(s.name);
-    }
+    const std::string note = describe_missing(run);
+    if (note.empty()) continue;
+    fmt::print("note: {}\n", escape_untrusted(note));
+    missing_notes +=
+        fmt::format("<li class=\"missing\">{}</li>\n", html_escape(escape_untrusted(note)));
   }
   nlohmann::json specs = nlohmann::json::array();
   std::string flagged;
   std::size_t regressions = 0;
-  for (const std::string& name : names) {
-    bool ratio = true;
-    for (const BenchFile& run : runs) {
-      const BenchSeries* s = run.find(name);
-      if (s != nullptr && !s->time_ns.empty() && s->ratio.size() != s->time_ns.size())
-        ratio = false;
-    }
-    std::vector<HistoryPoint> points;
-    for (std::size_t i = 0; i < runs.size(); ++i) {
-      const BenchSeries* s = runs[i].find(name);
-      if (s == nullptr || s->time_ns.empty()) continue;
-      std::vector<double> values = ratio ? s->ratio : s->time_ns;
-      if (!ratio) {
-        for (double& v : values) v /= 1e6;  // ms
-      }
-      const nlohmann::json cplab = runs[i].context.value("cplab", nlohmann::json::object());
-      const std::string commit = cplab.value("commit", "unknown").substr(0, 8);
-      HistoryPoint point;
-      point.run = fmt::format("{} · {}", i + 1, commit);
-      point.median = median(values);
-      point.lo = quantile(values, 0.25);
-      point.hi = quantile(values, 0.75);
-      points.push_back(point);
-    }
-    if (points.empty()) continue;
-    points = flag_steps(std::move(points), ratio, args.threshold_pct);
-    for (const HistoryPoint& p : points) {
+  for (const HistorySeries& series : history_series(runs, args.threshold_pct)) {
+    for (const HistoryPoint& p : series.points) {
       if (!p.regression) continue;
       ++regressions;
-      flagged += fmt::format("<li class=\"regression\">{} at run {}</li>\n", html_escape(name),
-                             html_escape(p.run));
+      flagged += fmt::format("<li class=\"regression\">{} at run {}</li>\n",
+                             html_escape(series.name), html_escape(p.run));
     }
-    specs.push_back(chart_spec(
-        name, ratio ? "ratio_to_baseline (higher is better)" : "ms per iteration (lower is better)",
-        points));
+    specs.push_back(chart_spec(series.name,
+                               series.ratio ? "ratio_to_baseline (higher is better)"
+                                            : "ms per iteration (lower is better)",
+                               series.points));
   }
   fs::create_directories(args.out);
   const fs::path page = fs::path(args.out) / "index.html";
@@ -201,6 +157,10 @@ int run_bench_history(const BenchHistoryArgs& args) {
                runs.size(), specs.size(), args.threshold_pct)
         << fmt::format("<h2>Regressions ({})</h2>\n<ul id=\"regressions\">\n{}</ul>\n", regressions,
                        flagged)
+        << (missing_notes.empty()
+                ? ""
+                : fmt::format("<h2>Missing values</h2>\n<ul id=\"missing\">\n{}</ul>\n",
+                              missing_notes))
         << "<div id=\"charts\"></div>\n<script type=\"application/json\" id=\"specs\">"
         << script_safe(specs) << "</script>\n<script>\n"
         << R"(const specs = JSON.parse(document.getElementById('specs').textContent);

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "cli/bench_results.hpp"
+
 namespace cplab::cli {
 
 struct BenchHistoryArgs {
@@ -24,6 +26,17 @@ struct HistoryPoint {
 };
 std::vector<HistoryPoint> flag_steps(std::vector<HistoryPoint> points, bool higher_is_better,
                                      double threshold_pct);
+
+// One chart's data: a benchmark across the runs that have finite values of it (in the runs'
+// order), by its ratio where every run reports one, else by its time in ms; steps flagged.
+struct HistorySeries {
+  std::string name;
+  bool ratio = true;
+  std::vector<HistoryPoint> points;
+};
+// Every benchmark of the runs in the order it first appears; names are matched through the
+// files' indexes (O(n log n) comparisons for n entries).
+std::vector<HistorySeries> history_series(const std::vector<BenchFile>& runs, double threshold_pct);
 
 int run_bench_history(const BenchHistoryArgs& args);
 

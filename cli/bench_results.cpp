@@ -3,9 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <sstream>
 
+#include "cli/bench_json.hpp"
 #include "reference/types/error.hpp"
 
 namespace cplab::cli {
@@ -37,6 +41,18 @@ void check_context(const nlohmann::json& context, const std::string& path) {
   }
 }
 
+// A number field of an entry: absent → nullopt with present = false; null (missing) → nullopt.
+std::optional<double> number(const nlohmann::json& b, const char* key, const std::string& path,
+                             const std::string& name, bool& present) {
+  present = b.contains(key);
+  if (!present || b[key].is_null()) return std::nullopt;
+  CPLAB_CHECK(b[key].is_number(), "{}: benchmark '{}' has a {} that is not a number", path, name,
+              key);
+  const double v = b[key].get<double>();
+  if (!std::isfinite(v)) return std::nullopt;  // cannot come from JSON text; kept for safety
+  return v;
+}
+
 void read_series(const nlohmann::json& doc, const std::string& path, BenchFile& file) {
   for (const nlohmann::json& b : doc["benchmarks"]) {
     CPLAB_CHECK(b.is_object() && b.contains("name") && b["name"].is_string(),
@@ -45,32 +61,40 @@ void read_series(const nlohmann::json& doc, const std::string& path, BenchFile& 
     const std::string name = b.contains("run_name") && b["run_name"].is_string()
                                  ? b["run_name"].get<std::string>()
                                  : b["name"].get<std::string>();
-    BenchSeries* s = nullptr;
-    for (BenchSeries& existing : file.series) {
-      if (existing.name == name) s = &existing;
-    }
-    if (s == nullptr) {
+    const std::size_t at = file.index.insert(name, file.series.size());
+    if (at == file.series.size()) {
       file.series.emplace_back();
       file.series.back().name = name;
-      s = &file.series.back();
     }
+    BenchSeries& s = file.series[at];
     if (b.value("error_occurred", false)) {
       const std::string message = b.value("error_message", "");
       if (message.rfind("skipped", 0) == 0) {
-        s->skipped = true;
+        s.skipped = true;
       } else {
-        s->error = message.empty() ? "failed" : message;
+        s.error = message.empty() ? "failed" : message;
       }
       continue;
     }
-    CPLAB_CHECK(b.contains("real_time") && b["real_time"].is_number(),
-                "{}: benchmark '{}' has no real_time", path, name);
-    s->time_ns.push_back(b["real_time"].get<double>() *
-                         time_unit_ns(b.value("time_unit", "ns"), path, name));
-    if (b.contains("ratio_to_baseline")) {
-      CPLAB_CHECK(b["ratio_to_baseline"].is_number(),
-                  "{}: benchmark '{}' has a ratio_to_baseline that is not a number", path, name);
-      s->ratio.push_back(b["ratio_to_baseline"].get<double>());
+    ++s.repetitions;
+    bool present = false;
+    const std::optional<double> time = number(b, "real_time", path, name, present);
+    CPLAB_CHECK(present, "{}: benchmark '{}' has no real_time", path, name);
+    const std::string unit = b.contains("time_unit") && b["time_unit"].is_null()
+                                 ? "ns"
+                                 : b.value("time_unit", std::string("ns"));
+    if (time) {
+      s.time_ns.push_back(*time * time_unit_ns(unit, path, name));
+    } else {
+      ++s.missing;
+    }
+    const std::optional<double> ratio = number(b, "ratio_to_baseline", path, name, present);
+    if (!present) {
+      s.reports_ratio = false;
+    } else if (ratio) {
+      s.ratio.push_back(*ratio);
+    } else {
+      ++s.missing;
     }
   }
 }
@@ -78,24 +102,26 @@ void read_series(const nlohmann::json& doc, const std::string& path, BenchFile& 
 }  // namespace
 
 const BenchSeries* BenchFile::find(const std::string& name) const {
-  for (const BenchSeries& s : series) {
-    if (s.name == name) return &s;
-  }
-  return nullptr;
+  const std::optional<std::size_t> at = index.find(name);
+  return at ? &series[*at] : nullptr;
 }
 
 BenchFile read_bench_file(const std::string& path) {
   // A folder opens as a stream on Linux and fails only when read, as no JSON error.
   std::error_code ec;
   CPLAB_CHECK(!std::filesystem::is_directory(path, ec), "{}: is a folder, not a JSON file", path);
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   CPLAB_CHECK(in.good(), "{}: cannot open", path);
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    CPLAB_FAIL("{}: not JSON ({})", path, e.what());
-  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  CPLAB_CHECK(!in.bad(), "{}: cannot read", path);
+  return read_bench_text(text.str(), path);
+}
+
+BenchFile read_bench_text(const std::string& text, const std::string& path) {
+  BenchJson parsed = parse_bench_json(text);
+  CPLAB_CHECK(parsed.complete, "{}: not JSON ({}; byte {})", path, parsed.error, parsed.offset);
+  const nlohmann::json& doc = parsed.doc;
   CPLAB_CHECK(doc.is_object() && doc.contains("benchmarks") && doc["benchmarks"].is_array(),
               "{}: not Google Benchmark JSON (no \"benchmarks\" array)", path);
   BenchFile file;
@@ -108,6 +134,7 @@ BenchFile read_bench_file(const std::string& path) {
     // A field of the wrong type (a string run_type, a numeric error_message, ...).
     CPLAB_FAIL("{}: not Google Benchmark JSON ({})", path, e.what());
   }
+  file.missing = missing_values(doc);
   return file;
 }
 
@@ -123,6 +150,21 @@ std::string describe_context(const nlohmann::json& context) {
   return fmt::format("commit {} · {} · {} · {}", cplab.value("commit", "?"),
                      cplab.value("compiler", "?"), cplab.value("cpu", "?"),
                      context.value("date", "?"));
+}
+
+std::string describe_missing(const BenchFile& file) {
+  if (file.missing.empty()) return "";
+  constexpr std::size_t kListed = 4;
+  std::string listed;
+  for (std::size_t i = 0; i < file.missing.size() && i < kListed; ++i)
+    listed += (i ? ", " : "") + file.missing[i];
+  return fmt::format(
+      "{}: {} {} read as missing: {}{}", file.path, file.missing.size(),
+      file.missing.size() == 1 ? "value is not a finite number (NaN, Infinity or null),"
+                               : "values are not finite numbers (NaN, Infinity or null),",
+      listed,
+      file.missing.size() > kListed ? fmt::format(" and {} more", file.missing.size() - kListed)
+                                    : "");
 }
 
 }  // namespace cplab::cli

@@ -8,12 +8,17 @@
 #include <unistd.h>
 
 #include <array>
+#include <atomic>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
-#include "cli/bench_results.hpp"
+#include "cli/bench_json.hpp"
+#include "cli/bench_name_index.hpp"
+#include "cli/errors.hpp"
 #include "reference/types/error.hpp"
 
 extern char** environ;
@@ -75,6 +80,36 @@ nlohmann::json build_context(const std::vector<std::string>& suites) {
           {"suites", suites}};
 }
 
+// The signal that asked `bench run` to stop (0: none). Set by the handler: one lock-free store.
+std::atomic<int> stop_signal{0};
+
+extern "C" void on_bench_stop_signal(int signal_number) { stop_signal.store(signal_number); }
+
+// SIGINT and SIGTERM while the suites run: the running suite is stopped and what ran is written,
+// marked incomplete. A second signal has the default effect (SA_RESETHAND). Restored on exit.
+class StopSignals {
+ public:
+  StopSignals() {
+    stop_signal.store(0);
+    struct sigaction action {};
+    action.sa_handler = on_bench_stop_signal;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESETHAND;  // no SA_RESTART: waitpid returns to forward the stop
+    ::sigaction(SIGINT, &action, &old_int_);
+    ::sigaction(SIGTERM, &action, &old_term_);
+  }
+  ~StopSignals() {
+    ::sigaction(SIGINT, &old_int_, nullptr);
+    ::sigaction(SIGTERM, &old_term_, nullptr);
+  }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+
+ private:
+  struct sigaction old_int_ {};
+  struct sigaction old_term_ {};
+};
+
 // Runs argv (no shell: the filter is the user's text); with `listing`, its stdout goes there and
 // its stderr is dropped. Returns its exit status.
 int spawn_and_wait(std::vector<std::string> argv, const fs::path* listing) {
@@ -93,23 +128,34 @@ int spawn_and_wait(std::vector<std::string> argv, const fs::path* listing) {
   ::posix_spawn_file_actions_destroy(&actions);
   CPLAB_CHECK(spawned == 0, "bench run: cannot start {}", argv[0]);
   int status = 0;
+  bool forwarded = false;
   while (::waitpid(pid, &status, 0) < 0) {
+    // Interrupted by a stop request: the suite stops too (it may not share our process group).
+    if (stop_signal.load() != 0 && !forwarded) {
+      ::kill(pid, SIGTERM);
+      forwarded = true;
+    }
   }
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-// How many of a suite's benchmarks the filter selects (all of them without one).
-std::size_t count_selected(const fs::path& exe, const BenchRunArgs& args, const fs::path& scratch) {
+// The names of a suite's benchmarks the filter selects (all of them without one), in the order
+// the suite runs them.
+std::vector<std::string> list_selected(const fs::path& exe, const BenchRunArgs& args,
+                                       const fs::path& scratch) {
   std::vector<std::string> argv = {exe.string(), "--benchmark_list_tests=true"};
   if (!args.filter.empty()) argv.push_back("--benchmark_filter=" + args.filter);
   const int status = spawn_and_wait(argv, &scratch);
-  std::size_t names = 0;
+  std::vector<std::string> names;
   {
     std::ifstream in(scratch);
-    for (std::string line; std::getline(in, line);) names += line.empty() ? 0 : 1;
+    for (std::string line; std::getline(in, line);) {
+      if (!line.empty()) names.push_back(line);
+    }
   }
   std::error_code ec;
   fs::remove(scratch, ec);
+  if (stop_signal.load() != 0) return names;  // the listing was stopped with bench run
   // A filter that is no regular expression: the suite says so (dropped) and exits non-zero.
   CPLAB_CHECK(status == 0 || args.filter.empty(),
               "bench run: --filter '{}' is not a regular expression that {} accepts", args.filter,
@@ -117,6 +163,77 @@ std::size_t count_selected(const fs::path& exe, const BenchRunArgs& args, const 
   CPLAB_CHECK(status == 0, "bench run: {} cannot list its benchmarks (status {})", exe.string(),
               status);
   return names;
+}
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string describe_status(int status) {
+  if (status > 128 && status < 128 + 65) {
+    const char* name = ::sigabbrev_np(status - 128);
+    return fmt::format("was killed by SIG{}", name != nullptr ? name : "?");
+  }
+  return fmt::format("exited with status {}", status);
+}
+
+// The first selected benchmark with no entry in the suite's output: the one it was running when
+// it stopped ("" when every one has entries).
+std::string first_unwritten(const std::vector<std::string>& selected,
+                            const nlohmann::json& benchmarks) {
+  NameIndex written;
+  for (const nlohmann::json& b : benchmarks) {
+    if (b.contains("run_name") && b["run_name"].is_string())
+      written.insert(b["run_name"].get<std::string>(), 0);
+  }
+  for (const std::string& name : selected) {
+    if (!written.find(name)) return name;
+  }
+  return "";
+}
+
+// What one suite left: the entries that are whole, and what went wrong ("" when nothing did).
+struct SuiteOutput {
+  nlohmann::json context;
+  nlohmann::json benchmarks = nlohmann::json::array();
+  std::string problem;
+};
+
+SuiteOutput read_suite_output(const fs::path& exe, const fs::path& part, int status,
+                              const std::vector<std::string>& selected) {
+  SuiteOutput out;
+  std::error_code ec;
+  const bool exists = fs::is_regular_file(part, ec);
+  const BenchJson parsed = parse_bench_json(exists ? read_text(part) : std::string());
+  if (parsed.doc.is_object()) {
+    if (parsed.doc.contains("context") && parsed.doc["context"].is_object())
+      out.context = parsed.doc["context"];
+    if (parsed.doc.contains("benchmarks") && parsed.doc["benchmarks"].is_array())
+      out.benchmarks = parsed.doc["benchmarks"];
+  }
+  if (parsed.non_finite > 0) {
+    std::fprintf(stderr,
+                 "cplab bench run: note: %s wrote %zu values that are not finite numbers (NaN, "
+                 "Infinity): read as missing (null)\n",
+                 escape_untrusted(exe.filename().string()).c_str(), parsed.non_finite);
+  }
+  const std::string kept =
+      exists ? fmt::format("; its output is kept in {}", part.string()) : "; it wrote no output";
+  if (status != 0) {
+    const std::string running = first_unwritten(selected, out.benchmarks);
+    out.problem = fmt::format("{} {}{}{}", exe.string(), describe_status(status),
+                              running.empty() ? "" : " while running " + running, kept);
+  } else if (!parsed.complete) {
+    out.problem = fmt::format("{} wrote output that is not JSON: {} at byte {} ({}){}",
+                              exe.string(), part.string(), parsed.offset, parsed.error,
+                              parsed.inside.empty() ? "" : ", in the entry of " + parsed.inside);
+  } else if (!parsed.doc.is_object() || !parsed.doc.contains("benchmarks")) {
+    out.problem = fmt::format("{} wrote no benchmark JSON{}", exe.string(), kept);
+  }
+  return out;
 }
 
 // Runs one suite's executable with its JSON going to `out`; returns its exit status.
@@ -155,8 +272,10 @@ int run_bench(const BenchRunArgs& args) {
   CPLAB_CHECK(args.repetitions >= 1, "bench run: --repetitions must be at least 1");
   probe_output(args.out);
   const fs::path dir = bench_dir();
-  nlohmann::json merged;
-  std::vector<std::string> ran, missing, unmatched;
+  const StopSignals stop_signals;
+  nlohmann::json merged = {{"benchmarks", nlohmann::json::array()}};
+  bool started = false;  // a suite ran: from here on a file is written, whole or marked incomplete
+  std::vector<std::string> ran, missing, unmatched, problems;
   for (const std::string& suite : suites) {
     const fs::path exe = dir / ("cplab_bench_" + suite);
     if (!fs::exists(exe)) {
@@ -167,57 +286,77 @@ int run_bench(const BenchRunArgs& args) {
       continue;
     }
     const fs::path part = fs::path(args.out).string() + "." + suite + ".part";
-    if (count_selected(exe, args, part) == 0) {
+    const std::vector<std::string> selected = list_selected(exe, args, part);
+    if (stop_signal.load() != 0) break;
+    if (selected.empty()) {
       unmatched.push_back(suite);
       continue;
     }
+    started = true;
     const int status = run_suite(exe, args, part);
-    if (status != 0) {
-      std::error_code ec;
-      fs::remove(part, ec);
-      CPLAB_FAIL("bench run: {} exited with status {}", exe.string(), status);
+    SuiteOutput output = read_suite_output(exe, part, status, selected);
+    for (auto& b : output.benchmarks) {
+      b["suite"] = suite;
+      merged["benchmarks"].push_back(std::move(b));
     }
-    std::ifstream in(part);
-    nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
+    if (!merged.contains("context") && output.context.is_object())
+      merged["context"] = std::move(output.context);
+    if (!output.problem.empty()) {
+      problems.push_back(std::move(output.problem));
+      if (stop_signal.load() != 0) break;
+      continue;  // the other suites still run: they do not depend on this one
+    }
     std::error_code ec;
     fs::remove(part, ec);
-    CPLAB_CHECK(!doc.is_discarded() && doc.contains("benchmarks"),
-                "bench run: {} wrote no benchmark JSON", exe.string());
-    for (auto& b : doc["benchmarks"]) b["suite"] = suite;
-    if (merged.is_null()) {
-      merged = std::move(doc);
-    } else {
-      for (auto& b : doc["benchmarks"]) merged["benchmarks"].push_back(std::move(b));
-    }
     ran.push_back(suite);
   }
-  CPLAB_CHECK(unmatched.empty() || !merged.is_null(),
-              "bench run: --filter '{}' matches no benchmark of the {} suite{}", args.filter,
-              fmt::join(unmatched, " and "), unmatched.size() == 1 ? "" : "s");
-  CPLAB_CHECK(!merged.is_null(), "bench run: no suite was built in {}", dir.string());
+  const int stopped_by = stop_signal.load();
+  if (stopped_by != 0)
+    problems.insert(problems.begin(), fmt::format("stopped by signal {}", stopped_by));
+  if (!started && stopped_by == 0) {
+    CPLAB_CHECK(unmatched.empty(),
+                "bench run: --filter '{}' matches no benchmark of the {} suite{}", args.filter,
+                fmt::join(unmatched, " and "), unmatched.size() == 1 ? "" : "s");
+    CPLAB_FAIL("bench run: no suite was built in {}", dir.string());
+  }
+  if (!merged.contains("context")) merged["context"] = nlohmann::json::object();
   merged["context"]["cplab"] = build_context(ran);
   merged["context"]["cplab"]["suites_not_built"] = missing;
+  merged["context"]["cplab"]["complete"] = problems.empty();
+  if (!problems.empty()) merged["context"]["cplab"]["problems"] = problems;
   // Written whole or not at all: a temporary beside the output, then renamed over it.
   const fs::path tmp = args.out + ".tmp";
   {
     std::ofstream out(tmp);
     CPLAB_CHECK(out.good(), "bench run: cannot write {}", args.out);
-    out << merged.dump(2) << "\n";
+    out << merged.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     CPLAB_CHECK(out.good(), "bench run: cannot write {}", args.out);
   }
   fs::rename(tmp, args.out);
+  const std::size_t runs = merged["benchmarks"].size();
+  if (!problems.empty()) {
+    // One line: every problem, then where what completed went.
+    const std::string what = fmt::format(
+        "{}; the {} benchmark runs that completed are in {}, marked \"complete\": false",
+        fmt::join(problems, "; "), runs, args.out);
+    if (stopped_by != 0) {
+      std::fprintf(stderr, "cplab bench run: %s\n", escape_untrusted(what).c_str());
+      return 128 + stopped_by;
+    }
+    CPLAB_FAIL("bench run: {}", what);
+  }
   std::size_t failed = 0;
   for (const auto& b : merged["benchmarks"]) {
     const std::string message = b.value("error_message", "");
     if (b.value("error_occurred", false) && message.rfind("skipped", 0) != 0) {
-      std::fprintf(stderr, "cplab bench run: %s: %s\n", b.value("name", "?").c_str(),
-                   message.c_str());
+      std::fprintf(stderr, "cplab bench run: %s: %s\n",
+                   escape_untrusted(b.value("name", "?")).c_str(),
+                   escape_untrusted(message).c_str());
       ++failed;
     }
   }
-  fmt::print("bench run: {} benchmark runs of suites {} → {}{}\n", merged["benchmarks"].size(),
-             fmt::join(ran, ", "), args.out,
-             failed ? fmt::format(" ({} failed their output check)", failed) : "");
+  fmt::print("bench run: {} benchmark runs of suites {} → {}{}\n", runs, fmt::join(ran, ", "),
+             args.out, failed ? fmt::format(" ({} failed their output check)", failed) : "");
   return failed ? 1 : 0;
 }
 

@@ -1,7 +1,10 @@
 #pragma once
 // `cplab bench run`: the benchmark suites this build has, as one Google Benchmark JSON file
-// with context.cplab (commit, compiler, flags, CPU, GPU, CUDA) added. Exits 1 when a benchmark's
-// own output check failed (the file is still written), 2 on bad arguments.
+// with context.cplab (commit, compiler, flags, CPU, GPU, CUDA, complete) added. Exits 1 when a
+// benchmark's own output check failed (the file is still written), 2 on bad arguments or when a
+// suite died or wrote output that does not parse, 128 + N when stopped by signal N; in those
+// cases what completed is still written, with context.cplab.complete false and the problems, and
+// the suite's part file is kept beside --out.
 #include <string>
 
 namespace cplab::cli {

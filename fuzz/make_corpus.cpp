@@ -1,6 +1,7 @@
 // Writes the fuzzers' seed corpora, OUT/<target>/seed-N, with cplab's own writers: .npy files of
 // every dtype the reader takes, printed cases, sweep reports of two shards, argument lines, and
-// batch declarations. Usage: fuzz_make_corpus OUT
+// batch declarations; and benchmark results as Google Benchmark writes them (repetitions,
+// aggregates, a NaN cv, a file cut short). Usage: fuzz_make_corpus OUT
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -99,6 +100,36 @@ int main(int argc, char** argv) {
         "magi\n8\n\n16\n100,28\n18446744073709551615", "head-tail\n1024\n\n\n2048\n7"}) {
     put(out / "args", n, text);
   }
+  n = 0;
+  const std::string bench_context =
+      R"({"context": {"date": "2026-01-01T00:00:00+00:00", "host_name": "h", "executable": "e",
+      "cplab": {"commit": "0123456789abcdef0123456789abcdef01234567", "compiler": "GNU 12",
+      "cpu": "x", "complete": true}}, "benchmarks": [)";
+  std::string repetitions;
+  for (int i = 0; i < 3; ++i) {
+    repetitions += std::string(i ? "," : "") +
+                   R"({"name": "BM_copy/process_time", "run_name": "BM_copy/process_time",
+        "run_type": "iteration", "repetitions": 3, "repetition_index": )" +
+                   std::to_string(i) + R"(, "iterations": 84, "real_time": )" +
+                   std::to_string(2.4e5 + i * 1e3) + R"(, "cpu_time": 1.7e5, "time_unit": "ns",
+        "ratio_to_baseline": 0.99, "page_faults": 0.0})";
+  }
+  const std::string aggregate =
+      R"(,{"name": "BM_copy/process_time_cv", "run_name": "BM_copy/process_time",
+      "run_type": "aggregate", "aggregate_name": "cv", "aggregate_unit": "percentage",
+      "iterations": 3, "real_time": 8.35e-02, "cpu_time": 2.81e-02, "page_faults": NaN})";
+  const std::string failed =
+      R"(,{"name": "BM_gpu", "run_name": "BM_gpu", "run_type": "iteration",
+      "error_occurred": true, "error_message": "skipped: no CUDA device", "iterations": 0,
+      "real_time": 0, "cpu_time": 0, "time_unit": "ms"})";
+  const std::string whole = bench_context + repetitions + aggregate + failed + "]}";
+  put(out / "bench", n, whole);
+  put(out / "bench", n, whole + std::string(1, '\0') + whole);
+  put(out / "bench", n, whole.substr(0, whole.size() / 2));
+  put(out / "bench", n,
+      bench_context + R"({"name": "BM_z", "real_time": 0, "ratio_to_baseline": 0}]})" +
+          std::string(1, '\0') + bench_context +
+          R"({"name": "BM_z", "real_time": Infinity, "ratio_to_baseline": 1.02}]})");
   n = 0;
   put(out / "batch", n, std::string(64, '\x01'));
   put(out / "batch", n,

@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "tests/support/cli.hpp"
@@ -139,20 +140,110 @@ TEST(BenchHistory, the_page_draws_a_chart_and_flags_the_planted_slowdown_in_chro
       << "the screenshot is blank";
 }
 
-TEST(BenchRun, every_host_benchmark_checks_its_output_and_reports_its_ratio) {
+// Every benchmark of the host suite with repetitions, so that every counter is aggregated (mean,
+// median, stddev, cv): the file must be JSON as it is written, with no value missing.
+TEST(BenchRun, every_host_benchmark_repeated_checks_its_output_and_writes_valid_json) {
   const std::string out = scratch() + "/host.json";
-  const auto run = run_cplab("bench run --suite cpu --min-time 0.01 --out " + out);
+  const auto run = run_cplab("bench run --suite cpu --repetitions 3 --min-time 0.001 --out " + out);
   ASSERT_EQ(run.status, 0) << run.err;
-  const nlohmann::json doc = nlohmann::json::parse(slurp(out));
-  int checked = 0;
+  EXPECT_EQ(run.err.find("not finite"), std::string::npos) << run.err;
+  EXPECT_FALSE(fs::exists(out + ".cpu.part"));
+  const nlohmann::json doc = nlohmann::json::parse(slurp(out));  // strict: no NaN, no Infinity
+  EXPECT_TRUE(doc["context"]["cplab"]["complete"].get<bool>());
+  int checked = 0, aggregates = 0;
   for (const auto& b : doc["benchmarks"]) {
+    for (const auto& [field, value] : b.items()) {
+      EXPECT_FALSE(value.is_null()) << b.value("name", "") << ": " << field;
+    }
+    if (b.value("run_type", "") == "aggregate") ++aggregates;
     if (b.value("run_type", "") != "iteration") continue;
     ++checked;
     EXPECT_FALSE(b.value("error_occurred", false)) << b.value("name", "") << ": " << b.dump();
     EXPECT_TRUE(b.contains("ratio_to_baseline")) << b.value("name", "");
     EXPECT_TRUE(b.contains("items_per_second")) << b.value("name", "");
   }
-  EXPECT_GT(checked, 50);
+  EXPECT_GT(checked, 3 * 50);
+  EXPECT_GT(aggregates, 4 * 50);
+}
+
+std::string write_file(const std::string& name, const std::string& text) {
+  const std::string path = scratch() + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+// Five repetitions of one benchmark named `name` (JSON-escaped), with these ratios.
+std::string five_repetitions(const std::string& name, const std::string& ratio) {
+  std::string text = "{\"context\": {}, \"benchmarks\": [";
+  for (int i = 0; i < 5; ++i) {
+    text += std::string(i ? "," : "") + "{\"name\": \"" + name + "\", \"run_name\": \"" + name +
+            "\", \"run_type\": \"iteration\", \"real_time\": " + std::to_string(100 + i) +
+            ", \"time_unit\": \"ns\", \"ratio_to_baseline\": " + ratio + "}";
+  }
+  return text + "]}";
+}
+
+TEST(BenchCompare, names_from_the_files_are_escaped_in_the_table) {
+  // A terminal escape and a newline in a name (as JSON escapes them).
+  const std::string name = "BM_\\u001b[31mred\\nline";
+  const std::string a = write_file("escape-a.json", five_repetitions(name, "1.0"));
+  const std::string b = write_file("escape-b.json", five_repetitions(name, "1.0"));
+  const auto run = run_cplab("bench compare " + a + " " + b);
+  EXPECT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(run.out.find('\x1b'), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("BM_\\x1b[31mred\\x0aline"), std::string::npos) << run.out;
+  EXPECT_EQ(testsupport::line_count(run.out), 5)
+      << "base, new, header, one row, summary: " << run.out;
+}
+
+TEST(BenchCompare, a_base_ratio_of_0_is_reported_as_not_comparable) {
+  const std::string zero = write_file("zero.json", five_repetitions("BM_z", "0"));
+  const std::string fine = write_file("fine.json", five_repetitions("BM_z", "1.02"));
+  const auto run = run_cplab("bench compare " + zero + " " + fine);
+  EXPECT_EQ(run.status, 0) << run.err;
+  EXPECT_NE(run.out.find("not comparable: the base median ratio is 0"), std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("n/a"), std::string::npos) << run.out;
+  EXPECT_EQ(run.out.find("faster"), std::string::npos) << run.out;
+  EXPECT_EQ(run.out.find("+0.0%"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("1 benchmarks not comparable"), std::string::npos) << run.out;
+}
+
+TEST(BenchCompare, values_that_are_not_finite_are_read_as_missing_and_said_so) {
+  // As Google Benchmark writes a NaN counter, in one of the five repetitions.
+  std::string text = five_repetitions("BM_n", "1.0");
+  text.replace(text.find("\"ratio_to_baseline\": 1.0"), 24, "\"ratio_to_baseline\": NaN");
+  const std::string with_nan = write_file("nan.json", text);
+  const std::string fine = write_file("fine-n.json", five_repetitions("BM_n", "1.0"));
+  const auto run = run_cplab("bench compare " + with_nan + " " + fine);
+  EXPECT_EQ(run.status, 0) << run.err;
+  EXPECT_NE(run.out.find("note: " + with_nan +
+                         ": 1 value is not a finite number (NaN, Infinity or null), read as "
+                         "missing: BM_n: ratio_to_baseline"),
+            std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("  4/5  "), std::string::npos) << "four ratios against five: " << run.out;
+  EXPECT_NE(run.out.find("(1 value missing: not finite)"), std::string::npos) << run.out;
+}
+
+TEST(BenchHistory, values_that_are_not_finite_are_left_out_and_listed_on_the_page) {
+  std::string text = five_repetitions("BM_h", "1.0");
+  text.replace(text.find("\"real_time\": 100"), 16, "\"real_time\": Infinity");
+  const std::string with_inf = write_file("inf.json", text);
+  const std::string dir = scratch() + "/history-missing";
+  const auto run = run_cplab("bench history --out " + dir + " " + with_inf);
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_NE(run.out.find("note: " + with_inf + ": 1 value is not a finite number"),
+            std::string::npos)
+      << run.out;
+  const std::string html = slurp(dir + "/index.html");
+  EXPECT_NE(html.find("<ul id=\"missing\">\n<li class=\"missing\">"), std::string::npos);
+  EXPECT_NE(html.find("BM_h: real_time"), std::string::npos);
+  const std::size_t specs = html.find("id=\"specs\">");
+  ASSERT_NE(specs, std::string::npos);
+  const std::string data = html.substr(specs, html.find("</script>", specs) - specs);
+  EXPECT_EQ(data.find("Infinity"), std::string::npos) << "no non-finite value reaches the chart";
+  EXPECT_NE(data.find("BM_h"), std::string::npos) << data;
 }
 
 }  // namespace
