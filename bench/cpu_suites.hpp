@@ -8,5 +8,6 @@ void register_loss_benchmarks();
 void register_planning_benchmarks();
 void register_collective_benchmarks();
 void register_sweep_benchmarks();
+void register_check_benchmarks();
 
 }  // namespace cplab::bench

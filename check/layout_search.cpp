@@ -1,35 +1,293 @@
-// `--layout auto` (layout_search.hpp): every candidate plan, each distinct one checked in full.
+// `--layout auto` (layout_search.hpp). Planning a candidate and comparing every slot costs O(L)
+// each, and a long row has hundreds of candidates (every chunk or block size dividing ℓ), so the
+// search goes in two stages:
+//   1. Every candidate (a layout with values of the options it reads) is tried at a few sampled
+//      local slots of every rank, through the layout's closed-form map (sim/): the global slot it
+//      puts there and whether the shards hold that slot's token. Nothing is planned.
+//   2. The candidates that agree best are grouped (same slots sampled, same kind of map) and the
+//      groups are planned by the reference and checked in full in that order, until one explains
+//      the shards or the best few were tried; the best score wins.
+// The samples only choose what to plan: every verdict is the reference's full comparison.
 #include "check/layout_search.hpp"
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include "reference/plan.hpp"
 #include "reference/types/error.hpp"
+#include "reference/types/token_moves.hpp"
+#include "sim/layout_descriptor.hpp"
+#include "sim/partition.hpp"
 
 namespace cplab::check {
 namespace {
 
-// A plan's identity: two option sets giving the same maps, positions and tables are one candidate.
-std::vector<std::int64_t> plan_signature(const ShardPlan& plan) {
-  std::vector<std::int64_t> sig;
-  for (const RowPlan& row : plan.rows) {
-    sig.push_back(row.padded_len);
-    for (const auto& index : row.index) sig.insert(sig.end(), index.begin(), index.end());
-    sig.insert(sig.end(), row.positions.begin(), row.positions.end());
-    sig.insert(sig.end(), row.caller_pos.begin(), row.caller_pos.end());
-    for (const auto& cu : row.local_cu_seqlens) {
-      sig.push_back(-1);
-      sig.insert(sig.end(), cu.begin(), cu.end());
-    }
-  }
-  return sig;
-}
+// Groups planned in full, at most. A few more than one, so that shards with a fault at a sampled
+// slot are still compared in full with the runner-up.
+constexpr std::size_t kPlannedGroups = 3;
+constexpr std::int64_t kSampledRanks = 64;
+constexpr std::int64_t kSamplesPerRank = 24;
 
 std::vector<std::int64_t> option_values(bool fixed, std::int64_t value,
                                         std::vector<std::int64_t> tried) {
   if (fixed) return {value};
   return tried;
+}
+
+std::vector<std::int64_t> divisors(std::int64_t n, std::int64_t first) {
+  std::vector<std::int64_t> out = {first};
+  for (std::int64_t d = 1; d <= n; ++d) {
+    if (n % d == 0 && d != first) out.push_back(d);
+  }
+  return out;
+}
+
+// Every layout with the values of the options it reads (reference::LayoutInfo::reads) that could
+// have made shards of ℓ tokens on C ranks; an option the caller fixed keeps its value.
+std::vector<LayoutSpec> candidates(const LayoutSpec& given, const FixedOptions& fixed,
+                                   std::int64_t local) {
+  const LayoutSpec defaults;
+  const auto multiples = option_values(fixed.pad_multiple, given.pad_multiple, {2, 1, 3, 4, 8});
+  const auto chunk_sizes =
+      option_values(fixed.chunk_size, given.chunk_size, divisors(local, defaults.chunk_size));
+  const auto block_sizes =
+      option_values(fixed.block_size, given.block_size, divisors(local, defaults.block_size));
+  std::vector<std::int64_t> ring_degrees = {defaults.ring_degree};
+  for (std::int64_t r = 2; r <= given.cp; ++r) {
+    if (given.cp % r == 0) ring_degrees.push_back(r);
+  }
+  if (fixed.ring_degree) ring_degrees = {given.ring_degree};
+  std::vector<LayoutSpec> out;
+  for (const reference::LayoutInfo& info : reference::layouts()) {
+    LayoutSpec base = given;
+    base.layout = info.name;
+    std::vector<LayoutSpec> specs = {base};
+    const auto vary = [&](std::uint8_t option, const std::vector<std::int64_t>& values,
+                          std::int64_t LayoutSpec::*field) {
+      if ((info.reads & option) == 0) return;
+      std::vector<LayoutSpec> next;
+      for (const LayoutSpec& s : specs) {
+        for (std::int64_t v : values) {
+          next.push_back(s);
+          next.back().*field = v;
+        }
+      }
+      specs = std::move(next);
+    };
+    vary(reference::kReadsPadMultiple, multiples, &LayoutSpec::pad_multiple);
+    vary(reference::kReadsChunkSize, chunk_sizes, &LayoutSpec::chunk_size);
+    vary(reference::kReadsRingDegree, ring_degrees, &LayoutSpec::ring_degree);
+    vary(reference::kReadsBlockSize, block_sizes, &LayoutSpec::block_size);
+    out.insert(out.end(), specs.begin(), specs.end());
+  }
+  return out;
+}
+
+// The token values one key holds, read at (row, slot): the shards' and the batch's copies of the
+// primary (or labels), the key every sharder hands out.
+struct Probe {
+  std::string key;
+  std::int64_t seq_dim = 1;
+  std::int64_t local = 0;
+  const Tensor* global = nullptr;
+  TokenAxes global_axes;
+  std::vector<const Tensor*> shards;
+  std::vector<TokenAxes> shard_axes;
+  std::vector<std::pair<std::int64_t, std::int64_t>> samples;  // (rank, local slot)
+  std::int64_t rows = 1;                                       // the shards' rows
+
+  bool same(std::int64_t rank, std::int64_t row, std::int64_t k, std::int64_t caller) const {
+    const TokenAxes& sa = shard_axes[static_cast<std::size_t>(rank)];
+    for (std::int64_t o = 0; o < sa.outer; ++o) {
+      for (std::int64_t e = 0; e < sa.inner; ++e) {
+        if (shards[rank]->get(sa.flat(o, row, k, e)) !=
+            global->get(global_axes.flat(o, row, caller, e)))
+          return false;
+      }
+    }
+    return true;
+  }
+};
+
+// A probe of the first key the batch and every shard hold with the shape a rank's shard has
+// ([B, ℓ, ...], or [ℓ, ...] for one row); nullopt when there is none (the search then plans
+// every candidate).
+std::optional<Probe> make_probe(const Batch& batch, const std::vector<io::TensorFile>& shards,
+                                std::int64_t local) {
+  if (shards.empty() || local <= 0) return std::nullopt;
+  for (const char* key : {keys::input_ids, keys::labels, keys::inputs_embeds}) {
+    if (!batch.has(key)) continue;
+    Probe p;
+    p.key = key;
+    p.local = local;
+    const TokenField& field = batch.tokens.at(key);
+    p.seq_dim = field.seq_dim;
+    p.global = &field.value;
+    p.global_axes = token_axes(field.value, field.seq_dim, "check");
+    bool usable = true;
+    for (const io::TensorFile& file : shards) {
+      const auto it = file.tensors.find(key);
+      if (it == file.tensors.end()) {
+        usable = false;
+        break;
+      }
+      const Tensor& t = it->second;
+      const bool one_row = t.dim() + 1 == field.value.dim() && batch.rows() == 1;
+      const std::int64_t seq_dim = one_row ? field.seq_dim - 1 : field.seq_dim;
+      if (seq_dim < 0 || t.dim() <= seq_dim || t.size(seq_dim) != local ||
+          t.dtype() != field.value.dtype()) {
+        usable = false;
+        break;
+      }
+      TokenAxes axes =
+          one_row ? token_axes(t.reshaped(with_rows_and_seq(field.value, field.seq_dim, 1, local)),
+                               field.seq_dim, "check")
+                  : token_axes(t, field.seq_dim, "check");
+      if (axes.rows != batch.rows() || axes.inner != p.global_axes.inner ||
+          axes.outer != p.global_axes.outer) {
+        usable = false;
+        break;
+      }
+      p.shards.push_back(&t);
+      p.shard_axes.push_back(axes);
+    }
+    if (!usable) continue;
+    p.rows = batch.rows();
+    // A deterministic spread: both ends of every rank's shard, its middle, and a stride through
+    // the rest, on up to kSampledRanks ranks spread over the group.
+    const auto cp = static_cast<std::int64_t>(shards.size());
+    const std::int64_t rank_step = std::max<std::int64_t>(1, cp / kSampledRanks);
+    for (std::int64_t r = 0; r < cp; r += rank_step) {
+      std::vector<std::int64_t> ks = {0, 1, local / 2, local - 2, local - 1};
+      for (std::int64_t i = 1; i < kSamplesPerRank - 4; ++i) {
+        ks.push_back((i * 7919 + r * 104729) % local);
+      }
+      std::sort(ks.begin(), ks.end());
+      ks.erase(std::unique(ks.begin(), ks.end()), ks.end());
+      for (std::int64_t k : ks) {
+        if (k >= 0 && k < local) p.samples.emplace_back(r, k);
+      }
+    }
+    return p;
+  }
+  return std::nullopt;
+}
+
+// What one candidate puts at the sampled slots: the caller position of each (-1: a slot the
+// layout added), and how many of the caller's tokens the shards do not hold there.
+struct Sampled {
+  std::vector<std::int64_t> callers;
+  std::int64_t mismatches = 0;
+  bool relaid = false;
+};
+
+// The caller position stream slot g holds: the caller row as it is with padding appended, or
+// (re-laid documents) the real tokens of each document at its caller offset.
+std::int64_t caller_of(const sim::RowStream& stream, std::int64_t g) {
+  if (!stream.relaid) return g < stream.caller_len ? g : -1;
+  const auto& bounds = stream.doc_bounds;
+  const auto it = std::upper_bound(bounds.begin(), bounds.end(), g);
+  if (it == bounds.begin() || it == bounds.end()) return -1;
+  const auto doc = static_cast<std::size_t>(it - bounds.begin() - 1);
+  const std::int64_t offset = g - bounds[doc];
+  return offset < stream.doc_real[doc] ? stream.caller_start[doc] + offset : -1;
+}
+
+// Tries a candidate at the probe's samples through the twin's closed-form maps; nullopt when the
+// layout cannot lay out the batch, or not into shards of the probe's length.
+std::optional<Sampled> sample(const LayoutSpec& candidate, const Batch& batch, const Probe& probe) {
+  try {
+    LayoutSpec spec = candidate;
+    spec.microbatches = batch.packed() ? batch.rows() : 1;
+    validate_spec(spec);
+    const std::vector<sim::MicrobatchRows> micro = sim::microbatch_rows(spec, batch);
+    Sampled out;
+    std::int64_t row0 = 0;
+    for (const sim::MicrobatchRows& rows : micro) {
+      const sim::RowStream stream = sim::row_stream(spec, rows);
+      if (stream.padded_len != probe.local * spec.cp) return std::nullopt;
+      const sim::LayoutMap map = sim::stream_map(stream);
+      out.relaid = out.relaid || stream.relaid;
+      for (std::size_t i = 0; i < probe.samples.size(); ++i) {
+        const auto [rank, k] = probe.samples[i];
+        const std::int64_t row = row0 + static_cast<std::int64_t>(i) % rows.rows;
+        const std::int64_t caller = caller_of(stream, map.global_index(rank, k));
+        out.callers.push_back(caller);
+        if (caller >= 0 && !probe.same(rank, row, k, caller)) ++out.mismatches;
+      }
+      row0 += rows.rows;
+    }
+    return out;
+  } catch (const Error&) {
+    return std::nullopt;  // this layout cannot lay out the batch (thd of a BSHD row, ...)
+  }
+}
+
+// Candidates that the samples cannot tell apart: the same caller positions at every sampled slot
+// and the same kind of map (documents re-laid, positions, whole local documents, varlen segments).
+struct Group {
+  std::vector<std::size_t> members;  // indices into the candidates, registry order
+  std::int64_t mismatches = 0;
+};
+
+// Positions that are stream indices differ from offsets in each document only in packed rows
+// (in a BSHD row both count from the row's start, pads continuing), so only there do they set a
+// candidate apart.
+std::vector<std::int64_t> group_key(const LayoutSpec& spec, const Sampled& s, bool packed) {
+  const sim::LayoutDescriptor& d = sim::layout_descriptor(spec.layout);
+  std::vector<std::int64_t> key = {packed && s.relaid, packed && d.stream_positions,
+                                   d.local_documents, d.varlen_segments};
+  key.insert(key.end(), s.callers.begin(), s.callers.end());
+  return key;
+}
+
+// Full plans of a few candidates, each checked against the shards; the best score wins.
+struct Tried {
+  Verdict verdict;
+  bool defines_cu = false;
+};
+
+std::optional<Tried> plan_and_check(const LayoutSpec& spec, const Batch& batch,
+                                    const std::vector<io::TensorFile>& shards,
+                                    const Conventions& conventions, std::int64_t local) {
+  LayoutSpec planned = spec;
+  planned.microbatches = batch.packed() ? batch.rows() : 1;
+  ShardPlan plan;
+  try {
+    plan = reference::plan(planned, batch);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  if (local > 0 && plan.rows[0].local_len() != local) return std::nullopt;
+  Tried t;
+  t.defines_cu = !plan.rows[0].local_cu_seqlens.empty();
+  t.verdict.automatic = true;
+  t.verdict.outcome = check_shards(spec, batch, shards, conventions);
+  return t;
+}
+
+// The caller position every (rank, local slot) holds under a candidate, row by row, through the
+// closed-form maps; empty when it cannot lay out the batch. Two candidates of one group (same
+// kind of map) with the same positions everywhere have the same plan: aliases.
+std::vector<std::int64_t> all_callers(const LayoutSpec& candidate, const Batch& batch) {
+  std::vector<std::int64_t> out;
+  try {
+    LayoutSpec spec = candidate;
+    spec.microbatches = batch.packed() ? batch.rows() : 1;
+    for (const sim::MicrobatchRows& rows : sim::microbatch_rows(spec, batch)) {
+      const sim::RowStream stream = sim::row_stream(spec, rows);
+      const sim::LayoutMap map = sim::stream_map(stream);
+      out.push_back(stream.padded_len);
+      for (std::int64_t r = 0; r < spec.cp; ++r) {
+        for (std::int64_t k = 0; k < map.local_len(); ++k)
+          out.push_back(caller_of(stream, map.global_index(r, k)));
+      }
+    }
+  } catch (const Error&) {
+    out.clear();
+  }
+  return out;
 }
 
 }  // namespace
@@ -43,106 +301,72 @@ std::string layout_brief(LayoutSpec spec) {
   return spec_brief(spec);
 }
 
-// Every registered layout with the option values that could have made shards of ℓ tokens, each
-// distinct plan tried once; the best score wins (the first registered on ties).
 Verdict find_layout(const LayoutSpec& given, const FixedOptions& fixed, const Batch& batch,
                     const std::vector<io::TensorFile>& shards, const Conventions& conventions) {
   const std::int64_t local = shard_local_len(batch, shards);
-  std::vector<std::int64_t> chunk_sizes = {LayoutSpec{}.chunk_size};
-  for (std::int64_t k = 1; k <= local; ++k) {
-    if (local % k == 0 && k != chunk_sizes[0]) chunk_sizes.push_back(k);
-  }
-  const auto multiples = option_values(fixed.pad_multiple, given.pad_multiple, {2, 1, 3, 4, 8});
-  if (fixed.chunk_size) chunk_sizes = {given.chunk_size};
-  // Ring degrees R dividing C, block sizes B dividing ℓ (a rank holds whole blocks). These are
-  // tried one axis at a time from the defaults: no layout reads both, and a cross product with the
-  // pad multiples and chunk sizes would plan every layout thousands of times.
-  std::vector<std::int64_t> ring_degrees, block_sizes;
-  for (std::int64_t r = 1; r <= given.cp; ++r) {
-    if (given.cp % r == 0 && r != LayoutSpec{}.ring_degree) ring_degrees.push_back(r);
-  }
-  for (std::int64_t b = 1; b <= local; ++b) {
-    if (local % b == 0 && b != LayoutSpec{}.block_size) block_sizes.push_back(b);
-  }
-  if (fixed.ring_degree) ring_degrees.clear();
-  if (fixed.block_size) block_sizes.clear();
-  std::vector<LayoutSpec> option_sets;
-  for (std::int64_t m : multiples) {
-    for (std::int64_t k : chunk_sizes) {
-      LayoutSpec spec = given;
-      spec.pad_multiple = m;
-      spec.chunk_size = k;
-      option_sets.push_back(spec);
+  const std::vector<LayoutSpec> all = candidates(given, fixed, local);
+  const std::optional<Probe> probe = make_probe(batch, shards, local);
+
+  // Stage 1: the samples group the candidates; without a probe every candidate is its own group.
+  std::vector<Group> groups;
+  if (probe) {
+    std::map<std::vector<std::int64_t>, std::size_t> index;
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      const std::optional<Sampled> s = sample(all[i], batch, *probe);
+      if (!s) continue;
+      const auto [it, inserted] =
+          index.emplace(group_key(all[i], *s, batch.packed()), groups.size());
+      if (inserted) groups.push_back({{}, s->mismatches});
+      groups[it->second].members.push_back(i);
     }
+    std::stable_sort(groups.begin(), groups.end(),
+                     [](const Group& a, const Group& b) { return a.mismatches < b.mismatches; });
+    if (groups.size() > kPlannedGroups) groups.resize(kPlannedGroups);
+  } else {
+    for (std::size_t i = 0; i < all.size(); ++i) groups.push_back({{i}, 0});
   }
-  const LayoutSpec defaults = option_sets.front();
-  for (std::int64_t r : ring_degrees) {
-    option_sets.push_back(defaults);
-    option_sets.back().ring_degree = r;
-  }
-  for (std::int64_t b : block_sizes) {
-    option_sets.push_back(defaults);
-    option_sets.back().block_size = b;
-  }
-  std::map<std::vector<std::int64_t>, std::size_t> seen;  // signature → index in tried
-  std::vector<Verdict> tried;
-  std::vector<const reference::LayoutInfo*> tried_layout;
-  std::vector<bool> defines_cu;  // the candidate's plan gives ranks local cu_seqlens
-  for (const reference::LayoutInfo& info : reference::layouts()) {
-    for (const LayoutSpec& options : option_sets) {
-      LayoutSpec spec = options;
-      spec.layout = info.name;
-      LayoutSpec planned = spec;
-      planned.microbatches = batch.packed() ? batch.rows() : 1;
-      std::vector<std::int64_t> sig;
-      bool has_cu = false;
-      try {
-        const ShardPlan plan = reference::plan(planned, batch);
-        if (local > 0 && plan.rows[0].local_len() != local) continue;
-        sig = plan_signature(plan);
-        has_cu = !plan.rows[0].local_cu_seqlens.empty();
-      } catch (const Error&) {
-        continue;  // this layout cannot plan the batch (thd of a BSHD row, ...)
-      }
-      const auto known = seen.find(sig);
-      if (known != seen.end()) {
-        // Same plan under another name: an alias, reported with the winner.
-        const std::string name = layout_brief(spec);
-        auto& also = tried[known->second].also;
-        if (tried_layout[known->second] != &info &&
-            std::find(also.begin(), also.end(), name) == also.end()) {
-          also.push_back(name);
-        }
-        continue;
-      }
-      seen[sig] = tried.size();
-      Verdict v;
-      v.automatic = true;
-      v.outcome = check_shards(spec, batch, shards, conventions);
-      tried.push_back(std::move(v));
-      tried_layout.push_back(&info);
-      defines_cu.push_back(has_cu);
-    }
-  }
-  CPLAB_CHECK(!tried.empty(),
-              "--layout auto: no registered layout at cp={} plans this batch into shards of {} "
-              "tokens per rank",
-              given.cp, local);
-  // Equal scores: shards that carry THD metadata (cu_seqlens, max_seqlen) are better explained by
-  // a layout that defines local cu_seqlens than by one with the same token maps and none.
+
+  // Stage 2: the first member of each group is planned and checked in full; the others are its
+  // aliases when their plans are the same (checked only for a group that explains the shards).
   const bool thd_keys = !shards.empty() && (shards[0].tensors.count("cu_seqlens") != 0 ||
                                             shards[0].tensors.count("cu_seqlens_padded") != 0 ||
                                             shards[0].tensors.count("max_seqlen") != 0);
-  std::size_t best = 0;
-  for (std::size_t i = 1; i < tried.size(); ++i) {
-    const std::int64_t score = tried[i].outcome.score, best_score = tried[best].outcome.score;
-    if (score < best_score ||
-        (score == best_score && thd_keys && defines_cu[i] && !defines_cu[best])) {
-      best = i;
+  std::optional<Tried> best;
+  std::int64_t planned = 0;
+  for (const Group& group : groups) {
+    if (best && best->verdict.outcome.score == 0) break;  // explained: the rest can only tie
+    const LayoutSpec& leader = all[group.members[0]];
+    std::optional<Tried> tried = plan_and_check(leader, batch, shards, conventions, local);
+    if (!tried) continue;
+    ++planned;
+    if (tried->verdict.outcome.score == 0 && group.members.size() > 1) {
+      const std::vector<std::int64_t> mine = all_callers(leader, batch);
+      for (std::size_t m = 1; m < group.members.size(); ++m) {
+        const LayoutSpec& alias = all[group.members[m]];
+        const std::string name = layout_brief(alias);
+        auto& also = tried->verdict.also;
+        if (alias.layout == leader.layout || mine.empty() || all_callers(alias, batch) != mine ||
+            std::find(also.begin(), also.end(), name) != also.end())
+          continue;
+        also.push_back(name);
+      }
+    }
+    const std::int64_t score = tried->verdict.outcome.score;
+    // Equal scores: shards that carry THD metadata (cu_seqlens, max_seqlen) are better explained
+    // by a layout that defines local cu_seqlens than by one with the same token maps and none.
+    if (!best || score < best->verdict.outcome.score ||
+        (score == best->verdict.outcome.score && thd_keys && tried->defines_cu &&
+         !best->defines_cu)) {
+      best = std::move(tried);
     }
   }
-  Verdict verdict = std::move(tried[best]);
-  verdict.candidates = static_cast<std::int64_t>(tried.size());
+  CPLAB_CHECK(best.has_value(),
+              "--layout auto: no registered layout at cp={} plans this batch into shards of {} "
+              "tokens per rank",
+              given.cp, local);
+  Verdict verdict = std::move(best->verdict);
+  verdict.candidates = static_cast<std::int64_t>(all.size());
+  verdict.planned = planned;
   return verdict;
 }
 

@@ -74,6 +74,7 @@ void print_json(const CheckArgs& args, const Batch& batch, const Verdict& v) {
   out["spec"] = layout_brief(o.spec);
   out["auto"] = v.automatic;
   out["candidates"] = v.candidates;
+  out["planned"] = v.planned;
   out["also_explained_by"] = v.also;
   out["batch"] = {{"path", args.batch_path},
                   {"rows", batch.rows()},
@@ -120,13 +121,14 @@ void print_text(const CheckArgs& args, const Batch& batch, const Verdict& v) {
     fmt::print("layout: {}\n", brief);
   } else if (o.diffs.empty()) {
     fmt::print(
-        "layout: {} (auto: explains the shards; {} candidate plans tried){}\n", brief, v.candidates,
+        "layout: {} (auto: explains the shards; {} candidates, {} planned in full){}\n", brief,
+        v.candidates, v.planned,
         v.also.empty() ? "" : fmt::format("; also explained by {}", fmt::join(v.also, ", ")));
   } else {
     fmt::print(
-        "layout: no registered layout explains the shards; closest of {} candidate plans: "
-        "{}, except:\n",
-        v.candidates, brief);
+        "layout: no registered layout explains the shards; closest of {} candidates ({} planned "
+        "in full): {}, except:\n",
+        v.candidates, v.planned, brief);
   }
   std::string more;
   if (!o.cu_seqlens.empty()) more += " · cu_seqlens " + cu_meaning(o.cu_seqlens);

@@ -6,6 +6,16 @@
 
 namespace cplab::reference {
 
+// The options of LayoutSpec beyond C that a layout reads, as bits of LayoutInfo::reads: what
+// `check --layout auto` searches over for it. A layout's plan does not change with an option it
+// does not declare (tests/reference/layouts_test.cpp).
+enum LayoutOptionBits : std::uint8_t {
+  kReadsPadMultiple = 1U << 0U,
+  kReadsChunkSize = 1U << 1U,
+  kReadsRingDegree = 1U << 2U,
+  kReadsBlockSize = 1U << 3U,
+};
+
 // What a layout's reference contributes (one entry per layout file in reference/layouts/).
 struct LayoutInfo {
   const char* name;
@@ -15,6 +25,7 @@ struct LayoutInfo {
   RowPlan (*plan_row)(const LayoutSpec& spec, std::int64_t caller_len,
                       const std::vector<std::int64_t>* seq_lens,
                       const std::vector<std::int64_t>* seq_lens_padded, std::int64_t pinned_len);
+  std::uint8_t reads = 0;  // LayoutOptionBits
 };
 
 const std::vector<LayoutInfo>& layouts();                // every registered layout, in name order

@@ -27,6 +27,7 @@ RowPlan plan_contiguous_row(const LayoutSpec& spec, std::int64_t caller_len,
 }  // namespace
 
 extern const LayoutInfo contiguous_layout;
-const LayoutInfo contiguous_layout{.name = "contiguous", .plan_row = plan_contiguous_row};
+const LayoutInfo contiguous_layout{
+    .name = "contiguous", .plan_row = plan_contiguous_row, .reads = kReadsPadMultiple};
 
 }  // namespace cplab::reference

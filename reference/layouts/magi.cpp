@@ -93,6 +93,6 @@ std::int64_t magi_auto_chunk_size(std::int64_t cap, std::int64_t seq_len, std::i
 }
 
 extern const LayoutInfo magi_layout;
-const LayoutInfo magi_layout{.name = "magi", .plan_row = plan_magi_row};
+const LayoutInfo magi_layout{.name = "magi", .plan_row = plan_magi_row, .reads = kReadsChunkSize};
 
 }  // namespace cplab::reference

@@ -89,6 +89,6 @@ RowPlan plan_ptrr_row(const LayoutSpec& spec, std::int64_t caller_len,
 }  // namespace
 
 extern const LayoutInfo ptrr_layout;
-const LayoutInfo ptrr_layout{.name = "ptrr", .plan_row = plan_ptrr_row};
+const LayoutInfo ptrr_layout{.name = "ptrr", .plan_row = plan_ptrr_row, .reads = kReadsBlockSize};
 
 }  // namespace cplab::reference

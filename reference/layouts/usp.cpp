@@ -64,6 +64,6 @@ RowPlan plan_usp_row(const LayoutSpec& spec, std::int64_t caller_len,
 }  // namespace
 
 extern const LayoutInfo usp_layout;
-const LayoutInfo usp_layout{.name = "usp", .plan_row = plan_usp_row};
+const LayoutInfo usp_layout{.name = "usp", .plan_row = plan_usp_row, .reads = kReadsRingDegree};
 
 }  // namespace cplab::reference

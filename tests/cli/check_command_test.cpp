@@ -219,6 +219,44 @@ TEST_F(CliCheck, AutoReadsAutomodelsZeroPaddedHeadTail) {
   }
 }
 
+// --layout auto plans few candidates: a long row at C = 8 has over a hundred (every magi chunk
+// size and ptrr block size dividing a rank's 6930 tokens); its head-tail shards are named after one
+// full plan, and a fault in them still leaves the search at three at most.
+TEST_F(CliCheck, AutoPlansAFewCandidatesOfALongRow) {
+  constexpr std::int64_t kSeq = 55440, kRanks = 8;
+  io::save_torch_batch(bshd_batch(kSeq), dir.file("batch.pt"));
+  auto shards = head_tail_zero_pad_shards(kSeq, kRanks);
+  auto run = check(shards, "auto", "", kRanks);
+  EXPECT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(run.out["layout"], "head-tail");
+  EXPECT_GT(run.out["candidates"].get<int>(), 100);
+  EXPECT_EQ(run.out["planned"], 1);
+  // On one causal row magi's and ptrr's 16 chunks, per-doc-head-tail and usp with R = C are
+  // head-tail too: aliases, found through their closed-form maps without planning them.
+  EXPECT_EQ(run.out["also_explained_by"],
+            nlohmann::json({"magi cp=8 chunk_size=3465", "per-doc-head-tail cp=8",
+                            "ptrr cp=8 block_size=3465", "usp cp=8 ring_degree=8"}));
+  auto ids = tensor_values(shards[3][keys::input_ids]);
+  std::swap(ids[5], ids[6]);
+  shards[3][keys::input_ids] = row_tensor(ids);
+  run = check(shards, "auto", "", kRanks);
+  EXPECT_EQ(run.status, 1);
+  EXPECT_EQ(run.out["layout"], "head-tail");
+  EXPECT_LE(run.out["planned"].get<int>(), 3);
+  EXPECT_EQ(first_difference(run, 3, keys::input_ids)["begin"], 5);
+}
+
+// A thousand ranks of two tokens each: every candidate is ruled out or confirmed at its samples,
+// so the search plans one, as the named layout does.
+TEST_F(CliCheck, AutoOnAThousandRanksPlansOne) {
+  constexpr std::int64_t kSeq = 2048, kRanks = 1024;
+  io::save_torch_batch(bshd_batch(kSeq), dir.file("batch.pt"));
+  const auto run = check(head_tail_zero_pad_shards(kSeq, kRanks), "auto", "", kRanks);
+  EXPECT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(run.out["layout"], "head-tail");
+  EXPECT_EQ(run.out["planned"], 1);
+}
+
 // The shards the reference plan of `spec` gives for a BSHD batch, one dict per rank.
 std::vector<ShardDict> reference_shards(const LayoutSpec& spec, const Batch& batch) {
   std::vector<ShardDict> out;

@@ -4,6 +4,7 @@
 #include "tests/support/layouts.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <random>
 
 #include "reference/work.hpp"
@@ -155,6 +156,54 @@ std::string param_name(const ::testing::TestParamInfo<LayoutParam>& info) {
 
 INSTANTIATE_TEST_SUITE_P(Reference, LayoutInvariants, ::testing::ValuesIn(layout_params()),
                          param_name);
+
+// The plan of a row, or nullopt when the layout refuses it.
+std::optional<RowPlan> plan_or_refusal(const LayoutSpec& spec, std::int64_t seq, const Ints* docs) {
+  try {
+    return reference::plan_row(spec, seq, docs);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+bool same_row_plan(const std::optional<RowPlan>& a, const std::optional<RowPlan>& b) {
+  if (!a || !b) return a.has_value() == b.has_value();
+  return a->padded_len == b->padded_len && a->index == b->index && a->positions == b->positions &&
+         a->caller_pos == b->caller_pos && a->local_cu_seqlens == b->local_cu_seqlens;
+}
+
+// Each layout reads exactly the options it declares (LayoutInfo::reads, what `check --layout auto`
+// searches over): another value (than make_spec's) of an option it does not declare leaves every
+// plan as it was, and each option it declares changes some row's plan.
+TEST(LayoutOptions, EachLayoutReadsExactlyTheOptionsItDeclares) {
+  struct Option {
+    std::uint8_t bit;
+    std::int64_t LayoutSpec::*field;
+    std::int64_t other;
+    const char* name;
+  };
+  const Option options[] = {
+      {reference::kReadsPadMultiple, &LayoutSpec::pad_multiple, 3, "pad_multiple"},
+      {reference::kReadsChunkSize, &LayoutSpec::chunk_size, 8, "chunk_size"},
+      {reference::kReadsRingDegree, &LayoutSpec::ring_degree, 2, "ring_degree"},
+      {reference::kReadsBlockSize, &LayoutSpec::block_size, 2, "block_size"},
+  };
+  const Ints docs = {16, 24, 8, 16};
+  for (const reference::LayoutInfo& info : reference::layouts()) {
+    for (const Option& option : options) {
+      const LayoutSpec base = make_spec(info.name, 4);
+      LayoutSpec other = base;
+      other.*option.field = option.other;
+      const bool differs =
+          !same_row_plan(plan_or_refusal(base, 64, nullptr), plan_or_refusal(other, 64, nullptr)) ||
+          !same_row_plan(plan_or_refusal(base, 64, &docs), plan_or_refusal(other, 64, &docs));
+      EXPECT_EQ(differs, (info.reads & option.bit) != 0)
+          << info.name << " " << option.name
+          << (differs ? " changes its plans but is not declared"
+                      : " is declared but changes no plan");
+    }
+  }
+}
 
 }  // namespace
 }  // namespace cplab::testing
