@@ -82,13 +82,13 @@ int finish(const properties::SweepReport& report, const std::string& out,
 int run_merge(const SweepArgs& args) {
   std::vector<properties::SweepReport> shards;
   for (const std::string& path : args.merge) {
-    const std::filesystem::path p = std::filesystem::is_directory(path)
-                                        ? std::filesystem::path(path) / "report.json"
-                                        : std::filesystem::path(path);
-    properties::SweepReport report = reports::read_json_file(p);
+    properties::SweepReport report = reports::read_report(path);
     try {
       properties::check_report_jobs(report);
     } catch (const Error& e) {
+      const std::filesystem::path p = std::filesystem::is_directory(path)
+                                          ? std::filesystem::path(path) / "report.json"
+                                          : std::filesystem::path(path);
       CPLAB_FAIL("{}: not a report of the sweep it names: {}", p.string(), e.what());
     }
     shards.push_back(std::move(report));
