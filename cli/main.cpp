@@ -8,8 +8,12 @@
 #include "cli/arguments.hpp"
 #include "cli/command.hpp"
 #include "cli/errors.hpp"
+#include "cli/stop_signals.hpp"
 
 int main(int argc, char** argv) {
+  // First: a SIGINT/SIGTERM from here on is recorded, never lost (cli/stop_signals.hpp says what
+  // happens before main, and how the executable's .preinit_array already installed it once).
+  cplab::cli::catch_stop_signals();
   bool verbose = false;
   return cplab::cli::run_guarded(
       [&] {
@@ -28,16 +32,24 @@ int main(int argc, char** argv) {
         try {
           app.parse(argc, argv);
         } catch (const CLI::CallForHelp& e) {
+          cplab::cli::release_stop_signals();
           return app.exit(e);
         } catch (const CLI::CallForAllHelp& e) {
+          cplab::cli::release_stop_signals();
           return app.exit(e);
         } catch (const CLI::ParseError& e) {
+          cplab::cli::release_stop_signals();
           std::fprintf(stderr, "cplab: %s\n", cplab::cli::escape_untrusted(e.what()).c_str());
           return cplab::cli::kUsageError;
         }
         for (const auto& command : commands) {
-          if (command.sub->parsed()) return command.run();
+          if (!command.sub->parsed()) continue;
+          // Only the sweep stops between steps and reports what ran (its --merge and its MPI
+          // jobs release them itself); every other command gets the default effect back.
+          if (command.sub->get_name() != "sweep") cplab::cli::release_stop_signals();
+          return command.run();
         }
+        cplab::cli::release_stop_signals();
         return cplab::cli::kUsageError;
       },
       verbose);
