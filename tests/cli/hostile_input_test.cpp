@@ -76,5 +76,38 @@ TEST(HostileInput, MergeOfAFifoIsRefusedWithoutWaitingForAWriter) {
   EXPECT_FALSE(std::filesystem::exists(dir.file("merged"))) << "a refused merge wrote reports";
 }
 
+TEST(HostileInput, MutantsOverProcessesOutsideALauncherIsALaunchMistake) {
+  // Outside mpirun the world has one process: every case ran at C = 1, most mutants "survived"
+  // and the hunt exited 1 as if the checks had holes.
+  const CliRun run = run_bounded(120, "mutants --mpi --cases 1");
+#ifdef CPLAB_TEST_HAVE_MPI
+  expect_one_line_refusal(run, "start it under a launcher with two or more", "mutants --mpi");
+#else
+  expect_one_line_refusal(run, "--mpi needs a build with MPI", "mutants --mpi");
+#endif
+}
+
+TEST(HostileInput, ReplayOnAnImplementationThatCannotRunHereSaysWhyOnStderr) {
+  // The reason once went to stdout, after the case, with nothing on stderr and exit 2.
+  const CliRun run = run_bounded(60, "replay --no-plan --impl gpu 'thd cp=2 docs=5,3,8'");
+  if (run.status == 0) GTEST_SKIP() << "skipped: a CUDA device is here, gpu runs";
+  expect_one_line_refusal(run, "--impl gpu cannot run here: ", "replay --impl gpu");
+}
+
+TEST(HostileInput, CheckWithShardsButNoFilesNamesTheMissingFiles) {
+  // "--shards --layout ..." once took --layout for a shard and said "--layout is required".
+  ScratchDir dir;
+  const std::string batch = dir.file("batch.pt");
+  std::ofstream(batch) << "not read";
+  for (const std::string& args :
+       {"check --batch " + batch + " --cp 2 --shards --layout head-tail",
+        "check --batch " + batch + " --shards --layout head-tail --cp 2",
+        "check --batch " + batch + " --layout head-tail --cp 2 --shards"}) {
+    const CliRun run = run_bounded(60, args);
+    expect_one_line_refusal(run, "--shards", args);
+    EXPECT_EQ(run.err.find("--layout is required"), std::string::npos) << args << ": " << run.err;
+  }
+}
+
 }  // namespace
 }  // namespace cplab::clitest
