@@ -86,6 +86,7 @@ World world() {
   MPI_Comm_rank(MPI_COMM_WORLD, &g_world.rank);
   MPI_Comm_size(MPI_COMM_WORLD, &g_world.size);
   g_started = true;
+  detail::start_channel();  // while every process is here
   std::atexit(at_exit);
   if (g_world.size > 1) std::signal(SIGTERM, on_terminate);
   return g_world;

@@ -23,17 +23,9 @@
 namespace cplab::mpi::detail {
 namespace {
 
-// Our own copy of the world's group, so no message of cplab's meets anyone else's.
-MPI_Comm channel() {
-  static MPI_Comm comm = [] {
-    world();
-    MPI_Comm dup = MPI_COMM_NULL;
-    CPLAB_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &dup) == MPI_SUCCESS, "MPI_Comm_dup failed");
-    MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
-    return dup;
-  }();
-  return comm;
-}
+// Our own copy of the world's group, so no message of cplab's meets anyone else's (defined
+// below, with its setup).
+MPI_Comm channel();
 
 std::string mpi_error_text(int code) {
   char text[MPI_MAX_ERROR_STRING];
@@ -80,6 +72,35 @@ void pause(int round) {
   timespec ts{0, micros * 1000};
   nanosleep(&ts, nullptr);
 }
+
+// Fault injection for the tests of a rank that dies before its first message:
+// CPLAB_MPI_FAULT_AT_START=RANK makes world rank RANK send itself SIGKILL as it comes to its first
+// wait, before it has said so to the others or finished joining cplab's communicator.
+void maybe_die_at_start(int rank) {
+  const char* text = std::getenv("CPLAB_MPI_FAULT_AT_START");
+  if (text != nullptr && std::atoi(text) == rank) ::raise(SIGKILL);
+}
+
+// Our own copy of the world's group is made by a collective of every process. MPI_Comm_dup would
+// wait forever for a process killed before it joined, so the copy is started as MPI starts
+// (MPI_Comm_idup) and finished by the first wait that needs it, against that wait's deadline.
+// Meanwhile every process says on MPI_COMM_WORLD that it has come this far, so that the ones
+// still waiting at the deadline can name the processes that never did.
+struct Channel {
+  MPI_Comm comm = MPI_COMM_NULL;
+  MPI_Request setup = MPI_REQUEST_NULL;
+  bool started = false, ready = false, announced = false;
+  std::vector<char> heard;           // heard[r]: process r has come as far as its first wait
+  std::vector<MPI_Request> arrived;  // this process's word to the others (MPI may still send it)
+  char word = 1;
+};
+Channel& channel_state() {
+  static auto* state = new Channel();  // never destroyed: MPI may use it while the process exits
+  return *state;
+}
+constexpr int kArrivedTag = 32000;  // on MPI_COMM_WORLD, below the MPI_TAG_UB every MPI allows
+// A wait outside a run (the first message of a process) waits this long for the setup.
+constexpr std::int64_t kChannelSetupMs = 60000;
 
 // Data: what the deadlock watch counts (not its own word, not a failure notice).
 bool is_data(int tag) { return tag != kAbortTag && tag != kMonitorTag; }
@@ -202,7 +223,80 @@ std::string ranks_text(const std::vector<int>& ranks) {
   return ranks.empty() ? std::string("none") : fmt::format("{}", fmt::join(ranks, ", "));
 }
 
+MPI_Comm channel() {
+  Channel& c = channel_state();
+  if (!c.ready) {
+    const World w = world();
+    await_channel(kChannelSetupMs, fmt::format("rank {}/{}", w.rank, w.size));
+  }
+  return c.comm;
+}
+
 }  // namespace
+
+void start_channel() {
+  Channel& c = channel_state();
+  if (c.started) return;
+  c.started = true;
+  CPLAB_CHECK(MPI_Comm_idup(MPI_COMM_WORLD, &c.comm, &c.setup) == MPI_SUCCESS,
+              "MPI_Comm_idup failed");
+}
+
+void await_channel(std::int64_t timeout_ms, const std::string& where) {
+  Channel& c = channel_state();
+  if (c.ready) return;
+  const World w = world();
+  start_channel();
+  CPLAB_CHECK(!lost(), "{}: the MPI world is lost: {}", where, lost_reason());
+  if (!c.announced) {
+    maybe_die_at_start(w.rank);
+    c.announced = true;
+    c.heard.assign(static_cast<std::size_t>(w.size), 0);
+    c.heard[static_cast<std::size_t>(w.rank)] = 1;
+    for (int q = 0; q < w.size; ++q) {
+      if (q == w.rank) continue;
+      MPI_Request& r = c.arrived.emplace_back(MPI_REQUEST_NULL);
+      CPLAB_CHECK(
+          MPI_Isend(&c.word, 1, MPI_CHAR, q, kArrivedTag, MPI_COMM_WORLD, &r) == MPI_SUCCESS,
+          "MPI_Isend to rank {} failed", q);
+    }
+  }
+  const std::int64_t deadline = now_ms() + timeout_ms;
+  for (int round = 0;; ++round) {
+    int done = 0;
+    CPLAB_CHECK(MPI_Test(&c.setup, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS,
+                "{}: MPI_Comm_idup failed", where);
+    for (int flag = 1; flag;) {
+      MPI_Status status;
+      CPLAB_CHECK(
+          MPI_Iprobe(MPI_ANY_SOURCE, kArrivedTag, MPI_COMM_WORLD, &flag, &status) == MPI_SUCCESS,
+          "MPI_Iprobe failed");
+      if (!flag) break;
+      char word = 0;
+      MPI_Recv(&word, 1, MPI_CHAR, status.MPI_SOURCE, kArrivedTag, MPI_COMM_WORLD,
+               MPI_STATUS_IGNORE);
+      c.heard[static_cast<std::size_t>(status.MPI_SOURCE)] = 1;
+    }
+    if (done) {
+      MPI_Comm_set_errhandler(c.comm, MPI_ERRORS_RETURN);
+      c.ready = true;
+      return;
+    }
+    if (now_ms() >= deadline) {
+      std::vector<int> missing, arrived;
+      for (int q = 0; q < w.size; ++q)
+        (c.heard[static_cast<std::size_t>(q)] ? arrived : missing).push_back(q);
+      const std::string message = fmt::format(
+          "{}: starting cplab's own MPI communicator: no word from rank{} {} within {} ms "
+          "(arrived: {}); a process of the job is gone or stuck",
+          where, missing.size() == 1 ? "" : "s", ranks_text(missing), timeout_ms,
+          ranks_text(arrived));
+      mark_lost(message);
+      throw Stopped(message);
+    }
+    pause(round);
+  }
+}
 
 const char* kind_name(Kind kind) {
   switch (kind) {

@@ -8,6 +8,8 @@
 #   kill_rank_no_teardown      the same with the job left running: the others time out, named
 #   kill_rank_mid_message      the job left running, rank 1 killed while its large message is on
 #                              the way (the others hold its header; the rest never comes)
+#   kill_rank_at_start         the job left running, rank 1 killed before its first message (as
+#                              the others set up cplab's communicator, which needs every process)
 #   refuses_ambiguous          a sweep under mpirun that says neither how to use the processes
 set -uo pipefail
 test_name=$1 cplab=$2 mpirun=$3
@@ -79,7 +81,7 @@ assert len(properties) >= 9, properties
 assert len(a["results"]) == len(properties) * 3 * 2, len(a["results"])  # x 3 layouts x (sim, gpu)
 PY
   ;;
-kill_rank | kill_rank_no_teardown | kill_rank_mid_message)
+kill_rank | kill_rank_no_teardown | kill_rank_mid_message | kill_rank_at_start)
   if [ "$test_name" != kill_rank ]; then
     # Keep the job running when a process dies: the others must find out by themselves.
     export MPIRUN_FLAGS="--mca orte_abort_on_non_zero_status 0"
@@ -88,6 +90,9 @@ kill_rank | kill_rank_no_teardown | kill_rank_mid_message)
     # Its first message of 64 KiB or more: past every eager limit, so its body is read from the
     # sender's memory after the header came (that read once waited forever in MPI_Mrecv).
     export CPLAB_MPI_FAULT_MID_MESSAGE="1 65536"
+  elif [ "$test_name" = kill_rank_at_start ]; then
+    # Once a blocking MPI_Comm_dup at the first message: the others waited in it forever.
+    export CPLAB_MPI_FAULT_AT_START=1
   else
     export CPLAB_MPI_FAULT="kill 1 400"
   fi
