@@ -38,11 +38,13 @@ inline std::optional<std::uint64_t> strided_extent_bytes(std::span<const std::in
 inline std::optional<std::uint64_t> dense_bytes(std::span<const std::int64_t> sizes,
                                                 std::int64_t itemsize) {
   if (itemsize <= 0) return std::nullopt;
-  std::int64_t bytes = itemsize;
+  bool empty = false;
   for (std::int64_t size : sizes) {
-    if (size < 0) return std::nullopt;
-    if (size == 0) return std::uint64_t{0};
+    if (size < 0) return std::nullopt;  // wherever it is, even after a 0
+    empty = empty || size == 0;
   }
+  if (empty) return std::uint64_t{0};
+  std::int64_t bytes = itemsize;
   for (std::int64_t size : sizes) {
     if (__builtin_mul_overflow(bytes, size, &bytes)) return std::nullopt;
   }
