@@ -90,9 +90,8 @@ struct Channel {
   MPI_Comm comm = MPI_COMM_NULL;
   MPI_Request setup = MPI_REQUEST_NULL;
   bool started = false, ready = false, announced = false;
-  std::vector<char> heard;           // heard[r]: process r has come as far as its first wait
-  std::vector<MPI_Request> arrived;  // this process's word to the others (MPI may still send it)
-  char word = 1;
+  std::vector<char> heard;  // heard[r]: process r has come as far as its first wait
+  char word = 1;            // what each process sends the others when it does
 };
 Channel& channel_state() {
   static auto* state = new Channel();  // never destroyed: MPI may use it while the process exits
@@ -255,10 +254,11 @@ void await_channel(std::int64_t timeout_ms, const std::string& where) {
     c.heard[static_cast<std::size_t>(w.rank)] = 1;
     for (int q = 0; q < w.size; ++q) {
       if (q == w.rank) continue;
-      MPI_Request& r = c.arrived.emplace_back(MPI_REQUEST_NULL);
+      MPI_Request request = MPI_REQUEST_NULL;
       CPLAB_CHECK(
-          MPI_Isend(&c.word, 1, MPI_CHAR, q, kArrivedTag, MPI_COMM_WORLD, &r) == MPI_SUCCESS,
+          MPI_Isend(&c.word, 1, MPI_CHAR, q, kArrivedTag, MPI_COMM_WORLD, &request) == MPI_SUCCESS,
           "MPI_Isend to rank {} failed", q);
+      MPI_Request_free(&request);  // one byte from a buffer that lives as long as the process
     }
   }
   const std::int64_t deadline = now_ms() + timeout_ms;
