@@ -63,6 +63,13 @@ int run_mutants(MutantsArgs& args) {
     // Every process hunts together (each case's ranks are processes); rank 0 prints.
     properties::RankProcesses* world = properties::mpi_rank_processes();
     CPLAB_CHECK(world != nullptr, "--mpi needs a build with MPI (CPLAB_MPI)");
+    // A world of one runs every case at C = 1, where most mutants' bugs cannot show: a hunt that
+    // "finds" survivors there is a launch mistake, not holes in the checks.
+    CPLAB_CHECK(world->world_size() >= 2,
+                "--mpi runs each case's ranks as the processes of an MPI job, and this job has {} "
+                "process: start it under a launcher with two or more (mpirun -np 4 cplab mutants "
+                "--mpi)",
+                world->world_size());
     if (world->world_rank() != 0) silence_stdout();
   } else {
     CPLAB_CHECK(properties::launcher_processes() <= 1,

@@ -16,6 +16,7 @@
 #include "properties/rank_processes.hpp"
 #include "properties/runner.hpp"
 #include "reference/plan.hpp"
+#include "reference/types/error.hpp"
 
 namespace cplab::cli {
 namespace {
@@ -61,14 +62,13 @@ int run_replay(const ReplayOptions& options) {
   // layout) and an unknown implementation are bad input, not a property that failed.
   (void)reference::plan(c.spec, properties::make_batch(c));
   const properties::ImplementationInfo& info = properties::find_implementation(options.impl);
+  // An implementation that cannot run here (no device, no MPI) is a refusal like the others:
+  // one line on stderr, before the case is printed.
+  const std::string unavailable = properties::unavailable_reason(info);
+  CPLAB_CHECK(unavailable.empty(), "--impl {} cannot run here: {}", info.name, unavailable);
   fmt::print("case: {}\n", properties::print_case(c));
   fmt::print("      {}\n", properties::case_headline(c));
   if (!options.quiet_plan) print_plan(c);
-  const std::string unavailable = properties::unavailable_reason(info);
-  if (!unavailable.empty()) {
-    fmt::print("implementation {}: skipped: {}\n", info.name, unavailable);
-    return kUsageError;
-  }
   // Every process runs the case; its C must fit the job.
   std::optional<properties::ScopedRankProcesses> processes;
   if (info.ranks_as_processes) {

@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include <cmath>
-#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -16,6 +15,7 @@
 
 #include "cli/arguments.hpp"
 #include "cli/command.hpp"
+#include "cli/stop_signals.hpp"
 #include "cli/sweep_processes.hpp"
 #include "properties/sweep.hpp"
 #include "reference/types/error.hpp"
@@ -82,13 +82,13 @@ int finish(const properties::SweepReport& report, const std::string& out,
 int run_merge(const SweepArgs& args) {
   std::vector<properties::SweepReport> shards;
   for (const std::string& path : args.merge) {
-    const std::filesystem::path p = std::filesystem::is_directory(path)
-                                        ? std::filesystem::path(path) / "report.json"
-                                        : std::filesystem::path(path);
-    properties::SweepReport report = reports::read_json_file(p);
+    properties::SweepReport report = reports::read_report(path);
     try {
       properties::check_report_jobs(report);
     } catch (const Error& e) {
+      const std::filesystem::path p = std::filesystem::is_directory(path)
+                                          ? std::filesystem::path(path) / "report.json"
+                                          : std::filesystem::path(path);
       CPLAB_FAIL("{}: not a report of the sweep it names: {}", p.string(), e.what());
     }
     shards.push_back(std::move(report));
@@ -102,23 +102,11 @@ int run_merge(const SweepArgs& args) {
   return finish(merged, args.out, nullptr);
 }
 
-extern "C" void on_stop_signal(int signal_number) {
-  properties::request_sweep_stop(signal_number);  // one atomic store: async-signal-safe
-}
-
-// SIGINT and SIGTERM cut the sweep between cases; the report of what ran is then written, marked
-// incomplete. A second signal has the default effect (SA_RESETHAND), for a sweep that must die.
-void catch_stop_signals() {
-  struct sigaction action {};
-  action.sa_handler = on_stop_signal;
-  sigemptyset(&action.sa_mask);
-  action.sa_flags = SA_RESETHAND;
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
-}
-
 int run_sweep_command(SweepArgs& args) {
-  if (!args.merge.empty()) return run_merge(args);
+  if (!args.merge.empty()) {
+    release_stop_signals();  // a merge is short: a signal has its default effect
+    return run_merge(args);
+  }
   properties::SweepOptions& options = args.sweep;
   options.seed = choose_seed(args.seed_text, args.seed_option->count() > 0);
   options.shard = properties::parse_shard(args.shard_text);
@@ -131,11 +119,17 @@ int run_sweep_command(SweepArgs& args) {
   properties::validate_gen_options(gen);
   const SweepProcesses processes =
       plan_sweep_processes(options, args.distribute, args.rank_timeout_ms);
+  // In a job of several processes the launcher's SIGTERM means a peer died: mpi/session's handler
+  // says so and what this rank was waiting in; cutting between cases would wait in vain.
+  if (processes.size > 1) release_stop_signals();
   if (!processes.writes_reports()) silence_stdout();
   const std::size_t jobs =
       properties::shard_jobs(properties::all_jobs(options), options.shard).size();
-  // Before the first case: --out must take a report (this also replaces a stale one of an
-  // earlier run, so that it is never read as this run's).
+  // Every argument is checked (a refused sweep writes nothing). Now, before any slow step (the
+  // page asks git and CUDA about the build, the first job starts libraries): --out must take a
+  // report, and a stale one of an earlier run is replaced by this run's, marked incomplete, so
+  // that it is never read as this run's. The stop signals are caught since main() began: one
+  // that came already stops the sweep before its first case, with this report.
   properties::SweepReport started;
   started.seed = options.seed;
   started.cases_per_job = options.cases;
@@ -146,10 +140,10 @@ int run_sweep_command(SweepArgs& args) {
   started.properties = options.properties;
   started.time_budget_seconds = options.time_budget_seconds;
   started.complete = false;
-  if (processes.writes_reports()) reports::write_all(started, args.out);
-  // In a job of several processes the launcher's SIGTERM means a peer died: mpi/session's handler
-  // says so and what this rank was waiting in; cutting between cases would wait in vain.
-  if (processes.size == 1) catch_stop_signals();
+  if (processes.writes_reports()) {
+    reports::write_started(started, args.out);
+    reports::write_all(started, args.out);  // the page too, with the build's commit and devices
+  }
   fmt::print(
       "cplab sweep: seed {} · {} cases per job · shard {}/{} · {} jobs (rerun with --seed {})\n",
       options.seed, options.cases, options.shard.index, options.shard.count, jobs, options.seed);

@@ -1,6 +1,8 @@
 // What a torch.save file declares, from the fuzzer: a token tensor's sizes, strides, offset and
 // storage bytes, and packed rows' seq_lens. The extent check must refuse every view that reaches
-// past its storage; a batch that validates must plan within the limits (small ones are planned).
+// past its storage, the dense-copy size must be exact or refused on overflow (it bounds what a
+// view repeating its storage may allocate); a batch that validates must plan within the limits
+// (small ones are planned).
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -46,6 +48,26 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     Wide last = offset;
     for (std::size_t i = 0; i < dims; ++i) last += static_cast<Wide>(sizes[i] - 1) * strides[i];
     if (static_cast<Wide>(*bytes) != (last + 1) * itemsize) __builtin_trap();
+  }
+  // The dense copy's bytes: exact, or refused exactly when the itemsize or a size is negative
+  // (or the itemsize 0, which no dtype has) or the product leaves int64.
+  const auto copy = cplab::io::dense_bytes(sizes, itemsize);
+  bool has_negative = false, has_zero = false;
+  for (std::int64_t s : sizes) {
+    has_negative |= s < 0;
+    has_zero |= s == 0;
+  }
+  if (itemsize <= 0 || has_negative) {
+    if (copy) __builtin_trap();
+  } else if (has_zero) {
+    if (!copy || *copy != 0) __builtin_trap();
+  } else {
+    Wide product = itemsize;  // stops growing once past int64: stays below 2^126
+    for (std::int64_t s : sizes) {
+      if (product <= INT64_MAX) product *= s;
+    }
+    const bool fits = product <= INT64_MAX;
+    if (fits != copy.has_value() || (fits && static_cast<Wide>(*copy) != product)) __builtin_trap();
   }
   // A packed batch: B rows of S, each with documents.
   try {

@@ -1,7 +1,7 @@
 // Writes the fuzzers' seed corpora, OUT/<target>/seed-N, with cplab's own writers: .npy files of
 // every dtype the reader takes, printed cases, sweep reports of two shards, argument lines, and
-// batch declarations; and benchmark results as Google Benchmark writes them (repetitions,
-// aggregates, a NaN cv, a file cut short). Usage: fuzz_make_corpus OUT
+// batch declarations; report folders; and benchmark results as Google Benchmark writes them
+// (repetitions, aggregates, a NaN cv, a file cut short). Usage: fuzz_make_corpus OUT
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -94,6 +94,16 @@ int main(int argc, char** argv) {
       cplab::reports::to_json(shard_report(0)) + std::string(1, '\0') +
           cplab::reports::to_json(shard_report(1)));
   put(out / "merge", n, cplab::reports::to_json(shard_report(0)));
+  // merge_folders: a shard count, each shard's kind (0: report.json in its folder, 1: the file
+  // named, 2: a FIFO, 3: a folder, 4: a link to a FIFO, 5: nothing), then the texts.
+  n = 0;
+  const std::string two_shards = cplab::reports::to_json(shard_report(0)) + std::string(1, '\0') +
+                                 cplab::reports::to_json(shard_report(1));
+  put(out / "merge_folders", n, std::string("\x01\x00\x01", 3) + two_shards);
+  put(out / "merge_folders", n, std::string("\x01\x00\x02", 3) + two_shards);
+  put(out / "merge_folders", n,
+      std::string("\x00\x01", 2) + cplab::reports::to_json(shard_report(0)));
+  put(out / "merge_folders", n, std::string("\x02\x03\x04\x05", 4) + two_shards);
   n = 0;
   for (const char* text :
        {"thd\n2\n\n\n5,3,8\n42", "contiguous\n4\n3\n\n17\n0",

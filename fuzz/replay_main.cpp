@@ -14,14 +14,17 @@ using Entry = int (*)(const std::uint8_t*, std::size_t);
 extern "C" int cplab_fuzz_npy(const std::uint8_t*, std::size_t);
 extern "C" int cplab_fuzz_case(const std::uint8_t*, std::size_t);
 extern "C" int cplab_fuzz_merge(const std::uint8_t*, std::size_t);
+extern "C" int cplab_fuzz_merge_folders(const std::uint8_t*, std::size_t);
 extern "C" int cplab_fuzz_args(const std::uint8_t*, std::size_t);
 extern "C" int cplab_fuzz_batch(const std::uint8_t*, std::size_t);
 extern "C" int cplab_fuzz_bench(const std::uint8_t*, std::size_t);
 
 int main() {
   const std::map<std::string, Entry> targets = {
-      {"npy", cplab_fuzz_npy},   {"case", cplab_fuzz_case},   {"merge", cplab_fuzz_merge},
-      {"args", cplab_fuzz_args}, {"batch", cplab_fuzz_batch}, {"bench", cplab_fuzz_bench}};
+      {"npy", cplab_fuzz_npy},     {"case", cplab_fuzz_case},
+      {"merge", cplab_fuzz_merge}, {"merge_folders", cplab_fuzz_merge_folders},
+      {"args", cplab_fuzz_args},   {"batch", cplab_fuzz_batch},
+      {"bench", cplab_fuzz_bench}};
   int replayed = 0;
   for (const auto& [name, entry] : targets) {
     const std::filesystem::path dir = std::filesystem::path(CPLAB_FUZZ_REGRESSIONS) / name;

@@ -19,19 +19,28 @@ namespace cplab::io::detail {
 
 class CheckedArchive {
  public:
-  // Parses a torch.save zip held in bytes (libtorch's exceptions on a malformed one).
-  explicit CheckedArchive(const std::vector<char>& bytes);
+  // Parses a torch.save zip held in bytes, read from path (libtorch's exceptions on a malformed
+  // one).
+  CheckedArchive(const std::vector<char>& bytes, std::string path);
   CheckedArchive(const CheckedArchive&) = delete;
   CheckedArchive& operator=(const CheckedArchive&) = delete;
 
   const c10::IValue& root() const { return root_; }
 
   // cplab::Error unless value is a dense CPU tensor of at most 64 dimensions whose view (sizes,
-  // strides, offset) lies inside the storage record it was loaded from.
-  void check_readable(const at::Tensor& value, const std::string& key) const;
+  // strides, offset) lies inside the storage record it was loaded from, and whose dense copy (of
+  // copy_itemsize bytes an element; 0: its own) fits what is left of the file's allowance: the
+  // dense copies of all its tensors together hold at most the file's size plus
+  // kMaxCopiedBytesBeyondFile. Judged from the declared sizes alone, before anything is copied;
+  // each tensor is checked once, right before its copy is made.
+  void check_readable(const at::Tensor& value, const std::string& key,
+                      std::int64_t copy_itemsize = 0) const;
 
  private:
   std::map<const void*, std::uint64_t> records_;  // storage address → bytes its record holds
+  std::string path_;
+  std::uint64_t file_bytes_ = 0;
+  mutable std::uint64_t copied_bytes_ = 0;  // the dense copies admitted so far
   c10::IValue root_;
 };
 

@@ -14,6 +14,7 @@
 #include <iterator>
 #include <map>
 #include <optional>
+#include <utility>
 
 #include "io/tensor_extent.hpp"
 #include "io/torch_archive.hpp"
@@ -60,7 +61,7 @@ std::vector<std::vector<std::int64_t>> lengths_from(const CheckedArchive& archiv
                                                     const at::Tensor& t, const std::string& key) {
   CPLAB_CHECK(!t.is_floating_point(), "'{}' must hold integers, found {}", key,
               c10::toString(t.scalar_type()));
-  archive.check_readable(t, key);
+  archive.check_readable(t, key, sizeof(std::int64_t));  // copied out as int64
   const at::Tensor rows = (t.dim() == 1 ? t.unsqueeze(0) : t).to(at::kLong).contiguous();
   CPLAB_CHECK(rows.dim() == 2, "'{}' must be [B, n] or [n], found {} dims", key, t.dim());
   std::vector<std::vector<std::int64_t>> out(static_cast<std::size_t>(rows.size(0)));
@@ -110,7 +111,7 @@ bool is_known_key(const std::string& key) {
 }
 
 Batch load_batch_unguarded(const std::string& path, SkippedEntries* skipped) {
-  const CheckedArchive archive(read_file_bytes(path, "batch file "));
+  const CheckedArchive archive(read_file_bytes(path, "batch file "), path);
   const c10::IValue& root = archive.root();
   Batch batch;
   SkippedEntries skips;
@@ -272,7 +273,8 @@ class BytesAdapter final : public caffe2::serialize::ReadAdapterInterface {
 }  // namespace
 
 // torch::jit::pickle_load, with every storage record's size noted.
-CheckedArchive::CheckedArchive(const std::vector<char>& bytes) {
+CheckedArchive::CheckedArchive(const std::vector<char>& bytes, std::string path)
+    : path_(std::move(path)), file_bytes_(bytes.size()) {
   caffe2::serialize::PyTorchStreamReader zip(std::make_shared<BytesAdapter>(bytes));
   auto [pickle, pickle_size] = zip.getRecord("data.pkl");
   const char* data = static_cast<const char*>(pickle.get());
@@ -293,7 +295,8 @@ CheckedArchive::CheckedArchive(const std::vector<char>& bytes) {
   root_ = unpickler.parse_ivalue();
 }
 
-void CheckedArchive::check_readable(const at::Tensor& value, const std::string& key) const {
+void CheckedArchive::check_readable(const at::Tensor& value, const std::string& key,
+                                    std::int64_t copy_itemsize) const {
   CPLAB_CHECK(value.layout() == at::kStrided && !value.is_quantized() && value.device().is_cpu(),
               "'{}' is not a dense CPU tensor", key);
   CPLAB_CHECK(value.dim() <= 64, "'{}' has {} dimensions (at most 64)", key, value.dim());
@@ -312,6 +315,20 @@ void CheckedArchive::check_readable(const at::Tensor& value, const std::string& 
               "'{}' of sizes {} reads {} bytes of a storage that holds {} (malformed or truncated "
               "file)",
               key, fmt::format("{}", sizes), *needed, held);
+  // Inside its storage, a view can still repeat it (stride 0, overlapping strides): its dense
+  // copy is then larger than anything the file holds. Bounded before contiguous() allocates it.
+  const std::int64_t itemsize =
+      copy_itemsize > 0 ? copy_itemsize : static_cast<std::int64_t>(value.element_size());
+  const std::optional<std::uint64_t> copy = dense_bytes({sizes.data(), sizes.size()}, itemsize);
+  const std::uint64_t allowance = file_bytes_ + kMaxCopiedBytesBeyondFile;
+  CPLAB_CHECK(copy.has_value() && *copy <= allowance - std::min(allowance, copied_bytes_),
+              "'{}': '{}' of sizes {} would take {} bytes copied out; a file's tensors may take "
+              "its own size ({} bytes) plus {} for views that repeat their storage (expand()), "
+              "and {} are taken: refused before allocating (save it .contiguous() or unexpanded)",
+              path_, key, fmt::format("{}", sizes),
+              copy ? fmt::format("{}", *copy) : std::string("more than 2^63"), file_bytes_,
+              kMaxCopiedBytesBeyondFile, copied_bytes_);
+  copied_bytes_ += *copy;
 }
 
 std::vector<char> read_file_bytes(const std::string& path, const std::string& kind) {

@@ -36,7 +36,7 @@ void add_entries(const detail::CheckedArchive& archive, TensorFile& file,
 
 TensorFile load_torch_tensors(const std::string& path) {
   return detail::guard_torch_errors(path, [&] {
-    const detail::CheckedArchive archive(detail::read_file_bytes(path, ""));
+    const detail::CheckedArchive archive(detail::read_file_bytes(path, ""), path);
     const c10::IValue& root = archive.root();
     TensorFile file;
     if (root.isTensor()) {

@@ -60,6 +60,7 @@ std::vector<std::string> run_ranks_as_processes(
   CPLAB_CHECK(cp >= 1 && cp <= w.size,
               "a case of C={} needs at least {} MPI processes; this job has {} (mpirun -np {})", cp,
               cp, w.size, cp);
+  detail::await_channel(timeout.count(), fmt::format("rank {}/{}", w.rank, w.size));
   const std::uint32_t epoch = ++g_epoch;
   std::string mine(1, static_cast<char>(Status::idle));
   if (w.rank < cp) {
@@ -113,6 +114,8 @@ std::vector<std::string> run_ranks_as_processes(
 std::vector<std::string> exchange_with_all(const std::string& mine,
                                            std::chrono::milliseconds timeout) {
   CPLAB_CHECK(!lost(), "the MPI world is lost: {}", lost_reason());
+  const World w = world();
+  detail::await_channel(timeout.count(), fmt::format("rank {}/{}", w.rank, w.size));
   const std::uint32_t epoch = ++g_epoch;
   return exchange(epoch, mine, timeout, fmt::format("the exchange of run {}", epoch));
 }

@@ -86,6 +86,7 @@ World world() {
   MPI_Comm_rank(MPI_COMM_WORLD, &g_world.rank);
   MPI_Comm_size(MPI_COMM_WORLD, &g_world.size);
   g_started = true;
+  detail::start_channel();  // while every process is here
   std::atexit(at_exit);
   if (g_world.size > 1) std::signal(SIGTERM, on_terminate);
   return g_world;
@@ -97,6 +98,14 @@ void mark_lost(const std::string& why) {
   if (g_lost) return;
   g_lost = true;
   g_lost_reason = why;
+  // The moment this process learns that a peer is gone: it says so, once. Every process but rank
+  // 0 prints nothing else (rank 0 writes the reports), and would otherwise end in silence.
+  std::string line = "cplab: error: " + why;
+  for (char& c : line) {
+    if (static_cast<unsigned char>(c) < 0x20) c = ' ';  // one line, whatever a peer sent
+  }
+  line += '\n';
+  write_all(line.c_str());
 }
 bool lost() { return g_lost; }
 const std::string& lost_reason() { return g_lost_reason; }

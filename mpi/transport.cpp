@@ -8,6 +8,9 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <list>
@@ -20,17 +23,9 @@
 namespace cplab::mpi::detail {
 namespace {
 
-// Our own copy of the world's group, so no message of cplab's meets anyone else's.
-MPI_Comm channel() {
-  static MPI_Comm comm = [] {
-    world();
-    MPI_Comm dup = MPI_COMM_NULL;
-    CPLAB_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &dup) == MPI_SUCCESS, "MPI_Comm_dup failed");
-    MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
-    return dup;
-  }();
-  return comm;
-}
+// Our own copy of the world's group, so no message of cplab's meets anyone else's (defined
+// below, with its setup).
+MPI_Comm channel();
 
 std::string mpi_error_text(int code) {
   char text[MPI_MAX_ERROR_STRING];
@@ -78,12 +73,80 @@ void pause(int round) {
   nanosleep(&ts, nullptr);
 }
 
+// Fault injection for the tests of a rank that dies before its first message:
+// CPLAB_MPI_FAULT_AT_START=RANK makes world rank RANK send itself SIGKILL as it comes to its first
+// wait, before it has said so to the others or finished joining cplab's communicator.
+void maybe_die_at_start(int rank) {
+  const char* text = std::getenv("CPLAB_MPI_FAULT_AT_START");
+  if (text != nullptr && std::atoi(text) == rank) ::raise(SIGKILL);
+}
+
+// Our own copy of the world's group is made by a collective of every process. MPI_Comm_dup would
+// wait forever for a process killed before it joined, so the copy is started as MPI starts
+// (MPI_Comm_idup) and finished by the first wait that needs it, against that wait's deadline.
+// Meanwhile every process says on MPI_COMM_WORLD that it has come this far, so that the ones
+// still waiting at the deadline can name the processes that never did.
+struct Channel {
+  MPI_Comm comm = MPI_COMM_NULL;
+  MPI_Request setup = MPI_REQUEST_NULL;
+  bool started = false, ready = false, announced = false;
+  std::vector<char> heard;  // heard[r]: process r has come as far as its first wait
+  char word = 1;            // what each process sends the others when it does
+};
+Channel& channel_state() {
+  static auto* state = new Channel();  // never destroyed: MPI may use it while the process exits
+  return *state;
+}
+constexpr int kArrivedTag = 32000;  // on MPI_COMM_WORLD, below the MPI_TAG_UB every MPI allows
+// A wait outside a run (the first message of a process) waits this long for the setup.
+constexpr std::int64_t kChannelSetupMs = 60000;
+
 // Data: what the deadlock watch counts (not its own word, not a failure notice).
 bool is_data(int tag) { return tag != kAbortTag && tag != kMonitorTag; }
 
+// Fault injection for the tests of a rank that dies while its message is on the way:
+// CPLAB_MPI_FAULT_MID_MESSAGE="RANK BYTES" makes world rank RANK send itself SIGKILL right after
+// posting its first message of at least BYTES bytes (the receivers then find its header and read
+// the rest from a process that is gone).
+void maybe_die_mid_message(std::size_t bytes) {
+  static const std::pair<int, long long> fault = [] {
+    std::pair<int, long long> f{-1, 0};
+    if (const char* text = std::getenv("CPLAB_MPI_FAULT_MID_MESSAGE")) {
+      CPLAB_CHECK(std::sscanf(text, "%d %lld", &f.first, &f.second) == 2 && f.second > 0,
+                  "CPLAB_MPI_FAULT_MID_MESSAGE='{}' is not 'RANK BYTES'", text);
+    }
+    return f;
+  }();
+  if (fault.first == world().rank && static_cast<long long>(bytes) >= fault.second)
+    ::raise(SIGKILL);
+}
+
 }  // namespace
 
-bool try_receive_from(int source, int tag, Message& out) {
+namespace {
+
+// A matched message whose body MPI is still receiving. A large message's body is read from the
+// sender's memory after its header has arrived (Open MPI's shared-memory transport copies it
+// straight out of the sending process), so a sender killed in between leaves a receive that
+// never completes: it is polled against the wait's deadline, never waited on with MPI_Mrecv.
+struct Incoming {
+  MPI_Request request = MPI_REQUEST_NULL;
+  std::vector<std::byte> buffer;
+  int source = -1;
+};
+
+// Receives given up on: MPI may still write into their buffers, so those live as long as the
+// process (as the outbox's do).
+std::list<Incoming>& abandoned() {
+  static auto* given_up = new std::list<Incoming>();
+  return *given_up;
+}
+void abandon(Incoming&& in) {
+  if (in.request != MPI_REQUEST_NULL) abandoned().push_back(std::move(in));
+}
+
+// Starts receiving the next message from `source` on `tag`, if one has arrived.
+bool start_receive(int source, int tag, Incoming& in) {
   int flag = 0;
   MPI_Message handle = MPI_MESSAGE_NULL;
   MPI_Status status;
@@ -92,17 +155,64 @@ bool try_receive_from(int source, int tag, Message& out) {
   if (!flag) return false;
   int bytes = 0;
   MPI_Get_count(&status, MPI_BYTE, &bytes);
-  std::vector<std::byte> buffer(static_cast<std::size_t>(bytes));
-  CPLAB_CHECK(MPI_Mrecv(buffer.data(), bytes, MPI_BYTE, &handle, MPI_STATUS_IGNORE) == MPI_SUCCESS,
-              "MPI_Mrecv failed");
-  CPLAB_CHECK(buffer.size() >= sizeof(Header), "a message of {} bytes from rank {} has no header",
-              buffer.size(), status.MPI_SOURCE);
-  out.source = status.MPI_SOURCE;
-  std::memcpy(&out.header, buffer.data(), sizeof(Header));
+  in.source = status.MPI_SOURCE;
+  in.buffer.resize(static_cast<std::size_t>(bytes));
+  CPLAB_CHECK(MPI_Imrecv(in.buffer.data(), bytes, MPI_BYTE, &handle, &in.request) == MPI_SUCCESS,
+              "MPI_Imrecv failed");
+  return true;
+}
+
+// Whether the body has arrived. A transfer that failed (the sender is gone) loses the world.
+bool body_arrived(Incoming& in) {
+  int done = 0;
+  const int code = MPI_Test(&in.request, &done, MPI_STATUS_IGNORE);
+  if (code != MPI_SUCCESS) {
+    const std::string message =
+        fmt::format("a message from rank {} could not be read ({}): the rank is gone", in.source,
+                    mpi_error_text(code));
+    in.request = MPI_REQUEST_NULL;
+    mark_lost(message);
+    throw Stopped(message);
+  }
+  return done != 0;
+}
+
+Message unpack(const Incoming& in, int tag) {
+  Message out;
+  CPLAB_CHECK(in.buffer.size() >= sizeof(Header),
+              "a message of {} bytes from rank {} has no header", in.buffer.size(), in.source);
+  out.source = in.source;
+  std::memcpy(&out.header, in.buffer.data(), sizeof(Header));
   CPLAB_CHECK(out.header.magic == Header{}.magic, "a message from rank {} is not cplab's",
               out.source);
-  out.payload.assign(buffer.begin() + sizeof(Header), buffer.end());
+  out.payload.assign(in.buffer.begin() + sizeof(Header), in.buffer.end());
   if (is_data(tag)) count_received(out.source, tag);
+  return out;
+}
+
+// What a control message (a failure notice, the deadlock watch's word; a few hundred bytes) may
+// take to arrive whole once its header has.
+constexpr std::int64_t kControlMessageMs = 10000;
+
+}  // namespace
+
+bool try_receive_from(int source, int tag, Message& out) {
+  Incoming in;
+  if (!start_receive(source, tag, in)) return false;
+  const std::int64_t deadline = now_ms() + kControlMessageMs;
+  for (int round = 0; !body_arrived(in); ++round) {
+    if (now_ms() >= deadline) {
+      const std::string message = fmt::format(
+          "a message from rank {} began to arrive and did not complete within {} ms: the rank "
+          "is gone or stuck",
+          in.source, kControlMessageMs);
+      abandon(std::move(in));
+      mark_lost(message);
+      throw Stopped(message);
+    }
+    pause(round);
+  }
+  out = unpack(in, tag);
   return true;
 }
 
@@ -112,7 +222,81 @@ std::string ranks_text(const std::vector<int>& ranks) {
   return ranks.empty() ? std::string("none") : fmt::format("{}", fmt::join(ranks, ", "));
 }
 
+MPI_Comm channel() {
+  Channel& c = channel_state();
+  if (!c.ready) {
+    const World w = world();
+    await_channel(kChannelSetupMs, fmt::format("rank {}/{}", w.rank, w.size));
+  }
+  return c.comm;
+}
+
 }  // namespace
+
+void start_channel() {
+  Channel& c = channel_state();
+  if (c.started) return;
+  c.started = true;
+  CPLAB_CHECK(MPI_Comm_idup(MPI_COMM_WORLD, &c.comm, &c.setup) == MPI_SUCCESS,
+              "MPI_Comm_idup failed");
+}
+
+void await_channel(std::int64_t timeout_ms, const std::string& where) {
+  Channel& c = channel_state();
+  if (c.ready) return;
+  const World w = world();
+  start_channel();
+  CPLAB_CHECK(!lost(), "{}: the MPI world is lost: {}", where, lost_reason());
+  if (!c.announced) {
+    maybe_die_at_start(w.rank);
+    c.announced = true;
+    c.heard.assign(static_cast<std::size_t>(w.size), 0);
+    c.heard[static_cast<std::size_t>(w.rank)] = 1;
+    for (int q = 0; q < w.size; ++q) {
+      if (q == w.rank) continue;
+      MPI_Request request = MPI_REQUEST_NULL;
+      CPLAB_CHECK(
+          MPI_Isend(&c.word, 1, MPI_CHAR, q, kArrivedTag, MPI_COMM_WORLD, &request) == MPI_SUCCESS,
+          "MPI_Isend to rank {} failed", q);
+      MPI_Request_free(&request);  // one byte from a buffer that lives as long as the process
+    }
+  }
+  const std::int64_t deadline = now_ms() + timeout_ms;
+  for (int round = 0;; ++round) {
+    int done = 0;
+    CPLAB_CHECK(MPI_Test(&c.setup, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS,
+                "{}: MPI_Comm_idup failed", where);
+    for (int flag = 1; flag;) {
+      MPI_Status status;
+      CPLAB_CHECK(
+          MPI_Iprobe(MPI_ANY_SOURCE, kArrivedTag, MPI_COMM_WORLD, &flag, &status) == MPI_SUCCESS,
+          "MPI_Iprobe failed");
+      if (!flag) break;
+      char word = 0;
+      MPI_Recv(&word, 1, MPI_CHAR, status.MPI_SOURCE, kArrivedTag, MPI_COMM_WORLD,
+               MPI_STATUS_IGNORE);
+      c.heard[static_cast<std::size_t>(status.MPI_SOURCE)] = 1;
+    }
+    if (done) {
+      MPI_Comm_set_errhandler(c.comm, MPI_ERRORS_RETURN);
+      c.ready = true;
+      return;
+    }
+    if (now_ms() >= deadline) {
+      std::vector<int> missing, arrived;
+      for (int q = 0; q < w.size; ++q)
+        (c.heard[static_cast<std::size_t>(q)] ? arrived : missing).push_back(q);
+      const std::string message = fmt::format(
+          "{}: starting cplab's own MPI communicator: no word from rank{} {} within {} ms "
+          "(arrived: {}); a process of the job is gone or stuck",
+          where, missing.size() == 1 ? "" : "s", ranks_text(missing), timeout_ms,
+          ranks_text(arrived));
+      mark_lost(message);
+      throw Stopped(message);
+    }
+    pause(round);
+  }
+}
 
 const char* kind_name(Kind kind) {
   switch (kind) {
@@ -162,6 +346,7 @@ void post(int dest, int tag, const Header& header, const void* payload, std::siz
   }
   if (is_data(tag)) count_sent(dest, tag);
   progress_sends();
+  maybe_die_mid_message(p.buffer.size());
 }
 
 void post_abort(int size, int self, std::uint32_t epoch, const std::string& message) {
@@ -181,20 +366,42 @@ std::map<int, Message> collect(const std::vector<int>& sources, int tag, std::ui
   CPLAB_CHECK(!lost(), "{}: the MPI world is lost: {}", where, lost_reason());
   const std::int64_t deadline = now_ms() + timeout_ms;
   WaitScope watch(what.activity, sources, tag, what.stoppable, where);
+  // Sources whose message has begun to arrive; given up on (left to MPI) if this wait ends first.
+  std::map<int, Incoming> arriving;
+  struct AbandonUnfinished {
+    std::map<int, Incoming>& left;
+    ~AbandonUnfinished() {
+      for (auto& [source, in] : left) abandon(std::move(in));
+    }
+  } abandon_unfinished{arriving};
+  // A received message of this run counts; one left unread by an earlier, failed run is dropped.
+  const auto take = [&](int source, const Incoming& in) {
+    Message m = unpack(in, tag);
+    if (m.header.epoch < epoch) return;
+    CPLAB_CHECK(m.header.epoch == epoch,
+                "{}: rank {} is already in a later run ({} > {}): the ranks are out of step", where,
+                source, m.header.epoch, epoch);
+    got.emplace(source, std::move(m));
+    watch.arrived(source);
+  };
   for (int round = 0;; ++round) {
     progress_sends();
     CPLAB_CHECK(g_send_error.empty(), "{}: {}", where, g_send_error);
     for (int source : sources) {
       if (got.count(source)) continue;
-      Message m;
-      while (try_receive_from(source, tag, m)) {
-        if (m.header.epoch < epoch) continue;  // left unread by an earlier run that failed
-        CPLAB_CHECK(m.header.epoch == epoch,
-                    "{}: rank {} is already in a later run ({} > {}): the ranks are out of step",
-                    where, source, m.header.epoch, epoch);
-        got.emplace(source, std::move(m));
-        watch.arrived(source);
-        break;
+      if (auto it = arriving.find(source); it != arriving.end()) {
+        if (!body_arrived(it->second)) continue;
+        const Incoming in = std::move(it->second);
+        arriving.erase(it);
+        take(source, in);
+        continue;
+      }
+      for (Incoming in; !got.count(source) && start_receive(source, tag, in); in = Incoming{}) {
+        if (!body_arrived(in)) {
+          arriving.emplace(source, std::move(in));
+          break;
+        }
+        take(source, in);
       }
     }
     if (got.size() == sources.size()) return got;
@@ -208,14 +415,18 @@ std::map<int, Message> collect(const std::vector<int>& sources, int tag, std::ui
     }
     watch.poll();
     if (now_ms() >= deadline) {
-      std::vector<int> missing, arrived = {what.rank};
+      std::vector<int> missing, arrived = {what.rank}, midway;
       for (int source : sources) (got.count(source) ? arrived : missing).push_back(source);
+      for (const auto& [source, in] : arriving) midway.push_back(source);
       std::sort(arrived.begin(), arrived.end());
       const std::string message = fmt::format(
-          "{}: no word from rank{} {} within {} ms (arrived: {}); a rank is gone, stuck or "
+          "{}: no word from rank{} {} within {} ms (arrived: {}{}); a rank is gone, stuck or "
           "called another collective",
           where, missing.size() == 1 ? "" : "s", ranks_text(missing), timeout_ms,
-          ranks_text(arrived));
+          ranks_text(arrived),
+          midway.empty() ? std::string()
+                         : fmt::format("; begun and never completed: the message of rank{} {}",
+                                       midway.size() == 1 ? "" : "s", ranks_text(midway)));
       mark_lost(message);
       throw Stopped(message);
     }

@@ -74,6 +74,14 @@ struct Waiting {
   bool stoppable = false;
 };
 
+// cplab's own copy of the world's communicator: started as MPI starts (every process joins it
+// then), finished by the first wait that needs it. await_channel finishes it within timeout_ms,
+// or marks the world lost and throws Stopped naming the processes that never came as far as
+// their first wait (`where` begins the message). Every wait and send calls it (the rank runner
+// with the run's timeout first).
+void start_channel();
+void await_channel(std::int64_t timeout_ms, const std::string& where);
+
 // Buffered send of header + payload to world rank `dest`.
 void post(int dest, int tag, const Header& header, const void* payload, std::size_t bytes);
 // Tells every other rank of [0, size) that this rank failed in `epoch`.

@@ -1,8 +1,6 @@
 // report.json: writer and reader (the reader exists for merging sharded sweeps).
 #include <cstdint>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <type_traits>
 
 #include "reference/types/error.hpp"
@@ -190,18 +188,6 @@ SweepReport from_json(const std::string& text) {
   for (std::size_t i = 0; i < results.size(); ++i)
     report.results.push_back(result_from(results[i], i));
   return report;
-}
-
-SweepReport read_json_file(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  CPLAB_CHECK(in.good(), "cannot read sweep report {}", path.string());
-  std::ostringstream text;
-  text << in.rdbuf();
-  try {
-    return from_json(text.str());
-  } catch (const Error& e) {
-    CPLAB_FAIL("{}: {}", path.string(), e.what());
-  }
 }
 
 }  // namespace cplab::reports

@@ -30,6 +30,17 @@ void write_file_atomically(const std::filesystem::path& path, const std::string&
 // atomically; returns their paths.
 std::vector<std::filesystem::path> write_all(const properties::SweepReport& report,
                                              const std::filesystem::path& dir);
+// The files of write_all that cost nothing to make (report.json first, junit.xml, summary.md,
+// each atomically), and no index.html: what a sweep writes before its slow start-up steps, so
+// that an earlier run's report in dir is never taken for this one's.
+void write_started(const properties::SweepReport& report, const std::filesystem::path& dir);
+
+// The bytes of the regular file at path; anything else (a FIFO, a device, a folder) is refused
+// without blocking, naming `what` and the kind of file. Throws cplab::Error.
+std::string read_regular_file(const std::filesystem::path& path, const std::string& what);
+// report.json at path, read and parsed (errors name the path).
 properties::SweepReport read_json_file(const std::filesystem::path& path);
+// What `cplab sweep --merge PATH` reads: PATH/report.json when PATH is a folder, else PATH.
+properties::SweepReport read_report(const std::filesystem::path& path);
 
 }  // namespace cplab::reports

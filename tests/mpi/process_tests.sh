@@ -6,6 +6,10 @@
 #   distributed_equals_single  mpirun -np 3 sweep --distribute == a single-process sweep
 #   kill_rank                  SIGKILL one rank mid-collective, Open MPI tears the job down
 #   kill_rank_no_teardown      the same with the job left running: the others time out, named
+#   kill_rank_mid_message      the job left running, rank 1 killed while its large message is on
+#                              the way (the others hold its header; the rest never comes)
+#   kill_rank_at_start         the job left running, rank 1 killed before its first message (as
+#                              the others set up cplab's communicator, which needs every process)
 #   refuses_ambiguous          a sweep under mpirun that says neither how to use the processes
 set -uo pipefail
 test_name=$1 cplab=$2 mpirun=$3
@@ -77,13 +81,23 @@ assert len(properties) >= 9, properties
 assert len(a["results"]) == len(properties) * 3 * 2, len(a["results"])  # x 3 layouts x (sim, gpu)
 PY
   ;;
-kill_rank | kill_rank_no_teardown)
-  if [ "$test_name" = kill_rank_no_teardown ]; then
+kill_rank | kill_rank_no_teardown | kill_rank_mid_message | kill_rank_at_start)
+  if [ "$test_name" != kill_rank ]; then
     # Keep the job running when a process dies: the others must find out by themselves.
     export MPIRUN_FLAGS="--mca orte_abort_on_non_zero_status 0"
   fi
+  if [ "$test_name" = kill_rank_mid_message ]; then
+    # Its first message of 64 KiB or more: past every eager limit, so its body is read from the
+    # sender's memory after the header came (that read once waited forever in MPI_Mrecv).
+    export CPLAB_MPI_FAULT_MID_MESSAGE="1 65536"
+  elif [ "$test_name" = kill_rank_at_start ]; then
+    # Once a blocking MPI_Comm_dup at the first message: the others waited in it forever.
+    export CPLAB_MPI_FAULT_AT_START=1
+  else
+    export CPLAB_MPI_FAULT="kill 1 400"
+  fi
   start=$(date +%s)
-  CPLAB_MPI_FAULT="kill 1 400" "$mpirun" 3 "$cplab" sweep --impl sim-mpi --cases 50 \
+  "$mpirun" 3 "$cplab" sweep --impl sim-mpi --cases 50 \
     --seed 2 --rank-timeout-ms 3000 --out "$tmp/k" >"$tmp/k.log" 2>&1 &
   launcher=$!
   # Open MPI 4.1's mpirun, told not to tear the job down, does not return after a process died,
@@ -98,7 +112,7 @@ kill_rank | kill_rank_no_teardown)
     # The job's own processes, not a helper mpirun may start and end on the way.
     if pgrep -P "$launcher" -f "$cplab sweep" >/dev/null; then
       seen=1
-    elif [ "$test_name" = kill_rank_no_teardown ] && [ -n "$seen" ]; then
+    elif [ "$test_name" != kill_rank ] && [ -n "$seen" ]; then
       kill "$launcher"
       wait "$launcher"
       status=1
@@ -125,8 +139,14 @@ kill_rank | kill_rank_no_teardown)
       grep -q "no word from rank 1" "$tmp/k.log" || fail "no survivor named its end"
   else
     grep -q "no word from rank 1 within 3000 ms" "$tmp/k.log" || fail "the survivors did not name rank 1"
+    # Each survivor says so on stderr when it finds out, rank 2 (which prints nothing else) too.
+    for survivor in 0 2; do
+      grep -Eq "^cplab: error: rank $survivor/[0-9]+: .*no word from ranks? ([0-9]+, )*1([^0-9]|$)" "$tmp/k.log" ||
+        fail "rank $survivor did not name rank 1 on stderr"
+    done
     report_is_whole "$tmp/k/report.json" || fail "rank 0's report is not whole"
     grep -q "no word from rank 1" "$tmp/k/report.json" || fail "the report does not name rank 1"
+    grep -q '"complete": true' "$tmp/k/report.json" || fail "rank 0's report is not complete"
   fi
   # Never half a report: none, or a whole one.
   if [ -e "$tmp/k/report.json" ]; then report_is_whole "$tmp/k/report.json" || fail "half a report"; fi

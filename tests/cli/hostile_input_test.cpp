@@ -1,0 +1,113 @@
+// Inputs a hostile or careless user hands over that once hung cplab, or answered with the wrong
+// exit status or on the wrong stream: each must end in one line on stderr and the status of the
+// contract. Every run is bounded (timeout(1)), so that a regression to a hang fails the test
+// instead of stalling the suite.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "tests/support/cli.hpp"
+
+namespace cplab::clitest {
+namespace {
+
+using testsupport::CliRun;
+using testsupport::line_count;
+using testsupport::ScratchDir;
+using testsupport::slurp;
+
+constexpr int kTimedOut = 124;  // timeout(1)'s status when it had to stop the command
+
+// `cplab <args>` with stdout and stderr captured, killed after `seconds`.
+CliRun run_bounded(int seconds, const std::string& args) {
+  const std::string err_path =
+      ::testing::TempDir() + "cplab_hostile." + std::to_string(::getpid()) + ".stderr";
+  const std::string command = "timeout -s KILL " + std::to_string(seconds) + " " +
+                              testsupport::cplab_binary() + " " + args + " 2>" + err_path;
+  CliRun run;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) {
+    ADD_FAILURE() << "cannot run " << command;
+    return run;
+  }
+  char buffer[4096];
+  std::size_t n;
+  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) run.out.append(buffer, n);
+  const int raw = ::pclose(pipe);
+  // timeout -s KILL reports a killed command as 128 + 9.
+  run.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  if (run.status == 128 + 9) run.status = kTimedOut;
+  run.err = slurp(err_path);
+  std::remove(err_path.c_str());
+  return run;
+}
+
+void expect_one_line_refusal(const CliRun& run, const std::string& part, const std::string& what) {
+  ASSERT_NE(run.status, kTimedOut) << what << ": still running after the bound (a hang)";
+  EXPECT_EQ(run.status, 2) << what << "\n" << run.out << run.err;
+  EXPECT_TRUE(run.out.empty()) << what << ": " << run.out;
+  EXPECT_EQ(line_count(run.err), 1) << what << ": " << run.err;
+  EXPECT_NE(run.err.find(part), std::string::npos) << what << ": '" << part << "' in " << run.err;
+}
+
+TEST(HostileInput, MergeOfAFifoIsRefusedWithoutWaitingForAWriter) {
+  // open() of a FIFO for reading waits for a writer: the merge once waited forever.
+  ScratchDir dir;
+  const std::filesystem::path shard = dir.file("shard");
+  std::filesystem::create_directories(shard);
+  ASSERT_EQ(::mkfifo((shard / "report.json").c_str(), 0600), 0);
+  const std::string out = " --out " + dir.file("merged");
+  expect_one_line_refusal(run_bounded(60, "sweep --merge " + shard.string() + out),
+                          shard.string() + "/report.json is a FIFO, not a regular file",
+                          "a FIFO in the folder");
+  expect_one_line_refusal(
+      run_bounded(60, "sweep --merge " + (shard / "report.json").string() + out),
+      "is a FIFO, not a regular file", "a FIFO named");
+  // Other files that are not regular: a device, and a folder where report.json should be.
+  expect_one_line_refusal(run_bounded(60, "sweep --merge /dev/null" + out),
+                          "/dev/null is a character device, not a regular file", "a device");
+  const std::filesystem::path nested = dir.file("nested");
+  std::filesystem::create_directories(nested / "report.json");
+  expect_one_line_refusal(run_bounded(60, "sweep --merge " + nested.string() + out),
+                          "report.json is a folder, not a regular file", "a folder");
+  EXPECT_FALSE(std::filesystem::exists(dir.file("merged"))) << "a refused merge wrote reports";
+}
+
+TEST(HostileInput, MutantsOverProcessesOutsideALauncherIsALaunchMistake) {
+  // Outside mpirun the world has one process: every case ran at C = 1, most mutants "survived"
+  // and the hunt exited 1 as if the checks had holes.
+  const CliRun run = run_bounded(120, "mutants --mpi --cases 1");
+#ifdef CPLAB_TEST_HAVE_MPI
+  expect_one_line_refusal(run, "start it under a launcher with two or more", "mutants --mpi");
+#else
+  expect_one_line_refusal(run, "--mpi needs a build with MPI", "mutants --mpi");
+#endif
+}
+
+TEST(HostileInput, ReplayOnAnImplementationThatCannotRunHereSaysWhyOnStderr) {
+  // The reason once went to stdout, after the case, with nothing on stderr and exit 2.
+  const CliRun run = run_bounded(60, "replay --no-plan --impl gpu 'thd cp=2 docs=5,3,8'");
+  if (run.status == 0) GTEST_SKIP() << "skipped: a CUDA device is here, gpu runs";
+  expect_one_line_refusal(run, "--impl gpu cannot run here: ", "replay --impl gpu");
+}
+
+TEST(HostileInput, CheckWithShardsButNoFilesNamesTheMissingFiles) {
+  // "--shards --layout ..." once took --layout for a shard and said "--layout is required".
+  ScratchDir dir;
+  const std::string batch = dir.file("batch.pt");
+  std::ofstream(batch) << "not read";
+  for (const std::string& args :
+       {"check --batch " + batch + " --cp 2 --shards --layout head-tail",
+        "check --batch " + batch + " --shards --layout head-tail --cp 2",
+        "check --batch " + batch + " --layout head-tail --cp 2 --shards"}) {
+    const CliRun run = run_bounded(60, args);
+    expect_one_line_refusal(run, "--shards", args);
+    EXPECT_EQ(run.err.find("--layout is required"), std::string::npos) << args << ": " << run.err;
+  }
+}
+
+}  // namespace
+}  // namespace cplab::clitest
