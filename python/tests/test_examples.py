@@ -7,7 +7,7 @@ from contiguous_sharder import cp_cross_entropy, shard_contiguous
 from round_robin import shard_head_tail
 from thd_sharder import shard_thd
 
-CASES = 200
+CASES = 500
 SEED = 20240601
 
 
