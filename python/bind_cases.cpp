@@ -44,7 +44,18 @@ class GeneratedCase {
   }
 
   const std::string& line() const { return line_; }
-  std::string headline() const { return properties::case_headline(case_); }
+  // The layout, rows and documents: what a sharder's author needs to picture the batch (the
+  // case's other fields say how its data was drawn).
+  std::string headline() const {
+    std::string docs;
+    for (const auto& row : case_.docs) {
+      for (const properties::Document& d : row)
+        docs += fmt::format("{}{}{}", docs.empty() ? "" : ",", d.real,
+                            d.extra > 0 ? fmt::format("+{}", d.extra) : "");
+    }
+    return fmt::format("{} rows={} S={}{}", spec_brief(case_.spec), case_.rows, case_.seq_len,
+                       docs.empty() ? "" : " docs=" + docs);
+  }
   std::int64_t cp() const { return case_.spec.cp; }
   const std::string& layout() const { return case_.spec.layout; }
   std::string spec() const { return spec_brief(case_.spec); }
