@@ -1,0 +1,193 @@
+// Generated cases for cplab.testing: a case's one-line form (the driver's, `cplab replay`'s) made
+// into its batch as torch tensors, the shards a user's sharder gave checked against it, and the
+// inputs and expected results of a user's CP loss on it.
+#include <fmt/format.h>
+#include <pybind11/stl.h>
+
+#include <cmath>
+
+#include "check/shard_check.hpp"
+#include "properties/case.hpp"
+#include "properties/case_data.hpp"
+#include "python/bindings.hpp"
+#include "python/check_result.hpp"
+#include "python/tensor_bridge.hpp"
+#include "reference/loss.hpp"
+#include "reference/plan.hpp"
+#include "reference/types/error.hpp"
+#include "reference/verbs.hpp"
+
+namespace cplab::python {
+namespace py = pybind11;
+using namespace pybind11::literals;
+using properties::Case;
+
+namespace {
+
+// The logits of a case's loss: the stream the loss property draws them from (microbatch 0).
+constexpr std::uint64_t kLogitsStream = 100;
+constexpr float kLogitsScale = 4.0f;
+// f32 losses and gradients of a user's loss against the reference's doubles.
+constexpr double kLossTolerance = 1e-4;
+constexpr double kGradTolerance = 1e-5;
+
+class GeneratedCase {
+ public:
+  GeneratedCase(const std::string& line, bool passthrough)
+      : case_(properties::parse_case(line)), line_(properties::print_case(case_)) {
+    properties::validate_case(case_);
+    CPLAB_CHECK(case_.spec.microbatches == 1,
+                "case '{}': cplab.testing hands a sharder one microbatch (mb=1)", line);
+    batch_ = properties::make_batch(case_);
+    if (!passthrough) batch_.passthrough.clear();
+    plan_ = plan_batch(case_.spec, batch_);
+  }
+
+  const std::string& line() const { return line_; }
+  // The layout, rows and documents: what a sharder's author needs to picture the batch (the
+  // case's other fields say how its data was drawn).
+  std::string headline() const {
+    std::string docs;
+    for (const auto& row : case_.docs) {
+      for (const properties::Document& d : row)
+        docs += fmt::format("{}{}{}", docs.empty() ? "" : ",", d.real,
+                            d.extra > 0 ? fmt::format("+{}", d.extra) : "");
+    }
+    return fmt::format("{} rows={} S={}{}", spec_brief(case_.spec), case_.rows, case_.seq_len,
+                       docs.empty() ? "" : " docs=" + docs);
+  }
+  std::int64_t cp() const { return case_.spec.cp; }
+  const std::string& layout() const { return case_.spec.layout; }
+  std::string spec() const { return spec_brief(case_.spec); }
+  bool packed() const { return case_.packed(); }
+  std::int64_t documents() const {
+    std::int64_t n = 0;
+    for (const auto& row : case_.docs) n += static_cast<std::int64_t>(row.size());
+    return n;
+  }
+  py::dict batch() const { return batch_to_dict(batch_); }
+
+  CheckResult check(py::handle shards_obj, std::optional<std::int64_t> pad_id,
+                    std::optional<std::string> pad_policy) const {
+    const auto seq = py::reinterpret_borrow<py::sequence>(shards_obj);
+    std::vector<io::TensorFile> shards;
+    for (std::size_t r = 0; r < seq.size(); ++r)
+      shards.push_back(shard_from_dict(seq[r], fmt::format("rank {} shard", r)));
+    check::Conventions conventions;
+    conventions.pad_id = pad_id;
+    if (pad_policy) conventions.policy = check::parse_pad_policy(*pad_policy);
+    CheckResult result;
+    result.verdict.outcome = check::check_shards(case_.spec, batch_, shards, conventions);
+    return result;
+  }
+
+  // What a rank's loss is handed: its logits shard and its target labels (each local token's
+  // next-token label fetched from wherever it lives, -100 where the token has none or does not
+  // contribute), and N, the global count of contributing tokens.
+  py::dict loss_inputs() {
+    prepare_loss();
+    py::list logits, labels;
+    for (std::int64_t r = 0; r < cp(); ++r) {
+      logits.append(tensor_to_torch(reference::select_rank(plan_, padded_logits_, 1, r)));
+      labels.append(tensor_to_torch(rank_targets(r)));
+    }
+    return py::dict("logits"_a = logits, "labels"_a = labels,
+                    "num_label_tokens"_a = loss_->contributing_total,
+                    "global_mean"_a = loss_->global_mean);
+  }
+
+  // "" when every rank's loss and gradient are what SPEC §6 says, else one line naming the first
+  // that is not.
+  std::string check_loss(const std::vector<double>& losses, const std::vector<py::object>& grads) {
+    prepare_loss();
+    CPLAB_CHECK(static_cast<std::int64_t>(losses.size()) == cp() &&
+                    static_cast<std::int64_t>(grads.size()) == cp(),
+                "{} losses and {} gradients for cp={}", losses.size(), grads.size(), cp());
+    double mean = 0.0;
+    for (double l : losses) mean += l / static_cast<double>(cp());
+    for (std::int64_t r = 0; r < cp(); ++r) {
+      const double want = loss_->rank_loss[r];
+      if (!(std::abs(losses[r] - want) <= kLossTolerance * std::max(1.0, std::abs(want)))) {
+        return fmt::format(
+            "rank {} loss {:.6g} should be {:.6g} (sum of its {} contributing tokens' CE x C / N, "
+            "N = {}); mean of rank losses {:.6g}, global shifted mean {:.6g}",
+            r, losses[r], want, loss_->rank_contributing[r], loss_->contributing_total, mean,
+            loss_->global_mean);
+      }
+    }
+    for (std::int64_t r = 0; r < cp(); ++r) {
+      if (grads[r].is_none()) continue;
+      const Tensor got = tensor_from_torch(grads[r], fmt::format("rank {} grad", r)).to(DType::f32);
+      const Tensor want = reference::select_rank(plan_, scaled_grad_, 1, r);
+      if (got.shape() != want.shape()) {
+        return fmt::format("rank {} grad has shape {}; its logits shard is {}", r,
+                           shape_str(got.shape()), shape_str(want.shape()));
+      }
+      const std::int64_t vocab = case_.vocab, local = plan_.rows[0].local_len();
+      for (std::int64_t i = 0; i < want.numel(); ++i) {
+        if (std::abs(got.get(i) - want.get(i)) <= kGradTolerance) continue;
+        const std::int64_t k = (i / vocab) % local, b = i / (vocab * local);
+        return fmt::format(
+            "rank {} grad at row {} local slot {} (global slot {}) logit {} is {:.6g}, should be "
+            "{:.6g} (C x d(global mean)/d logits)",
+            r, b, k, plan_.rows[b].index[r][k], i % vocab, got.get(i), want.get(i));
+      }
+    }
+    return "";
+  }
+
+ private:
+  void prepare_loss() {
+    if (loss_) return;
+    const std::int64_t rows = case_.rows, seq = case_.seq_len;
+    const Tensor logits =
+        properties::float_tensor(case_.seed, kLogitsStream, {rows, seq, case_.vocab}, kLogitsScale);
+    TokenField field{logits, 1, PadRule::constant, 0.0};
+    padded_logits_ = reference::pad_to_global(plan_, field);
+    loss_ = reference::shifted_loss_caller(plan_, logits, batch_.at(keys::labels).to(DType::i64),
+                                           batch_.at(keys::valid).to(DType::b8));
+    scaled_grad_ = loss_->grad_global;
+    for (std::int64_t i = 0; i < scaled_grad_.numel(); ++i)
+      scaled_grad_.set(i, scaled_grad_.get(i) * static_cast<double>(cp()));
+  }
+
+  Tensor rank_targets(std::int64_t r) const {
+    const std::int64_t local = plan_.rows[0].local_len();
+    std::vector<std::int64_t> out;
+    for (std::size_t b = 0; b < plan_.rows.size(); ++b) {
+      for (std::int64_t k = 0; k < local; ++k) {
+        const std::int64_t g = plan_.rows[b].index[r][k];
+        out.push_back(loss_->contributes[b][g] ? loss_->target[b][g] : kIgnoreIndex);
+      }
+    }
+    return Tensor::from<std::int64_t>({static_cast<std::int64_t>(plan_.rows.size()), local}, out);
+  }
+
+  Case case_;
+  std::string line_;
+  Batch batch_;
+  ShardPlan plan_;
+  std::optional<reference::LossReference> loss_;
+  Tensor padded_logits_, scaled_grad_;
+};
+
+}  // namespace
+
+void bind_cases(py::module_& m) {
+  py::class_<GeneratedCase>(m, "_Case", "A generated case (cplab.testing's view of it).")
+      .def(py::init<const std::string&, bool>(), py::arg("line"), py::arg("passthrough") = false)
+      .def_property_readonly("line", &GeneratedCase::line)
+      .def_property_readonly("headline", &GeneratedCase::headline)
+      .def_property_readonly("cp", &GeneratedCase::cp)
+      .def_property_readonly("layout", &GeneratedCase::layout)
+      .def_property_readonly("spec", &GeneratedCase::spec)
+      .def_property_readonly("packed", &GeneratedCase::packed)
+      .def_property_readonly("documents", &GeneratedCase::documents)
+      .def("batch", &GeneratedCase::batch)
+      .def("check", &GeneratedCase::check, py::arg("shards"), py::arg("pad_id") = py::none(),
+           py::arg("pad_policy") = py::none())
+      .def("loss_inputs", &GeneratedCase::loss_inputs)
+      .def("check_loss", &GeneratedCase::check_loss);
+}
+
+}  // namespace cplab::python

@@ -1,0 +1,310 @@
+// cplab.layouts, cplab.plan, cplab.shard, cplab.gather, cplab.shifted_loss: the reference itself,
+// on torch tensors.
+#include <pybind11/stl.h>
+
+#include <algorithm>
+
+#include "python/bindings.hpp"
+#include "python/layout_options.hpp"
+#include "python/tensor_bridge.hpp"
+#include "reference/loss.hpp"
+#include "reference/plan.hpp"
+#include "reference/types/error.hpp"
+#include "reference/verbs.hpp"
+
+namespace cplab::python {
+namespace py = pybind11;
+using namespace pybind11::literals;
+
+namespace {
+
+// The options a layout takes, found by planning probe rows with each option changed: an option
+// matters when some probe plans differently (or only one of the two values plans at all). Read off
+// the reference, so a new layout needs no entry here.
+struct Probe {
+  const char* option;
+  void (*set)(LayoutSpec&);
+  std::int64_t cp;
+};
+const Probe kProbes[] = {
+    {"pad_multiple", [](LayoutSpec& s) { s.pad_multiple = 3; }, 4},
+    {"chunk_size", [](LayoutSpec& s) { s.chunk_size = 2; }, 4},
+    {"chunk_pad_at_cp1", [](LayoutSpec& s) { s.chunk_pad_at_cp1 = true; }, 1},
+    {"ring_degree", [](LayoutSpec& s) { s.ring_degree = 2; }, 4},
+    {"block_size", [](LayoutSpec& s) { s.block_size = 2; }, 4},
+};
+
+std::optional<RowPlan> try_plan(const LayoutSpec& spec, bool packed, std::int64_t len) {
+  try {
+    if (!packed) return reference::plan_row(spec, len);
+    // Documents at multiples of 8, for the layouts whose caller pads every one to 2C (C <= 4).
+    const std::vector<std::int64_t> docs = {8, len - 8};
+    return reference::plan_row(spec, len, &docs);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+bool same_plan(const std::optional<RowPlan>& a, const std::optional<RowPlan>& b) {
+  if (a.has_value() != b.has_value()) return false;
+  return !a || (a->padded_len == b->padded_len && a->index == b->index);
+}
+
+py::list describe_layouts() {
+  py::list out;
+  for (const std::string& name : reference::layout_names()) {
+    LayoutSpec spec;
+    spec.layout = name;
+    spec.cp = 2;
+    // Two lengths: a short row, and one long enough for the default block size of 128.
+    const auto plans = [&](bool packed) {
+      return try_plan(spec, packed, 16).has_value() || try_plan(spec, packed, 1024).has_value();
+    };
+    const bool cp_off = !plans(false) && !plans(true);
+    if (cp_off) spec.cp = 1;
+    py::list rows;
+    if (plans(false)) rows.append("bshd");
+    if (plans(true)) rows.append("packed");
+    py::list options;
+    for (const Probe& probe : kProbes) {
+      LayoutSpec base = spec, changed = spec;
+      base.cp = changed.cp = cp_off ? 1 : probe.cp;
+      probe.set(changed);
+      bool matters = false;
+      for (const bool packed : {false, true}) {
+        for (const std::int64_t len : {13, 16, 24, 48}) {
+          matters =
+              matters || !same_plan(try_plan(base, packed, len), try_plan(changed, packed, len));
+        }
+      }
+      if (matters) options.append(probe.option);
+    }
+    out.append(
+        py::dict("name"_a = name, "rows"_a = rows, "cp_off"_a = cp_off, "options"_a = options));
+  }
+  return out;
+}
+
+py::dict plan_dict(const ShardPlan& plan) {
+  const RowPlan& row = plan.rows.at(0);
+  const std::int64_t C = row.cp, local = row.local_len();
+  std::vector<std::int64_t> index, positions, doc_ids, real;
+  for (std::int64_t r = 0; r < C; ++r) {
+    for (std::int64_t g : row.index[r]) {
+      index.push_back(g);
+      positions.push_back(row.positions[g]);
+      doc_ids.push_back(row.doc_ids[g]);
+      real.push_back(row.real[g]);
+    }
+  }
+  py::object cu = py::none();
+  if (!row.local_cu_seqlens.empty()) {
+    py::list per_rank;
+    for (const auto& table : row.local_cu_seqlens)
+      per_rank.append(int64s_to_torch(table, {static_cast<std::int64_t>(table.size())}));
+    cu = per_rank;
+  }
+  const std::int64_t L = row.padded_len;
+  return py::dict(
+      "layout"_a = plan.spec.layout, "cp"_a = C, "spec"_a = spec_brief(plan.spec),
+      "seq_len"_a = row.caller_len, "padded_seq_len"_a = L, "packed"_a = row.packed,
+      "index"_a = int64s_to_torch(index, {C, local}),
+      "positions"_a = int64s_to_torch(positions, {C, local}),
+      "doc_ids"_a = int64s_to_torch(doc_ids, {C, local}),
+      "real"_a = tensor_to_torch(Tensor::from<std::int64_t>({C, local}, real).to(DType::b8)),
+      "cu_seqlens"_a = cu, "valid_tokens"_a = int64s_to_torch(row.valid_tokens, {C}),
+      "global_positions"_a = int64s_to_torch(row.positions, {L}),
+      "caller_pos"_a = int64s_to_torch(row.caller_pos, {L}),
+      "cu_seqlens_padded"_a = int64s_to_torch(
+          row.cu_seqlens_padded, {static_cast<std::int64_t>(row.cu_seqlens_padded.size())}));
+}
+
+py::dict plan_fn(const std::string& layout, std::int64_t cp, std::optional<std::int64_t> seq_len,
+                 std::optional<std::vector<std::int64_t>> doc_lens,
+                 std::optional<std::vector<std::int64_t>> doc_lens_padded,
+                 const LayoutOptions& options) {
+  const LayoutSpec spec = make_spec(layout, cp, options);
+  return plan_dict(plan_rows(spec, RowShape{seq_len, doc_lens, doc_lens_padded}, 1));
+}
+
+py::list shard_fn(py::handle batch_obj, const std::string& layout, std::int64_t cp,
+                  const LayoutOptions& options) {
+  const Batch batch = batch_from_dict(batch_obj, "batch");
+  const ShardPlan plan = plan_batch(make_spec(layout, cp, options), batch);
+  std::vector<std::vector<Batch>> sharded = reference::shard_batch(plan, batch);
+  py::list out;
+  for (std::int64_t r = 0; r < cp; ++r) {
+    py::dict rank = batch_to_dict(std::move(sharded[0][r]));
+    const RowPlan& row = plan.rows.at(0);
+    if (!row.local_cu_seqlens.empty()) {
+      const auto& table = row.local_cu_seqlens[r];
+      rank["cu_seqlens"] = int64s_to_torch(table, {static_cast<std::int64_t>(table.size())});
+    }
+    out.append(rank);
+  }
+  return out;
+}
+
+py::object gather_fn(const std::vector<py::object>& shard_objs, const std::string& layout,
+                     std::int64_t cp, std::optional<std::int64_t> seq_len,
+                     std::optional<std::vector<std::int64_t>> doc_lens,
+                     std::optional<std::vector<std::int64_t>> doc_lens_padded, std::int64_t seq_dim,
+                     bool trim, const LayoutOptions& options) {
+  CPLAB_CHECK(static_cast<std::int64_t>(shard_objs.size()) == cp,
+              "gather: {} shards for cp={}: give one per rank, in rank order", shard_objs.size(),
+              cp);
+  std::vector<Tensor> locals;
+  for (std::size_t r = 0; r < shard_objs.size(); ++r)
+    locals.push_back(tensor_from_torch(shard_objs[r], fmt::format("shards[{}]", r)));
+  CPLAB_CHECK(seq_dim >= 1 && seq_dim < locals[0].dim(),
+              "gather: seq_dim={} of a {}-dimensional shard; the row dim is seq_dim - 1", seq_dim,
+              locals[0].dim());
+  const ShardPlan plan =
+      plan_rows(make_spec(layout, cp, options), RowShape{seq_len, doc_lens, doc_lens_padded},
+                locals[0].size(seq_dim - 1));
+  return tensor_to_torch(reference::gather_token_tensor(plan, locals, seq_dim, trim));
+}
+
+py::dict shifted_loss_fn(py::handle logits_obj, py::handle labels_obj, py::handle valid_obj,
+                         const std::string& layout, std::int64_t cp,
+                         std::optional<std::vector<std::int64_t>> doc_lens,
+                         std::optional<std::vector<std::int64_t>> doc_lens_padded,
+                         const LayoutOptions& options) {
+  const Tensor logits = tensor_from_torch(logits_obj, "logits");
+  const Tensor labels = tensor_from_torch(labels_obj, "labels");
+  CPLAB_CHECK(logits.dtype() == DType::f32 && logits.dim() == 3,
+              "logits must be a float32 [B, S, V] tensor, found {}", tensor_brief(logits));
+  CPLAB_CHECK(labels.dim() == 2 && labels.size(0) == logits.size(0) &&
+                  labels.size(1) == logits.size(1) &&
+                  (labels.dtype() == DType::i64 || labels.dtype() == DType::i32),
+              "labels must be an integer [B, S] tensor matching logits {}, found {}",
+              tensor_brief(logits), tensor_brief(labels));
+  Tensor valid = valid_obj.is_none()
+                     ? Tensor::from_bools(labels.shape(), std::vector<bool>(labels.numel(), true))
+                     : tensor_from_torch(valid_obj, "valid");
+  CPLAB_CHECK(
+      valid.shape() == labels.shape() && (valid.dtype() == DType::b8 || valid.dtype() == DType::u8),
+      "valid must be a bool or uint8 tensor shaped like labels {}, found {}",
+      shape_str(labels.shape()), tensor_brief(valid));
+  const std::int64_t rows = labels.size(0);
+  CPLAB_CHECK(!doc_lens || rows == 1, "doc_lens= describes one packed row; labels have {} rows",
+              rows);
+  const LayoutSpec spec = make_spec(layout, cp, options);
+  const ShardPlan plan =
+      doc_lens ? plan_rows(spec, RowShape{std::nullopt, doc_lens, doc_lens_padded}, 1)
+               : plan_rows(spec, RowShape{labels.size(1), std::nullopt, std::nullopt}, rows);
+  CPLAB_CHECK(plan.rows[0].caller_len == labels.size(1),
+              "doc_lens= occupy {} tokens; labels have S={}", plan.rows[0].caller_len,
+              labels.size(1));
+  reference::LossReference ref = reference::shifted_loss_caller(plan, logits, labels, valid);
+  const std::int64_t L = plan.rows[0].padded_len;
+  std::vector<std::int64_t> targets;
+  std::vector<bool> contributes;
+  for (std::int64_t b = 0; b < rows; ++b) {
+    targets.insert(targets.end(), ref.target[b].begin(), ref.target[b].end());
+    for (std::uint8_t c : ref.contributes[b]) contributes.push_back(c != 0);
+  }
+  py::list rank_grads;
+  const Tensor scaled = [&] {
+    Tensor g = ref.grad_global;
+    for (std::int64_t i = 0; i < g.numel(); ++i) g.set(i, g.get(i) * static_cast<double>(cp));
+    return g;
+  }();
+  for (std::int64_t r = 0; r < cp; ++r)
+    rank_grads.append(tensor_to_torch(reference::select_rank(plan, scaled, 1, r)));
+  return py::dict("global_mean"_a = ref.global_mean,
+                  "contributing_total"_a = ref.contributing_total, "rank_loss"_a = ref.rank_loss,
+                  "rank_contributing"_a = ref.rank_contributing,
+                  "grad"_a = tensor_to_torch(std::move(ref.grad_global)),
+                  "rank_grad"_a = rank_grads, "targets"_a = int64s_to_torch(targets, {rows, L}),
+                  "contributes"_a = tensor_to_torch(Tensor::from_bools({rows, L}, contributes)));
+}
+
+}  // namespace
+
+void bind_reference(py::module_& m) {
+  m.def("layouts", &describe_layouts,
+        R"(layouts() -> list[dict]
+
+Every registered layout, in the registry's order, each a dict of
+    name     the layout's name (what every other function's `layout` takes)
+    rows     the rows it takes: "bshd" (rows of S tokens) and/or "packed" (documents, seq_lens)
+    cp_off   True when it exists only with CP off (cp=1)
+    options  the keyword options that change its plan (pad_multiple, chunk_size,
+             chunk_pad_at_cp1, ring_degree, block_size), read off the reference by planning
+             probe rows with each one changed)");
+  m.def(
+      "plan",
+      [](const std::string& layout, std::int64_t cp, std::optional<std::int64_t> seq_len,
+         std::optional<std::vector<std::int64_t>> doc_lens,
+         std::optional<std::vector<std::int64_t>> doc_lens_padded, CPLAB_LAYOUT_PARAMS) {
+        return plan_fn(layout, cp, seq_len, doc_lens, doc_lens_padded, CPLAB_LAYOUT_OPTIONS);
+      },
+      py::arg("layout"), py::arg("cp"), py::kw_only(), py::arg("seq_len") = py::none(),
+      py::arg("doc_lens") = py::none(), py::arg("doc_lens_padded") = py::none(), CPLAB_LAYOUT_ARGS,
+      R"(The reference plan of one row: a BSHD row of `seq_len` tokens, or a packed row of
+documents (`doc_lens`, and `doc_lens_padded` when the caller pads each document itself).
+
+Returns a dict: layout, cp, spec (the layout in one line), seq_len (S), padded_seq_len (L),
+packed, and as int64 tensors (built as vectors, copied once into torch)
+    index [C, l]       the global slot each rank's local token holds
+    positions [C, l]   its position id (computed before partitioning)
+    doc_ids [C, l]     its document (1-based; 0: row padding)
+    real [C, l]        bool: a real token, not padding
+    cu_seqlens         list of C local cu_seqlens tensors (layouts with whole local
+                       documents, thd), else None
+    valid_tokens [C], global_positions [L], caller_pos [L] (-1: an added slot),
+    cu_seqlens_padded (packed rows)
+Layout options: pad_multiple (contiguous m), chunk_size (magi K), chunk_pad_at_cp1 (magi),
+ring_degree (usp R), block_size (ptrr B), pad_id and pad_policy ("spec" or "zero").)");
+  m.def(
+      "shard",
+      [](py::object batch, const std::string& layout, std::int64_t cp, CPLAB_LAYOUT_PARAMS) {
+        return shard_fn(batch, layout, cp, CPLAB_LAYOUT_OPTIONS);
+      },
+      py::arg("batch"), py::arg("layout"), py::arg("cp"), py::kw_only(), CPLAB_LAYOUT_ARGS,
+      R"(What every rank must hold of `batch` (the reference's shard_batch): a list of C dicts.
+
+`batch` is a dict as `cplab check --batch` reads one: input_ids [B,S] or inputs_embeds
+[B,S,H], labels, optional position_ids, loss_mask, valid, padding_mask, an "extra_tokens" dict,
+a "passthrough" dict and, for a packed row, seq_lens (and seq_lens_padded). Its tensors are
+copied once (cplab's tensors own their bytes); the shards come back without a copy. Each rank's
+dict holds every token key (position_ids added when absent), the pass-through tensors and, for
+layouts with whole local documents, its local cu_seqlens. A packed batch is one row.)");
+  m.def(
+      "gather",
+      [](const std::vector<py::object>& shards, const std::string& layout, std::int64_t cp,
+         std::optional<std::int64_t> seq_len, std::optional<std::vector<std::int64_t>> doc_lens,
+         std::optional<std::vector<std::int64_t>> doc_lens_padded, std::int64_t seq_dim, bool trim,
+         CPLAB_LAYOUT_PARAMS) {
+        return gather_fn(shards, layout, cp, seq_len, doc_lens, doc_lens_padded, seq_dim, trim,
+                         CPLAB_LAYOUT_OPTIONS);
+      },
+      py::arg("shards"), py::arg("layout"), py::arg("cp"), py::kw_only(),
+      py::arg("seq_len") = py::none(), py::arg("doc_lens") = py::none(),
+      py::arg("doc_lens_padded") = py::none(), py::arg("seq_dim") = 1, py::arg("trim") = true,
+      CPLAB_LAYOUT_ARGS,
+      R"(gather_token_tensor: the C local shards (rank order, sequence on `seq_dim`) put back at
+their global slots; trim=True cuts the padded stream back to the caller's S. The row is
+described as in plan(). Inputs are copied once; the result comes back without a copy.)");
+  m.def(
+      "shifted_loss",
+      [](py::object logits, py::object labels, py::object valid, const std::string& layout,
+         std::int64_t cp, std::optional<std::vector<std::int64_t>> doc_lens,
+         std::optional<std::vector<std::int64_t>> doc_lens_padded, CPLAB_LAYOUT_PARAMS) {
+        return shifted_loss_fn(logits, labels, valid, layout, cp, doc_lens, doc_lens_padded,
+                               CPLAB_LAYOUT_OPTIONS);
+      },
+      py::arg("logits"), py::arg("labels"), py::arg("valid") = py::none(), py::kw_only(),
+      py::arg("layout"), py::arg("cp"), py::arg("doc_lens") = py::none(),
+      py::arg("doc_lens_padded") = py::none(), CPLAB_LAYOUT_ARGS,
+      R"(The shifted cross-boundary loss of SPEC §6 on the unsharded batch, as the reference
+computes it: logits float32 [B,S,V], labels [B,S] (unshifted, -100 = ignore), valid [B,S]
+bool (default: all). Returns a dict: global_mean (HF's shifted cross-entropy mean),
+contributing_total (N), rank_loss and rank_contributing (per rank: loss_r = sum of its CE * C /
+N, so their mean is global_mean), grad [B,L,V] (d global_mean / d logits on the padded stream),
+rank_grad (per rank [B,l,V]: C * grad on its slots, what its backward must give), targets [B,L]
+(each slot's target label, -1 none) and contributes [B,L] bool.)");
+}
+
+}  // namespace cplab::python

@@ -1,0 +1,63 @@
+"""cplab on live torch tensors: the reference of every context-parallel layout, the shard checker
+of ``cplab check`` and, in ``cplab.testing``, property-based checks of your own sharder and CP loss
+on cplab's random packed and BSHD batches.
+
+    >>> import cplab
+    >>> [l["name"] for l in cplab.layouts()]
+    >>> p = cplab.plan("head-tail", 2, seq_len=8)      # index maps, positions, ... as tensors
+    >>> shards = cplab.shard(batch, "thd", 2)           # what every rank must hold
+    >>> cplab.check_shards(batch, my_shards, 2).ok      # the same engine as `cplab check`
+
+Every failure is a ``cplab.Error`` with the CLI's one-line message and a ``kind``.
+"""
+import functools
+
+import torch  # noqa: F401  (loads libtorch and its Python bindings before the extension)
+
+from . import _cplab
+from ._cplab import CheckResult, Difference
+from ._error import Error
+
+
+def _typed(binding):
+    """The binding, with pybind11's multi-line TypeError for arguments of the wrong type turned
+    into a one-line cplab.Error (kind "bad_input") like every other bad input."""
+
+    @functools.wraps(binding)
+    def call(*args, **kwargs):
+        try:
+            return binding(*args, **kwargs)
+        except TypeError as error:
+            text = str(error)
+            if "incompatible function arguments" not in text:
+                raise
+            invoked = text.split("Invoked with:", 1)[-1].strip()
+            signature = binding.__doc__.split("\n", 1)[0]
+            raise Error(" ".join(f"{binding.__name__}(): arguments of the wrong type "
+                                 f"({invoked}); it takes {signature}".split())) from None
+
+    return call
+
+
+layouts = _typed(_cplab.layouts)
+plan = _typed(_cplab.plan)
+shard = _typed(_cplab.shard)
+gather = _typed(_cplab.gather)
+shifted_loss = _typed(_cplab.shifted_loss)
+check_shards = _typed(_cplab.check_shards)
+
+__all__ = [
+    "CheckResult",
+    "Difference",
+    "Error",
+    "check_shards",
+    "gather",
+    "layouts",
+    "plan",
+    "shard",
+    "shifted_loss",
+    "testing",
+]
+
+
+from . import testing  # noqa: E402  (starts no process until a check is called)

@@ -1,0 +1,393 @@
+"""Property-based checks of your own CP code on cplab's random batches.
+
+``check_sharder(fn, layout, ...)`` hands the batches cplab's RapidCheck generators draw (packed rows
+of many shapes, BSHD rows of lengths around every multiple that matters, C from 1 up, holes in the
+labels and masks, caller padding, ids equal to the pad id) to your sharder
+``fn(batch, cp_rank, cp_size) -> dict`` for every rank, checks the shards as ``cplab.check_shards``
+does, and on a failure lets RapidCheck shrink the batch to a minimal one before it raises
+``cplab.Error`` (kind ``"check_failed"``) with that batch, the rank, the key and a one-line replay::
+
+    cplab.testing.replay(my_sharder, 'head-tail cp=2 ... seed=17')
+
+``check_loss(fn, layout, ...)`` does the same for a CP loss
+``fn(logits_shard, labels_shard, cp_rank, cp_size[, group]) -> (loss, grad)``.
+
+The generators run in ``cplab-case-driver``, a process of their own beside this module (Debian's
+RapidCheck library cannot be linked into a Python extension); it is started per call and sends one
+case at a time over a pipe.
+"""
+import inspect
+import os
+import random
+import subprocess
+import threading
+
+import torch
+
+from . import _cplab
+from ._error import Error
+from ._group import Group, GroupBroken
+
+__all__ = ["check_sharder", "check_loss", "replay", "replay_loss", "Summary"]
+
+_DRIVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cplab-case-driver")
+_MAX_REASON = 1000
+
+
+class Summary:
+    """What a check that held ran: ``cases`` cases of ``layout`` drawn from ``seed``."""
+
+    def __init__(self, layout, cases, seed):
+        self.layout, self.cases, self.seed = layout, cases, seed
+
+    def __repr__(self):
+        return f"<cplab.testing.Summary {self.layout}: {self.cases} cases held, seed={self.seed}>"
+
+
+def _name(fn):
+    return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
+
+
+def _one_line(text):
+    text = " ".join(str(text).split())
+    return text if len(text) <= _MAX_REASON else text[:_MAX_REASON] + " …"
+
+
+def _cp_list(cp):
+    values = [cp] if isinstance(cp, int) else list(cp)
+    if not values or not all(isinstance(c, int) and not isinstance(c, bool) for c in values):
+        raise Error(f"cp must be an int or a list of ints, got {cp!r}")
+    if any(c < 1 for c in values):
+        raise Error(f"cp values must be at least 1, got {values}")
+    return values
+
+
+def _driver_args(layout, cp, cases, seed, rows, max_tokens, fixed, embeds, extra_keys):
+    if not isinstance(layout, str):
+        raise Error(f"layout must be a layout name, got {layout!r}")
+    names = [entry["name"] for entry in _cplab.layouts()]
+    if layout not in names:
+        raise Error(f"unknown layout '{layout}'; known layouts: {', '.join(names)}")
+    if not isinstance(cases, int) or isinstance(cases, bool) or cases < 1:
+        raise Error(f"cases must be a positive int, got {cases!r}")
+    if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**63:
+        raise Error(f"seed must be an int in [0, 2**63), got {seed!r}")
+    if rows not in ("any", "bshd", "packed"):
+        raise Error(f"rows must be 'any', 'bshd' or 'packed', got {rows!r}")
+    args = ["--layout", layout, "--cp", ",".join(str(c) for c in _cp_list(cp)),
+            "--cases", str(cases), "--seed", str(seed), "--rows", rows,
+            "--max-tokens", str(max_tokens), "--embeds", "1" if embeds else "0",
+            "--extra-keys", "1" if extra_keys else "0"]
+    for option, value in fixed.items():
+        if value is None:
+            continue
+        if option == "pad_policy":
+            if value not in ("spec", "zero"):
+                raise Error(f"pad_policy must be 'spec' or 'zero', got {value!r}")
+        elif not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise Error(f"{option} must be a non-negative int, got {value!r}")
+        args += ["--" + option.replace("_", "-"), str(value)]
+    return args
+
+
+def _drive(args, evaluate):
+    """Runs the driver, answering each case with evaluate(line) ("" or a reason); returns the
+    driver's last line split: ("passed", cases) or ("failed", cases, shrinks, line)."""
+    if not os.access(_DRIVER, os.X_OK):
+        raise Error(f"{_DRIVER} is missing: build the target cplab_case_driver", kind="internal")
+    proc = subprocess.Popen([_DRIVER, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, bufsize=1)
+    try:
+        while True:
+            line = proc.stdout.readline()
+            if not line:
+                proc.wait()
+                raise Error(f"cplab-case-driver ended (status {proc.returncode}) without a result: "
+                            f"{_one_line(proc.stderr.read())}", kind="internal")
+            line = line.rstrip("\n")
+            if line.startswith("case "):
+                reason = evaluate(line[5:])
+                proc.stdin.write("ok\n" if not reason else f"fail {_one_line(reason)}\n")
+                proc.stdin.flush()
+            elif line.startswith("passed "):
+                return ("passed", int(line.split()[1]))
+            elif line.startswith("failed "):
+                _, cases, shrinks, case = line.split(" ", 3)
+                return ("failed", int(cases), int(shrinks), case)
+            elif line.startswith("error "):
+                raise Error(line[6:])
+            else:
+                raise Error(f"cplab-case-driver said {line!r}", kind="internal")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
+            try:
+                stream.close()
+            except OSError:
+                pass
+
+
+class _ShardOutcome:
+    def __init__(self, case, batch):
+        self.case, self.batch = case, batch
+        self.shards, self.result, self.error, self.rank, self.key = [], None, None, None, None
+
+    def reason(self):
+        if self.error is not None:
+            return f"fn raised {type(self.error).__name__}: {self.error} (rank {self.rank})"
+        if self.result is None or self.result.ok:
+            return ""
+        diffs = self.result.differences
+        more = f" (and {len(diffs) - 1} more)" if len(diffs) > 1 else ""
+        return diffs[0].message + more
+
+
+def _shard_contract(out, fn, rank, size, case):
+    where = f"{_name(fn)}(batch, cp_rank={rank}, cp_size={size}) on '{case.headline}'"
+    if isinstance(out, (list, tuple)):
+        raise Error(f"{where} returned a {type(out).__name__} of {len(out)}: fn returns the shard "
+                    f"dict of the one rank it is called for")
+    if not isinstance(out, dict):
+        raise Error(f"{where} returned a {type(out).__name__}, not a dict of tensors")
+    for key, value in out.items():
+        if not isinstance(key, str):
+            raise Error(f"{where} returned a dict with a key {key!r} that is not a string")
+
+
+def _run_sharder(fn, line, pad_id, pad_policy, passthrough):
+    case = _cplab._Case(line, passthrough)
+    batch = case.batch()
+    outcome = _ShardOutcome(case, batch)
+    for rank in range(case.cp):
+        try:
+            out = fn(dict(batch), rank, case.cp)
+        except Exception as error:  # the sharder failed on this batch: a failure to shrink
+            outcome.error, outcome.rank = error, rank
+            return outcome
+        _shard_contract(out, fn, rank, case.cp, case)
+        outcome.shards.append(out)
+    outcome.result = case.check(outcome.shards, pad_id=pad_id, pad_policy=pad_policy)
+    if not outcome.result.ok:
+        first = outcome.result.differences[0]
+        outcome.rank, outcome.key = first.rank, first.key
+    return outcome
+
+
+def _replay_text(kind, fn, line, options):
+    extra = "".join(f", {k}={v!r}" for k, v in options.items() if v not in (None, False))
+    return f"cplab.testing.{kind}({_name(fn)}, {line!r}{extra})"
+
+
+def _raise_sharder_failure(fn, outcome, options, header):
+    replay_line = _replay_text("replay", fn, outcome.case.line, options)
+    where = f"rank {outcome.rank}" + (f" key {outcome.key}" if outcome.key else "")
+    message = (f"{header}{_name(fn)} fails on {outcome.case.headline} "
+               f"({outcome.case.documents} documents), {where}: {outcome.reason()} "
+               f"· replay: {replay_line}")
+    error = Error(_one_line(message), kind="check_failed", case=outcome.case.line,
+                  rank=outcome.rank, key=outcome.key, batch=outcome.batch, shards=outcome.shards,
+                  result=outcome.result, replay=replay_line, documents=outcome.case.documents)
+    raise error from outcome.error
+
+
+def check_sharder(fn, layout, *, cp=(1, 2, 3, 4), cases=100, seed=None, rows="any",
+                  max_tokens=256, pad_id=None, pad_policy=None, pad_multiple=None,
+                  chunk_size=None, ring_degree=None, block_size=None, embeds=False,
+                  extra_keys=False, passthrough=False):
+    """Checks ``fn(batch, cp_rank, cp_size) -> dict`` on ``cases`` random batches of ``layout``.
+
+    fn is your sharder: given the whole batch dict (input_ids [B,S], labels [B,S], valid [B,S]
+    bool, and as drawn position_ids [B,S], loss_mask, padding_mask; packed rows add seq_lens [1,n]
+    and, where the caller padded its documents, seq_lens_padded), it returns what rank cp_rank of
+    cp_size holds: every token key sharded (position_ids too; computed before partitioning when
+    the batch has none), and cu_seqlens where the layout has local documents (thd). Padding
+    follows SPEC §2: the pad id, continuing positions, IGNORE (-100) labels, masks off.
+
+    The batches are drawn by cplab's own RapidCheck generators (``seed``; a fresh random one when
+    None), with C from ``cp`` (an int or a list), of ``rows`` "any", "bshd" or "packed", rows of
+    at most about ``max_tokens`` padded tokens. The layout's options (pad_multiple, chunk_size,
+    ring_degree, block_size) are fixed to what you give, or to cplab's defaults; ``pad_id`` and
+    ``pad_policy`` ("spec" or "zero") are read off your shards unless given. ``embeds=True`` draws
+    inputs_embeds batches too, ``extra_keys=True`` further token keys in batch["extra_tokens"],
+    ``passthrough=True`` a batch["passthrough"] dict every rank must keep unchanged.
+
+    Returns a Summary when every case held. On the first failure RapidCheck shrinks the batch
+    (fewer documents, shorter ones, smaller C) while it still fails, and cplab.Error is raised
+    (kind "check_failed") with ``case`` (its one-line form), ``batch``, ``shards`` (what fn gave),
+    ``result`` (a CheckResult), ``rank``, ``key``, ``documents`` and ``replay``. An exception fn
+    raises is such a failure too (shrunk, chained as __cause__); fn returning anything but a dict
+    of tensors is bad input (kind "bad_input"), raised at once.
+    """
+    seed = random.randrange(2**32) if seed is None else seed
+    fixed = dict(pad_id=pad_id, pad_policy=pad_policy, pad_multiple=pad_multiple,
+                 chunk_size=chunk_size, ring_degree=ring_degree, block_size=block_size)
+    args = _driver_args(layout, cp, cases, seed, rows, max_tokens, fixed, embeds, extra_keys)
+    if not callable(fn):
+        raise Error(f"fn must be callable, got a {type(fn).__name__}")
+    conventions = dict(pad_id=pad_id, pad_policy=pad_policy, passthrough=passthrough)
+
+    def evaluate(line):
+        return _run_sharder(fn, line, pad_id, pad_policy, passthrough).reason()
+
+    verdict = _drive(args, evaluate)
+    if verdict[0] == "passed":
+        return Summary(layout, verdict[1], seed)
+    _, ran, shrinks, line = verdict
+    outcome = _run_sharder(fn, line, pad_id, pad_policy, passthrough)
+    if not outcome.reason():
+        raise Error(f"{_name(fn)} failed on {line!r} and then passed on it: it is not a function "
+                    f"of its inputs (state kept between calls?)", kind="check_failed", case=line)
+    _raise_sharder_failure(fn, outcome, conventions,
+                           f"seed={seed}: after {ran} cases and {shrinks} shrinks, ")
+
+
+def replay(fn, case, *, pad_id=None, pad_policy=None, passthrough=False):
+    """Runs sharder fn on one case (the one-line form a failure prints) and raises the same
+    cplab.Error when it fails; returns the CheckResult when it holds."""
+    if not isinstance(case, str):
+        raise Error(f"case must be a case's one-line form, got {case!r}")
+    outcome = _run_sharder(fn, case, pad_id, pad_policy, passthrough)
+    if outcome.reason():
+        _raise_sharder_failure(fn, outcome, dict(pad_id=pad_id, pad_policy=pad_policy,
+                                                 passthrough=passthrough), "")
+    return outcome.result
+
+
+# ---- the CP loss ----
+
+def _loss_params(fn):
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False, False
+    positional = [p for p in params.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    varargs = any(p.kind == p.VAR_POSITIONAL for p in params.values())
+    return len(positional) >= 5 or varargs or "group" in params, "num_label_tokens" in params
+
+
+class _LossOutcome:
+    def __init__(self, case):
+        self.case, self.error, self.rank, self.reason_text = case, None, None, ""
+        self.losses, self.grads = [], []
+
+    def reason(self):
+        if self.error is not None:
+            return f"fn raised {type(self.error).__name__}: {self.error} (rank {self.rank})"
+        return self.reason_text
+
+
+def _loss_contract(out, fn, rank, size, logits):
+    where = f"{_name(fn)}(logits_shard, labels_shard, cp_rank={rank}, cp_size={size})"
+    loss, grad = (out if isinstance(out, tuple) and len(out) == 2 else (out, None))
+    if not (torch.is_tensor(loss) and loss.numel() == 1) and not isinstance(loss, (int, float)):
+        raise Error(f"{where} returned {type(out).__name__}: it returns (loss, grad) with loss a "
+                    f"scalar tensor or float and grad a tensor like logits_shard (or None)")
+    if grad is None and torch.is_tensor(loss) and loss.requires_grad:
+        (grad,) = torch.autograd.grad(loss, logits, allow_unused=True)
+    if grad is not None and not torch.is_tensor(grad):
+        raise Error(f"{where} returned a grad of type {type(grad).__name__}, not a tensor")
+    value = float(loss.detach()) if torch.is_tensor(loss) else float(loss)
+    return value, (None if grad is None else grad.detach())
+
+
+def _run_loss(fn, line):
+    case = _cplab._Case(line, False)
+    inputs = case.loss_inputs()
+    outcome = _LossOutcome(case)
+    size = case.cp
+    wants_group, wants_count = _loss_params(fn)
+    group = Group(size)
+    results = [None] * size
+    failures = [None] * size
+
+    def rank_body(rank):
+        logits = inputs["logits"][rank].requires_grad_(True)
+        try:
+            args = [logits, inputs["labels"][rank], rank, size]
+            kwargs = {}
+            if wants_group:
+                args.append(group.rank(rank))
+            if wants_count:
+                kwargs["num_label_tokens"] = inputs["num_label_tokens"]
+            results[rank] = _loss_contract(fn(*args, **kwargs), fn, rank, size, logits)
+        except BaseException as error:  # noqa: B036 (handed to the caller's thread)
+            failures[rank] = error
+            group.abort()
+
+    threads = [threading.Thread(target=rank_body, args=(r,), daemon=True) for r in range(size)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    contract = [f for f in failures if isinstance(f, Error)]
+    if contract:
+        raise contract[0]
+    for rank, failure in enumerate(failures):
+        if failure is not None and not isinstance(failure, GroupBroken):
+            outcome.error, outcome.rank = failure, rank
+            return outcome
+    for rank, failure in enumerate(failures):
+        if failure is not None:
+            outcome.error, outcome.rank = failure, rank
+            return outcome
+    outcome.losses = [r[0] for r in results]
+    outcome.grads = [r[1] for r in results]
+    outcome.reason_text = case.check_loss(outcome.losses, outcome.grads)
+    if outcome.reason_text.startswith("rank "):
+        outcome.rank = int(outcome.reason_text.split()[1])
+    return outcome
+
+
+def _raise_loss_failure(fn, outcome, header):
+    replay_line = _replay_text("replay_loss", fn, outcome.case.line, {})
+    message = (f"{header}{_name(fn)} fails on {outcome.case.headline} "
+               f"({outcome.case.documents} documents): {outcome.reason()} · replay: {replay_line}")
+    raise Error(_one_line(message), kind="check_failed", case=outcome.case.line,
+                rank=outcome.rank, key="loss", losses=outcome.losses, replay=replay_line,
+                documents=outcome.case.documents) from outcome.error
+
+
+def check_loss(fn, layout, *, cp=(1, 2, 3, 4), cases=100, seed=None, rows="any", max_tokens=256,
+               pad_multiple=None, chunk_size=None, ring_degree=None, block_size=None):
+    """Checks a CP loss ``fn(logits_shard, labels_shard, cp_rank, cp_size[, group])`` on random
+    batches of ``layout`` against SPEC §6.
+
+    Each rank is run in a thread of its own and handed its logits shard (float32 [B,l,V], a leaf
+    that requires grad) and its labels shard: each local token's target, already shifted across
+    shard boundaries (-100 where the token has no target, is ignored, or is not valid), as
+    torch's context_parallel and Automodel shift labels before sharding. A fifth parameter (or one
+    named ``group``) receives the CP group: ``group.all_reduce(t)`` returns the sum of t over the
+    ranks. A parameter named ``num_label_tokens`` receives N, the global count of contributing
+    tokens, as Automodel's and HF's losses take it.
+
+    fn returns ``(loss, grad)``: loss_r = (sum of its tokens' cross entropy) * C / N, so that the
+    mean over the ranks is the global shifted mean, and grad = d loss_r / d logits_shard (or
+    None, or the loss alone, to have it taken by autograd). Failures are shrunk and raised as in
+    check_sharder; the options are check_sharder's.
+    """
+    seed = random.randrange(2**32) if seed is None else seed
+    fixed = dict(pad_multiple=pad_multiple, chunk_size=chunk_size, ring_degree=ring_degree,
+                 block_size=block_size)
+    args = _driver_args(layout, cp, cases, seed, rows, max_tokens, fixed, False, False)
+    if not callable(fn):
+        raise Error(f"fn must be callable, got a {type(fn).__name__}")
+    verdict = _drive(args, lambda line: _run_loss(fn, line).reason())
+    if verdict[0] == "passed":
+        return Summary(layout, verdict[1], seed)
+    _, ran, shrinks, line = verdict
+    outcome = _run_loss(fn, line)
+    if not outcome.reason():
+        raise Error(f"{_name(fn)} failed on {line!r} and then passed on it: it is not a function "
+                    f"of its inputs", kind="check_failed", case=line)
+    _raise_loss_failure(fn, outcome, f"seed={seed}: after {ran} cases and {shrinks} shrinks, ")
+
+
+def replay_loss(fn, case):
+    """Runs loss fn on one case and raises the same cplab.Error when it fails."""
+    outcome = _run_loss(fn, case)
+    if outcome.reason():
+        _raise_loss_failure(fn, outcome, "")
+    return outcome.losses
