@@ -58,9 +58,9 @@ void BM_check_auto(benchmark::State& state) {
   report_items(state, seq);
   state.counters["candidates"] = static_cast<double>(verdict.candidates);
   state.counters["planned"] = static_cast<double>(verdict.planned);
-  if (verdict.outcome.spec.layout != "head-tail" || verdict.outcome.score != 0 ||
-      named.score != 0) {
-    state.SkipWithError("check auto: head-tail shards not named head-tail with a full match");
+  if (check::layout_brief(verdict.outcome.spec) != check::layout_brief(c.spec) ||
+      verdict.outcome.score != 0 || named.score != 0) {
+    state.SkipWithError("check auto: the shards are not named by their layout with a full match");
   }
 }
 

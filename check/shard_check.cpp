@@ -304,14 +304,19 @@ class Comparison {
     return indexes_.emplace(key, ValueIndex(g->second, axes, j)).first->second;
   }
 
+  // cu_seqlens and max_seqlen belong to layouts whose ranks hold whole local documents; to any
+  // other they are an extra key (reported here; false).
+  bool layout_has_tables(std::int64_t r, const std::string& name, const Tensor& value) {
+    if (!plan_.rows.empty() && !plan_.rows[0].local_cu_seqlens.empty()) return true;
+    add(key_difference(r, name, DiffKind::extra_key,
+                       fmt::format("{}: {} given, but this layout defines no local cu_seqlens",
+                                   lead(r, name), tensor_brief(value))),
+        1);
+    return false;
+  }
+
   void cu_seqlens(std::int64_t r, const std::string& name, const Tensor& value) {
-    if (plan_.rows.empty() || plan_.rows[0].local_cu_seqlens.empty()) {
-      add(key_difference(r, name, DiffKind::extra_key,
-                         fmt::format("{}: {} given, but this layout defines no local cu_seqlens",
-                                     lead(r, name), tensor_brief(value))),
-          1);
-      return;
-    }
+    if (!layout_has_tables(r, name, value)) return;
     const auto rows = static_cast<std::int64_t>(plan_.rows.size());
     const bool one_row = value.dim() == 1 && rows == 1;
     if (!one_row && !(value.dim() == 2 && value.size(0) == rows)) {
@@ -395,13 +400,7 @@ class Comparison {
   // rank holds (cu_seqlens, else cu_seqlens_padded, else the layout's own local table).
   void max_seqlen_key(std::int64_t r, const Tensor& value) {
     const std::string name = kMaxSeqlen;
-    if (plan_.rows.empty() || plan_.rows[0].local_cu_seqlens.empty()) {
-      add(key_difference(r, name, DiffKind::extra_key,
-                         fmt::format("{}: {} given, but this layout defines no local cu_seqlens",
-                                     lead(r, name), tensor_brief(value))),
-          1);
-      return;
-    }
+    if (!layout_has_tables(r, name, value)) return;
     const auto rows = static_cast<std::int64_t>(plan_.rows.size());
     const bool scalar = value.numel() == 1 && value.dim() <= 1 && rows == 1;
     if (!scalar && !(value.dim() == 1 && value.size(0) == rows)) {

@@ -18,6 +18,7 @@
 
 #include "io/tensor_extent.hpp"
 #include "io/torch_archive.hpp"
+#include "io/torch_dtype.hpp"
 #include "reference/types/error.hpp"
 
 namespace cplab::io {
@@ -192,49 +193,15 @@ void save_torch_batch(const Batch& batch, const std::string& path) {
 namespace detail {
 namespace {
 
-// The dtypes cplab and libtorch share, each way.
 DType from_torch(at::ScalarType t, const std::string& key) {
-  switch (t) {
-    case at::kFloat:
-      return DType::f32;
-    case at::kBFloat16:
-      return DType::bf16;
-    case at::kHalf:
-      return DType::f16;
-    case at::kLong:
-      return DType::i64;
-    case at::kInt:
-      return DType::i32;
-    case at::kByte:
-      return DType::u8;
-    case at::kBool:
-      return DType::b8;
-    default:
-      CPLAB_FAIL(
-          "'{}' has dtype {}; supported: float32, bfloat16, float16, int64, int32, uint8, bool",
-          key, c10::toString(t));
-  }
+  const std::optional<DType> dtype = dtype_from_torch(t);
+  CPLAB_CHECK(dtype.has_value(),
+              "'{}' has dtype {}; supported: float32, bfloat16, float16, int64, int32, uint8, bool",
+              key, c10::toString(t));
+  return *dtype;
 }
 
-at::ScalarType to_torch(DType t) {
-  switch (t) {
-    case DType::f32:
-      return at::kFloat;
-    case DType::bf16:
-      return at::kBFloat16;
-    case DType::f16:
-      return at::kHalf;
-    case DType::i64:
-      return at::kLong;
-    case DType::i32:
-      return at::kInt;
-    case DType::u8:
-      return at::kByte;
-    case DType::b8:
-      return at::kBool;
-  }
-  CPLAB_FAIL("unsupported dtype {}", static_cast<int>(t));
-}
+at::ScalarType to_torch(DType t) { return dtype_to_torch(t); }
 
 }  // namespace
 

@@ -7,7 +7,9 @@
 #include <torch/csrc/utils/tensor_dtypes.h>
 
 #include <memory>
+#include <optional>
 
+#include "io/torch_dtype.hpp"
 #include "reference/types/error.hpp"
 
 namespace cplab::python {
@@ -29,49 +31,16 @@ auto guard_torch(const std::string& what, Body&& body) -> decltype(body()) {
 }
 
 DType from_torch(at::ScalarType t, const std::string& what) {
-  switch (t) {
-    case at::kFloat:
-      return DType::f32;
-    case at::kBFloat16:
-      return DType::bf16;
-    case at::kHalf:
-      return DType::f16;
-    case at::kLong:
-      return DType::i64;
-    case at::kInt:
-      return DType::i32;
-    case at::kByte:
-      return DType::u8;
-    case at::kBool:
-      return DType::b8;
-    default:
-      CPLAB_FAIL(
-          "{} has dtype {}; cplab holds float32, bfloat16, float16, int64, int32, uint8 and bool "
-          "(convert it with .to(...))",
-          what, "torch." + torch::utils::getDtypeNames(t).first);
-  }
+  const std::optional<DType> dtype = io::dtype_from_torch(t);
+  CPLAB_CHECK(
+      dtype.has_value(),
+      "{} has dtype {}; cplab holds float32, bfloat16, float16, int64, int32, uint8 and bool "
+      "(convert it with .to(...))",
+      what, "torch." + torch::utils::getDtypeNames(t).first);
+  return *dtype;
 }
 
-at::ScalarType to_torch(DType t) {
-  return visit_dtype(t, [](auto tag) {
-    using T = typename decltype(tag)::type;
-    if constexpr (std::is_same_v<T, float>) {
-      return at::kFloat;
-    } else if constexpr (std::is_same_v<T, bf16>) {
-      return at::kBFloat16;
-    } else if constexpr (std::is_same_v<T, f16>) {
-      return at::kHalf;
-    } else if constexpr (std::is_same_v<T, std::int64_t>) {
-      return at::kLong;
-    } else if constexpr (std::is_same_v<T, std::int32_t>) {
-      return at::kInt;
-    } else if constexpr (std::is_same_v<T, std::uint8_t>) {
-      return at::kByte;
-    } else {
-      return at::kBool;
-    }
-  });
-}
+at::ScalarType to_torch(DType t) { return io::dtype_to_torch(t); }
 
 std::string type_name(py::handle obj) {
   return py::str(py::type::handle_of(obj).attr("__name__")).cast<std::string>();

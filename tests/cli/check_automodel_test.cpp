@@ -9,6 +9,7 @@
 
 #include "io/torch_batch.hpp"
 #include "tests/cli/automodel_fixtures.hpp"
+#include "tests/cli/check_run.hpp"
 #include "tests/support/cli.hpp"
 
 namespace cplab::testing::automodel {
@@ -16,12 +17,6 @@ namespace {
 
 using testsupport::run_cplab;
 using testsupport::ScratchDir;
-
-struct CheckRun {
-  int status = -1;
-  nlohmann::json out;
-  std::string err;
-};
 
 class AutomodelCheck : public ::testing::Test {
  protected:
@@ -49,16 +44,6 @@ class AutomodelCheck : public ::testing::Test {
       out.out = nlohmann::json::parse(run.out);
     }
     return out;
-  }
-
-  static nlohmann::json first_difference(const CheckRun& run, std::int64_t rank,
-                                         const std::string& key) {
-    for (const auto& d : run.out["differences"]) {
-      if (d["rank"] == rank && d["key"] == key) return d;
-    }
-    ADD_FAILURE() << "no difference for rank " << rank << " " << key << " in " << run.out.dump(1)
-                  << run.err;
-    return nlohmann::json::object();
   }
 
   ScratchDir dir;

@@ -10,6 +10,7 @@
 
 #include "reference/plan.hpp"
 #include "reference/verbs.hpp"
+#include "tests/cli/check_run.hpp"
 #include "tests/cli/shard_fixtures.hpp"
 #include "tests/support/cli.hpp"
 
@@ -22,12 +23,6 @@ using testsupport::ScratchDir;
 
 const Ints kDocs = {5, 3, 8};  // thd cp=2: padded 8, 4, 8; r0 [0,1,6,7,8,11,12,13,18,19]
 constexpr std::int64_t kCp = 2;
-
-struct CheckRun {
-  int status = -1;
-  nlohmann::json out;
-  std::string err;
-};
 
 class CliCheck : public ::testing::Test {
  protected:
@@ -52,17 +47,6 @@ class CliCheck : public ::testing::Test {
     CheckRun out{run.status, nlohmann::json::object(), run.err};
     if (!run.out.empty()) out.out = nlohmann::json::parse(run.out);
     return out;
-  }
-
-  // The first difference of rank `rank`, key `key`; fails the test when there is none.
-  static nlohmann::json first_difference(const CheckRun& run, std::int64_t rank,
-                                         const std::string& key) {
-    for (const auto& d : run.out["differences"]) {
-      if (d["rank"] == rank && d["key"] == key) return d;
-    }
-    ADD_FAILURE() << "no difference for rank " << rank << " " << key << " in " << run.out.dump(1)
-                  << run.err;
-    return nlohmann::json::object();
   }
 
   ScratchDir dir;

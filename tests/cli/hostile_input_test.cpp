@@ -19,30 +19,11 @@ using testsupport::line_count;
 using testsupport::ScratchDir;
 using testsupport::slurp;
 
-constexpr int kTimedOut = 124;  // timeout(1)'s status when it had to stop the command
+using testsupport::kTimedOut;
 
 // `cplab <args>` with stdout and stderr captured, killed after `seconds`.
 CliRun run_bounded(int seconds, const std::string& args) {
-  const std::string err_path =
-      ::testing::TempDir() + "cplab_hostile." + std::to_string(::getpid()) + ".stderr";
-  const std::string command = "timeout -s KILL " + std::to_string(seconds) + " " +
-                              testsupport::cplab_binary() + " " + args + " 2>" + err_path;
-  CliRun run;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) {
-    ADD_FAILURE() << "cannot run " << command;
-    return run;
-  }
-  char buffer[4096];
-  std::size_t n;
-  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) run.out.append(buffer, n);
-  const int raw = ::pclose(pipe);
-  // timeout -s KILL reports a killed command as 128 + 9.
-  run.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  if (run.status == 128 + 9) run.status = kTimedOut;
-  run.err = slurp(err_path);
-  std::remove(err_path.c_str());
-  return run;
+  return testsupport::run_cplab(args, seconds);
 }
 
 void expect_one_line_refusal(const CliRun& run, const std::string& part, const std::string& what) {

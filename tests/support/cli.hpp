@@ -46,8 +46,12 @@ struct CliRun {
   std::string out, err;
 };
 
-// Runs `cplab <args>` through the shell: stdout read from a pipe, stderr through a file.
-inline CliRun run_cplab(const std::string& args) {
+// timeout(1)'s status when it had to stop the command.
+inline constexpr int kTimedOut = 124;
+
+// Runs `cplab <args>` through the shell: stdout read from a pipe, stderr through a file. With
+// kill_after_seconds > 0 it is killed then (timeout -s KILL), and its status is kTimedOut.
+inline CliRun run_cplab(const std::string& args, int kill_after_seconds = 0) {
 #ifndef CPLAB_BINARY
   ADD_FAILURE() << "built without the cplab executable; cannot run: cplab " << args;
   return {};
@@ -60,7 +64,9 @@ inline CliRun run_cplab(const std::string& args) {
     ADD_FAILURE() << "no cplab executable at " << binary << "; cannot run: cplab " << args;
     return {};
   }
-  const std::string command = binary + " " + args + " 2>" + err_path;
+  const std::string bound =
+      kill_after_seconds > 0 ? "timeout -s KILL " + std::to_string(kill_after_seconds) + " " : "";
+  const std::string command = bound + binary + " " + args + " 2>" + err_path;
   CliRun run;
   FILE* pipe = ::popen(command.c_str(), "r");
   if (pipe == nullptr) {
@@ -72,6 +78,7 @@ inline CliRun run_cplab(const std::string& args) {
   while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) run.out.append(buffer, n);
   const int raw = ::pclose(pipe);
   run.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  if (kill_after_seconds > 0 && run.status == 128 + 9) run.status = kTimedOut;  // killed
   run.err = slurp(err_path);
   std::remove(err_path.c_str());
   return run;
