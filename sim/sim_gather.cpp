@@ -30,13 +30,14 @@ Tensor all_gather_rank_ordered(Comm& comm, const Tensor& local, std::int64_t seq
   shape[static_cast<std::size_t>(seq_dim)] = cp * axes.seq;
   Tensor out(local.dtype(), shape, Uninitialized{});
   if (axes.outer * axes.rows == 1) {
-    comm.all_gather(local.raw(), out.raw(), local.nbytes(), DType::u8);
+    comm.all_gather(bytes_of(local), bytes_of(out), local.nbytes(), DType::u8);
     return out;
   }
   // [C][outer, B, ℓ, inner] as all-gathered, then each rank's rows to their place.
   const auto gathered =
       std::make_unique_for_overwrite<std::byte[]>(local.nbytes() * static_cast<std::size_t>(cp));
-  comm.all_gather(local.raw(), gathered.get(), local.nbytes(), DType::u8);
+  comm.all_gather(bytes_of(local), {gathered.get(), local.nbytes() * static_cast<std::size_t>(cp)},
+                  local.nbytes(), DType::u8);
   const TokenAxes wide = token_axes(out, seq_dim, "gather_token_tensor");
   const std::size_t token = axes.token_bytes();
   if (token == 0) return out;
@@ -76,7 +77,7 @@ SimImplementation::GatheredSlots SimImplementation::gather_slots(Comm& comm,
     }
   }
   std::vector<std::int64_t> all(mine.size() * static_cast<std::size_t>(cp));
-  comm.all_gather(mine.data(), all.data(), mine.size(), DType::i64);
+  comm.all_gather(bytes_of(mine), bytes_of(all), mine.size(), DType::i64);
   GatheredSlots out;
   out.slot.assign(static_cast<std::size_t>(rows), {});
   out.caller_pos.assign(static_cast<std::size_t>(rows), {});
@@ -127,8 +128,8 @@ Tensor SimImplementation::gather_token_tensor(Comm& comm, const ShardLayout& lay
 Tensor SimImplementation::reduce_token_gradient(Comm& comm, const Tensor& blocks) const {
   const std::int64_t count = blocks.size(1);
   Tensor mine(blocks.dtype(), {count});
-  comm.reduce_scatter(blocks.raw(), mine.raw(), static_cast<std::size_t>(count), blocks.dtype(),
-                      ReduceOp::sum);
+  comm.reduce_scatter(bytes_of(blocks), bytes_of(mine), static_cast<std::size_t>(count),
+                      blocks.dtype(), ReduceOp::sum);
   return mine;
 }
 
@@ -170,7 +171,8 @@ Tensor SimImplementation::gather_tokens(Comm& comm, const Tensor& local) {
   Shape shape = local.shape();
   shape[0] *= comm.size();
   Tensor out(local.dtype(), shape);
-  comm.all_gather(local.raw(), out.raw(), static_cast<std::size_t>(local.numel()), local.dtype());
+  comm.all_gather(bytes_of(local), bytes_of(out), static_cast<std::size_t>(local.numel()),
+                  local.dtype());
   return out;
 }
 
@@ -178,8 +180,8 @@ Tensor SimImplementation::reduce_gathered_gradient(Comm& comm, const Tensor& gra
   Shape shape = grad_gathered.shape();
   shape[0] /= comm.size();
   Tensor mine(grad_gathered.dtype(), shape);
-  comm.reduce_scatter(grad_gathered.raw(), mine.raw(), static_cast<std::size_t>(mine.numel()),
-                      grad_gathered.dtype(), ReduceOp::sum);
+  comm.reduce_scatter(bytes_of(grad_gathered), bytes_of(mine),
+                      static_cast<std::size_t>(mine.numel()), grad_gathered.dtype(), ReduceOp::sum);
   return mine;
 }
 

@@ -23,7 +23,7 @@ struct LabelAndDoc {
 
 void SimImplementation::send_target_labels(Comm& comm, int peer,
                                            const std::vector<std::int64_t>& pairs) const {
-  comm.send(pairs.data(), pairs.size(), DType::i64, peer, kLabelExchangeTag);
+  comm.send(bytes_of(pairs), pairs.size(), DType::i64, peer, kLabelExchangeTag);
 }
 
 index_math::Slot SimImplementation::target_owner(const LayoutMap& map, std::int64_t slot) const {
@@ -73,7 +73,7 @@ std::vector<std::vector<Target>> SimImplementation::resolve_targets(Comm& comm,
   for (std::int64_t p = 0; p < cp; ++p) {
     if (incoming[p] == 0) continue;
     std::vector<std::int64_t> pairs(2 * incoming[p]);
-    comm.recv(pairs.data(), pairs.size(), DType::i64, static_cast<int>(p), kLabelExchangeTag);
+    comm.recv(bytes_of(pairs), pairs.size(), DType::i64, static_cast<int>(p), kLabelExchangeTag);
     for (std::size_t i = 0; i < incoming[p]; ++i)
       received[p].push_back({pairs[2 * i], pairs[2 * i + 1]});
   }
@@ -111,7 +111,7 @@ std::int64_t SimImplementation::count_contributing(
 
 std::int64_t SimImplementation::total_contributing(Comm& comm, std::int64_t local) const {
   std::int64_t total = local;
-  comm.all_reduce(&total, 1, DType::i64, ReduceOp::sum);
+  comm.all_reduce({&total, sizeof total}, 1, DType::i64, ReduceOp::sum);
   return total;
 }
 
