@@ -13,8 +13,7 @@ namespace {
 
 void check_local(const ShardLayout& layout, const TokenAxes& axes, const Tensor& t,
                  const char* verb) {
-  CPLAB_CHECK(layout.rows > 0 && static_cast<std::int64_t>(layout.index.size()) == layout.rows,
-              "{}: no recorded layout; shard a batch first", verb);
+  check_recorded_layout(layout, verb);
   CPLAB_CHECK(axes.rows == layout.rows && axes.seq == layout.local_len(),
               "{}: {} has {} rows of {} tokens; this rank holds B={} rows of ℓ=L/C={}/{}={}", verb,
               tensor_brief(t), axes.rows, axes.seq, layout.rows, layout.padded_len, layout.cp,
@@ -136,6 +135,7 @@ Tensor SimImplementation::reduce_token_gradient(Comm& comm, const Tensor& blocks
 Tensor SimImplementation::gather_token_tensor_backward(Comm& comm, const ShardLayout& layout,
                                                        const Tensor& grad_gathered,
                                                        std::int64_t seq_dim, bool trim) {
+  check_recorded_layout(layout, "gather_token_tensor_backward");
   const TokenAxes axes = token_axes(grad_gathered, seq_dim, "gather_token_tensor_backward");
   const std::int64_t expected = trim ? layout.caller_len : layout.padded_len;
   CPLAB_CHECK(axes.rows == layout.rows && axes.seq == expected,
