@@ -106,6 +106,26 @@ TEST_P(DeviceSimCommErrors, disagreeing_counts_are_an_error_naming_them) {
       << message;
 }
 
+// A count longer than the device buffer it comes with is refused on its rank before the group
+// reads any of it; the others are released at once (the timeout is far off).
+TEST_P(DeviceSimCommErrors, a_send_longer_than_its_buffer_is_named_before_any_copy) {
+  const int cp = GetParam();
+  gpu::DeviceSimWorld world(cp);  // a minute's timeout: the error must not wait for it
+  const auto start = std::chrono::steady_clock::now();
+  const std::string message = error_of([&] {
+    world.run([&](gpu::DeviceSimComm& comm) {
+      DeviceBuffer buf(comm.rank() == 1 ? 8 * 2 : 8 * 3), out(8 * 3 * cp);
+      comm.all_gather({buf.get(), buf.bytes()}, {out.get(), out.bytes()}, 3, DType::i64);
+    });
+  });
+  EXPECT_NE(message.find("rank 1/" + std::to_string(cp) + ": all_gather send (device-sim comm)"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("3 x i64 (24 bytes) do not fit its buffer of 16 bytes"), std::string::npos)
+      << message;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
+}
+
 TEST_P(DeviceSimCommErrors, a_rank_that_returned_is_named_at_once) {
   const int cp = GetParam();
   gpu::DeviceSimWorld world(cp);  // a minute's timeout: the error must not wait for it

@@ -150,6 +150,37 @@ TEST_F(MpiCommTest, RecvOfAnotherSizeIsNamed) {
       << error;
 }
 
+// A count longer than the buffer it comes with is refused on the rank that passed it, before
+// anything is posted; the others stop at once with its message (not at the timeout).
+TEST_F(MpiCommTest, ASendLongerThanItsBufferIsNamedBeforeAnythingIsPosted) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::string send_error = error_of(
+      [](Comm& comm, int rank) {
+        std::vector<float> data(rank == 1 ? 2 : 3, 1.0f), all(9);
+        comm.all_gather(bytes_of(data), bytes_of(all), 3, DType::f32);
+      },
+      milliseconds(60000));
+  EXPECT_NE(send_error.find("all_gather send (mpi comm"), std::string::npos) << send_error;
+  EXPECT_NE(send_error.find("3 x f32 (12 bytes) do not fit its buffer of 8 bytes"),
+            std::string::npos)
+      << send_error;
+  EXPECT_NE(send_error.find("rank 1"), std::string::npos) << send_error;
+  const std::string recv_error = error_of(
+      [](Comm& comm, int rank) {
+        std::int64_t v = rank;
+        std::vector<std::int64_t> got(2);
+        if (rank == 0) comm.send({&v, sizeof v}, 1, DType::i64, 2, 3);
+        if (rank == 2) comm.recv(bytes_of(got), 3, DType::i64, 0, 3);
+        comm.barrier();
+      },
+      milliseconds(60000));
+  EXPECT_NE(recv_error.find("recv (mpi comm"), std::string::npos) << recv_error;
+  EXPECT_NE(recv_error.find("3 x i64 (24 bytes) do not fit its buffer of 16 bytes"),
+            std::string::npos)
+      << recv_error;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
+}
+
 TEST_F(MpiCommTest, AFailingRankStopsTheOthersAtOnceWithItsMessage) {
   const auto start = std::chrono::steady_clock::now();
   const std::string error = error_of(
