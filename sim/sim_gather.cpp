@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "reference/types/error.hpp"
+#include "reference/types/map_checks.hpp"
 #include "reference/types/token_moves.hpp"
 #include "sim/sim_implementation.hpp"
 
@@ -114,6 +115,11 @@ Tensor SimImplementation::gather_token_tensor(Comm& comm, const ShardLayout& lay
       static_cast<std::size_t>(layout.rows),
       std::vector<std::int64_t>(static_cast<std::size_t>(layout.caller_len), -1));
   for (std::int64_t b = 0; b < layout.rows; ++b) {
+    // Every rank checked its own caller positions against its own S; this rank's S is the one
+    // they index here.
+    const MapFault fault = find_map_fault(slots.caller_pos[b], -1, layout.caller_len, false);
+    CPLAB_CHECK(!fault, "gather_token_tensor: row {}: the gathered caller positions: {}", b,
+                describe_map_fault(fault, -1, layout.caller_len));
     for (std::size_t j = 0; j < slots.slot[b].size(); ++j) {
       if (slots.caller_pos[b][j] >= 0)
         caller_to_global[b][slots.caller_pos[b][j]] = slots.slot[b][j];

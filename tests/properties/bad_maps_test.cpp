@@ -155,5 +155,30 @@ TEST(BadMapsCrossings, TheGatherRefusesItsSlotsBeforeMovingTokens) {
   }
 }
 
+// Each rank checks its own caller positions against its own S; the trimmed gather indexes by every
+// rank's, so it checks the gathered ones against this rank's S too. Rank 1 records a longer caller
+// row than rank 0 and a position inside it but past rank 0's.
+TEST(BadMapsCrossings, TheTrimmedGatherChecksEveryRanksCallerPositions) {
+  const Case c = parse_case(kCase);
+  const Subject subject(c);
+  sim::SimImplementation sim;
+  std::string failure;
+  try {
+    run_ranks(2, [&](Comm& comm, std::int64_t r) {
+      ShardLayout layout = reference_layout(subject.microbatches.front(), r);
+      if (r == 1) {
+        layout.caller_len += 4;
+        layout.caller_pos[0][0] = layout.caller_len - 1;
+      }
+      const Tensor local(DType::f32, {1, layout.local_len(), 3});
+      sim.gather_token_tensor(comm, layout, local, 1, true);
+    });
+  } catch (const Error& e) {
+    failure = e.what();
+  }
+  expect_names(failure, {"rank 0/2", "gather_token_tensor: row 0: the gathered caller positions:",
+                         "entry 4 is 11, outside [-1, 8)"});
+}
+
 }  // namespace
 }  // namespace cplab::properties
