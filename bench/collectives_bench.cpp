@@ -41,18 +41,18 @@ void BM_comm(benchmark::State& state, Collective what) {
       for (int i = 0; i < kReps; ++i) {
         switch (what) {
           case Collective::all_gather:
-            ctx.comm.all_gather(send[r].data(), recv[r].data(), count, DType::f32);
+            ctx.comm.all_gather(bytes_of(send[r]), bytes_of(recv[r]), count, DType::f32);
             break;
           case Collective::reduce_scatter:
-            ctx.comm.reduce_scatter(send[r].data(), recv[r].data(), count, DType::f32,
+            ctx.comm.reduce_scatter(bytes_of(send[r]), bytes_of(recv[r]), count, DType::f32,
                                     ReduceOp::sum);
             break;
           case Collective::all_to_all:
-            ctx.comm.all_to_all(send[r].data(), recv[r].data(), count, DType::f32);
+            ctx.comm.all_to_all(bytes_of(send[r]), bytes_of(recv[r]), count, DType::f32);
             break;
           case Collective::ring_exchange:
-            ctx.comm.send_recv(send[r].data(), count, (ctx.rank + 1) % cp, recv[r].data(), count,
-                               (ctx.rank + cp - 1) % cp, DType::f32, 7 + i);
+            ctx.comm.send_recv(bytes_of(send[r]), count, (ctx.rank + 1) % cp, bytes_of(recv[r]),
+                               count, (ctx.rank + cp - 1) % cp, DType::f32, 7 + i);
             break;
         }
       }

@@ -17,7 +17,7 @@ namespace {
 
 constexpr int kReps = 4;
 
-void collective(gpu::DeviceComm& comm, Collective what, const void* send, void* recv,
+void collective(gpu::DeviceComm& comm, Collective what, ConstBytes send, Bytes recv,
                 std::size_t count, int tag) {
   const int cp = comm.size();
   switch (what) {
@@ -55,7 +55,8 @@ void run_collective(benchmark::State& state, World& world, Collective what, std:
       comm.barrier();
       const auto start = std::chrono::steady_clock::now();
       for (int i = 0; i < kReps; ++i)
-        collective(comm, what, send[r].get(), recv[r].get(), count, i);
+        collective(comm, what, {send[r].get(), send[r].bytes()}, {recv[r].get(), recv[r].bytes()},
+                   count, i);
       comm.barrier();
       if (comm.rank() == 0) timed = seconds_since(start) / kReps;
     });

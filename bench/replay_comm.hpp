@@ -24,21 +24,21 @@ class RecordingComm final : public Comm {
   int rank() const override { return inner_.rank(); }
   int size() const override { return inner_.size(); }
   std::string name() const override { return "recording:" + inner_.name(); }
-  void all_gather(const void* send, void* recv, std::size_t count, DType dtype) override;
-  std::vector<std::size_t> all_gather_v(const void* send, std::size_t count, void* recv,
-                                        std::size_t recv_capacity, DType dtype) override;
-  void all_reduce(void* buf, std::size_t count, DType dtype, ReduceOp op) override;
-  void reduce_scatter(const void* send, void* recv, std::size_t count, DType dtype,
-                      ReduceOp op) override;
-  void all_to_all(const void* send, void* recv, std::size_t count, DType dtype) override;
-  void send(const void* buf, std::size_t count, DType dtype, int peer, int tag) override;
-  void recv(void* buf, std::size_t count, DType dtype, int peer, int tag) override;
-  void send_recv(const void* send_buf, std::size_t send_count, int to, void* recv_buf,
-                 std::size_t recv_count, int from, DType dtype, int tag) override;
-  void barrier() override;
   std::uint64_t bytes_sent() const override { return inner_.bytes_sent(); }
 
  private:
+  void do_all_gather(const void* send, void* recv, std::size_t count, DType dtype) override;
+  std::vector<std::size_t> do_all_gather_v(const void* send, std::size_t count, void* recv,
+                                           std::size_t recv_capacity, DType dtype) override;
+  void do_all_reduce(void* buf, std::size_t count, DType dtype, ReduceOp op) override;
+  void do_reduce_scatter(const void* send, void* recv, std::size_t count, DType dtype,
+                         ReduceOp op) override;
+  void do_all_to_all(const void* send, void* recv, std::size_t count, DType dtype) override;
+  void do_send(const void* buf, std::size_t count, DType dtype, int peer, int tag) override;
+  void do_recv(void* buf, std::size_t count, DType dtype, int peer, int tag) override;
+  void do_send_recv(const void* send_buf, std::size_t send_count, int to, void* recv_buf,
+                    std::size_t recv_count, int from, DType dtype, int tag) override;
+  void do_barrier() override;
   void keep(const char* call, const void* data, std::size_t bytes);
   Comm& inner_;
   std::vector<Delivery> deliveries_;
@@ -52,21 +52,21 @@ class ReplayComm final : public Comm {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   std::string name() const override { return "replay"; }
-  void all_gather(const void* send, void* recv, std::size_t count, DType dtype) override;
-  std::vector<std::size_t> all_gather_v(const void* send, std::size_t count, void* recv,
-                                        std::size_t recv_capacity, DType dtype) override;
-  void all_reduce(void* buf, std::size_t count, DType dtype, ReduceOp op) override;
-  void reduce_scatter(const void* send, void* recv, std::size_t count, DType dtype,
-                      ReduceOp op) override;
-  void all_to_all(const void* send, void* recv, std::size_t count, DType dtype) override;
-  void send(const void* buf, std::size_t count, DType dtype, int peer, int tag) override;
-  void recv(void* buf, std::size_t count, DType dtype, int peer, int tag) override;
-  void send_recv(const void* send_buf, std::size_t send_count, int to, void* recv_buf,
-                 std::size_t recv_count, int from, DType dtype, int tag) override;
-  void barrier() override;
   std::uint64_t bytes_sent() const override { return 0; }
 
  private:
+  void do_all_gather(const void* send, void* recv, std::size_t count, DType dtype) override;
+  std::vector<std::size_t> do_all_gather_v(const void* send, std::size_t count, void* recv,
+                                           std::size_t recv_capacity, DType dtype) override;
+  void do_all_reduce(void* buf, std::size_t count, DType dtype, ReduceOp op) override;
+  void do_reduce_scatter(const void* send, void* recv, std::size_t count, DType dtype,
+                         ReduceOp op) override;
+  void do_all_to_all(const void* send, void* recv, std::size_t count, DType dtype) override;
+  void do_send(const void* buf, std::size_t count, DType dtype, int peer, int tag) override;
+  void do_recv(void* buf, std::size_t count, DType dtype, int peer, int tag) override;
+  void do_send_recv(const void* send_buf, std::size_t send_count, int to, void* recv_buf,
+                    std::size_t recv_count, int from, DType dtype, int tag) override;
+  void do_barrier() override;
   void deliver(const char* call, void* data, std::size_t bytes);
   int rank_, size_;
   std::vector<Delivery> deliveries_;

@@ -169,7 +169,7 @@ std::vector<MpiComm::Part> MpiComm::exchange(int kind_value, const void* data, s
   return parts;
 }
 
-void MpiComm::all_gather(const void* send, void* recv, std::size_t count, DType dtype) {
+void MpiComm::do_all_gather(const void* send, void* recv, std::size_t count, DType dtype) {
   const Parts parts = exchange(static_cast<int>(Kind::all_gather), send, count, dtype, false);
   check_equal_sizes(fmt::format("all_gather #{}", seq_ - 1), parts);
   auto* out = static_cast<std::byte*>(recv);
@@ -180,8 +180,8 @@ void MpiComm::all_gather(const void* send, void* recv, std::size_t count, DType 
   bytes_sent_ += sim::wire_bytes::all_gather(count, dtype_size(dtype), size_);
 }
 
-std::vector<std::size_t> MpiComm::all_gather_v(const void* send, std::size_t count, void* recv,
-                                               std::size_t recv_capacity, DType dtype) {
+std::vector<std::size_t> MpiComm::do_all_gather_v(const void* send, std::size_t count, void* recv,
+                                                  std::size_t recv_capacity, DType dtype) {
   const Parts parts = exchange(static_cast<int>(Kind::all_gather_v), send, count, dtype, false);
   const std::string call = fmt::format("all_gather_v #{}", seq_ - 1);
   std::vector<std::size_t> counts;
@@ -202,22 +202,22 @@ std::vector<std::size_t> MpiComm::all_gather_v(const void* send, std::size_t cou
   return counts;
 }
 
-void MpiComm::all_reduce(void* buf, std::size_t count, DType dtype, ReduceOp op) {
+void MpiComm::do_all_reduce(void* buf, std::size_t count, DType dtype, ReduceOp op) {
   const Parts parts = exchange(static_cast<int>(Kind::all_reduce), buf, count, dtype, false);
   check_equal_sizes(fmt::format("all_reduce #{}", seq_ - 1), parts);
   reduce_parts(parts, count, op, buf);
   bytes_sent_ += sim::wire_bytes::all_reduce(count, dtype_size(dtype), size_);
 }
 
-void MpiComm::reduce_scatter(const void* send, void* recv, std::size_t count, DType dtype,
-                             ReduceOp op) {
+void MpiComm::do_reduce_scatter(const void* send, void* recv, std::size_t count, DType dtype,
+                                ReduceOp op) {
   const Parts parts = exchange(static_cast<int>(Kind::reduce_scatter), send, count, dtype, true);
   check_equal_sizes(fmt::format("reduce_scatter #{}", seq_ - 1), parts);
   reduce_parts(parts, count, op, recv);
   bytes_sent_ += sim::wire_bytes::reduce_scatter(count, dtype_size(dtype), size_);
 }
 
-void MpiComm::all_to_all(const void* send, void* recv, std::size_t count, DType dtype) {
+void MpiComm::do_all_to_all(const void* send, void* recv, std::size_t count, DType dtype) {
   const Parts parts = exchange(static_cast<int>(Kind::all_to_all), send, count, dtype, true);
   check_equal_sizes(fmt::format("all_to_all #{}", seq_ - 1), parts);
   auto* out = static_cast<std::byte*>(recv);
@@ -228,7 +228,7 @@ void MpiComm::all_to_all(const void* send, void* recv, std::size_t count, DType 
   bytes_sent_ += sim::wire_bytes::all_to_all(count, dtype_size(dtype), size_);
 }
 
-void MpiComm::send(const void* buf, std::size_t count, DType dtype, int peer, int tag) {
+void MpiComm::do_send(const void* buf, std::size_t count, DType dtype, int peer, int tag) {
   check_peer(peer, "send");
   CPLAB_CHECK(tag >= 0 && tag <= detail::max_user_tag(), "send: tag {} outside [0, {}]", tag,
               detail::max_user_tag());
@@ -242,7 +242,7 @@ void MpiComm::send(const void* buf, std::size_t count, DType dtype, int peer, in
   bytes_sent_ += sim::wire_bytes::send(count, dtype_size(dtype));
 }
 
-void MpiComm::recv(void* buf, std::size_t count, DType dtype, int peer, int tag) {
+void MpiComm::do_recv(void* buf, std::size_t count, DType dtype, int peer, int tag) {
   check_peer(peer, "recv");
   CPLAB_CHECK(tag >= 0 && tag <= detail::max_user_tag(), "recv: tag {} outside [0, {}]", tag,
               detail::max_user_tag());
@@ -264,14 +264,16 @@ void MpiComm::recv(void* buf, std::size_t count, DType dtype, int peer, int tag)
   set_activity(computing());
 }
 
-void MpiComm::send_recv(const void* send_buf, std::size_t send_count, int to, void* recv_buf,
-                        std::size_t recv_count, int from, DType dtype, int tag) {
+void MpiComm::do_send_recv(const void* send_buf, std::size_t send_count, int to, void* recv_buf,
+                           std::size_t recv_count, int from, DType dtype, int tag) {
   // Sends are buffered, so posting first and then waiting cannot deadlock.
-  send(send_buf, send_count, dtype, to, tag);
-  recv(recv_buf, recv_count, dtype, from, tag);
+  do_send(send_buf, send_count, dtype, to, tag);
+  do_recv(recv_buf, recv_count, dtype, from, tag);
 }
 
-void MpiComm::barrier() { exchange(static_cast<int>(Kind::barrier), nullptr, 0, DType::u8, false); }
+void MpiComm::do_barrier() {
+  exchange(static_cast<int>(Kind::barrier), nullptr, 0, DType::u8, false);
+}
 
 void MpiComm::abort_run(const std::string& message) {
   detail::post_abort(size_, rank_, epoch_, message);

@@ -30,18 +30,6 @@ class MpiComm final : public Comm {
   int size() const override { return size_; }
   std::string name() const override { return "mpi"; }
 
-  void all_gather(const void* send, void* recv, std::size_t count, DType dtype) override;
-  std::vector<std::size_t> all_gather_v(const void* send, std::size_t count, void* recv,
-                                        std::size_t recv_capacity, DType dtype) override;
-  void all_reduce(void* buf, std::size_t count, DType dtype, ReduceOp op) override;
-  void reduce_scatter(const void* send, void* recv, std::size_t count, DType dtype,
-                      ReduceOp op) override;
-  void all_to_all(const void* send, void* recv, std::size_t count, DType dtype) override;
-  void send(const void* buf, std::size_t count, DType dtype, int peer, int tag) override;
-  void recv(void* buf, std::size_t count, DType dtype, int peer, int tag) override;
-  void send_recv(const void* send_buf, std::size_t send_count, int to, void* recv_buf,
-                 std::size_t recv_count, int from, DType dtype, int tag) override;
-  void barrier() override;
   std::uint64_t bytes_sent() const override { return bytes_sent_; }
 
   // This rank failed: the other ranks of the group stop waiting for it at once.
@@ -55,6 +43,18 @@ class MpiComm final : public Comm {
   };
 
  private:
+  void do_all_gather(const void* send, void* recv, std::size_t count, DType dtype) override;
+  std::vector<std::size_t> do_all_gather_v(const void* send, std::size_t count, void* recv,
+                                           std::size_t recv_capacity, DType dtype) override;
+  void do_all_reduce(void* buf, std::size_t count, DType dtype, ReduceOp op) override;
+  void do_reduce_scatter(const void* send, void* recv, std::size_t count, DType dtype,
+                         ReduceOp op) override;
+  void do_all_to_all(const void* send, void* recv, std::size_t count, DType dtype) override;
+  void do_send(const void* buf, std::size_t count, DType dtype, int peer, int tag) override;
+  void do_recv(void* buf, std::size_t count, DType dtype, int peer, int tag) override;
+  void do_send_recv(const void* send_buf, std::size_t send_count, int to, void* recv_buf,
+                    std::size_t recv_count, int from, DType dtype, int tag) override;
+  void do_barrier() override;
   // Sends `blocks` (one for every rank when per_rank, else the same to all) and receives every
   // rank's; parts[r] is rank r's (this rank's own included), checked to be the same call.
   std::vector<Part> exchange(int kind, const void* data, std::size_t count, DType dtype,

@@ -39,9 +39,18 @@ Batch Subject::microbatch_batch(std::int64_t m) const {
   return make_batch_rows(c, m * rows_per_microbatch(), rows_per_microbatch());
 }
 
+std::vector<RankShard> checked_shard(Implementation& impl, Comm& comm, const LayoutSpec& spec,
+                                     const Batch& batch) {
+  std::vector<RankShard> shards = impl.shard(comm, spec, batch);
+  // The layouts an implementation records are what every check below indexes by.
+  for (const RankShard& shard : shards) check_recorded_layout(shard.layout, "shard");
+  return shards;
+}
+
 std::vector<std::vector<RankShard>> shard_on_ranks(Implementation& impl, const LayoutSpec& spec,
                                                    const Batch& batch) {
-  return on_ranks(spec.cp, [&](Comm& comm, std::int64_t) { return impl.shard(comm, spec, batch); });
+  return on_ranks(spec.cp,
+                  [&](Comm& comm, std::int64_t) { return checked_shard(impl, comm, spec, batch); });
 }
 
 ShardLayout reference_layout(const ShardPlan& microbatch, std::int64_t rank) {

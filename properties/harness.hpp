@@ -58,7 +58,12 @@ struct Subject {
   Batch microbatch_batch(std::int64_t m) const;
 };
 
-// impl.shard on every rank: result[r][m].
+// impl.shard on this rank, each recorded layout checked (check_recorded_layout) before anything
+// reads by it: a wrong map is the case's failure, naming the rank, row, entry and value.
+std::vector<RankShard> checked_shard(Implementation& impl, Comm& comm, const LayoutSpec& spec,
+                                     const Batch& batch);
+
+// checked_shard on every rank: result[r][m].
 std::vector<std::vector<RankShard>> shard_on_ranks(Implementation& impl, const LayoutSpec& spec,
                                                    const Batch& batch);
 

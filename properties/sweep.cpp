@@ -108,10 +108,14 @@ int sweep_stop_signal() { return stop_signal.load(); }
 
 SweepReport run_sweep(const SweepOptions& options, const SweepProgress& progress,
                       const SweepCheckpoint& checkpoint) {
+  return run_jobs(options, shard_jobs(all_jobs(options), options.shard), progress, checkpoint);
+}
+
+SweepReport run_jobs(const SweepOptions& options, const std::vector<Job>& jobs,
+                     const SweepProgress& progress, const SweepCheckpoint& checkpoint) {
   CPLAB_CHECK(std::isfinite(options.time_budget_seconds) && options.time_budget_seconds >= 0.0,
               "--time-budget {}: must be a finite number of seconds >= 0 (0: none)",
               options.time_budget_seconds);
-  const std::vector<Job> jobs = shard_jobs(all_jobs(options), options.shard);
   SweepReport report;
   report.seed = options.seed;
   report.cases_per_job = options.cases;

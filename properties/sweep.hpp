@@ -54,6 +54,13 @@ using SweepCheckpoint = std::function<void(const SweepReport& so_far)>;
 SweepReport run_sweep(const SweepOptions& options, const SweepProgress& progress = nullptr,
                       const SweepCheckpoint& checkpoint = nullptr);
 
+// run_sweep's loop over a job list of the caller's (its own shard of all_jobs, or jobs of an
+// implementation held outside the registry, as tests do with theirs); `options` gives the cases,
+// seed, C values, budget and the selection the report records.
+SweepReport run_jobs(const SweepOptions& options, const std::vector<Job>& jobs,
+                     const SweepProgress& progress = nullptr,
+                     const SweepCheckpoint& checkpoint = nullptr);
+
 // Async-signal-safe: records the signal (SIGINT, SIGTERM) that asked the running sweep to stop
 // (0 clears the request).
 void request_sweep_stop(int signal_number);

@@ -1,6 +1,7 @@
 #include "sim/layout_map.hpp"
 
 #include "reference/types/error.hpp"
+#include "reference/types/map_checks.hpp"
 
 namespace cplab::sim {
 
@@ -42,15 +43,24 @@ index_math::MapView LayoutMap::view() const {
           .aux_len = static_cast<std::int64_t>(aux_.size())};
 }
 
+// The closed form is the implementation's: what it answers is checked before anyone indexes by it.
 std::int64_t LayoutMap::global_index(std::int64_t rank, std::int64_t k) const {
   CPLAB_CHECK(rank >= 0 && rank < cp_ && k >= 0 && k < local_len(),
               "global_index({}, {}) outside cp={} ranks of ℓ={} tokens", rank, k, cp_, local_len());
-  return visit([&](const auto& map) { return map.global_index(rank, k); });
+  const std::int64_t g = visit([&](const auto& map) { return map.global_index(rank, k); });
+  CPLAB_CHECK(g >= 0 && g < padded_len_,
+              "{} closed form: global_index({}, {}) = {}, outside the stream [0, L={})",
+              layout_->name, rank, k, g, padded_len_);
+  return g;
 }
 
 index_math::Slot LayoutMap::owner(std::int64_t g) const {
   CPLAB_CHECK(g >= 0 && g < padded_len_, "owner({}) outside the stream of L={}", g, padded_len_);
-  return visit([&](const auto& map) { return map.owner(g); });
+  const index_math::Slot slot = visit([&](const auto& map) { return map.owner(g); });
+  CPLAB_CHECK(slot.rank >= 0 && slot.rank < cp_ && slot.offset >= 0 && slot.offset < local_len(),
+              "{} closed form: owner({}) = rank {} offset {}, outside cp={} ranks of ℓ={} tokens",
+              layout_->name, g, slot.rank, slot.offset, cp_, local_len());
+  return slot;
 }
 
 std::vector<std::int64_t> LayoutMap::local_index(std::int64_t rank) const {
@@ -59,6 +69,9 @@ std::vector<std::int64_t> LayoutMap::local_index(std::int64_t rank) const {
   visit([&](const auto& map) {
     for (std::int64_t k = 0; k < local_len(); ++k) index[k] = map.global_index(rank, k);
   });
+  const MapFault fault = find_map_fault(index, 0, padded_len_, true);
+  CPLAB_CHECK(!fault, "{} closed form: rank {}'s index map: {}", layout_->name, rank,
+              describe_map_fault(fault, 0, padded_len_));
   return index;
 }
 

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "reference/types/error.hpp"
+#include "reference/types/map_checks.hpp"
 #include "sim/index_math.hpp"
 
 namespace cplab::sim {
@@ -181,10 +182,10 @@ ShardLayout partition_rank(const LayoutSpec& spec, std::int64_t rank, const Micr
   CPLAB_CHECK(static_cast<std::int64_t>(index.size()) * cp == len,
               "{}: rank {} holds {} slots; every rank must hold L/C = {}/{}", spec.layout, rank,
               index.size(), len, cp);
-  for (std::int64_t g : index) {
-    CPLAB_CHECK(g >= 0 && g < len, "{}: rank {} given slot {} outside the stream of L={}",
-                spec.layout, rank, g, len);
-  }
+  // The map step may be a variant's: each slot of the stream, once, before anything reads by it.
+  const MapFault fault = find_map_fault(index, 0, len, true);
+  CPLAB_CHECK(!fault, "{}: rank {}'s index map: {}", spec.layout, rank,
+              describe_map_fault(fault, 0, len));
   ShardLayout out;
   out.layout = spec.layout;
   out.cp = cp;
@@ -222,6 +223,8 @@ ShardLayout partition_rank(const LayoutSpec& spec, std::int64_t rank, const Micr
     if (stream.descriptor->varlen_segments)
       out.varlen.push_back(rules.varlen_segments(stream.doc_bounds, len, cp, rank));
   }
+  // What the other steps gave (positions, cu_seqlens, segments) before a verb indexes by it.
+  check_recorded_layout(out, "partition");
   return out;
 }
 

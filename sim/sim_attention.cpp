@@ -44,8 +44,7 @@ AttentionOutput SimImplementation::attention(Comm& comm, const ShardLayout& layo
                                              const Tensor& k, const Tensor& v,
                                              const Tensor& grad_out) {
   const std::int64_t rows = layout.rows, len = layout.local_len();
-  CPLAB_CHECK(static_cast<std::int64_t>(layout.index.size()) == rows && rows > 0,
-              "attention: no recorded layout; shard a batch first");
+  check_recorded_layout(layout, "attention");
   const char* names[] = {"q", "k", "v", "grad_out"};
   const Tensor* inputs[] = {&q, &k, &v, &grad_out};
   for (int i = 0; i < 4; ++i) {

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "reference/types/error.hpp"
+#include "reference/types/map_checks.hpp"
 #include "reference/types/token_moves.hpp"
 #include "sim/sim_implementation.hpp"
 
@@ -13,8 +14,7 @@ namespace {
 
 void check_local(const ShardLayout& layout, const TokenAxes& axes, const Tensor& t,
                  const char* verb) {
-  CPLAB_CHECK(layout.rows > 0 && static_cast<std::int64_t>(layout.index.size()) == layout.rows,
-              "{}: no recorded layout; shard a batch first", verb);
+  check_recorded_layout(layout, verb);
   CPLAB_CHECK(axes.rows == layout.rows && axes.seq == layout.local_len(),
               "{}: {} has {} rows of {} tokens; this rank holds B={} rows of ℓ=L/C={}/{}={}", verb,
               tensor_brief(t), axes.rows, axes.seq, layout.rows, layout.padded_len, layout.cp,
@@ -30,13 +30,14 @@ Tensor all_gather_rank_ordered(Comm& comm, const Tensor& local, std::int64_t seq
   shape[static_cast<std::size_t>(seq_dim)] = cp * axes.seq;
   Tensor out(local.dtype(), shape, Uninitialized{});
   if (axes.outer * axes.rows == 1) {
-    comm.all_gather(local.raw(), out.raw(), local.nbytes(), DType::u8);
+    comm.all_gather(bytes_of(local), bytes_of(out), local.nbytes(), DType::u8);
     return out;
   }
   // [C][outer, B, ℓ, inner] as all-gathered, then each rank's rows to their place.
   const auto gathered =
       std::make_unique_for_overwrite<std::byte[]>(local.nbytes() * static_cast<std::size_t>(cp));
-  comm.all_gather(local.raw(), gathered.get(), local.nbytes(), DType::u8);
+  comm.all_gather(bytes_of(local), {gathered.get(), local.nbytes() * static_cast<std::size_t>(cp)},
+                  local.nbytes(), DType::u8);
   const TokenAxes wide = token_axes(out, seq_dim, "gather_token_tensor");
   const std::size_t token = axes.token_bytes();
   if (token == 0) return out;
@@ -76,7 +77,7 @@ SimImplementation::GatheredSlots SimImplementation::gather_slots(Comm& comm,
     }
   }
   std::vector<std::int64_t> all(mine.size() * static_cast<std::size_t>(cp));
-  comm.all_gather(mine.data(), all.data(), mine.size(), DType::i64);
+  comm.all_gather(bytes_of(mine), bytes_of(all), mine.size(), DType::i64);
   GatheredSlots out;
   out.slot.assign(static_cast<std::size_t>(rows), {});
   out.caller_pos.assign(static_cast<std::size_t>(rows), {});
@@ -114,6 +115,11 @@ Tensor SimImplementation::gather_token_tensor(Comm& comm, const ShardLayout& lay
       static_cast<std::size_t>(layout.rows),
       std::vector<std::int64_t>(static_cast<std::size_t>(layout.caller_len), -1));
   for (std::int64_t b = 0; b < layout.rows; ++b) {
+    // Every rank checked its own caller positions against its own S; this rank's S is the one
+    // they index here.
+    const MapFault fault = find_map_fault(slots.caller_pos[b], -1, layout.caller_len, false);
+    CPLAB_CHECK(!fault, "gather_token_tensor: row {}: the gathered caller positions: {}", b,
+                describe_map_fault(fault, -1, layout.caller_len));
     for (std::size_t j = 0; j < slots.slot[b].size(); ++j) {
       if (slots.caller_pos[b][j] >= 0)
         caller_to_global[b][slots.caller_pos[b][j]] = slots.slot[b][j];
@@ -127,14 +133,15 @@ Tensor SimImplementation::gather_token_tensor(Comm& comm, const ShardLayout& lay
 Tensor SimImplementation::reduce_token_gradient(Comm& comm, const Tensor& blocks) const {
   const std::int64_t count = blocks.size(1);
   Tensor mine(blocks.dtype(), {count});
-  comm.reduce_scatter(blocks.raw(), mine.raw(), static_cast<std::size_t>(count), blocks.dtype(),
-                      ReduceOp::sum);
+  comm.reduce_scatter(bytes_of(blocks), bytes_of(mine), static_cast<std::size_t>(count),
+                      blocks.dtype(), ReduceOp::sum);
   return mine;
 }
 
 Tensor SimImplementation::gather_token_tensor_backward(Comm& comm, const ShardLayout& layout,
                                                        const Tensor& grad_gathered,
                                                        std::int64_t seq_dim, bool trim) {
+  check_recorded_layout(layout, "gather_token_tensor_backward");
   const TokenAxes axes = token_axes(grad_gathered, seq_dim, "gather_token_tensor_backward");
   const std::int64_t expected = trim ? layout.caller_len : layout.padded_len;
   CPLAB_CHECK(axes.rows == layout.rows && axes.seq == expected,
@@ -170,7 +177,8 @@ Tensor SimImplementation::gather_tokens(Comm& comm, const Tensor& local) {
   Shape shape = local.shape();
   shape[0] *= comm.size();
   Tensor out(local.dtype(), shape);
-  comm.all_gather(local.raw(), out.raw(), static_cast<std::size_t>(local.numel()), local.dtype());
+  comm.all_gather(bytes_of(local), bytes_of(out), static_cast<std::size_t>(local.numel()),
+                  local.dtype());
   return out;
 }
 
@@ -178,8 +186,8 @@ Tensor SimImplementation::reduce_gathered_gradient(Comm& comm, const Tensor& gra
   Shape shape = grad_gathered.shape();
   shape[0] /= comm.size();
   Tensor mine(grad_gathered.dtype(), shape);
-  comm.reduce_scatter(grad_gathered.raw(), mine.raw(), static_cast<std::size_t>(mine.numel()),
-                      grad_gathered.dtype(), ReduceOp::sum);
+  comm.reduce_scatter(bytes_of(grad_gathered), bytes_of(mine),
+                      static_cast<std::size_t>(mine.numel()), grad_gathered.dtype(), ReduceOp::sum);
   return mine;
 }
 

@@ -23,7 +23,7 @@ struct LabelAndDoc {
 
 void SimImplementation::send_target_labels(Comm& comm, int peer,
                                            const std::vector<std::int64_t>& pairs) const {
-  comm.send(pairs.data(), pairs.size(), DType::i64, peer, kLabelExchangeTag);
+  comm.send(bytes_of(pairs), pairs.size(), DType::i64, peer, kLabelExchangeTag);
 }
 
 index_math::Slot SimImplementation::target_owner(const LayoutMap& map, std::int64_t slot) const {
@@ -50,13 +50,23 @@ std::vector<std::vector<Target>> SimImplementation::resolve_targets(Comm& comm,
       static_cast<std::size_t>(cp));  // per peer, flat pairs
   std::vector<std::size_t> incoming(static_cast<std::size_t>(cp), 0);
   std::vector<LayoutMap> maps;
+  // The owner the (possibly overridden) step names is checked before the exchange indexes its
+  // per-peer lists and this rank's labels by it.
+  auto owner_of = [&](std::int64_t b, std::int64_t slot) {
+    const index_math::Slot owner = target_owner(maps[b], slot);
+    CPLAB_CHECK(owner.rank >= 0 && owner.rank < cp && owner.offset >= 0 && owner.offset < len,
+                "shifted_cp_loss: row {}: target slot {} is owned by rank {} at offset {}, outside "
+                "cp={} ranks of ℓ={} tokens",
+                b, slot, owner.rank, owner.offset, cp, len);
+    return owner;
+  };
   for (std::int64_t b = 0; b < rows; ++b) {
     maps.push_back(LayoutMap::of(layout, static_cast<std::size_t>(b)));
     for (std::int64_t q = 0; q < cp; ++q) {
       for (std::int64_t k = 0; k < len; ++k) {
         const std::int64_t next = (q == me ? layout.index[b][k] : maps[b].global_index(q, k)) + 1;
         if (next >= stream_len) continue;
-        const index_math::Slot owner = target_owner(maps[b], next);
+        const index_math::Slot owner = owner_of(b, next);
         if (owner.rank == q) continue;
         if (q == me) ++incoming[owner.rank];
         if (owner.rank == me) {
@@ -73,7 +83,7 @@ std::vector<std::vector<Target>> SimImplementation::resolve_targets(Comm& comm,
   for (std::int64_t p = 0; p < cp; ++p) {
     if (incoming[p] == 0) continue;
     std::vector<std::int64_t> pairs(2 * incoming[p]);
-    comm.recv(pairs.data(), pairs.size(), DType::i64, static_cast<int>(p), kLabelExchangeTag);
+    comm.recv(bytes_of(pairs), pairs.size(), DType::i64, static_cast<int>(p), kLabelExchangeTag);
     for (std::size_t i = 0; i < incoming[p]; ++i)
       received[p].push_back({pairs[2 * i], pairs[2 * i + 1]});
   }
@@ -84,7 +94,10 @@ std::vector<std::vector<Target>> SimImplementation::resolve_targets(Comm& comm,
     for (std::int64_t k = 0; k < len; ++k) {
       const std::int64_t next = layout.index[b][k] + 1;
       if (next >= stream_len) continue;
-      const index_math::Slot owner = target_owner(maps[b], next);
+      const index_math::Slot owner = owner_of(b, next);
+      CPLAB_CHECK(owner.rank == me || taken[owner.rank] < received[owner.rank].size(),
+                  "shifted_cp_loss: row {}: more targets owned by rank {} than it was asked for", b,
+                  owner.rank);
       const LabelAndDoc at =
           owner.rank == me ? LabelAndDoc{label_at(b, owner.offset), layout.doc_ids[b][owner.offset]}
                            : received[owner.rank][taken[owner.rank]++];
@@ -111,7 +124,7 @@ std::int64_t SimImplementation::count_contributing(
 
 std::int64_t SimImplementation::total_contributing(Comm& comm, std::int64_t local) const {
   std::int64_t total = local;
-  comm.all_reduce(&total, 1, DType::i64, ReduceOp::sum);
+  comm.all_reduce({&total, sizeof total}, 1, DType::i64, ReduceOp::sum);
   return total;
 }
 
@@ -124,8 +137,7 @@ LossOutput SimImplementation::shifted_cp_loss(Comm& comm, const ShardLayout& lay
                                               const Tensor& logits, const Tensor& labels,
                                               const Tensor& valid) {
   const std::int64_t rows = layout.rows, len = layout.local_len();
-  CPLAB_CHECK(static_cast<std::int64_t>(layout.index.size()) == rows && rows > 0,
-              "shifted_cp_loss: no recorded layout; shard a batch first");
+  check_recorded_layout(layout, "shifted_cp_loss");
   CPLAB_CHECK(comm.size() == layout.cp && comm.rank() == layout.rank,
               "shifted_cp_loss: the comm is rank {} of {}, the layout rank {} of {}", comm.rank(),
               comm.size(), layout.rank, layout.cp);

@@ -25,12 +25,6 @@ std::vector<std::int64_t> last_caller_slot(const StreamSlots& slots) {
   return last;
 }
 
-void check_recorded(const ShardLayout& layout, const char* verb) {
-  CPLAB_CHECK(layout.rows > 0 && static_cast<std::int64_t>(layout.index.size()) == layout.rows,
-              "{}: no recorded layout ({} rows, {} index maps); shard a batch first", verb,
-              layout.rows, layout.index.size());
-}
-
 }  // namespace
 
 double SimImplementation::pad_value(const std::string& /*key*/, const TokenField& field,
@@ -120,7 +114,7 @@ std::vector<RankShard> SimImplementation::shard(Comm& comm, const LayoutSpec& sp
 
 Tensor SimImplementation::shard_primary_later(Comm& /*comm*/, const ShardLayout& layout,
                                               const Batch& micro_batch) {
-  check_recorded(layout, "shard_primary_later");
+  check_recorded_layout(layout, "shard_primary_later");
   const std::string primary = micro_batch.primary();
   const TokenField& field = micro_batch.tokens.at(primary);
   const TokenAxes axes = token_axes(field.value, field.seq_dim, "shard_primary_later");
@@ -134,7 +128,7 @@ Tensor SimImplementation::shard_primary_later(Comm& /*comm*/, const ShardLayout&
 Tensor SimImplementation::shard_token_tensor(Comm& /*comm*/, const ShardLayout& layout,
                                              const Tensor& value, std::int64_t seq_dim,
                                              std::optional<double> fill) {
-  check_recorded(layout, "shard_token_tensor");
+  check_recorded_layout(layout, "shard_token_tensor");
   const TokenAxes axes = token_axes(value, seq_dim, "shard_token_tensor");
   CPLAB_CHECK(axes.rows == layout.rows,
               "shard_token_tensor: {} has {} rows on dim {}; the layout has B={}",

@@ -18,7 +18,7 @@ UlyssesGroup group_for(Comm& comm, const ShardLayout& layout, const UlyssesHeads
   UlyssesGroup g = ulysses_group(layout, heads, kind, comm.size(), comm.rank(), heads_of, verb);
   const std::vector<std::int64_t> mine = flat_index_map(layout, verb);
   g.maps.resize(mine.size() * static_cast<std::size_t>(g.group));
-  comm.all_gather(mine.data(), g.maps.data(), mine.size(), DType::i64);
+  comm.all_gather(bytes_of(mine), bytes_of(g.maps), mine.size(), DType::i64);
   check_index_maps(g, verb);
   return g;
 }
@@ -29,7 +29,8 @@ void exchange(Comm& comm, const UlyssesGroup& g, const UlyssesRoute& route, cons
   const std::size_t slice_bytes = static_cast<std::size_t>(d) * dtype_size(src.dtype());
   std::vector<std::byte> send(route.send_source.size() * slice_bytes), recv(send.size());
   move_slices(src.raw(), send.data(), route.send_source, slice_bytes);
-  comm.all_to_all(send.data(), recv.data(), static_cast<std::size_t>(g.block() * d), src.dtype());
+  comm.all_to_all(bytes_of(send), bytes_of(recv), static_cast<std::size_t>(g.block() * d),
+                  src.dtype());
   if (out.numel() == 0) return;  // no head here (a bug the properties report): nothing to place
   move_slices(recv.data(), out.raw(), route.out_source, slice_bytes);
 }

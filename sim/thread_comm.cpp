@@ -161,7 +161,7 @@ void ThreadComm::check_peer(int peer, const char* what) const {
               size());
 }
 
-void ThreadComm::all_gather(const void* send, void* recv, std::size_t count, DType dtype) {
+void ThreadComm::do_all_gather(const void* send, void* recv, std::size_t count, DType dtype) {
   // Lent unless the send buffer overlaps the receive buffer other than in place (at this rank's
   // block): this rank writes the receive buffer while the others read its part.
   const std::size_t block = count * dtype_size(dtype);
@@ -183,8 +183,9 @@ void ThreadComm::all_gather(const void* send, void* recv, std::size_t count, DTy
       wire_bytes::all_gather(count, dtype_size(dtype), static_cast<std::uint64_t>(size()));
 }
 
-std::vector<std::size_t> ThreadComm::all_gather_v(const void* send, std::size_t count, void* recv,
-                                                  std::size_t recv_capacity, DType dtype) {
+std::vector<std::size_t> ThreadComm::do_all_gather_v(const void* send, std::size_t count,
+                                                     void* recv, std::size_t recv_capacity,
+                                                     DType dtype) {
   const std::size_t elem = dtype_size(dtype);
   const bool may_lend = !overlap(send, count * elem, recv, recv_capacity * elem);
   Outgoing mine = outgoing(group_, rank_, "all_gather_v", send, count, dtype, may_lend);
@@ -218,7 +219,7 @@ std::vector<std::size_t> ThreadComm::all_gather_v(const void* send, std::size_t 
   return counts;
 }
 
-void ThreadComm::all_reduce(void* buf, std::size_t count, DType dtype, ReduceOp op) {
+void ThreadComm::do_all_reduce(void* buf, std::size_t count, DType dtype, ReduceOp op) {
   // Always a copy: every rank writes its buffer while the others read theirs.
   Outgoing mine = outgoing(group_, rank_, "all_reduce", buf, count, dtype, false);
   if (mine.dropped) return group_.skip(rank_, "all_reduce");
@@ -230,8 +231,8 @@ void ThreadComm::all_reduce(void* buf, std::size_t count, DType dtype, ReduceOp 
       wire_bytes::all_reduce(count, dtype_size(dtype), static_cast<std::uint64_t>(size()));
 }
 
-void ThreadComm::reduce_scatter(const void* send, void* recv, std::size_t count, DType dtype,
-                                ReduceOp op) {
+void ThreadComm::do_reduce_scatter(const void* send, void* recv, std::size_t count, DType dtype,
+                                   ReduceOp op) {
   const std::size_t total = count * static_cast<std::size_t>(size());
   const std::size_t elem = dtype_size(dtype);
   const bool may_lend = !overlap(send, total * elem, recv, count * elem);
@@ -248,7 +249,7 @@ void ThreadComm::reduce_scatter(const void* send, void* recv, std::size_t count,
       wire_bytes::reduce_scatter(count, dtype_size(dtype), static_cast<std::uint64_t>(size()));
 }
 
-void ThreadComm::all_to_all(const void* send, void* recv, std::size_t count, DType dtype) {
+void ThreadComm::do_all_to_all(const void* send, void* recv, std::size_t count, DType dtype) {
   const std::size_t total = count * static_cast<std::size_t>(size());
   const std::size_t block = count * dtype_size(dtype);
   const bool may_lend = !overlap(send, total * dtype_size(dtype), recv, total * dtype_size(dtype));
@@ -268,7 +269,7 @@ void ThreadComm::all_to_all(const void* send, void* recv, std::size_t count, DTy
       wire_bytes::all_to_all(count, dtype_size(dtype), static_cast<std::uint64_t>(size()));
 }
 
-void ThreadComm::send(const void* buf, std::size_t count, DType dtype, int peer, int tag) {
+void ThreadComm::do_send(const void* buf, std::size_t count, DType dtype, int peer, int tag) {
   check_peer(peer, "send");
   bytes_sent_ += wire_bytes::send(count, dtype_size(dtype));
   Outgoing message = outgoing(group_, rank_, "send", buf, count, dtype, false);
@@ -276,7 +277,7 @@ void ThreadComm::send(const void* buf, std::size_t count, DType dtype, int peer,
   group_.post(rank_, peer, tag, std::move(message.part));
 }
 
-void ThreadComm::recv(void* buf, std::size_t count, DType dtype, int peer, int tag) {
+void ThreadComm::do_recv(void* buf, std::size_t count, DType dtype, int peer, int tag) {
   check_peer(peer, "recv");
   Contribution message = group_.take_message(rank_, peer, tag);
   // A lent message is repaid whatever happens next: its sender waits for that.
@@ -294,8 +295,8 @@ void ThreadComm::recv(void* buf, std::size_t count, DType dtype, int peer, int t
   copy_block(static_cast<std::byte*>(buf), message.bytes(), message.size_bytes());
 }
 
-void ThreadComm::send_recv(const void* send_buf, std::size_t send_count, int to, void* recv_buf,
-                           std::size_t recv_count, int from, DType dtype, int tag) {
+void ThreadComm::do_send_recv(const void* send_buf, std::size_t send_count, int to, void* recv_buf,
+                              std::size_t recv_count, int from, DType dtype, int tag) {
   // Sends are buffered, so posting first and then waiting cannot deadlock. A large message is
   // lent instead of copied: the receiver usually takes it while this rank waits for its own, and
   // one still posted when this rank goes on becomes a copy then (settle), as a buffered send.
@@ -304,13 +305,13 @@ void ThreadComm::send_recv(const void* send_buf, std::size_t send_count, int to,
   const bool may_lend = !overlap(send_buf, send_count * elem, recv_buf, recv_count * elem);
   Outgoing message = outgoing(group_, rank_, "send", send_buf, send_count, dtype, may_lend);
   bytes_sent_ += wire_bytes::send(send_count, elem);
-  if (message.dropped) return recv(recv_buf, recv_count, dtype, from, tag);  // lost on the way
+  if (message.dropped) return do_recv(recv_buf, recv_count, dtype, from, tag);  // lost on the way
   detail::Loan loan;
   if (message.lent) message.part.loan = &loan;
   group_.post(rank_, to, tag, std::move(message.part));
-  if (!message.lent) return recv(recv_buf, recv_count, dtype, from, tag);
+  if (!message.lent) return do_recv(recv_buf, recv_count, dtype, from, tag);
   try {
-    recv(recv_buf, recv_count, dtype, from, tag);
+    do_recv(recv_buf, recv_count, dtype, from, tag);
   } catch (...) {
     group_.settle(rank_, to, tag, loan, false);  // this rank fails: its message is withdrawn
     throw;
@@ -318,7 +319,7 @@ void ThreadComm::send_recv(const void* send_buf, std::size_t send_count, int to,
   group_.settle(rank_, to, tag, loan, true);
 }
 
-void ThreadComm::barrier() {
+void ThreadComm::do_barrier() {
   Outgoing none = outgoing(group_, rank_, "barrier", nullptr, 0, DType::u8, false);
   if (none.dropped) return group_.skip(rank_, "barrier");
   group_.join(rank_, "barrier", std::move(none.part), [](std::int64_t, const Parts&) {});

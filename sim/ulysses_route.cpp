@@ -31,8 +31,7 @@ UlyssesGroup ulysses_group(const ShardLayout& layout, const UlyssesHeads& heads,
                            std::int64_t group, std::int64_t me,
                            const std::function<std::vector<std::int64_t>(std::int64_t)>& heads_of,
                            const char* verb) {
-  CPLAB_CHECK(static_cast<std::int64_t>(layout.index.size()) == layout.rows && layout.rows > 0,
-              "{}: no recorded layout; shard a batch first", verb);
+  check_recorded_layout(layout, verb);
   CPLAB_CHECK(layout.cp == group,
               "{}: the layout is for C = {} ranks, the group has U = {}; the Ulysses group must be "
               "the CP group",

@@ -78,7 +78,7 @@ DeviceComm& device_comm_for(Comm& host, GpuCommKind kind, std::chrono::milliseco
   // Reuse only when every rank holds the same healthy group: then they are exactly its ranks.
   std::int64_t token = same ? mine.token : 0;
   std::vector<std::int64_t> tokens(static_cast<std::size_t>(size));
-  host.all_gather(&token, tokens.data(), 1, DType::i64);
+  host.all_gather({&token, sizeof token}, bytes_of(tokens), 1, DType::i64);
   bool reuse = token != 0;
   for (std::int64_t t : tokens) reuse = reuse && t == token;
   if (reuse) return *mine.comm;
@@ -97,7 +97,7 @@ DeviceComm& device_comm_for(Comm& host, GpuCommKind kind, std::chrono::milliseco
     }
   }
   std::vector<Handle> handles(static_cast<std::size_t>(size));
-  host.all_gather(&handle, handles.data(), sizeof(Handle), DType::u8);
+  host.all_gather({&handle, sizeof handle}, bytes_of(handles), sizeof(Handle), DType::u8);
   handle = handles[0];
 
   if (kind == GpuCommKind::device_sim) {

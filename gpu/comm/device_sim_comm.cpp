@@ -51,7 +51,7 @@ void* DeviceSimComm::scratch(std::size_t bytes) {
 // Every collective: the rank's own work finished (its send data is final), then the rendezvous,
 // then each rank reads its peers' buffers into its scratch, a second rendezvous (nobody reads any
 // more), and only then each rank writes its own output, so in-place calls are safe.
-void DeviceSimComm::all_gather(const void* send, void* recv, std::size_t count, DType dtype) {
+void DeviceSimComm::do_all_gather(const void* send, void* recv, std::size_t count, DType dtype) {
   guarded([&] {
     synchronize(stream());
     const auto peers = group_->arrive(
@@ -69,9 +69,9 @@ void DeviceSimComm::all_gather(const void* send, void* recv, std::size_t count, 
   });
 }
 
-std::vector<std::size_t> DeviceSimComm::all_gather_v(const void* send, std::size_t count,
-                                                     void* recv, std::size_t recv_capacity,
-                                                     DType dtype) {
+std::vector<std::size_t> DeviceSimComm::do_all_gather_v(const void* send, std::size_t count,
+                                                        void* recv, std::size_t recv_capacity,
+                                                        DType dtype) {
   return guarded([&] {
     synchronize(stream());
     const auto peers = group_->arrive(rank_,
@@ -109,7 +109,7 @@ std::vector<std::size_t> DeviceSimComm::all_gather_v(const void* send, std::size
   });
 }
 
-void DeviceSimComm::all_reduce(void* buf, std::size_t count, DType dtype, ReduceOp op) {
+void DeviceSimComm::do_all_reduce(void* buf, std::size_t count, DType dtype, ReduceOp op) {
   guarded([&] {
     const ReduceElem elem = reduce_elem(dtype, "all_reduce");
     synchronize(stream());
@@ -137,8 +137,8 @@ void DeviceSimComm::all_reduce(void* buf, std::size_t count, DType dtype, Reduce
   });
 }
 
-void DeviceSimComm::reduce_scatter(const void* send, void* recv, std::size_t count, DType dtype,
-                                   ReduceOp op) {
+void DeviceSimComm::do_reduce_scatter(const void* send, void* recv, std::size_t count, DType dtype,
+                                      ReduceOp op) {
   guarded([&] {
     const ReduceElem elem = reduce_elem(dtype, "reduce_scatter");
     synchronize(stream());
@@ -167,7 +167,7 @@ void DeviceSimComm::reduce_scatter(const void* send, void* recv, std::size_t cou
   });
 }
 
-void DeviceSimComm::all_to_all(const void* send, void* recv, std::size_t count, DType dtype) {
+void DeviceSimComm::do_all_to_all(const void* send, void* recv, std::size_t count, DType dtype) {
   guarded([&] {
     synchronize(stream());
     const auto peers = group_->arrive(
@@ -188,7 +188,7 @@ void DeviceSimComm::all_to_all(const void* send, void* recv, std::size_t count, 
   });
 }
 
-void DeviceSimComm::send(const void* buf, std::size_t count, DType dtype, int peer, int tag) {
+void DeviceSimComm::do_send(const void* buf, std::size_t count, DType dtype, int peer, int tag) {
   guarded([&] {
     CPLAB_CHECK(peer >= 0 && peer < size(), "device-sim send: peer {} outside [0, {})", peer,
                 size());
@@ -199,7 +199,7 @@ void DeviceSimComm::send(const void* buf, std::size_t count, DType dtype, int pe
   });
 }
 
-void DeviceSimComm::recv(void* buf, std::size_t count, DType dtype, int peer, int tag) {
+void DeviceSimComm::do_recv(void* buf, std::size_t count, DType dtype, int peer, int tag) {
   guarded([&] {
     CPLAB_CHECK(peer >= 0 && peer < size(), "device-sim recv: peer {} outside [0, {})", peer,
                 size());
@@ -222,21 +222,22 @@ void DeviceSimComm::recv(void* buf, std::size_t count, DType dtype, int peer, in
   });
 }
 
-void DeviceSimComm::send_recv(const void* send_buf, std::size_t send_count, int to, void* recv_buf,
-                              std::size_t recv_count, int from, DType dtype, int tag) {
+void DeviceSimComm::do_send_recv(const void* send_buf, std::size_t send_count, int to,
+                                 void* recv_buf, std::size_t recv_count, int from, DType dtype,
+                                 int tag) {
   guarded([&] {
     CPLAB_CHECK(to >= 0 && to < size() && from >= 0 && from < size(),
                 "device-sim send_recv: peers {} and {} outside [0, {})", to, from, size());
     synchronize(stream());
     // Posting first and waiting last is what makes a ring of send_recv calls deadlock-free.
     const auto post = group_->post(rank_, to, tag, send_buf, send_count, dtype);
-    recv(recv_buf, recv_count, dtype, from, tag);
+    do_recv(recv_buf, recv_count, dtype, from, tag);
     group_->wait_done(rank_, to, tag, post);
     bytes_sent_ += sim::wire_bytes::send(send_count, dtype_size(dtype));
   });
 }
 
-void DeviceSimComm::barrier() {
+void DeviceSimComm::do_barrier() {
   guarded([&] {
     synchronize(stream());
     // One round is enough: rounds are numbered per rank, so a rank that leaves first and starts

@@ -143,7 +143,7 @@ std::vector<NcclComm::Meta> NcclComm::agree(const char* what, std::size_t count,
   return all;
 }
 
-void NcclComm::all_gather(const void* send, void* recv, std::size_t count, DType dtype) {
+void NcclComm::do_all_gather(const void* send, void* recv, std::size_t count, DType dtype) {
   const auto all = agree("all_gather", count, 0, dtype, -1);
   for (int r = 0; r < size_; ++r) {
     CPLAB_CHECK(all[r].count == all[0].count,
@@ -156,8 +156,8 @@ void NcclComm::all_gather(const void* send, void* recv, std::size_t count, DType
       sim::wire_bytes::all_gather(count, dtype_size(dtype), static_cast<std::uint64_t>(size_));
 }
 
-std::vector<std::size_t> NcclComm::all_gather_v(const void* send, std::size_t count, void* recv,
-                                                std::size_t recv_capacity, DType dtype) {
+std::vector<std::size_t> NcclComm::do_all_gather_v(const void* send, std::size_t count, void* recv,
+                                                   std::size_t recv_capacity, DType dtype) {
   const auto all = agree("all_gather_v", count, recv_capacity, dtype, -1);
   std::vector<std::size_t> counts;
   std::size_t total = 0;
@@ -186,7 +186,7 @@ std::vector<std::size_t> NcclComm::all_gather_v(const void* send, std::size_t co
   return counts;
 }
 
-void NcclComm::all_reduce(void* buf, std::size_t count, DType dtype, ReduceOp op) {
+void NcclComm::do_all_reduce(void* buf, std::size_t count, DType dtype, ReduceOp op) {
   reduce_elem(dtype, "nccl all_reduce");
   const auto all = agree("all_reduce", count, 0, dtype, static_cast<int>(op));
   for (int r = 0; r < size_; ++r) {
@@ -200,8 +200,8 @@ void NcclComm::all_reduce(void* buf, std::size_t count, DType dtype, ReduceOp op
       sim::wire_bytes::all_reduce(count, dtype_size(dtype), static_cast<std::uint64_t>(size_));
 }
 
-void NcclComm::reduce_scatter(const void* send, void* recv, std::size_t count, DType dtype,
-                              ReduceOp op) {
+void NcclComm::do_reduce_scatter(const void* send, void* recv, std::size_t count, DType dtype,
+                                 ReduceOp op) {
   reduce_elem(dtype, "nccl reduce_scatter");
   const auto all = agree("reduce_scatter", count, 0, dtype, static_cast<int>(op));
   for (int r = 0; r < size_; ++r) {
@@ -216,7 +216,7 @@ void NcclComm::reduce_scatter(const void* send, void* recv, std::size_t count, D
       sim::wire_bytes::reduce_scatter(count, dtype_size(dtype), static_cast<std::uint64_t>(size_));
 }
 
-void NcclComm::all_to_all(const void* send, void* recv, std::size_t count, DType dtype) {
+void NcclComm::do_all_to_all(const void* send, void* recv, std::size_t count, DType dtype) {
   const auto all = agree("all_to_all", count, 0, dtype, -1);
   for (int r = 0; r < size_; ++r) {
     CPLAB_CHECK(all[r].count == all[0].count,
@@ -237,8 +237,8 @@ void NcclComm::all_to_all(const void* send, void* recv, std::size_t count, DType
       sim::wire_bytes::all_to_all(count, dtype_size(dtype), static_cast<std::uint64_t>(size_));
 }
 
-void NcclComm::send_recv(const void* send_buf, std::size_t send_count, int to, void* recv_buf,
-                         std::size_t recv_count, int from, DType dtype, int /*tag*/) {
+void NcclComm::do_send_recv(const void* send_buf, std::size_t send_count, int to, void* recv_buf,
+                            std::size_t recv_count, int from, DType dtype, int /*tag*/) {
   check_alive("send_recv");
   CPLAB_CHECK(to >= -1 && to < size_ && from >= -1 && from < size_,
               "nccl send_recv: peers {} and {} outside [0, {})", to, from, size_);
@@ -270,14 +270,14 @@ void NcclComm::send_recv(const void* send_buf, std::size_t send_count, int to, v
   if (to >= 0) bytes_sent_ += sim::wire_bytes::send(send_count, dtype_size(dtype));
 }
 
-void NcclComm::send(const void* buf, std::size_t count, DType dtype, int peer, int tag) {
-  send_recv(buf, count, peer, nullptr, 0, -1, dtype, tag);
+void NcclComm::do_send(const void* buf, std::size_t count, DType dtype, int peer, int tag) {
+  do_send_recv(buf, count, peer, nullptr, 0, -1, dtype, tag);
 }
 
-void NcclComm::recv(void* buf, std::size_t count, DType dtype, int peer, int tag) {
-  send_recv(nullptr, 0, -1, buf, count, peer, dtype, tag);
+void NcclComm::do_recv(void* buf, std::size_t count, DType dtype, int peer, int tag) {
+  do_send_recv(nullptr, 0, -1, buf, count, peer, dtype, tag);
 }
 
-void NcclComm::barrier() { agree("barrier", 0, 0, DType::u8, -1); }
+void NcclComm::do_barrier() { agree("barrier", 0, 0, DType::u8, -1); }
 
 }  // namespace cplab::gpu

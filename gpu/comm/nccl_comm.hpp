@@ -41,22 +41,22 @@ class NcclComm final : public DeviceComm {
   // Tears the communicator down at once, whatever the other ranks do (ncclCommAbort); idempotent.
   void abort();
 
-  void all_gather(const void* send, void* recv, std::size_t count, DType dtype) override;
-  std::vector<std::size_t> all_gather_v(const void* send, std::size_t count, void* recv,
-                                        std::size_t recv_capacity, DType dtype) override;
-  void all_reduce(void* buf, std::size_t count, DType dtype, ReduceOp op) override;
-  void reduce_scatter(const void* send, void* recv, std::size_t count, DType dtype,
-                      ReduceOp op) override;
-  void all_to_all(const void* send, void* recv, std::size_t count, DType dtype) override;
-  // NCCL has no tags: point-to-point messages between two ranks match in the order they are issued.
-  void send(const void* buf, std::size_t count, DType dtype, int peer, int tag) override;
-  void recv(void* buf, std::size_t count, DType dtype, int peer, int tag) override;
-  void send_recv(const void* send_buf, std::size_t send_count, int to, void* recv_buf,
-                 std::size_t recv_count, int from, DType dtype, int tag) override;
-  void barrier() override;
   std::uint64_t bytes_sent() const override { return bytes_sent_; }
 
  private:
+  void do_all_gather(const void* send, void* recv, std::size_t count, DType dtype) override;
+  std::vector<std::size_t> do_all_gather_v(const void* send, std::size_t count, void* recv,
+                                           std::size_t recv_capacity, DType dtype) override;
+  void do_all_reduce(void* buf, std::size_t count, DType dtype, ReduceOp op) override;
+  void do_reduce_scatter(const void* send, void* recv, std::size_t count, DType dtype,
+                         ReduceOp op) override;
+  void do_all_to_all(const void* send, void* recv, std::size_t count, DType dtype) override;
+  // NCCL has no tags: point-to-point messages between two ranks match in the order they are issued.
+  void do_send(const void* buf, std::size_t count, DType dtype, int peer, int tag) override;
+  void do_recv(void* buf, std::size_t count, DType dtype, int peer, int tag) override;
+  void do_send_recv(const void* send_buf, std::size_t send_count, int to, void* recv_buf,
+                    std::size_t recv_count, int from, DType dtype, int tag) override;
+  void do_barrier() override;
   struct Meta;
   std::vector<Meta> agree(const char* what, std::size_t count, std::size_t capacity, DType dtype,
                           int op);

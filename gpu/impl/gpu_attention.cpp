@@ -68,14 +68,14 @@ AttentionOutput GpuImplementation::attention(Comm& comm, const ShardLayout& layo
   const DeviceBuffer d_q = upload_tensor(q, s), d_k = upload_tensor(k, s),
                      d_v = upload_tensor(v, s);
   DeviceBuffer k_all(all_bytes), v_all(all_bytes);
-  ctx.all_gather(d_k.get(), k_all.get(), static_cast<std::size_t>(k.numel()), DType::f32);
-  ctx.all_gather(d_v.get(), v_all.get(), static_cast<std::size_t>(v.numel()), DType::f32);
+  ctx.all_gather(d_k, k_all, static_cast<std::size_t>(k.numel()), DType::f32);
+  ctx.all_gather(d_v, v_all, static_cast<std::size_t>(v.numel()), DType::f32);
   const DeviceBuffer docs = upload_vector(flatten(layout.doc_ids), s),
                      real = upload_vector(flatten(layout.real), s);
   DeviceBuffer docs_all(tokens * sizeof(std::int32_t) * static_cast<std::size_t>(cp)),
       real_all(tokens * static_cast<std::size_t>(cp));
-  ctx.all_gather(docs.get(), docs_all.get(), tokens, DType::i32);
-  ctx.all_gather(real.get(), real_all.get(), tokens, DType::u8);
+  ctx.all_gather(docs, docs_all, tokens, DType::i32);
+  ctx.all_gather(real, real_all, tokens, DType::u8);
   DeviceBuffer key_slot(static_cast<std::size_t>(cp * len) * sizeof(std::int64_t));
   index_map(device_layout.device_map(), 0, cp, key_slot.as<std::int64_t>(), s);
   const std::vector<std::int64_t> windows = key_windows(layout);
@@ -106,10 +106,10 @@ AttentionOutput GpuImplementation::attention(Comm& comm, const ShardLayout& layo
   grad_v_all.fill_bytes(0, s);
   attention_backward(a, out.as<float>(), lse.as<float>(), d_grad_out.as<float>(),
                      grad_q.as<float>(), grad_k_all.as<float>(), grad_v_all.as<float>(), s);
-  ctx.reduce_scatter(grad_k_all.get(), grad_k.get(), static_cast<std::size_t>(k.numel()),
-                     DType::f32, ReduceOp::sum);
-  ctx.reduce_scatter(grad_v_all.get(), grad_v.get(), static_cast<std::size_t>(v.numel()),
-                     DType::f32, ReduceOp::sum);
+  ctx.reduce_scatter(grad_k_all, grad_k, static_cast<std::size_t>(k.numel()), DType::f32,
+                     ReduceOp::sum);
+  ctx.reduce_scatter(grad_v_all, grad_v, static_cast<std::size_t>(v.numel()), DType::f32,
+                     ReduceOp::sum);
   return {.out = download_tensor(out, DType::f32, q.shape(), s),
           .grad_q = download_tensor(grad_q, DType::f32, q.shape(), s),
           .grad_k = download_tensor(grad_k, DType::f32, q.shape(), s),

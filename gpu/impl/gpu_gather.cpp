@@ -19,7 +19,7 @@ DeviceBuffer gathered_caller_positions(RankContext& ctx, const ShardLayout& layo
   const std::int64_t rows = layout.rows, local = layout.local_len(), cp = ctx.size();
   const DeviceBuffer mine = upload_rows(layout.caller_pos, ctx.stream());
   DeviceBuffer blocks(static_cast<std::size_t>(cp * rows * local) * sizeof(std::int64_t));
-  ctx.all_gather(mine.get(), blocks.get(), static_cast<std::size_t>(rows * local), DType::i64);
+  ctx.all_gather(mine, blocks, static_cast<std::size_t>(rows * local), DType::i64);
   // [C][rows][ℓ] → [rows][C·ℓ]: the token copy with an identity index turns blocks into rows.
   std::vector<std::int64_t> identity(static_cast<std::size_t>(cp * local));
   std::iota(identity.begin(), identity.end(), 0);
@@ -62,7 +62,7 @@ Tensor GpuImplementation::gather_token_tensor(Comm& comm, const ShardLayout& lay
   const std::int64_t cp = ctx.size(), len = layout.local_len();
   const DeviceBuffer mine = upload_tensor(local, ctx.stream());
   DeviceBuffer gathered(local.nbytes() * static_cast<std::size_t>(cp));
-  ctx.all_gather(mine.get(), gathered.get(), local.nbytes(), DType::u8);
+  ctx.all_gather(mine, gathered, local.nbytes(), DType::u8);
 
   const std::int64_t out_len = trim ? layout.caller_len : layout.padded_len;
   DeviceBuffer source, callers;
@@ -135,7 +135,7 @@ Tensor GpuImplementation::gather_token_tensor_backward(Comm& comm, const ShardLa
   c.bad = bad.get();
   copy_tokens(c, ctx.stream());  // slots the trim dropped (padding) get no gradient
   check_sources(bad, ctx.stream(), "gather_token_tensor_backward");
-  ctx.reduce_scatter(blocks.get(), mine.get(),
+  ctx.reduce_scatter(blocks, mine,
                      static_cast<std::size_t>(axes.outer * axes.rows * len * axes.inner),
                      grad_gathered.dtype(), ReduceOp::sum);
   return download_tensor(mine, grad_gathered.dtype(),
@@ -149,7 +149,7 @@ Tensor GpuImplementation::gather_tokens(Comm& comm, const Tensor& local) {
   const DeviceBuffer mine = upload_tensor(local, ctx.stream());
   DeviceBuffer all(local.nbytes() * static_cast<std::size_t>(ctx.size()));
   // Counts are checked by the comm: ranks with other local lengths get an error, not a hang.
-  ctx.all_gather(mine.get(), all.get(), local.nbytes(), DType::u8);
+  ctx.all_gather(mine, all, local.nbytes(), DType::u8);
   Shape shape = local.shape();
   shape[0] *= ctx.size();
   return download_tensor(all, local.dtype(), shape, ctx.stream());
@@ -165,7 +165,7 @@ Tensor GpuImplementation::gather_tokens_backward(Comm& comm, const Tensor& grad_
   Shape shape = grad_gathered.shape();
   shape[0] /= ctx.size();
   DeviceBuffer mine(grad_gathered.nbytes() / static_cast<std::size_t>(ctx.size()));
-  ctx.reduce_scatter(grad.get(), mine.get(), static_cast<std::size_t>(shape_numel(shape)),
+  ctx.reduce_scatter(grad, mine, static_cast<std::size_t>(shape_numel(shape)),
                      grad_gathered.dtype(), ReduceOp::sum);
   return download_tensor(mine, grad_gathered.dtype(), shape, ctx.stream());
 }

@@ -28,7 +28,7 @@ Exchange plan_exchange(RankContext& ctx, const DeviceLayout& layout) {
   DeviceBuffer width(sizeof(std::int64_t));
   const std::int64_t mine = plan.max_send();
   width.upload(&mine, sizeof mine, ctx.stream());
-  ctx.all_reduce(width.get(), 1, DType::i64, ReduceOp::max);
+  ctx.all_reduce(width, 1, DType::i64, ReduceOp::max);
   Exchange out;
   width.download(&out.width, sizeof out.width, ctx.stream());
   out.send_k.assign(static_cast<std::size_t>(ctx.size() * out.width), -1);
@@ -85,7 +85,7 @@ LossOutput GpuImplementation::shifted_cp_loss(Comm& comm, const ShardLayout& lay
     const DeviceBuffer send_k = upload_vector(ex.send_k, s);
     pack_target_labels(d_labels.as<std::int64_t>(), d_docs.as<std::int32_t>(), rows, len,
                        send_k.as<std::int64_t>(), cp, ex.width, sent.as<std::int64_t>(), s);
-    ctx.all_to_all(sent.get(), received.get(), message, DType::i64);
+    ctx.all_to_all(sent, received, message, DType::i64);
   }
 
   const DeviceBuffer recv_index = upload_vector(ex.recv_index, s);
@@ -116,7 +116,7 @@ LossOutput GpuImplementation::shifted_cp_loss(Comm& comm, const ShardLayout& lay
 
   LossOutput out;
   count.download(&out.contributing_local, sizeof(std::int64_t), s);
-  ctx.all_reduce(count.get(), 1, DType::i64, ReduceOp::sum);  // N: ranks hold disjoint tokens
+  ctx.all_reduce(count, 1, DType::i64, ReduceOp::sum);  // N: ranks hold disjoint tokens
   count.download(&out.contributing_total, sizeof(std::int64_t), s);
   const double scale = out.contributing_total > 0
                            ? static_cast<double>(cp) / static_cast<double>(out.contributing_total)

@@ -21,7 +21,7 @@ sim::UlyssesGroup group_for(RankContext& ctx, const ShardLayout& layout, const U
   const std::vector<std::int64_t> mine = sim::flat_index_map(layout, verb);
   const DeviceBuffer mine_on_device = upload_vector(mine, ctx.stream());
   DeviceBuffer all(mine.size() * sizeof(std::int64_t) * static_cast<std::size_t>(g.group));
-  ctx.all_gather(mine_on_device.get(), all.get(), mine.size(), DType::i64);
+  ctx.all_gather(mine_on_device, all, mine.size(), DType::i64);
   g.maps = download_vector<std::int64_t>(all, mine.size() * static_cast<std::size_t>(g.group),
                                          ctx.stream());
   sim::check_index_maps(g, verb);
@@ -57,7 +57,7 @@ Tensor exchange(RankContext& ctx, const sim::UlyssesGroup& g, const sim::Ulysses
   DeviceBuffer send(send_bytes), recv(send_bytes);
   move_slices(in, src.numel() / std::max<std::int64_t>(d, 1), send, route.send_source, slice_bytes,
               es, ctx.stream(), verb);
-  ctx.all_to_all(send.get(), recv.get(), static_cast<std::size_t>(g.block() * d), src.dtype());
+  ctx.all_to_all(send, recv, static_cast<std::size_t>(g.block() * d), src.dtype());
   const std::int64_t out_elems = shape_numel(out_shape);
   DeviceBuffer out(static_cast<std::size_t>(out_elems * es));
   move_slices(recv, static_cast<std::int64_t>(route.send_source.size()), out, route.out_source,

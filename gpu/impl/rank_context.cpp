@@ -62,42 +62,65 @@ RankContext::RankContext(Comm& comm, GpuCommKind kind) : comm_(&comm) {
   }
 }
 
-void RankContext::all_gather(const void* send, void* recv, std::size_t count, DType dtype) {
-  if (device_memory_) return comm_->all_gather(send, recv, count, dtype);
+namespace {
+
+ConstBytes device_bytes(const DeviceBuffer& b) { return {b.get(), b.bytes()}; }
+Bytes device_bytes(DeviceBuffer& b) { return {b.get(), b.bytes()}; }
+
+}  // namespace
+
+void RankContext::all_gather(const DeviceBuffer& send, DeviceBuffer& recv, std::size_t count,
+                             DType dtype) {
+  const auto ranks = static_cast<std::size_t>(size());
+  check_comm_buffer(*comm_, "gpu all_gather send", send.get(), send.bytes(), 1, count, dtype);
+  check_comm_buffer(*comm_, "gpu all_gather recv", recv.get(), recv.bytes(), ranks, count, dtype);
+  if (device_memory_)
+    return comm_->all_gather(device_bytes(send), device_bytes(recv), count, dtype);
   const std::size_t es = dtype_size(dtype);
-  const auto mine = to_host(send, count * es, stream_);
-  std::vector<std::byte> all(count * es * static_cast<std::size_t>(size()));
-  comm_->all_gather(mine.data(), all.data(), count, dtype);
-  copy_bytes(recv, all.data(), all.size(), stream_);
+  const auto mine = to_host(send.get(), count * es, stream_);
+  std::vector<std::byte> all(count * es * ranks);
+  comm_->all_gather(bytes_of(mine), bytes_of(all), count, dtype);
+  copy_bytes(recv.get(), all.data(), all.size(), stream_);
   synchronize(stream_);
 }
 
-void RankContext::all_reduce(void* buf, std::size_t count, DType dtype, ReduceOp op) {
-  if (device_memory_) return comm_->all_reduce(buf, count, dtype, op);
-  auto host = to_host(buf, count * dtype_size(dtype), stream_);
-  comm_->all_reduce(host.data(), count, dtype, op);
-  copy_bytes(buf, host.data(), host.size(), stream_);
+void RankContext::all_reduce(DeviceBuffer& buf, std::size_t count, DType dtype, ReduceOp op) {
+  check_comm_buffer(*comm_, "gpu all_reduce buffer", buf.get(), buf.bytes(), 1, count, dtype);
+  if (device_memory_) return comm_->all_reduce(device_bytes(buf), count, dtype, op);
+  auto host = to_host(buf.get(), count * dtype_size(dtype), stream_);
+  comm_->all_reduce(bytes_of(host), count, dtype, op);
+  copy_bytes(buf.get(), host.data(), host.size(), stream_);
   synchronize(stream_);
 }
 
-void RankContext::reduce_scatter(const void* send, void* recv, std::size_t count, DType dtype,
-                                 ReduceOp op) {
-  if (device_memory_) return comm_->reduce_scatter(send, recv, count, dtype, op);
+void RankContext::reduce_scatter(const DeviceBuffer& send, DeviceBuffer& recv, std::size_t count,
+                                 DType dtype, ReduceOp op) {
+  const auto ranks = static_cast<std::size_t>(size());
+  check_comm_buffer(*comm_, "gpu reduce_scatter send", send.get(), send.bytes(), ranks, count,
+                    dtype);
+  check_comm_buffer(*comm_, "gpu reduce_scatter recv", recv.get(), recv.bytes(), 1, count, dtype);
+  if (device_memory_)
+    return comm_->reduce_scatter(device_bytes(send), device_bytes(recv), count, dtype, op);
   const std::size_t bytes = count * dtype_size(dtype);
-  const auto all = to_host(send, bytes * static_cast<std::size_t>(size()), stream_);
+  const auto all = to_host(send.get(), bytes * ranks, stream_);
   std::vector<std::byte> mine(bytes);
-  comm_->reduce_scatter(all.data(), mine.data(), count, dtype, op);
-  copy_bytes(recv, mine.data(), bytes, stream_);
+  comm_->reduce_scatter(bytes_of(all), bytes_of(mine), count, dtype, op);
+  copy_bytes(recv.get(), mine.data(), bytes, stream_);
   synchronize(stream_);
 }
 
-void RankContext::all_to_all(const void* send, void* recv, std::size_t count, DType dtype) {
-  if (device_memory_) return comm_->all_to_all(send, recv, count, dtype);
-  const std::size_t bytes = count * dtype_size(dtype) * static_cast<std::size_t>(size());
-  const auto out = to_host(send, bytes, stream_);
+void RankContext::all_to_all(const DeviceBuffer& send, DeviceBuffer& recv, std::size_t count,
+                             DType dtype) {
+  const auto ranks = static_cast<std::size_t>(size());
+  check_comm_buffer(*comm_, "gpu all_to_all send", send.get(), send.bytes(), ranks, count, dtype);
+  check_comm_buffer(*comm_, "gpu all_to_all recv", recv.get(), recv.bytes(), ranks, count, dtype);
+  if (device_memory_)
+    return comm_->all_to_all(device_bytes(send), device_bytes(recv), count, dtype);
+  const std::size_t bytes = count * dtype_size(dtype) * ranks;
+  const auto out = to_host(send.get(), bytes, stream_);
   std::vector<std::byte> in(bytes);
-  comm_->all_to_all(out.data(), in.data(), count, dtype);
-  copy_bytes(recv, in.data(), bytes, stream_);
+  comm_->all_to_all(bytes_of(out), bytes_of(in), count, dtype);
+  copy_bytes(recv.get(), in.data(), bytes, stream_);
   synchronize(stream_);
 }
 

@@ -15,10 +15,13 @@ class RankContext {
   int size() const { return comm_->size(); }
   Stream stream() const { return stream_; }
 
-  void all_gather(const void* send, void* recv, std::size_t count, DType dtype);
-  void all_reduce(void* buf, std::size_t count, DType dtype, ReduceOp op);
-  void reduce_scatter(const void* send, void* recv, std::size_t count, DType dtype, ReduceOp op);
-  void all_to_all(const void* send, void* recv, std::size_t count, DType dtype);
+  // Comm's collectives over device buffers. The counts are checked against the buffers' sizes
+  // before anything is staged or sent (check_comm_buffer), on either kind of comm.
+  void all_gather(const DeviceBuffer& send, DeviceBuffer& recv, std::size_t count, DType dtype);
+  void all_reduce(DeviceBuffer& buf, std::size_t count, DType dtype, ReduceOp op);
+  void reduce_scatter(const DeviceBuffer& send, DeviceBuffer& recv, std::size_t count, DType dtype,
+                      ReduceOp op);
+  void all_to_all(const DeviceBuffer& send, DeviceBuffer& recv, std::size_t count, DType dtype);
 
  private:
   Comm* comm_;

@@ -162,7 +162,7 @@ std::string check_shard_gather(const Case& c, Implementation& impl, CheckNotes& 
   notes.options.push_back(fmt::format("keys kdt={}", key_dtypes_name(c.key_dtypes)));
   const auto runs = on_ranks(c.spec.cp, [&](Comm& comm, std::int64_t) {
     RankRun run;
-    const std::vector<RankShard> shards = impl.shard(comm, c.spec, subject.batch);
+    const std::vector<RankShard> shards = checked_shard(impl, comm, c.spec, subject.batch);
     CPLAB_CHECK(static_cast<std::int64_t>(shards.size()) == c.spec.microbatches,
                 "shard returned {} microbatches, expected {}", shards.size(), c.spec.microbatches);
     for (std::size_t m = 0; m < shards.size(); ++m) {

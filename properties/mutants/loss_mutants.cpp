@@ -106,7 +106,7 @@ class CountSummedOverCopies final : public Mutant {
   using Mutant::Mutant;
   std::int64_t total_contributing(Comm& comm, std::int64_t local) const override {
     std::int64_t total = SimImplementation::total_contributing(comm, local);
-    comm.all_reduce(&total, 1, DType::i64, ReduceOp::sum);
+    comm.all_reduce({&total, sizeof total}, 1, DType::i64, ReduceOp::sum);
     return total;
   }
 };
@@ -116,7 +116,7 @@ class CountFromOneRank final : public Mutant {
   using Mutant::Mutant;
   std::int64_t total_contributing(Comm& comm, std::int64_t local) const override {
     std::int64_t total = comm.rank() == 0 ? local : 0;
-    comm.all_reduce(&total, 1, DType::i64, ReduceOp::sum);
+    comm.all_reduce({&total, sizeof total}, 1, DType::i64, ReduceOp::sum);
     return total;
   }
 };

@@ -51,4 +51,12 @@ struct ShardLayout {
   std::int64_t local_len() const { return cp > 0 ? padded_len / cp : 0; }
 };
 
+// Checks a recorded layout before code that indexes by it runs (a verb on a rank, a property
+// reading an implementation's shard): the shape facts (1 <= C, rank < C, L a multiple of C, rows),
+// every per-row array of ℓ entries, the index map inside [0, L) holding each slot once, caller
+// positions inside [-1, S), and the document bounds, local cu_seqlens and varlen segments rising
+// inside their streams. A wrong one throws naming `where`, the rank, the row, the entry and its
+// value. One pass over each array: O(B·ℓ) per call.
+void check_recorded_layout(const ShardLayout& layout, const char* where);
+
 }  // namespace cplab

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "reference/types/error.hpp"
+#include "reference/types/map_checks.hpp"
 
 namespace cplab {
 
@@ -128,11 +129,9 @@ Tensor take_tokens(const Tensor& in, std::int64_t seq_dim, const RowMaps& maps,
     const auto& map = maps[b];
     CPLAB_CHECK(static_cast<std::int64_t>(map.size()) == out_len,
                 "take_tokens: row {} map has {} entries for {} tokens", b, map.size(), out_len);
-    for (std::int64_t k = 0; k < out_len; ++k) {
-      CPLAB_CHECK(map[k] < src.seq,
-                  "take_tokens: row {} token {} comes from position {}, beyond the {} tokens of {}",
-                  b, k, map[k], src.seq, tensor_brief(in));
-    }
+    const MapFault fault = find_map_fault(map, -1, src.seq, false);
+    CPLAB_CHECK(!fault, "take_tokens: row {} map: {} (a position of the {} tokens of {}, or -1)", b,
+                describe_map_fault(fault, -1, src.seq), src.seq, tensor_brief(in));
   }
   Tensor out(in.dtype(), with_rows_and_seq(in, seq_dim, rows, out_len), Uninitialized{});
   const TokenAxes dst = token_axes(out, seq_dim, "take_tokens");
@@ -167,12 +166,9 @@ void put_tokens(const Tensor& in, std::int64_t seq_dim, const RowMaps& maps, Ten
   for (std::int64_t b = 0; b < src.rows; ++b) {
     CPLAB_CHECK(static_cast<std::int64_t>(maps[b].size()) == src.seq,
                 "put_tokens: row {} map has {} entries for {} tokens", b, maps[b].size(), src.seq);
-    for (std::int64_t k = 0; k < src.seq; ++k) {
-      const std::int64_t to = maps[b][k];
-      CPLAB_CHECK(to >= 0 && to < dst.seq,
-                  "put_tokens: row {} token {} goes to slot {}, outside [0, {})", b, k, to,
-                  dst.seq);
-    }
+    const MapFault fault = find_map_fault(maps[b], 0, dst.seq, false);
+    CPLAB_CHECK(!fault, "put_tokens: row {} map: {} (a slot of {})", b,
+                describe_map_fault(fault, 0, dst.seq), tensor_brief(out));
     if (by_slot) {
       inverse.assign(static_cast<std::size_t>(dst.seq), -1);
       for (std::int64_t k = 0; k < src.seq; ++k) inverse[static_cast<std::size_t>(maps[b][k])] = k;
@@ -198,14 +194,9 @@ Tensor place_tokens(const Tensor& in, std::int64_t seq_dim, const RowMaps& maps,
     CPLAB_CHECK(static_cast<std::int64_t>(maps[b].size()) == src.seq,
                 "place_tokens: row {} map has {} entries for {} tokens", b, maps[b].size(),
                 src.seq);
-    std::vector<std::uint8_t> written(static_cast<std::size_t>(seq), 0);
-    for (std::int64_t k = 0; k < src.seq; ++k) {
-      const std::int64_t to = maps[b][k];
-      CPLAB_CHECK(to >= 0 && to < seq && !written[to],
-                  "place_tokens: row {} token {} goes to slot {}: {}", b, k, to,
-                  to >= 0 && to < seq ? "already written" : "outside the stream");
-      written[to] = 1;
-    }
+    const MapFault fault = find_map_fault(maps[b], 0, seq, true);
+    CPLAB_CHECK(!fault, "place_tokens: row {} map: {} (each slot of the {} once)", b,
+                describe_map_fault(fault, 0, seq), seq);
   }
   // As many distinct slots written as there are: every byte is overwritten, no zero fill needed.
   const Shape shape = with_rows_and_seq(in, seq_dim, src.rows, seq);

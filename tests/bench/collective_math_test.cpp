@@ -27,13 +27,14 @@ std::vector<std::vector<float>> run_once(Collective what, int cp, std::size_t co
     out.assign(recv_elements(what, count, cp), 0.0f);
     switch (what) {
       case Collective::all_gather:
-        return ctx.comm.all_gather(send.data(), out.data(), count, DType::f32);
+        return ctx.comm.all_gather(bytes_of(send), bytes_of(out), count, DType::f32);
       case Collective::reduce_scatter:
-        return ctx.comm.reduce_scatter(send.data(), out.data(), count, DType::f32, ReduceOp::sum);
+        return ctx.comm.reduce_scatter(bytes_of(send), bytes_of(out), count, DType::f32,
+                                       ReduceOp::sum);
       case Collective::all_to_all:
-        return ctx.comm.all_to_all(send.data(), out.data(), count, DType::f32);
+        return ctx.comm.all_to_all(bytes_of(send), bytes_of(out), count, DType::f32);
       case Collective::ring_exchange:
-        return ctx.comm.send_recv(send.data(), count, (ctx.rank + 1) % cp, out.data(), count,
+        return ctx.comm.send_recv(bytes_of(send), count, (ctx.rank + 1) % cp, bytes_of(out), count,
                                   (ctx.rank + cp - 1) % cp, DType::f32, 3);
     }
   });

@@ -26,22 +26,22 @@ TEST_F(NcclComm, collectives_on_every_visible_device) {
     const std::int64_t r = comm.rank();
     const gpu::Stream s = comm.stream();
     DeviceBuffer mine = gpu::upload_vector(Ints{r, 7}, s), all(16 * cp);
-    comm.all_gather(mine.get(), all.get(), 2, DType::i64);
+    comm.all_gather({mine.get(), mine.bytes()}, {all.get(), all.bytes()}, 2, DType::i64);
     Ints gathered;
     for (std::int64_t p = 0; p < cp; ++p) gathered.insert(gathered.end(), {p, 7});
     EXPECT_EQ(gpu::download_vector<std::int64_t>(all, 2 * cp, s), gathered);
 
     DeviceBuffer var = gpu::upload_vector(Ints(static_cast<std::size_t>(r + 1), r), s),
                  var_all(8 * cp * cp);
-    comm.all_gather_v(var.get(), static_cast<std::size_t>(r + 1), var_all.get(), cp * cp,
-                      DType::i64);
+    comm.all_gather_v({var.get(), var.bytes()}, static_cast<std::size_t>(r + 1),
+                      {var_all.get(), var_all.bytes()}, DType::i64);
     Ints var_expected;
     for (std::int64_t p = 0; p < cp; ++p)
       var_expected.insert(var_expected.end(), static_cast<std::size_t>(p + 1), p);
     EXPECT_EQ(gpu::download_vector<std::int64_t>(var_all, var_expected.size(), s), var_expected);
 
     DeviceBuffer sum = gpu::upload_vector(std::vector<float>{1.5f}, s);
-    comm.all_reduce(sum.get(), 1, DType::f32, ReduceOp::sum);
+    comm.all_reduce({sum.get(), sum.bytes()}, 1, DType::f32, ReduceOp::sum);
     EXPECT_EQ(gpu::download_vector<float>(sum, 1, s)[0], 1.5f * static_cast<float>(cp));
 
     Ints blocks, in_expected;
@@ -50,15 +50,17 @@ TEST_F(NcclComm, collectives_on_every_visible_device) {
       in_expected.push_back(1000 * p + r);
     }
     DeviceBuffer rs = gpu::upload_vector(blocks, s), rs_out(8), a2a_in(8 * cp);
-    comm.reduce_scatter(rs.get(), rs_out.get(), 1, DType::i64, ReduceOp::sum);
+    comm.reduce_scatter({rs.get(), rs.bytes()}, {rs_out.get(), rs_out.bytes()}, 1, DType::i64,
+                        ReduceOp::sum);
     EXPECT_EQ(gpu::download_vector<std::int64_t>(rs_out, 1, s)[0],
               1000 * cp * (cp - 1) / 2 + cp * r);
-    comm.all_to_all(rs.get(), a2a_in.get(), 1, DType::i64);
+    comm.all_to_all({rs.get(), rs.bytes()}, {a2a_in.get(), a2a_in.bytes()}, 1, DType::i64);
     EXPECT_EQ(gpu::download_vector<std::int64_t>(a2a_in, cp, s), in_expected);
 
     const int next = static_cast<int>((r + 1) % cp), prev = static_cast<int>((r + cp - 1) % cp);
     DeviceBuffer ring = gpu::upload_vector(Ints{r}, s), ring_in(8);
-    comm.send_recv(ring.get(), 1, next, ring_in.get(), 1, prev, DType::i64, 0);
+    comm.send_recv({ring.get(), ring.bytes()}, 1, next, {ring_in.get(), ring_in.bytes()}, 1, prev,
+                   DType::i64, 0);
     EXPECT_EQ(gpu::download_vector<std::int64_t>(ring_in, 1, s)[0], prev);
     comm.barrier();
   });

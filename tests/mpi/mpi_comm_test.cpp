@@ -51,39 +51,42 @@ TEST_F(MpiCommTest, EveryCollectiveGivesWhatItMust) {
         // all_gather
         const std::vector<std::int64_t> mine = {rank * 10, rank * 10 + 1};
         std::vector<std::int64_t> all(6);
-        comm.all_gather(mine.data(), all.data(), 2, DType::i64);
+        comm.all_gather(bytes_of(mine), bytes_of(all), 2, DType::i64);
         EXPECT_EQ(all, (std::vector<std::int64_t>{0, 1, 10, 11, 20, 21}));
         // all_gather_v: rank r sends r+1 elements
         std::vector<float> part(static_cast<std::size_t>(rank + 1), static_cast<float>(rank));
         std::vector<float> got(6);
-        const auto counts = comm.all_gather_v(part.data(), part.size(), got.data(), 6, DType::f32);
+        const auto counts =
+            comm.all_gather_v(bytes_of(part), part.size(), bytes_of(got), DType::f32);
         EXPECT_EQ(counts, (std::vector<std::size_t>{1, 2, 3}));
         EXPECT_EQ(got, (std::vector<float>{0, 1, 1, 2, 2, 2}));
         // all_reduce sum and max
         std::vector<float> sum = {1.0f * static_cast<float>(rank), 2.0f};
-        comm.all_reduce(sum.data(), 2, DType::f32, ReduceOp::sum);
+        comm.all_reduce(bytes_of(sum), 2, DType::f32, ReduceOp::sum);
         EXPECT_EQ(sum, (std::vector<float>{3.0f, 6.0f}));
         std::vector<std::int32_t> top = {rank, -rank};
-        comm.all_reduce(top.data(), 2, DType::i32, ReduceOp::max);
+        comm.all_reduce(bytes_of(top), 2, DType::i32, ReduceOp::max);
         EXPECT_EQ(top, (std::vector<std::int32_t>{2, 0}));
         // reduce_scatter: block p of rank r holds r + p
         std::vector<std::int64_t> blocks = {rank + 0, rank + 1, rank + 2};
         std::int64_t reduced = -1;
-        comm.reduce_scatter(blocks.data(), &reduced, 1, DType::i64, ReduceOp::sum);
+        comm.reduce_scatter(bytes_of(blocks), {&reduced, sizeof reduced}, 1, DType::i64,
+                            ReduceOp::sum);
         EXPECT_EQ(reduced, 3 * rank + 3);
         // all_to_all: rank r sends 100r + p to rank p
         std::vector<std::int64_t> out = {100 * rank, 100 * rank + 1, 100 * rank + 2}, in(3);
-        comm.all_to_all(out.data(), in.data(), 1, DType::i64);
+        comm.all_to_all(bytes_of(out), bytes_of(in), 1, DType::i64);
         EXPECT_EQ(in, (std::vector<std::int64_t>{rank, 100 + rank, 200 + rank}));
         // send_recv around the ring, then a plain send / recv pair with a tag
         const std::int64_t token = 7 + rank;
         std::int64_t from_left = -1;
-        comm.send_recv(&token, 1, (rank + 1) % 3, &from_left, 1, (rank + 2) % 3, DType::i64, 5);
+        comm.send_recv({&token, sizeof token}, 1, (rank + 1) % 3, {&from_left, sizeof from_left}, 1,
+                       (rank + 2) % 3, DType::i64, 5);
         EXPECT_EQ(from_left, 7 + (rank + 2) % 3);
-        if (rank == 0) comm.send(&token, 1, DType::i64, 2, 9);
+        if (rank == 0) comm.send({&token, sizeof token}, 1, DType::i64, 2, 9);
         if (rank == 2) {
           std::int64_t v = -1;
-          comm.recv(&v, 1, DType::i64, 0, 9);
+          comm.recv({&v, sizeof v}, 1, DType::i64, 0, 9);
           EXPECT_EQ(v, 7);
         }
         comm.barrier();
@@ -105,7 +108,7 @@ TEST_F(MpiCommTest, SizesThatDisagreeAreNamedOnEveryRank) {
       [](Comm& comm, int rank) {
         const std::size_t count = rank == 1 ? 4 : 3;
         std::vector<std::int64_t> mine(count), all(12);
-        comm.all_gather(mine.data(), all.data(), count, DType::i64);
+        comm.all_gather(bytes_of(mine), bytes_of(all), count, DType::i64);
       },
       milliseconds(20000));
   EXPECT_NE(error.find("all_gather #0: sizes disagree: rank 0: 3 x i64, rank 1: 4 x i64, rank 2: "
@@ -119,9 +122,9 @@ TEST_F(MpiCommTest, AnotherCollectiveIsNamed) {
       [](Comm& comm, int rank) {
         std::int64_t v = rank, all[3];
         if (rank == 2) {
-          comm.all_reduce(&v, 1, DType::i64, ReduceOp::sum);
+          comm.all_reduce({&v, sizeof v}, 1, DType::i64, ReduceOp::sum);
         } else {
-          comm.all_gather(&v, all, 1, DType::i64);
+          comm.all_gather({&v, sizeof v}, {all, sizeof all}, 1, DType::i64);
         }
       },
       milliseconds(20000));
@@ -138,13 +141,44 @@ TEST_F(MpiCommTest, RecvOfAnotherSizeIsNamed) {
   const std::string error = error_of(
       [](Comm& comm, int rank) {
         std::vector<float> data(3, 1.0f);
-        if (rank == 0) comm.send(data.data(), 3, DType::f32, 1, 4);
-        if (rank == 1) comm.recv(data.data(), 2, DType::f32, 0, 4);
+        if (rank == 0) comm.send(bytes_of(data), 3, DType::f32, 1, 4);
+        if (rank == 1) comm.recv(bytes_of(data), 2, DType::f32, 0, 4);
       },
       milliseconds(20000));
   EXPECT_NE(error.find("recv from rank 0 (tag 4): expected 2 x f32, rank 0 sent 3 x f32"),
             std::string::npos)
       << error;
+}
+
+// A count longer than the buffer it comes with is refused on the rank that passed it, before
+// anything is posted; the others stop at once with its message (not at the timeout).
+TEST_F(MpiCommTest, ASendLongerThanItsBufferIsNamedBeforeAnythingIsPosted) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::string send_error = error_of(
+      [](Comm& comm, int rank) {
+        std::vector<float> data(rank == 1 ? 2 : 3, 1.0f), all(9);
+        comm.all_gather(bytes_of(data), bytes_of(all), 3, DType::f32);
+      },
+      milliseconds(60000));
+  EXPECT_NE(send_error.find("all_gather send (mpi comm"), std::string::npos) << send_error;
+  EXPECT_NE(send_error.find("3 x f32 (12 bytes) do not fit its buffer of 8 bytes"),
+            std::string::npos)
+      << send_error;
+  EXPECT_NE(send_error.find("rank 1"), std::string::npos) << send_error;
+  const std::string recv_error = error_of(
+      [](Comm& comm, int rank) {
+        std::int64_t v = rank;
+        std::vector<std::int64_t> got(2);
+        if (rank == 0) comm.send({&v, sizeof v}, 1, DType::i64, 2, 3);
+        if (rank == 2) comm.recv(bytes_of(got), 3, DType::i64, 0, 3);
+        comm.barrier();
+      },
+      milliseconds(60000));
+  EXPECT_NE(recv_error.find("recv (mpi comm"), std::string::npos) << recv_error;
+  EXPECT_NE(recv_error.find("3 x i64 (24 bytes) do not fit its buffer of 16 bytes"),
+            std::string::npos)
+      << recv_error;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
 }
 
 TEST_F(MpiCommTest, AFailingRankStopsTheOthersAtOnceWithItsMessage) {
@@ -165,13 +199,13 @@ TEST_F(MpiCommTest, AWorldStaysUsableAfterAFailedRun) {
       [](Comm& comm, int rank) {
         std::int64_t v = rank, all[3];
         if (rank == 0) CPLAB_FAIL("rank 0 leaves before the gather");
-        comm.all_gather(&v, all, 1, DType::i64);
+        comm.all_gather({&v, sizeof v}, {all, sizeof all}, 1, DType::i64);
       },
       milliseconds(20000));
   const std::string error = error_of(
       [](Comm& comm, int rank) {
         std::int64_t v = rank, all[3];
-        comm.all_gather(&v, all, 1, DType::i64);
+        comm.all_gather({&v, sizeof v}, {all, sizeof all}, 1, DType::i64);
         EXPECT_EQ(all[0] + all[1] + all[2], 3);
       },
       milliseconds(20000));
@@ -187,8 +221,8 @@ TEST_F(MpiCommTest, ASkippedSendIsADeadlockNamedAtOnceWithTheWaitForPicture) {
       [](Comm& comm, int rank) {
         std::int64_t v = rank, all[3];
         // rank 1 would send v to rank 2 here (tag 7): the send is skipped
-        if (rank == 2) comm.recv(&v, 1, DType::i64, 1, 7);
-        comm.all_gather(&v, all, 1, DType::i64);
+        if (rank == 2) comm.recv({&v, sizeof v}, 1, DType::i64, 1, 7);
+        comm.all_gather({&v, sizeof v}, {all, sizeof all}, 1, DType::i64);
       },
       milliseconds(60000));
   const auto elapsed = std::chrono::steady_clock::now() - start;
@@ -202,7 +236,7 @@ TEST_F(MpiCommTest, ASkippedSendIsADeadlockNamedAtOnceWithTheWaitForPicture) {
   EXPECT_EQ(error_of(
                 [](Comm& comm, int rank) {
                   std::int64_t v = rank, all[3];
-                  comm.all_gather(&v, all, 1, DType::i64);
+                  comm.all_gather({&v, sizeof v}, {all, sizeof all}, 1, DType::i64);
                 },
                 milliseconds(20000)),
             "");
@@ -214,7 +248,7 @@ TEST_F(MpiCommTest, AWaitForARankThatReturnedIsADeadlock) {
   const std::string error = error_of(
       [](Comm& comm, int rank) {
         std::int64_t v = -1;
-        if (rank == 2) comm.recv(&v, 1, DType::i64, 0, 3);
+        if (rank == 2) comm.recv({&v, sizeof v}, 1, DType::i64, 0, 3);
       },
       milliseconds(60000));
   EXPECT_NE(error.find("rank 2/3: recv from rank 0 (tag 3): deadlock: every process of the job "
@@ -233,14 +267,14 @@ TEST_F(MpiCommTest, ASlowSenderIsNoDeadlock) {
         std::int64_t v = rank;
         if (rank == 0) {
           compute_for(milliseconds(200));
-          comm.send(&v, 1, DType::i64, 1, 2);
-          comm.send(&v, 1, DType::i64, 2, 2);
+          comm.send({&v, sizeof v}, 1, DType::i64, 1, 2);
+          comm.send({&v, sizeof v}, 1, DType::i64, 2, 2);
         } else {
-          comm.recv(&v, 1, DType::i64, 0, 2);
+          comm.recv({&v, sizeof v}, 1, DType::i64, 0, 2);
           EXPECT_EQ(v, 0);
         }
         std::int64_t all[3];
-        comm.all_gather(&v, all, 1, DType::i64);
+        comm.all_gather({&v, sizeof v}, {all, sizeof all}, 1, DType::i64);
       },
       milliseconds(20000));
   EXPECT_EQ(error, "");
@@ -260,7 +294,7 @@ TEST_F(MpiCommTest, LostRankIsNamedAtTheTimeout) {
           return;
         }
         std::int64_t v = rank, all[3];
-        comm.all_gather(&v, all, 1, DType::i64);
+        comm.all_gather({&v, sizeof v}, {all, sizeof all}, 1, DType::i64);
       },
       milliseconds(500));
   if (world().rank == 2) {
@@ -286,7 +320,7 @@ TEST_F(MpiCommTest, LostRankAfterAFailureReportsTheFailure) {
           return;
         }
         std::int64_t v = rank, all[3];
-        comm.all_gather(&v, all, 1, DType::i64);
+        comm.all_gather({&v, sizeof v}, {all, sizeof all}, 1, DType::i64);
       },
       milliseconds(500));
   if (world().rank != 2) {

@@ -28,7 +28,7 @@ void expect_contains(const std::string& message, const std::vector<std::string>&
 
 void gather_three(RankContext& ctx, std::size_t count = 3) {
   Ints mine(count, ctx.rank), all(count * static_cast<std::size_t>(ctx.size));
-  ctx.comm.all_gather(mine.data(), all.data(), count, DType::i64);
+  ctx.comm.all_gather(bytes_of(mine), bytes_of(all), count, DType::i64);
 }
 
 TEST(CommErrors, timeout_names_collective_waiting_ranks_and_missing_rank) {
@@ -61,7 +61,7 @@ TEST(CommErrors, rank_that_returned_is_named_at_once) {
     world.run([&](RankContext& ctx) {
       if (ctx.rank == 2) return;
       std::int64_t x = 1;
-      ctx.comm.all_reduce(&x, 1, DType::i64, ReduceOp::sum);
+      ctx.comm.all_reduce({&x, sizeof x}, 1, DType::i64, ReduceOp::sum);
     });
   });
   expect_contains(message, {"all_reduce #0", "rank 2 returned without joining it"});
@@ -115,15 +115,15 @@ TEST(CommErrors, recv_size_mismatch_and_missing_sender) {
   expect_contains(error_of([&] {
                     world.run([&](RankContext& ctx) {
                       Ints buf(3, 0);
-                      if (ctx.rank == 0) return ctx.comm.send(buf.data(), 3, DType::i64, 1, 4);
-                      ctx.comm.recv(buf.data(), 2, DType::i64, 0, 4);
+                      if (ctx.rank == 0) return ctx.comm.send(bytes_of(buf), 3, DType::i64, 1, 4);
+                      ctx.comm.recv(bytes_of(buf), 2, DType::i64, 0, 4);
                     });
                   }),
                   {"recv from rank 0 (tag 4): expected 2 x i64, rank 0 sent 3 x i64"});
   expect_contains(error_of([&] {
                     world.run([&](RankContext& ctx) {
                       std::int64_t x = 0;
-                      if (ctx.rank == 1) ctx.comm.recv(&x, 1, DType::i64, 0, 9);
+                      if (ctx.rank == 1) ctx.comm.recv({&x, sizeof x}, 1, DType::i64, 0, 9);
                     });
                   }),
                   {"recv from rank 0 (tag 9): rank 0 returned without sending it"});
@@ -137,7 +137,7 @@ TEST(CommErrors, recv_timeout_names_the_missing_peer) {
                       std::int64_t x = 0;
                       if (ctx.rank == 0) return receiver_done.wait();
                       try {
-                        ctx.comm.recv(&x, 1, DType::i64, 0, 3);
+                        ctx.comm.recv({&x, sizeof x}, 1, DType::i64, 0, 3);
                       } catch (const Error&) {
                         receiver_done.count_down();
                         throw;
@@ -156,7 +156,7 @@ TEST(CommErrors, skipped_send_is_a_deadlock_named_at_once_with_the_wait_for_pict
     world.run([&](RankContext& ctx) {
       std::int64_t x = ctx.rank;
       // Rank 1 owes rank 2 a message (tag 7) but skips the send and goes on to the gather.
-      if (ctx.rank == 2) ctx.comm.recv(&x, 1, DType::i64, 1, 7);
+      if (ctx.rank == 2) ctx.comm.recv({&x, sizeof x}, 1, DType::i64, 1, 7);
       gather_three(ctx);
     });
   });
@@ -171,8 +171,8 @@ TEST(CommErrors, a_rank_left_behind_by_a_finished_one_is_told_who_finished) {
   const std::string message = error_of([&] {
     world.run([&](RankContext& ctx) {
       std::int64_t x = 0;
-      if (ctx.rank == 2) ctx.comm.recv(&x, 1, DType::i64, 1, 7);
-      if (ctx.rank == 0) ctx.comm.recv(&x, 1, DType::i64, 2, 7);
+      if (ctx.rank == 2) ctx.comm.recv({&x, sizeof x}, 1, DType::i64, 1, 7);
+      if (ctx.rank == 0) ctx.comm.recv({&x, sizeof x}, 1, DType::i64, 2, 7);
     });
   });
   // The picture is a snapshot: rank 0 may or may not be waiting yet when rank 2 finds out.
@@ -191,9 +191,9 @@ TEST(CommFaults, corrupt_alters_only_the_targeted_call_and_rank) {
   std::vector<Ints> first(3), second(3);
   world.run([&](RankContext& ctx) {
     Ints mine = {10 * ctx.rank}, all(3);
-    ctx.comm.all_gather(mine.data(), all.data(), 1, DType::i64);
+    ctx.comm.all_gather(bytes_of(mine), bytes_of(all), 1, DType::i64);
     first[ctx.rank] = all;
-    ctx.comm.all_gather(mine.data(), all.data(), 1, DType::i64);
+    ctx.comm.all_gather(bytes_of(mine), bytes_of(all), 1, DType::i64);
     second[ctx.rank] = all;
   });
   EXPECT_EQ(world.faults_fired(), 1);
@@ -214,8 +214,8 @@ TEST(CommFaults, reorder_reverses_a_message) {
   Ints got(3);
   world.run([&](RankContext& ctx) {
     Ints buf = {1, 2, 3};
-    if (ctx.rank == 0) return ctx.comm.send(buf.data(), 3, DType::i64, 1, 0);
-    ctx.comm.recv(got.data(), 3, DType::i64, 0, 0);
+    if (ctx.rank == 0) return ctx.comm.send(bytes_of(buf), 3, DType::i64, 1, 0);
+    ctx.comm.recv(bytes_of(got), 3, DType::i64, 0, 0);
   });
   EXPECT_EQ(got, (Ints{3, 2, 1}));
   EXPECT_EQ(world.faults_fired(), 1);
@@ -270,8 +270,8 @@ TEST(CommFaults, dropped_message_is_reported_with_the_sender) {
   const std::string message = error_of([&] {
     world.run([&](RankContext& ctx) {
       std::int64_t x = 5;
-      if (ctx.rank == 0) return ctx.comm.send(&x, 1, DType::i64, 1, 2);
-      ctx.comm.recv(&x, 1, DType::i64, 0, 2);
+      if (ctx.rank == 0) return ctx.comm.send({&x, sizeof x}, 1, DType::i64, 1, 2);
+      ctx.comm.recv({&x, sizeof x}, 1, DType::i64, 0, 2);
     });
   });
   expect_contains(message, {"recv from rank 0 (tag 2): rank 0 returned without sending it"});

@@ -30,7 +30,7 @@ TEST_P(CommTest, all_gather_concatenates_in_rank_order) {
   world.run([&](RankContext& ctx) {
     Ints mine = {mark(ctx.rank, 0), mark(ctx.rank, 1), mark(ctx.rank, 2)};
     Ints all(3 * static_cast<std::size_t>(ctx.size));
-    ctx.comm.all_gather(mine.data(), all.data(), 3, DType::i64);
+    ctx.comm.all_gather(bytes_of(mine), bytes_of(all), 3, DType::i64);
     got[ctx.rank] = all;
   });
   for (int r = 0; r < cp(); ++r) {
@@ -53,7 +53,7 @@ TEST_P(CommTest, all_gather_v_takes_each_ranks_own_count) {
     for (std::size_t i = 0; i < mine.size(); ++i) mine[i] = mark(ctx.rank, i);
     Ints all(64, -1);
     counts[ctx.rank] =
-        ctx.comm.all_gather_v(mine.data(), mine.size(), all.data(), all.size(), DType::i64);
+        ctx.comm.all_gather_v(bytes_of(mine), mine.size(), bytes_of(all), DType::i64);
     got[ctx.rank] = all;
   });
   for (int r = 0; r < cp(); ++r) {
@@ -74,9 +74,9 @@ TEST_P(CommTest, all_reduce_sums_and_maxes) {
   std::vector<std::vector<float>> maxes(static_cast<std::size_t>(cp()));
   world.run([&](RankContext& ctx) {
     Ints sum = {mark(ctx.rank, 0), mark(ctx.rank, 1)};
-    ctx.comm.all_reduce(sum.data(), 2, DType::i64, ReduceOp::sum);
+    ctx.comm.all_reduce(bytes_of(sum), 2, DType::i64, ReduceOp::sum);
     std::vector<float> max = {static_cast<float>(ctx.rank), -static_cast<float>(ctx.rank)};
-    ctx.comm.all_reduce(max.data(), 2, DType::f32, ReduceOp::max);
+    ctx.comm.all_reduce(bytes_of(max), 2, DType::f32, ReduceOp::max);
     sums[ctx.rank] = sum;
     maxes[ctx.rank] = max;
   });
@@ -98,7 +98,7 @@ TEST_P(CommTest, reduce_scatter_gives_each_rank_the_sum_of_its_block) {
     Ints send(2 * static_cast<std::size_t>(ctx.size));
     for (std::size_t i = 0; i < send.size(); ++i) send[i] = mark(ctx.rank, i);
     Ints mine(2);
-    ctx.comm.reduce_scatter(send.data(), mine.data(), 2, DType::i64, ReduceOp::sum);
+    ctx.comm.reduce_scatter(bytes_of(send), bytes_of(mine), 2, DType::i64, ReduceOp::sum);
     got[ctx.rank] = mine;
   });
   for (int r = 0; r < cp(); ++r) {
@@ -118,7 +118,7 @@ TEST_P(CommTest, all_to_all_transposes_blocks) {
     for (std::size_t p = 0; p < send.size(); ++p)
       send[p] = mark(ctx.rank, p);  // block p for rank p
     Ints recv(send.size());
-    ctx.comm.all_to_all(send.data(), recv.data(), 1, DType::i64);
+    ctx.comm.all_to_all(bytes_of(send), bytes_of(recv), 1, DType::i64);
     got[ctx.rank] = recv;
   });
   for (int r = 0; r < cp(); ++r) {
@@ -133,10 +133,11 @@ TEST_P(CommTest, ring_send_recv_and_barrier) {
   world.run([&](RankContext& ctx) {
     const int right = (ctx.rank + 1) % ctx.size, left = (ctx.rank + ctx.size - 1) % ctx.size;
     const std::int64_t mine = mark(ctx.rank, 0);
-    ctx.comm.send(&mine, 1, DType::i64, right, 7);
-    ctx.comm.recv(&from_left[ctx.rank], 1, DType::i64, left, 7);
+    ctx.comm.send({&mine, sizeof mine}, 1, DType::i64, right, 7);
+    ctx.comm.recv({&from_left[ctx.rank], sizeof from_left[ctx.rank]}, 1, DType::i64, left, 7);
     ctx.comm.barrier();
-    ctx.comm.send_recv(&mine, 1, left, &exchanged[ctx.rank], 1, right, DType::i64, 8);
+    ctx.comm.send_recv({&mine, sizeof mine}, 1, left,
+                       {&exchanged[ctx.rank], sizeof exchanged[ctx.rank]}, 1, right, DType::i64, 8);
   });
   for (int r = 0; r < cp(); ++r) {
     EXPECT_EQ(from_left[r], mark((r + cp() - 1) % cp(), 0));
@@ -166,25 +167,26 @@ TEST_P(CommTest, large_parts_are_read_before_their_senders_go_on) {
         return mark(static_cast<int>(p), i) + 1000000 * round;
       };
       for (std::size_t i = 0; i < count; ++i) send[i] = value(r, i);
-      ctx.comm.all_gather(send.data(), recv.data(), count, DType::i64);
+      ctx.comm.all_gather(bytes_of(send), bytes_of(recv), count, DType::i64);
       std::fill(send.begin(), send.end(), -1);
       for (std::size_t p = 0; p < n; ++p)
         expect(recv[p * count + count - 1] == value(p, count - 1), "all_gather", round);
 
       for (std::size_t i = 0; i < count; ++i) recv[r * count + i] = value(r, i);
-      ctx.comm.all_gather(recv.data() + r * count, recv.data(), count, DType::i64);
+      ctx.comm.all_gather({recv.data() + r * count, count * sizeof(std::int64_t)}, bytes_of(recv),
+                          count, DType::i64);
       for (std::size_t p = 0; p < n; ++p)
         expect(recv[p * count] == value(p, 0), "in-place all_gather", round);
       std::fill(recv.begin(), recv.end(), -1);
 
       for (std::size_t i = 0; i < count * n; ++i) send[i] = value(r, i);
-      ctx.comm.all_to_all(send.data(), recv.data(), count, DType::i64);
+      ctx.comm.all_to_all(bytes_of(send), bytes_of(recv), count, DType::i64);
       std::fill(send.begin(), send.end(), -1);
       for (std::size_t p = 0; p < n; ++p)
         expect(recv[p * count] == value(p, r * count), "all_to_all", round);
 
       for (std::size_t i = 0; i < count * n; ++i) send[i] = value(r, i);
-      ctx.comm.reduce_scatter(send.data(), recv.data(), count, DType::i64, ReduceOp::max);
+      ctx.comm.reduce_scatter(bytes_of(send), bytes_of(recv), count, DType::i64, ReduceOp::max);
       std::fill(send.begin(), send.end(), -1);
       expect(recv[0] == value(n - 1, r * count), "reduce_scatter", round);
 
@@ -192,7 +194,7 @@ TEST_P(CommTest, large_parts_are_read_before_their_senders_go_on) {
       // receiver comes only after a barrier, so that its sender goes on first.
       const int right = (ctx.rank + 1) % ctx.size, left = (ctx.rank + ctx.size - 1) % ctx.size;
       for (std::size_t i = 0; i < count; ++i) send[i] = value(r, i);
-      ctx.comm.send_recv(send.data(), count, right, recv.data(), count, left, DType::i64, 3);
+      ctx.comm.send_recv(bytes_of(send), count, right, bytes_of(recv), count, left, DType::i64, 3);
       std::fill(send.begin(), send.end(), -1);
       expect(recv[count - 1] == value(static_cast<std::size_t>(left), count - 1), "send_recv",
              round);
@@ -200,15 +202,16 @@ TEST_P(CommTest, large_parts_are_read_before_their_senders_go_on) {
       const bool paired = partner < ctx.size;
       if (paired && ctx.rank % 2 == 0) {
         for (std::size_t i = 0; i < count; ++i) send[i] = value(r, i);
-        ctx.comm.send_recv(send.data(), count, partner, recv.data(), 1, partner, DType::i64, 4);
+        ctx.comm.send_recv(bytes_of(send), count, partner, bytes_of(recv), 1, partner, DType::i64,
+                           4);
         std::fill(send.begin(), send.end(), -1);
       } else if (paired) {
         const std::int64_t one = 0;
-        ctx.comm.send(&one, 1, DType::i64, partner, 4);
+        ctx.comm.send({&one, sizeof one}, 1, DType::i64, partner, 4);
       }
       ctx.comm.barrier();
       if (paired && ctx.rank % 2 == 1) {
-        ctx.comm.recv(recv.data(), count, DType::i64, partner, 4);
+        ctx.comm.recv(bytes_of(recv), count, DType::i64, partner, 4);
         expect(recv[count - 1] == value(static_cast<std::size_t>(partner), count - 1),
                "a late receive", round);
       }

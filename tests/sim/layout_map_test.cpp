@@ -59,6 +59,35 @@ TEST(LayoutMap, refuses_parameters_its_form_cannot_index) {
   EXPECT_NE(error_of([&] { sim::LayoutMap(sim::layout_descriptor("contiguous"), 3, 8); }), "");
 }
 
+// The closed forms are an implementation's: what one answers is checked before anything indexes
+// by it. Descriptors whose parameter check is gone (prepare = nullptr) hand their forms wrong
+// parameters: a chunk past the stream, a chunk twice, a ring degree that does not divide C.
+TEST(LayoutMap, checks_what_its_closed_form_answers) {
+  sim::LayoutDescriptor magi = sim::layout_descriptor("magi");
+  magi.prepare = nullptr;
+  const sim::LayoutMap past(magi, 2, 8, MapParams{.table = {0, 4, 2, 3}, .unit = 2});
+  EXPECT_NE(error_of([&] {
+              past.global_index(0, 2);
+            }).find("magi closed form: global_index(0, 2) = 8, outside the stream [0, L=8)"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] {
+              past.local_index(0);
+            }).find("magi closed form: rank 0's index map: entry 2 is 8, outside [0, 8)"),
+            std::string::npos);
+  const sim::LayoutMap twice(magi, 2, 8, MapParams{.table = {0, 0, 1, 3}, .unit = 2});
+  EXPECT_NE(error_of([&] {
+              twice.local_index(0);
+            }).find("rank 0's index map: entry 2 is 0, a slot an earlier entry already names"),
+            std::string::npos);
+  sim::LayoutDescriptor usp = sim::layout_descriptor("usp");
+  usp.prepare = nullptr;
+  const sim::LayoutMap ring_of_three(usp, 4, 16, MapParams{.table = {}, .unit = 3});
+  EXPECT_NE(error_of([&] {
+              ring_of_three.owner(12);
+            }).find("usp closed form: owner(12) = rank -1 offset 2, outside cp=4 ranks"),
+            std::string::npos);
+}
+
 TEST(LayoutMap, every_layout_at_cp1_is_the_identity) {
   for (const sim::LayoutDescriptor& layout : sim::layout_descriptors()) {
     const sim::LayoutMap map(layout, 1, 7);

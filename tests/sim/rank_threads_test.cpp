@@ -88,7 +88,7 @@ TEST(RankThreads, ARankMayRunAWorldOfItsOwn) {
     World inner(3);
     inner.run([&](RankContext& inner_ctx) {
       std::int64_t x = inner_ctx.rank + 1;
-      inner_ctx.comm.all_reduce(&x, 1, DType::i64, ReduceOp::sum);
+      inner_ctx.comm.all_reduce({&x, sizeof x}, 1, DType::i64, ReduceOp::sum);
       if (inner_ctx.rank == 0) sums[ctx.rank] = x;
     });
   });
