@@ -11,6 +11,7 @@
 #include "reference/plan.hpp"
 #include "reference/types/error.hpp"
 #include "reference/verbs.hpp"
+#include "sim/layout_descriptor.hpp"
 
 namespace cplab::python {
 namespace py = pybind11;
@@ -18,69 +19,33 @@ using namespace pybind11::literals;
 
 namespace {
 
-// The options a layout takes, found by planning probe rows with each option changed: an option
-// matters when some probe plans differently (or only one of the two values plans at all). Read off
-// the reference, so a new layout needs no entry here.
-struct Probe {
-  const char* option;
-  void (*set)(LayoutSpec&);
-  std::int64_t cp;
-};
-const Probe kProbes[] = {
-    {"pad_multiple", [](LayoutSpec& s) { s.pad_multiple = 3; }, 4},
-    {"chunk_size", [](LayoutSpec& s) { s.chunk_size = 2; }, 4},
-    {"chunk_pad_at_cp1", [](LayoutSpec& s) { s.chunk_pad_at_cp1 = true; }, 1},
-    {"ring_degree", [](LayoutSpec& s) { s.ring_degree = 2; }, 4},
-    {"block_size", [](LayoutSpec& s) { s.block_size = 2; }, 4},
-};
-
-std::optional<RowPlan> try_plan(const LayoutSpec& spec, bool packed, std::int64_t len) {
-  try {
-    if (!packed) return reference::plan_row(spec, len);
-    // Documents at multiples of 8, for the layouts whose caller pads every one to 2C (C <= 4).
-    const std::vector<std::int64_t> docs = {8, len - 8};
-    return reference::plan_row(spec, len, &docs);
-  } catch (const Error&) {
-    return std::nullopt;
-  }
-}
-
-bool same_plan(const std::optional<RowPlan>& a, const std::optional<RowPlan>& b) {
-  if (a.has_value() != b.has_value()) return false;
-  return !a || (a->padded_len == b->padded_len && a->index == b->index);
-}
-
+// What every layout declares: the rows it takes and whether it is CP off (its descriptor), and the
+// options it reads (its reference entry; chunk_pad_at_cp1 goes with magi's chunk size). Read off
+// the registries, so a new layout needs no entry here.
 py::list describe_layouts() {
+  struct Named {
+    std::uint8_t bit;
+    std::vector<const char*> names;
+  };
+  const Named kOptions[] = {
+      {reference::kReadsPadMultiple, {"pad_multiple"}},
+      {reference::kReadsChunkSize, {"chunk_size", "chunk_pad_at_cp1"}},
+      {reference::kReadsRingDegree, {"ring_degree"}},
+      {reference::kReadsBlockSize, {"block_size"}},
+  };
   py::list out;
-  for (const std::string& name : reference::layout_names()) {
-    LayoutSpec spec;
-    spec.layout = name;
-    spec.cp = 2;
-    // Two lengths: a short row, and one long enough for the default block size of 128.
-    const auto plans = [&](bool packed) {
-      return try_plan(spec, packed, 16).has_value() || try_plan(spec, packed, 1024).has_value();
-    };
-    const bool cp_off = !plans(false) && !plans(true);
-    if (cp_off) spec.cp = 1;
+  for (const reference::LayoutInfo& info : reference::layouts()) {
+    const sim::LayoutDescriptor& descriptor = sim::layout_descriptor(info.name);
     py::list rows;
-    if (plans(false)) rows.append("bshd");
-    if (plans(true)) rows.append("packed");
+    if (descriptor.bshd_rows) rows.append("bshd");
+    if (descriptor.packed_rows) rows.append("packed");
     py::list options;
-    for (const Probe& probe : kProbes) {
-      LayoutSpec base = spec, changed = spec;
-      base.cp = changed.cp = cp_off ? 1 : probe.cp;
-      probe.set(changed);
-      bool matters = false;
-      for (const bool packed : {false, true}) {
-        for (const std::int64_t len : {13, 16, 24, 48}) {
-          matters =
-              matters || !same_plan(try_plan(base, packed, len), try_plan(changed, packed, len));
-        }
-      }
-      if (matters) options.append(probe.option);
+    for (const Named& option : kOptions) {
+      if ((info.reads & option.bit) == 0) continue;
+      for (const char* name : option.names) options.append(name);
     }
-    out.append(
-        py::dict("name"_a = name, "rows"_a = rows, "cp_off"_a = cp_off, "options"_a = options));
+    out.append(py::dict("name"_a = info.name, "rows"_a = rows, "cp_off"_a = descriptor.cp_off,
+                        "options"_a = options));
   }
   return out;
 }
