@@ -20,6 +20,7 @@
 #include "io/torch_archive.hpp"
 #include "io/torch_dtype.hpp"
 #include "reference/types/error.hpp"
+#include "reference/types/standard_keys.hpp"
 
 namespace cplab::io {
 namespace {
@@ -29,28 +30,6 @@ using detail::from_at;
 using detail::guard_torch_errors;
 using detail::read_file_bytes;
 using detail::to_at;
-
-// The keys whose meaning fixes their dtype and rank (SPEC §1): a float or 3-D input_ids is a
-// mistaken file, not a batch to shard.
-void check_standard_key(const std::string& key, const Tensor& t) {
-  const bool integer = t.dtype() == DType::i64 || t.dtype() == DType::i32 || t.dtype() == DType::u8;
-  if (key == keys::input_ids || key == keys::labels) {
-    CPLAB_CHECK(integer && t.dim() == 2, "'{}' must be an integer [B, S] tensor, found {}", key,
-                tensor_brief(t));
-  } else if (key == keys::position_ids) {
-    CPLAB_CHECK(integer && (t.dim() == 2 || (t.dim() == 3 && t.size(0) == 3)),
-                "'{}' must be an integer [B, S], [1, S] or [3, B, S] tensor, found {}", key,
-                tensor_brief(t));
-  } else if (key == keys::inputs_embeds) {
-    const bool floating =
-        t.dtype() == DType::f32 || t.dtype() == DType::bf16 || t.dtype() == DType::f16;
-    CPLAB_CHECK(floating && t.dim() == 3, "'{}' must be a float [B, S, H] tensor, found {}", key,
-                tensor_brief(t));
-  } else if (key == keys::loss_mask || key == keys::valid || key == keys::padding_mask) {
-    CPLAB_CHECK((integer || t.dtype() == DType::b8) && t.dim() == 2,
-                "'{}' must be a bool or integer [B, S] tensor, found {}", key, tensor_brief(t));
-  }
-}
 
 at::Tensor tensor_at(const c10::IValue& v, const std::string& key) {
   CPLAB_CHECK(v.isTensor(), "'{}' must be a tensor, found {}", key, v.tagKind());

@@ -11,6 +11,7 @@
 
 #include "io/torch_dtype.hpp"
 #include "reference/types/error.hpp"
+#include "reference/types/standard_keys.hpp"
 
 namespace cplab::python {
 namespace py = pybind11;
@@ -50,27 +51,6 @@ std::string key_text(py::handle key, const std::string& what) {
   CPLAB_CHECK(py::isinstance<py::str>(key), "{}: keys must be strings, found a {}", what,
               type_name(key));
   return key.cast<std::string>();
-}
-
-// The keys whose meaning fixes their dtype and rank (SPEC §1), checked as a batch file's are.
-void check_standard_key(const std::string& key, const Tensor& t) {
-  const bool integer = t.dtype() == DType::i64 || t.dtype() == DType::i32 || t.dtype() == DType::u8;
-  if (key == keys::input_ids || key == keys::labels) {
-    CPLAB_CHECK(integer && t.dim() == 2, "'{}' must be an integer [B, S] tensor, found {}", key,
-                tensor_brief(t));
-  } else if (key == keys::position_ids) {
-    CPLAB_CHECK(integer && (t.dim() == 2 || (t.dim() == 3 && t.size(0) == 3)),
-                "'{}' must be an integer [B, S], [1, S] or [3, B, S] tensor, found {}", key,
-                tensor_brief(t));
-  } else if (key == keys::inputs_embeds) {
-    const bool floating =
-        t.dtype() == DType::f32 || t.dtype() == DType::bf16 || t.dtype() == DType::f16;
-    CPLAB_CHECK(floating && t.dim() == 3, "'{}' must be a float [B, S, H] tensor, found {}", key,
-                tensor_brief(t));
-  } else if (key == keys::loss_mask || key == keys::valid || key == keys::padding_mask) {
-    CPLAB_CHECK((integer || t.dtype() == DType::b8) && t.dim() == 2,
-                "'{}' must be a bool or integer [B, S] tensor, found {}", key, tensor_brief(t));
-  }
 }
 
 // [B, n] (or [n] for one row) with any negative value past a row's last document.

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "reference/types/limits.hpp"
+#include "reference/types/standard_keys.hpp"
 
 namespace cplab {
 
@@ -133,6 +134,26 @@ void validate_batch(const Batch& batch) {
   } else {
     CPLAB_CHECK(batch.seq_lens_padded.empty(), "seq_lens_padded given ({} rows) without seq_lens",
                 batch.seq_lens_padded.size());
+  }
+}
+
+void check_standard_key(const std::string& key, const Tensor& t) {
+  const bool integer = t.dtype() == DType::i64 || t.dtype() == DType::i32 || t.dtype() == DType::u8;
+  if (key == keys::input_ids || key == keys::labels) {
+    CPLAB_CHECK(integer && t.dim() == 2, "'{}' must be an integer [B, S] tensor, found {}", key,
+                tensor_brief(t));
+  } else if (key == keys::position_ids) {
+    CPLAB_CHECK(integer && (t.dim() == 2 || (t.dim() == 3 && t.size(0) == 3)),
+                "'{}' must be an integer [B, S], [1, S] or [3, B, S] tensor, found {}", key,
+                tensor_brief(t));
+  } else if (key == keys::inputs_embeds) {
+    const bool floating =
+        t.dtype() == DType::f32 || t.dtype() == DType::bf16 || t.dtype() == DType::f16;
+    CPLAB_CHECK(floating && t.dim() == 3, "'{}' must be a float [B, S, H] tensor, found {}", key,
+                tensor_brief(t));
+  } else if (key == keys::loss_mask || key == keys::valid || key == keys::padding_mask) {
+    CPLAB_CHECK((integer || t.dtype() == DType::b8) && t.dim() == 2,
+                "'{}' must be a bool or integer [B, S] tensor, found {}", key, tensor_brief(t));
   }
 }
 
