@@ -3,6 +3,7 @@
 // found on the right rank and key.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -75,6 +76,37 @@ TEST_F(AutomodelCheck, AWrongMaxSeqlenIsADifferenceOfThatRank) {
   EXPECT_EQ(run.out["differences"].size(), 1u) << run.out.dump(1);
   // A bound larger than needed is within TE's contract.
   files.ranks[1]["max_seqlen"] = int32s({}, {100});
+  EXPECT_EQ(check(files, "thd").status, 0);
+}
+
+// Hostile max_seqlen and cu_seqlens values are differences of their rank and key (exit 1), never a
+// crash or a wrong read: a float or NaN max_seqlen, a [2, 2] or [1, 1] one, a row of filler only,
+// and filler in the middle of a row. A max_seqlen past int32 is no difference.
+TEST_F(AutomodelCheck, HostileTablesAreDifferencesOfTheirRankAndKey) {
+  const Files clean = thd({{5, 3, 8}}, 2, 24);
+  struct Bad {
+    const char* key;
+    Tensor value;
+    const char* kind;
+  };
+  const std::vector<Bad> cases = {
+      {"max_seqlen", Tensor::from<float>({}, {12.5f}), "dtype"},
+      {"max_seqlen", Tensor::from<float>({}, {std::numeric_limits<float>::quiet_NaN()}), "dtype"},
+      {"max_seqlen", int32s({2, 2}, {12, 12, 12, 12}), "shape"},
+      {"max_seqlen", int32s({1, 1}, {12}), "shape"},
+      {"cu_seqlens", int32s({4}, {kFiller, kFiller, kFiller, kFiller}), "cu_seqlens"},
+      {"cu_seqlens", int32s({4}, {0, 8, kFiller, 24}), "cu_seqlens"},
+  };
+  for (const Bad& bad : cases) {
+    Files files = clean;
+    files.ranks[1][bad.key] = bad.value;
+    const auto run = check(files, "thd");
+    EXPECT_EQ(run.status, 1) << bad.key << " " << tensor_brief(bad.value) << run.err;
+    EXPECT_EQ(first_difference(run, 1, bad.key)["kind"], bad.kind) << tensor_brief(bad.value);
+  }
+  // Past int32 is still an integer at least the longest segment: no difference.
+  Files files = clean;
+  files.ranks[1]["max_seqlen"] = ints({}, {std::int64_t{1} << 40});
   EXPECT_EQ(check(files, "thd").status, 0);
 }
 
