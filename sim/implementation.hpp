@@ -15,6 +15,8 @@
 #include "reference/types/layout_spec.hpp"
 #include "reference/types/shard_layout.hpp"
 #include "reference/types/ulysses_heads.hpp"
+#include "sim/attention/cp_attention.hpp"
+#include "sim/attention/schedule.hpp"
 #include "sim/comm.hpp"
 
 namespace cplab {
@@ -74,6 +76,20 @@ class Implementation {
                                      const Tensor& labels, const Tensor& valid) = 0;
   virtual AttentionOutput attention(Comm& comm, const ShardLayout& layout, const Tensor& q,
                                     const Tensor& k, const Tensor& v, const Tensor& grad_out) = 0;
+
+  // CP attention run by a schedule (SPEC §13, sim/attention/cp_attention.hpp): one schedule per
+  // row of the microbatch, all of one algorithm; q, k, v, grad_out local [B, ℓ, H(_kv), d].
+  // "" when the implementation runs `algo`; else why not (its properties are then skipped).
+  virtual std::string cp_attention_unsupported(sim::AttentionAlgo algo) const {
+    return fmt::format("{} does not run CP attention by schedule ({})", name(),
+                       sim::algo_name(algo));
+  }
+  virtual CpAttentionOutput cp_attention(Comm& /*comm*/, const ShardLayout& /*layout*/,
+                                         const std::vector<sim::AttentionSchedule>& /*rows*/,
+                                         const Tensor& /*q*/, const Tensor& /*k*/,
+                                         const Tensor& /*v*/, const Tensor& /*grad_out*/) {
+    CPLAB_FAIL("{}", cp_attention_unsupported(sim::AttentionAlgo::ring));
+  }
 
   // The Ulysses head all-to-all (SPEC §10.5) over the group of `comm` (U = C): local [B, ℓ, H, d]
   // (H = heads.of(kind)) → [B, L, n, d], the sequence in global order by the layout's index maps

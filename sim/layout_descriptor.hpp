@@ -10,6 +10,7 @@
 
 #include "reference/types/layout_spec.hpp"
 #include "reference/types/map_params.hpp"
+#include "sim/attention/attention_algo.hpp"
 
 namespace cplab::sim {
 
@@ -28,6 +29,12 @@ enum class MapSource : std::uint8_t {
 struct NamedValue {
   const char* name;
   std::int64_t value;
+};
+
+// How CP attention schedules (SPEC §13) cut a rank's buffers into blocks.
+enum class AttentionBlocking : std::uint8_t {
+  runs,   // maximal runs of consecutive global slots of one document (head-tail: its two chunks)
+  whole,  // the whole buffer is one block, masked by global slot (stripe's shifted diagonal)
 };
 
 struct LayoutDescriptor {
@@ -77,6 +84,10 @@ struct LayoutDescriptor {
   // Ranks attend through varlen segments (cu_seqlens_q, cu_seqlens_k and a slice of the gathered
   // keys, PartitionRules::varlen_segments) instead of the document-causal mask over every key.
   bool varlen_segments = false;
+  // CP attention (SPEC §13): how its schedules block this layout's buffers, and why it refuses an
+  // algorithm (one line; nullptr or "" : it runs every algorithm the algorithm itself allows).
+  AttentionBlocking attention_blocking = AttentionBlocking::runs;
+  const char* (*refuses_algo)(AttentionAlgo algo) = nullptr;
 };
 
 // Whether `layout` pads and maps rows of `spec` (C > 1, or C = 1 where partitions_at_cp1 asks),

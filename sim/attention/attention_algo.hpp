@@ -1,0 +1,20 @@
+#pragma once
+// The ways of attending across the ranks of a CP group (SPEC §13), each named as the field names it.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cplab::sim {
+
+enum class AttentionAlgo : std::uint8_t {
+  all_gather,  // every rank all-gathers K and V, one step (llama3, Megatron's all-gather KV)
+  ring,        // K/V passed to the next rank each step, C steps (ring / zigzag ring attention)
+  ulysses,     // head all-to-all, full-sequence attention on H/U heads, all-to-all back
+  usp,         // Ulysses inside each group of U ranks, a ring of R groups across (usp layout)
+};
+
+const char* algo_name(AttentionAlgo algo);      // "all-gather", "ring", "ulysses", "usp"
+AttentionAlgo parse_algo(const std::string& name);  // throws listing the names
+const std::vector<AttentionAlgo>& all_algos();
+
+}  // namespace cplab::sim
