@@ -30,7 +30,7 @@ struct LayoutDescriptor;
 //   doc_causal  the global rule itself: key slot <= query slot, both real, same document (a
 //               kernel handed per-token facts);
 //   skip        nothing (not computed; never stored in a RankStep).
-enum class MaskKind : std::uint8_t { full, causal, doc_causal, skip };
+enum class MaskKind : std::uint8_t { full = 0, causal = 1, doc_causal = 2, skip = 3 };  // = kMask* (block_mask.hpp)
 const char* mask_name(MaskKind kind);  // "full", "causal", "doc-causal", "skip"
 
 struct LocalRange {
