@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/attention/held_buffer.hpp"
 #include "sim/implementation.hpp"
 #include "sim/layout_map.hpp"
 #include "sim/partition.hpp"
@@ -50,6 +51,10 @@ class SimImplementation : public Implementation, protected PartitionRules {
   AttentionOutput attention(Comm& comm, const ShardLayout& layout, const Tensor& q, const Tensor& k,
                             const Tensor& v, const Tensor& grad_out) override;
   std::string ulysses_unsupported() const override { return {}; }
+  std::string cp_attention_unsupported(AttentionAlgo /*algo*/) const override { return {}; }
+  CpAttentionOutput cp_attention(Comm& comm, const ShardLayout& layout,
+                                 const std::vector<AttentionSchedule>& rows, const Tensor& q,
+                                 const Tensor& k, const Tensor& v, const Tensor& grad_out) override;
   Tensor ulysses_all_to_all(Comm& comm, const ShardLayout& layout, const Tensor& local,
                             const UlyssesHeads& heads, HeadKind kind) override;
   Tensor ulysses_all_to_all_inverse(Comm& comm, const ShardLayout& layout, const Tensor& gathered,
@@ -124,6 +129,32 @@ class SimImplementation : public Implementation, protected PartitionRules {
   // group, KV heads fewer than U repeated (⌊u·H_kv/U⌋). -1 would be a zero head.
   virtual std::vector<std::int64_t> ulysses_heads_of(const UlyssesHeads& heads, HeadKind kind,
                                                      std::int64_t group, std::int64_t u) const;
+
+  // ---- CP attention by schedule (SPEC §13; sim/attention/sim_cp_attention.cpp, whose one
+  // row's run, CpAttentionRun, calls these steps)
+  friend class CpAttentionRun;
+  // The softmax scale: 1/sqrt(d).
+  virtual float softmax_scale(std::int64_t head_dim) const;
+  // The dtype the running output is kept in between merges: f32.
+  virtual DType attention_accumulation_dtype(DType input) const;
+  // Whether block `block` of `step` is computed: every block the schedule lists.
+  virtual bool block_computed(const AttentionSchedule& schedule, const RankStep& step,
+                              std::size_t block) const;
+  // The block as the kernel is launched on it: the schedule's mask and diagonal.
+  virtual ScheduleBlock applied_block(const ScheduleBlock& block) const;
+  // The key positions the block reads in a key buffer of `key_tokens` tokens: block.k.
+  virtual LocalRange block_key_range(const ScheduleBlock& block, std::int64_t key_tokens) const;
+  // Merges a block's row into the running row: the stable form (block_attention.hpp).
+  virtual void merge_block_row(float* out, float& lse, const float* out_b, float lse_b,
+                               std::int64_t d) const;
+  // The K/V a backward step recomputes against: the ones it holds at that step (`first`: what
+  // it held at step 0).
+  virtual const HeldKv& backward_step_kv(const HeldKv& held, const HeldKv& first,
+                                         std::int64_t step) const;
+  // Where K/V and dK/dV travel in the backward's ring: +1, to the next ring rank (as forward).
+  virtual int backward_ring_shift() const;
+  // After which step of `steps` the travelling dK/dV are delivered to their owners: the last.
+  virtual std::int64_t dkv_delivery_step(std::int64_t steps) const;
 };
 
 }  // namespace cplab::sim

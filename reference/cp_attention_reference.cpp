@@ -1,0 +1,115 @@
+// Dense attention per row and head in plain double loops: L×L scores, softmax over the visible
+// keys, and the textbook backward (dS = P∘(dP - rowsum(P∘dP))). Independent of the schedules:
+// it knows nothing of ranks, blocks or merges.
+#include "reference/cp_attention_reference.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "reference/types/error.hpp"
+
+namespace cplab::reference {
+namespace {
+
+std::vector<double> values_of(const Tensor& t) {
+  std::vector<double> out(static_cast<std::size_t>(t.numel()));
+  for (std::int64_t i = 0; i < t.numel(); ++i) out[static_cast<std::size_t>(i)] = t.get(i);
+  return out;
+}
+
+bool sees(const RowPlan& row, std::int64_t g, std::int64_t j) {
+  const auto sg = static_cast<std::size_t>(g), sj = static_cast<std::size_t>(j);
+  return j <= g && row.real[sg] != 0 && row.real[sj] != 0 && row.doc_ids[sg] == row.doc_ids[sj];
+}
+
+}  // namespace
+
+CpAttentionReference cp_attention_reference(const ShardPlan& plan, const Tensor& q, const Tensor& k,
+                                            const Tensor& v, const Tensor& grad_out) {
+  CPLAB_CHECK(q.dim() == 4 && k.dim() == 4 && k.shape() == v.shape() &&
+                  grad_out.shape() == q.shape() && q.size(0) == k.size(0) &&
+                  q.size(1) == k.size(1) && q.size(3) == k.size(3) && k.size(2) > 0 &&
+                  q.size(2) % k.size(2) == 0,
+              "cp_attention_reference: q {}, k {}, v {}, grad_out {}", tensor_brief(q),
+              tensor_brief(k), tensor_brief(v), tensor_brief(grad_out));
+  CpAttentionReference r;
+  r.rows = q.size(0);
+  r.len = q.size(1);
+  r.heads = q.size(2);
+  r.kv_heads = k.size(2);
+  r.d = q.size(3);
+  CPLAB_CHECK(static_cast<std::int64_t>(plan.rows.size()) == r.rows,
+              "cp_attention_reference: {} planned rows for {}", plan.rows.size(), r.rows);
+  const std::vector<double> qv = values_of(q), kv = values_of(k), vv = values_of(v),
+                            gv = values_of(grad_out);
+  const std::int64_t B = r.rows, L = r.len, H = r.heads, Hk = r.kv_heads, d = r.d;
+  r.out.assign(qv.size(), 0.0);
+  r.grad_q.assign(qv.size(), 0.0);
+  r.grad_k.assign(kv.size(), 0.0);
+  r.grad_v.assign(kv.size(), 0.0);
+  r.lse.assign(static_cast<std::size_t>(B * L * H), -std::numeric_limits<double>::infinity());
+  r.key_mass.assign(static_cast<std::size_t>(B * L * Hk), 0.0);
+  const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+  const auto qi = [&](std::int64_t b, std::int64_t g, std::int64_t h) {
+    return static_cast<std::size_t>(((b * L + g) * H + h) * d);
+  };
+  const auto ki = [&](std::int64_t b, std::int64_t j, std::int64_t h) {
+    return static_cast<std::size_t>(((b * L + j) * Hk + h) * d);
+  };
+  std::vector<double> p(static_cast<std::size_t>(L)), dp(static_cast<std::size_t>(L));
+  for (std::int64_t b = 0; b < B; ++b) {
+    const RowPlan& row = plan.rows[static_cast<std::size_t>(b)];
+    CPLAB_CHECK(row.padded_len == L, "cp_attention_reference: row {} has L = {}, tensors {}", b,
+                row.padded_len, L);
+    for (std::int64_t h = 0; h < H; ++h) {
+      const std::int64_t hk = h * Hk / H;
+      for (std::int64_t g = 0; g < L; ++g) {
+        double top = -std::numeric_limits<double>::infinity();
+        for (std::int64_t j = 0; j < L; ++j) {
+          double s = -std::numeric_limits<double>::infinity();
+          if (sees(row, g, j)) {
+            s = 0.0;
+            for (std::int64_t e = 0; e < d; ++e) s += qv[qi(b, g, h) + e] * kv[ki(b, j, hk) + e];
+            s *= scale;
+          }
+          p[static_cast<std::size_t>(j)] = s;
+          top = std::max(top, s);
+        }
+        if (top == -std::numeric_limits<double>::infinity()) continue;  // sees nothing
+        double sum = 0.0;
+        for (double& x : p) {
+          x = std::exp(x - top);  // exp(-inf) = 0 for the hidden keys
+          sum += x;
+        }
+        r.lse[static_cast<std::size_t>((b * L + g) * H + h)] = top + std::log(sum);
+        double delta = 0.0;
+        for (std::int64_t j = 0; j < L; ++j) {
+          double& pj = p[static_cast<std::size_t>(j)];
+          pj /= sum;
+          double dpj = 0.0;
+          for (std::int64_t e = 0; e < d; ++e) {
+            r.out[qi(b, g, h) + e] += pj * vv[ki(b, j, hk) + e];
+            dpj += gv[qi(b, g, h) + e] * vv[ki(b, j, hk) + e];
+          }
+          dp[static_cast<std::size_t>(j)] = dpj;
+          delta += pj * dpj;
+        }
+        for (std::int64_t j = 0; j < L; ++j) {
+          const double pj = p[static_cast<std::size_t>(j)];
+          if (pj == 0.0) continue;
+          const double ds = pj * (dp[static_cast<std::size_t>(j)] - delta);
+          r.key_mass[static_cast<std::size_t>((b * L + j) * Hk + hk)] += pj;
+          for (std::int64_t e = 0; e < d; ++e) {
+            r.grad_q[qi(b, g, h) + e] += scale * ds * kv[ki(b, j, hk) + e];
+            r.grad_k[ki(b, j, hk) + e] += scale * ds * qv[qi(b, g, h) + e];
+            r.grad_v[ki(b, j, hk) + e] += pj * gv[qi(b, g, h) + e];
+          }
+        }
+      }
+    }
+  }
+  return r;
+}
+
+}  // namespace cplab::reference
