@@ -156,6 +156,13 @@ void decode(Reader& r, AttentionOutput& o) {
   decode(r, o.grad_v);
 }
 
+void encode(Writer& w, const CpAttentionOutput& o) {
+  for (const Tensor* t : {&o.out, &o.lse, &o.grad_q, &o.grad_k, &o.grad_v}) encode(w, *t);
+}
+void decode(Reader& r, CpAttentionOutput& o) {
+  for (Tensor* t : {&o.out, &o.lse, &o.grad_q, &o.grad_k, &o.grad_v}) decode(r, *t);
+}
+
 void encode(Writer& w, const std::vector<bool>& v) {
   encode(w, static_cast<std::uint64_t>(v.size()));
   for (bool x : v) encode(w, x);

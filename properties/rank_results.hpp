@@ -80,6 +80,8 @@ void encode(Writer& w, const LossOutput& o);
 void decode(Reader& r, LossOutput& o);
 void encode(Writer& w, const AttentionOutput& o);
 void decode(Reader& r, AttentionOutput& o);
+void encode(Writer& w, const CpAttentionOutput& o);
+void decode(Reader& r, CpAttentionOutput& o);
 
 template <typename T>
 void encode(Writer& w, const std::vector<T>& v) {

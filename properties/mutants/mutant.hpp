@@ -49,5 +49,6 @@ std::vector<ImplementationInfo> usp_mutants();
 std::vector<ImplementationInfo> per_doc_mutants();
 std::vector<ImplementationInfo> ptrr_mutants();
 std::vector<ImplementationInfo> varlen_mutants();
+std::vector<ImplementationInfo> attention_mutants();
 
 }  // namespace cplab::properties::mutants

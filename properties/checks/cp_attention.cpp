@@ -1,0 +1,172 @@
+// CP attention by schedule (SPEC §13): for every algorithm the layout runs, the implementation's
+// outputs, LSE and Q/K/V gradients equal the unsharded reference within a tolerance derived from
+// the dtype's unit roundoff, the head dim, the row length and the blocks each query merges
+// (SPEC §13.3); and at logits of magnitude up to 1e4 with fully masked query rows every value
+// stays finite and right (the stable LSE merge).
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "properties/checks/checks.hpp"
+#include "properties/checks/cp_attention_bounds.hpp"
+#include "reference/cp_attention_reference.hpp"
+#include "sim/attention/schedule.hpp"
+#include "sim/layout_descriptor.hpp"
+
+namespace cplab::properties {
+
+namespace {
+
+// The attention heads of a case, a pure function of its seed and C: H = C or 2C query heads, and
+// KV heads H, C or a divisor of U = C/R (repeated up to U), so that every algorithm the layout
+// runs can split them (SPEC §10.5).
+sim::AttentionShape shape_for(const Case& c, DType dtype) {
+  const std::int64_t cp = c.spec.cp;
+  const std::int64_t ulysses = cp / std::max<std::int64_t>(1, c.spec.ring_degree);
+  const std::uint64_t pick = mix(c.seed, 0x0c9a77, static_cast<std::uint64_t>(cp), 0);
+  sim::AttentionShape shape{.heads = cp * (1 + static_cast<std::int64_t>(pick & 1)),
+                            .kv_heads = cp,
+                            .head_dim = c.dim,
+                            .dtype = dtype};
+  switch ((pick >> 1) % 3) {
+    case 0:
+      shape.kv_heads = shape.heads;
+      break;
+    case 1: {
+      std::vector<std::int64_t> divisors;
+      for (std::int64_t d = 1; d <= ulysses; ++d) {
+        if (ulysses % d == 0) divisors.push_back(d);
+      }
+      shape.kv_heads = divisors[static_cast<std::size_t>((pick >> 3) % divisors.size())];
+      break;
+    }
+    default:
+      break;
+  }
+  return shape;
+}
+
+// The input dtype: the case's own when it is a floating one, else f32.
+DType attention_dtype(const Case& c) {
+  return c.dtype == DType::bf16 || c.dtype == DType::f16 ? c.dtype : DType::f32;
+}
+
+struct Inputs {
+  Tensor q, k, v, grad_out;
+};
+
+// [B, L, H, d] inputs in the case's dtype; q and k scaled by `logit_scale` (logits grow with its
+// square).
+Inputs inputs_for(const Case& c, const ShardPlan& plan, std::int64_t m,
+                  const sim::AttentionShape& shape, float logit_scale) {
+  const auto rows = static_cast<std::int64_t>(plan.rows.size());
+  const std::int64_t len = plan.rows.front().padded_len;
+  const auto stream = [&](std::uint64_t which, std::int64_t heads, float scale) {
+    return float_tensor(c.seed, 900 + 8 * static_cast<std::uint64_t>(m) + which,
+                        {rows, len, heads, shape.head_dim}, scale)
+        .to(shape.dtype);
+  };
+  return {stream(0, shape.heads, logit_scale), stream(1, shape.kv_heads, logit_scale),
+          stream(2, shape.kv_heads, 1.0f), stream(3, shape.heads, 1.0f)};
+}
+
+std::string check_algo(const Case& c, Implementation& impl, const ShardPlan& plan, std::int64_t m,
+                       sim::AttentionAlgo algo, const sim::AttentionShape& shape, const Inputs& in,
+                       const reference::CpAttentionReference& ref, BoundsReport& report) {
+  const sim::LayoutDescriptor& layout = sim::layout_descriptor(c.spec.layout);
+  std::vector<sim::AttentionSchedule> schedules;
+  for (const RowPlan& row : plan.rows)
+    schedules.push_back(sim::build_schedule(layout, c.spec, row, algo, shape));
+  const auto outputs = on_ranks(c.spec.cp, [&](Comm& comm, std::int64_t r) {
+    const auto local = [&](const Tensor& t) { return reference::select_rank(plan, t, 1, r); };
+    return impl.cp_attention(comm, reference_layout(plan, r), schedules, local(in.q), local(in.k),
+                             local(in.v), local(in.grad_out));
+  });
+  const AttentionBounds bounds =
+      attention_bounds(ref, in.q, in.k, in.v, in.grad_out, schedules, shape.dtype);
+  for (std::int64_t r = 0; r < c.spec.cp; ++r) {
+    const std::string where =
+        fmt::format("{} attention on rank {}, microbatch {}", sim::algo_name(algo), r, m);
+    const std::string bad =
+        compare_rank(plan, r, ref, bounds, outputs[static_cast<std::size_t>(r)], where, report);
+    if (!bad.empty()) return bad;
+  }
+  return {};
+}
+
+// Every algorithm the layout runs on every microbatch; `logit_scale` scales q and k.
+std::string check_algos(const Case& c, Implementation& impl, CheckNotes& notes, float logit_scale) {
+  const DType dtype = attention_dtype(c);
+  const sim::AttentionShape shape = shape_for(c, dtype);
+  const sim::LayoutDescriptor& layout = sim::layout_descriptor(c.spec.layout);
+  notes.options.emplace_back(kAnyCase);
+  notes.options.emplace_back(dtype_name(dtype));
+  notes.tags.push_back(fmt::format("{} {} {} H={} H_kv={}", c.spec.layout, cp_class(c.spec.cp),
+                                   dtype_name(dtype), shape.heads, shape.kv_heads));
+  const Subject subject(c);
+  BoundsReport report;
+  for (sim::AttentionAlgo algo : sim::all_algos()) {
+    const std::string refusal = sim::schedule_refusal(layout, c.spec, algo, shape);
+    if (!refusal.empty()) {
+      notes.notes.push_back(fmt::format("{}: refused ({})", sim::algo_name(algo), refusal));
+      continue;
+    }
+    if (!impl.cp_attention_unsupported(algo).empty()) continue;
+    for (std::int64_t m = 0; m < c.spec.microbatches; ++m) {
+      const ShardPlan& plan = subject.microbatches[static_cast<std::size_t>(m)];
+      const Inputs in = inputs_for(c, plan, m, shape, logit_scale);
+      const auto ref = reference::cp_attention_reference(plan, in.q, in.k, in.v, in.grad_out);
+      const std::string bad = check_algo(c, impl, plan, m, algo, shape, in, ref, report);
+      if (!bad.empty()) return failure_prefix(c) + bad;
+    }
+  }
+  notes.notes.push_back(report.summary());
+  return {};
+}
+
+std::string check_matches_unsharded(const Case& c, Implementation& impl, CheckNotes& notes) {
+  return check_algos(c, impl, notes, 1.0f);
+}
+
+// q and k scaled so that |scale·q·k| reaches 1e4 where the two align: scale·d·κ² = 1e4.
+std::string check_merge_is_stable(const Case& c, Implementation& impl, CheckNotes& notes) {
+  const double d = static_cast<double>(c.dim);
+  const auto kappa = static_cast<float>(std::sqrt(1e4 / std::sqrt(d)));
+  notes.notes.push_back(fmt::format("logits up to {:.0f}", 1e4));
+  return check_algos(c, impl, notes, kappa);
+}
+
+std::string cp_attention_unsupported(const Implementation& impl) {
+  return impl.cp_attention_unsupported(sim::AttentionAlgo::ring);
+}
+
+const std::vector<CoverageRule> kCpAttentionCoverage = {
+    {kAnyCase, {}, Cross::cp},
+    {"bf16", {}, Cross::none, true},
+};
+
+}  // namespace
+
+extern const PropertyInfo cp_attention_property;
+const PropertyInfo cp_attention_property{
+    .name = "cp_attention_matches_unsharded",
+    .invariant =
+        "CP attention run by every algorithm's schedule gives the unsharded outputs, LSE and "
+        "Q/K/V gradients within the tolerance the dtype and the merged blocks allow",
+    .check = check_matches_unsharded,
+    .coverage = kCpAttentionCoverage,
+    .unsupported = cp_attention_unsupported,
+};
+
+extern const PropertyInfo lse_merge_property;
+const PropertyInfo lse_merge_property{
+    .name = "lse_merge_is_stable",
+    .invariant =
+        "at logits of magnitude up to 1e4 and with fully masked query rows, CP attention's "
+        "outputs, LSE and gradients stay finite and equal the unsharded ones",
+    .check = check_merge_is_stable,
+    .coverage = {{kAnyCase, {}, Cross::cp}},
+    .unsupported = cp_attention_unsupported,
+};
+
+}  // namespace cplab::properties
