@@ -142,8 +142,9 @@ class SimImplementation : public Implementation, protected PartitionRules {
                               std::size_t block) const;
   // The block as the kernel is launched on it: the schedule's mask and diagonal.
   virtual ScheduleBlock applied_block(const ScheduleBlock& block) const;
-  // The key positions the block reads in a key buffer of `key_tokens` tokens: block.k.
-  virtual LocalRange block_key_range(const ScheduleBlock& block, std::int64_t key_tokens) const;
+  // The key positions a block of `step` reads in its key buffer of `key_tokens` tokens: block.k.
+  virtual LocalRange block_key_range(const RankStep& step, const ScheduleBlock& block,
+                                     std::int64_t key_tokens) const;
   // Merges a block's row into the running row: the stable form (block_attention.hpp).
   virtual void merge_block_row(float* out, float& lse, const float* out_b, float lse_b,
                                std::int64_t d) const;

@@ -12,6 +12,8 @@ namespace cplab::properties {
 namespace {
 
 constexpr double kU32 = 0x1.0p-24;
+// f32's smallest normal: a probability below it is lost (flushed or denormal) in the f32 exp.
+constexpr double kTiny = 0x1.0p-126;
 const char* const kPartNames[] = {"output", "LSE", "dQ", "dK", "dV"};
 
 double unit_roundoff_of(DType dtype) {
@@ -72,9 +74,12 @@ AttentionBounds attention_bounds(const reference::CpAttentionReference& ref, con
     const double delta_err = d * g * r.out + d * kU32 * g * vm;
     const double ds_err = eps_p * spread + delta_err + d * kU32 * g * vm;  // |ΔdS| / P
     const double sums = len * group * kU32 * spread;                       // f32 accumulation
-    r.grad_q = 2 * s * bk * (ds_err + sums);
+    r.grad_q = 2 * s * bk * (ds_err + sums + len * kTiny * spread);
     r.grad_k_mass = 2 * s * a * (ds_err + sums);
     r.grad_v_mass = 2 * g * (eps_p + len * group * kU32);
+    r.out += 2 * len * kTiny * vm;
+    r.grad_k_lost = 2 * len * group * kTiny * s * a * spread;
+    r.grad_v_lost = 2 * len * group * kTiny * g;
     bounds.rows.push_back(r);
   }
   return bounds;
@@ -138,10 +143,10 @@ std::string compare_rank(const ShardPlan& plan, std::int64_t rank,
                 tol = rb.grad_q + 2 * rb.u * std::abs(want);
                 break;
               case 3:
-                tol = rb.grad_k_mass * mass + 2 * rb.u * std::abs(want);
+                tol = rb.grad_k_mass * mass + rb.grad_k_lost + 2 * rb.u * std::abs(want);
                 break;
               default:
-                tol = rb.grad_v_mass * mass + 2 * rb.u * std::abs(want);
+                tol = rb.grad_v_mass * mass + rb.grad_v_lost + 2 * rb.u * std::abs(want);
                 break;
             }
             const bool both_masked = std::isinf(want) && want < 0 && have == want;

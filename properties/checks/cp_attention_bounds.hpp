@@ -16,10 +16,11 @@ namespace cplab::properties {
 // scale with each key's probability mass and the element's own magnitude, see tolerance_of).
 struct RowBounds {
   double out = 0, lse = 0;
-  double grad_q = 0;       // + u·|dQ|
-  double grad_k_mass = 0;  // × the key's mass, + u·|dK|
-  double grad_v_mass = 0;  // × the key's mass, + u·|dV|
-  double u = 0;            // the dtype's unit roundoff (the final rounding of each gradient)
+  double grad_q = 0;                        // + u·|dQ|
+  double grad_k_mass = 0;                   // × the key's mass, + u·|dK|
+  double grad_v_mass = 0;                   // × the key's mass, + u·|dV|
+  double grad_k_lost = 0, grad_v_lost = 0;  // probabilities below f32's range, lost
+  double u = 0;  // the dtype's unit roundoff (the final rounding of each gradient)
 };
 struct AttentionBounds {
   std::vector<RowBounds> rows;

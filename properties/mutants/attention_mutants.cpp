@@ -33,15 +33,17 @@ class CausalMaskOnFullBlock final : public Mutant {
   }
 };
 
-// Zigzag's two halves of a received K/V swapped: a block that reads keys in one half of the held
-// buffer reads the same positions of the other half (the front and back chunks confused).
+// Zigzag's two halves of a received K/V swapped: a block that reads keys in one half of the shard
+// received from another rank reads the same positions of the other half (its front and back
+// chunks confused).
 class ZigzagHalvesSwapped final : public Mutant {
   using Mutant::Mutant;
-  sim::LocalRange block_key_range(const sim::ScheduleBlock& block,
+  sim::LocalRange block_key_range(const sim::RankStep& step, const sim::ScheduleBlock& block,
                                   std::int64_t key_tokens) const override {
     const std::int64_t half = key_tokens / 2;
     sim::LocalRange k = block.k;
-    if (key_tokens % 2 != 0 || half == 0) return k;
+    // Only a shard received from another rank of the ring is in zigzag's two halves.
+    if (step.kv_from < 0 || step.kv_from == step.rank || key_tokens % 2 != 0 || half == 0) return k;
     if (k.end <= half) return {k.begin + half, k.end + half};
     if (k.begin >= half) return {k.begin - half, k.end - half};
     return k;
@@ -120,20 +122,24 @@ std::vector<ImplementationInfo> attention_mutants() {
       {
           entry<BackwardAgainstFirstKv>(
               "attention_backward_against_first_kv",
-              "ring backward recomputes every step against the step-0 K/V (diffusers 14265)"),
+              "ring backward recomputes every step against the step-0 K/V (diffusers 14265)",
+              {"head-tail", "contiguous"}),
           entry<CausalMaskOnFullBlock>(
               "attention_causal_mask_on_full_block",
-              "an off-diagonal block computed in full launched with the causal mask, diagonal 0"),
+              "an off-diagonal block computed in full launched with the causal mask, diagonal 0",
+              {"head-tail", "contiguous"}),
           entry<ZigzagHalvesSwapped>("attention_zigzag_halves_swapped",
                                      "zigzag ring: the held K/V's two halves swapped",
-                                     {"head_tail"}),
+                                     {"head-tail"}),
           entry<DkvDeliveredEarly>("attention_dkv_delivered_early",
-                                   "ring backward: dK/dV delivered to their owners one step early"),
+                                   "ring backward: dK/dV delivered to their owners one step early",
+                                   {"head-tail", "contiguous"}),
           entry<OutAccumulatedInBf16>("attention_out_accumulated_in_bf16",
                                       "the running attention output kept in bf16 between merges"),
           entry<BackwardRingReversed>(
               "attention_backward_ring_reversed",
-              "ring backward sends K/V and dK/dV to the previous rank (forward: the next)"),
+              "ring backward sends K/V and dK/dV to the previous rank (forward: the next)",
+              {"head-tail", "contiguous"}),
           entry<SoftmaxScaleTwice>("attention_softmax_scale_twice",
                                    "softmax scale applied twice: 1/d instead of 1/sqrt(d)"),
           entry<DocumentBoundaryBlockSkipped>(
@@ -144,7 +150,8 @@ std::vector<ImplementationInfo> attention_mutants() {
       "lse_merge_is_stable",
       {entry<LseMergeUnstable>("attention_lse_merge_unstable",
                                "LSE merged as lse + log(1 + exp(lse_b - lse)): overflows at large "
-                               "logits")});
+                               "logits",
+                               {"head-tail", "contiguous"})});
   matches.insert(matches.end(), stable.begin(), stable.end());
   return matches;
 }

@@ -11,6 +11,7 @@
 // so a misrouted exchange is an error naming the step and the rank.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -39,13 +40,6 @@ std::vector<TokenFacts> facts_of(const AttentionSchedule& s,
         {slot, s.doc_ids[static_cast<std::size_t>(slot)], s.real[static_cast<std::size_t>(slot)]});
   }
   return facts;
-}
-
-void check_held(const char* pass, const char* what, const std::vector<BufferPiece>& held,
-                const std::vector<BufferPiece>& expected, std::size_t step, std::int64_t rank) {
-  CPLAB_CHECK(held == expected,
-              "cp_attention {}: at step {} rank {} holds {} {}; the schedule says {}", pass, step,
-              rank, what, pieces_str(held), pieces_str(expected));
 }
 
 }  // namespace
@@ -98,8 +92,7 @@ class CpAttentionRun {
     for (std::size_t step = 0; step < s_.steps.size(); ++step) {
       if (step > 0) pass({&held.k, &held.v}, {dtype_, dtype_}, 1, kForwardTag + step);
       const RankStep& rs = rank_step(step);
-      check_held("forward", "queries", q_.pieces, rs.queries, step, rank_);
-      check_held("forward", "keys", held.k.pieces, rs.keys, step, rank_);
+      check_held("forward", step, held.k.pieces, rs.keys, &rs.queries);
       forward_step(rs, held);
     }
     for (float& x : out_.data) x = round_to(dtype_, x);
@@ -129,7 +122,7 @@ class CpAttentionRun {
              shift, kBackwardTag + step);
       }
       const RankStep& rs = rank_step(step);
-      check_held("backward", "keys", held.k.pieces, rs.keys, step, rank_);
+      check_held("backward", step, held.k.pieces, rs.keys, nullptr);
       backward_step(rs, impl_.backward_step_kv(held, first_, static_cast<std::int64_t>(step)),
                     held.k.pieces, grads);
       if (!gathered_ && static_cast<std::int64_t>(step) == delivery) {
@@ -152,6 +145,27 @@ class CpAttentionRun {
   HeldBuffer grad_v() { return gather_back(dkv_.v, heads_kv_, kv_heads_, DType::f32); }
 
  private:
+  // Whether every rank holds at `step` the keys (and queries) the schedule says. The ranks agree
+  // first, and only the lowest rank that holds the wrong buffer throws, so that the failure names
+  // the same rank whichever thread runs first.
+  void check_held(const char* pass, std::size_t step, const std::vector<BufferPiece>& keys,
+                  const std::vector<BufferPiece>& want_keys,
+                  const std::vector<BufferPiece>* want_queries) {
+    std::string bad;
+    if (want_queries != nullptr && q_.pieces != *want_queries) {
+      bad = fmt::format("queries {}; the schedule says {}", pieces_str(q_.pieces),
+                        pieces_str(*want_queries));
+    } else if (keys != want_keys) {
+      bad = fmt::format("keys {}; the schedule says {}", pieces_str(keys), pieces_str(want_keys));
+    }
+    std::vector<std::int64_t> mine{bad.empty() ? 0 : 1},
+        all(static_cast<std::size_t>(comm_.size()));
+    comm_.all_gather(bytes_of(mine), bytes_of(all), 1, DType::i64);
+    const auto lowest = std::find(all.begin(), all.end(), 1) - all.begin();
+    CPLAB_CHECK(lowest != rank_, "cp_attention {}: at step {} rank {} holds {}", pass, step, rank_,
+                bad);
+  }
+
   const RankStep& rank_step(std::size_t step) const {
     const auto& ranks = s_.steps[step].ranks;
     CPLAB_CHECK(static_cast<std::int64_t>(ranks.size()) == comm_.size() &&
@@ -233,7 +247,7 @@ class CpAttentionRun {
     for (std::size_t i = 0; i < rs.blocks.size(); ++i) {
       if (!impl_.block_computed(s_, rs, i)) continue;
       const ScheduleBlock blk = impl_.applied_block(rs.blocks[i]);
-      const LocalRange k_range = impl_.block_key_range(blk, kv.k.tokens);
+      const LocalRange k_range = impl_.block_key_range(rs, blk, kv.k.tokens);
       CPLAB_CHECK(blk.q.begin >= 0 && blk.q.end <= q_.tokens && k_range.begin >= 0 &&
                       k_range.end <= kv.k.tokens,
                   "cp_attention: rank {}'s block {} reads queries [{}, {}) of {} and keys [{}, {}) "
@@ -367,7 +381,7 @@ bool SimImplementation::block_computed(const AttentionSchedule& /*schedule*/,
 
 ScheduleBlock SimImplementation::applied_block(const ScheduleBlock& block) const { return block; }
 
-LocalRange SimImplementation::block_key_range(const ScheduleBlock& block,
+LocalRange SimImplementation::block_key_range(const RankStep& /*step*/, const ScheduleBlock& block,
                                               std::int64_t /*key_tokens*/) const {
   return block.k;
 }
