@@ -16,6 +16,19 @@ constexpr double kU32 = 0x1.0p-24;
 constexpr double kTiny = 0x1.0p-126;
 const char* const kPartNames[] = {"output", "LSE", "dQ", "dK", "dV"};
 
+// Half the dtype's smallest subnormal: the absolute error of rounding a value below its normal
+// range (the dtype's u is relative, and holds only inside it).
+double subnormal_error_of(DType dtype) {
+  switch (dtype) {
+    case DType::bf16:
+      return 0x1.0p-134;
+    case DType::f16:
+      return 0x1.0p-25;
+    default:
+      return 0x1.0p-150;
+  }
+}
+
 double unit_roundoff_of(DType dtype) {
   switch (dtype) {
     case DType::bf16:
@@ -66,6 +79,7 @@ AttentionBounds attention_bounds(const reference::CpAttentionReference& ref, con
     const double eps_p = eps_s + eps_l;  // a recomputed probability, relatively
     RowBounds r;
     r.u = u;
+    r.eta = subnormal_error_of(dtype);
     // Rounding of the block outputs and of the output (weights summing to 1), the logits and
     // weights, the f32 sums; doubled for the second-order terms.
     r.out = 2 * vm * (2 * u + 2 * eps_s + 4 * eps_l + (2 * len + 3 * nb) * kU32);
@@ -77,7 +91,7 @@ AttentionBounds attention_bounds(const reference::CpAttentionReference& ref, con
     r.grad_q = 2 * s * bk * (ds_err + sums + len * kTiny * spread);
     r.grad_k_mass = 2 * s * a * (ds_err + sums);
     r.grad_v_mass = 2 * g * (eps_p + len * group * kU32);
-    r.out += 2 * len * kTiny * vm;
+    r.out += 2 * len * kTiny * vm + 2 * r.eta;
     r.grad_k_lost = 2 * len * group * kTiny * s * a * spread;
     r.grad_v_lost = 2 * len * group * kTiny * g;
     bounds.rows.push_back(r);
@@ -140,13 +154,15 @@ std::string compare_rank(const ShardPlan& plan, std::int64_t rank,
                 tol = rb.lse;
                 break;
               case 2:
-                tol = rb.grad_q + 2 * rb.u * std::abs(want);
+                tol = rb.grad_q + 2 * rb.eta + 2 * rb.u * std::abs(want);
                 break;
               case 3:
-                tol = rb.grad_k_mass * mass + rb.grad_k_lost + 2 * rb.u * std::abs(want);
+                tol =
+                    rb.grad_k_mass * mass + rb.grad_k_lost + 2 * rb.eta + 2 * rb.u * std::abs(want);
                 break;
               default:
-                tol = rb.grad_v_mass * mass + rb.grad_v_lost + 2 * rb.u * std::abs(want);
+                tol =
+                    rb.grad_v_mass * mass + rb.grad_v_lost + 2 * rb.eta + 2 * rb.u * std::abs(want);
                 break;
             }
             const bool both_masked = std::isinf(want) && want < 0 && have == want;

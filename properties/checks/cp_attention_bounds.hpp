@@ -20,7 +20,8 @@ struct RowBounds {
   double grad_k_mass = 0;                   // × the key's mass, + u·|dK|
   double grad_v_mass = 0;                   // × the key's mass, + u·|dV|
   double grad_k_lost = 0, grad_v_lost = 0;  // probabilities below f32's range, lost
-  double u = 0;  // the dtype's unit roundoff (the final rounding of each gradient)
+  double u = 0;    // the dtype's unit roundoff (the final rounding of each gradient)
+  double eta = 0;  // the dtype's absolute rounding error below its normal range
 };
 struct AttentionBounds {
   std::vector<RowBounds> rows;
