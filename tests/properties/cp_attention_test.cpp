@@ -1,6 +1,7 @@
 // CP attention by schedule on sim (SPEC §13): worked cases of every algorithm pass within the
 // derived tolerance, with what they measured against it printed; a misrouted ring names the step
 // and the rank; and the stable merge's property fails the unstable merge at large logits.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <iostream>
@@ -38,6 +39,24 @@ INSTANTIATE_TEST_SUITE_P(Cases, CpAttentionOnSim,
                                            "thd cp=3 dtype=bf16 docs=13,7+1,20 dim=3 seed=11",
                                            "contiguous cp=2 dtype=f16 rows=1 S=30 dim=4 seed=2",
                                            "stripe cp=3 dtype=f32 rows=1 S=24 dim=2 seed=9"));
+
+// Ulysses with fewer KV heads than ranks repeats them (SPEC §10.5): their gradients come back
+// summed over the ranks that held a copy. The seeds draw such cases among others.
+TEST(CpAttentionHeads, RepeatedKvHeadsPassOnEveryAlgorithm) {
+  const auto sim = find_implementation("sim").make();
+  int repeated = 0;
+  for (int seed = 0; seed < 24; ++seed) {
+    const Case c =
+        parse_case(fmt::format("contiguous cp=4 dtype=bf16 rows=1 S=12 dim=2 seed={}", seed));
+    const CaseOutcome out = run_case(find_property("cp_attention_matches_unsharded"), c, *sim);
+    EXPECT_EQ(out.failure, "");
+    for (const std::string& tag : out.notes.tags) {
+      if (tag.find("H_kv=1") != std::string::npos || tag.find("H_kv=2") != std::string::npos)
+        ++repeated;
+    }
+  }
+  EXPECT_GT(repeated, 0) << "no case drew fewer KV heads than ranks";
+}
 
 TEST(CpAttentionRouting, AReversedBackwardRingNamesTheStepAndTheRank) {
   const auto broken = find_implementation("attention_backward_ring_reversed").make();
