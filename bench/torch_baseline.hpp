@@ -33,4 +33,22 @@ class TorchCrossEntropy {
   std::unique_ptr<State> state_;
 };
 
+// Unsharded causal multi-head attention as libtorch's math (not a fused kernel): S = q·kᵀ/sqrt(d),
+// masked to key <= query, softmax, ·v, and autograd's backward from grad_out, all f32 on
+// `threads` intra-op threads. q, k, v, grad_out are [L, H, d] (H_kv = H); copied in once.
+class TorchAttention {
+ public:
+  TorchAttention(const float* q, const float* k, const float* v, const float* grad_out,
+                 std::int64_t len, std::int64_t heads, std::int64_t head_dim, int threads);
+  ~TorchAttention();
+  TorchCeRun run();  // one forward + backward
+  // Of the last run, [L, H, d]: the output and the three gradients.
+  std::vector<float> out() const;
+  std::vector<float> grad(int which) const;  // 0: dQ, 1: dK, 2: dV
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
 }  // namespace cplab::bench
