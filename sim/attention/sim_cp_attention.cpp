@@ -48,8 +48,14 @@ std::vector<TokenFacts> facts_of(const AttentionSchedule& s,
 class CpAttentionRun {
  public:
   CpAttentionRun(const SimImplementation& impl, Comm& comm, const AttentionSchedule& s, DType dtype,
-                 std::int64_t heads, std::int64_t kv_heads)
-      : impl_(impl), comm_(comm), s_(s), dtype_(dtype), heads_(heads), kv_heads_(kv_heads) {
+                 std::int64_t heads, std::int64_t kv_heads, std::int64_t head_dim)
+      : impl_(impl),
+        comm_(comm),
+        s_(s),
+        dtype_(dtype),
+        heads_(heads),
+        kv_heads_(kv_heads),
+        scale_(impl.softmax_scale(head_dim)) {
     rank_ = comm.rank();
     gathered_ = s.algo == AttentionAlgo::all_gather;
     ring_ = gathered_ ? 1 : s.ring_degree;
@@ -70,10 +76,7 @@ class CpAttentionRun {
       heads_kv_.push_back(impl.ulysses_heads_of(uh, HeadKind::kv, ulysses_, u));
     }
     if (ulysses_ > 1) check_ulysses_heads({.query = heads, .kv = kv_heads}, ulysses_);
-    scale_ = impl.softmax_scale(0);
   }
-
-  void set_head_dim(std::int64_t d) { scale_ = impl_.softmax_scale(d); }
 
   // Forward: q, k, v are this rank's own buffers of the row (every head).
   void forward(const HeldBuffer& q, const HeldBuffer& k, const HeldBuffer& v) {
@@ -301,9 +304,9 @@ class CpAttentionRun {
   const AttentionSchedule& s_;
   DType dtype_;
   std::int64_t heads_, kv_heads_;
+  float scale_;
   std::int64_t rank_ = 0, ring_ = 1, ulysses_ = 1, lane_ = 0, ring_pos_ = 0;
   bool gathered_ = false;
-  float scale_ = 1.0f;
   std::vector<int> group_;
   std::vector<std::vector<std::int64_t>> heads_q_, heads_kv_;
   HeldBuffer q_, dout_, out_, lse_, delta_, dq_;
@@ -352,8 +355,7 @@ CpAttentionOutput SimImplementation::cp_attention(Comm& comm, const ShardLayout&
     CPLAB_CHECK(s.shape.heads == heads && s.shape.kv_heads == kv_heads,
                 "cp_attention: row {}'s schedule is for {} / {} heads, the tensors have {} / {}", b,
                 s.shape.heads, s.shape.kv_heads, heads, kv_heads);
-    CpAttentionRun run(*this, comm, s, dtype, heads, kv_heads);
-    run.set_head_dim(d);
+    CpAttentionRun run(*this, comm, s, dtype, heads, kv_heads, d);
     run.forward(own_buffer(q, b, comm.rank()), own_buffer(k, b, comm.rank()),
                 own_buffer(v, b, comm.rank()));
     run.backward(own_buffer(grad_out, b, comm.rank()));
