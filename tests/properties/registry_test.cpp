@@ -125,6 +125,27 @@ TEST(ImplementationRegistry, AMissingVerbSkipsItsPropertiesWithTheReason) {
   EXPECT_EQ(other.status, JobStatus::passed);
 }
 
+class WithoutCpAttention final : public sim::SimImplementation {
+  std::string cp_attention_unsupported(sim::AttentionAlgo /*algo*/) const override {
+    return "no CP attention by schedule here";
+  }
+};
+
+TEST(ImplementationRegistry, AnImplementationWithoutCpAttentionSkipsItsProperties) {
+  const ImplementationInfo info{.name = "without-cp-attention",
+                                .summary = "sim without CP attention by schedule",
+                                .make = [] { return std::make_unique<WithoutCpAttention>(); }};
+  RunOptions options;
+  options.cases = 3;
+  for (const char* name : {"cp_attention_matches_unsharded", "lse_merge_is_stable"}) {
+    const JobResult result =
+        run_job({&find_property(name), &layout_table().front(), &info}, options);
+    EXPECT_EQ(result.status, JobStatus::skipped) << name;
+    EXPECT_EQ(result.message, "no CP attention by schedule here");
+    EXPECT_EQ(result.cases, 0);
+  }
+}
+
 TEST(PropertyTable, ListsThePropertiesByTheirInvariants) {
   EXPECT_EQ(property_names(), (std::vector<std::string>{
                                   "index_maps_are_a_closed_form_permutation",
@@ -138,6 +159,10 @@ TEST(PropertyTable, ListsThePropertiesByTheirInvariants) {
                                   "microbatches_are_independent_and_repeatable",
                                   "ulysses_all_to_all_splits_heads",
                                   "ulysses_attention_matches_unsharded",
+                                  "ring_schedule_covers_mask_once",
+                                  "attention_critical_path_is_balanced",
+                                  "cp_attention_matches_unsharded",
+                                  "lse_merge_is_stable",
                               }));
   for (const PropertyInfo& p : property_table()) EXPECT_FALSE(p.invariant.empty()) << p.name;
   EXPECT_THROW(find_property("gather_is_fast"), Error);
