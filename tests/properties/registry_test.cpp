@@ -138,6 +138,8 @@ TEST(PropertyTable, ListsThePropertiesByTheirInvariants) {
                                   "microbatches_are_independent_and_repeatable",
                                   "ulysses_all_to_all_splits_heads",
                                   "ulysses_attention_matches_unsharded",
+                                  "ring_schedule_covers_mask_once",
+                                  "attention_critical_path_is_balanced",
                               }));
   for (const PropertyInfo& p : property_table()) EXPECT_FALSE(p.invariant.empty()) << p.name;
   EXPECT_THROW(find_property("gather_is_fast"), Error);
