@@ -94,8 +94,7 @@ std::string schedule_svg(const sim::AttentionSchedule& s, const std::string& tit
     }
   }
   svg.text(kMargin, height - 14,
-           "shade: a rank's work at a step (pairs × heads) against the largest cell; red outline: "
-           "the busiest rank of the step");
+           "shade: work (pairs × heads) against the largest cell · red: each step's busiest rank");
   svg.line("</svg>");
   return svg.out;
 }
