@@ -46,9 +46,11 @@ sim::AttentionShape shape_for(const Case& c, DType dtype) {
   return shape;
 }
 
-// The input dtype: the case's own when it is a floating one, else f32.
+// The input dtype: the case's own when it is a floating one, else f32 or bf16 by the seed (so
+// that both are drawn often in every cell, whatever class the case's own dtype is).
 DType attention_dtype(const Case& c) {
-  return c.dtype == DType::bf16 || c.dtype == DType::f16 ? c.dtype : DType::f32;
+  if (c.dtype == DType::f32 || c.dtype == DType::bf16 || c.dtype == DType::f16) return c.dtype;
+  return (mix(c.seed, 0xbf16, 0, 0) & 1) != 0 ? DType::bf16 : DType::f32;
 }
 
 struct Inputs {
