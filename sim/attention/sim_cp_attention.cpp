@@ -26,16 +26,13 @@ namespace {
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 constexpr int kForwardTag = 0x7c00, kBackwardTag = 0x7d00, kDeliverTag = 0x7e00;
 
+// What the masks read of every position of a buffer: its global slot's facts.
 std::vector<TokenFacts> facts_of(const AttentionSchedule& s,
                                  const std::vector<BufferPiece>& pieces) {
-  std::int64_t n = 0;
-  for (const BufferPiece& p : pieces) n += p.local.size();
   std::vector<TokenFacts> facts;
-  facts.reserve(static_cast<std::size_t>(n));
-  for (std::int64_t i = 0; i < n; ++i) {
-    const std::int64_t slot = s.slot_at(pieces, i);
-    CPLAB_CHECK(slot >= 0 && slot < s.padded_len, "cp_attention: buffer position {} is slot {}", i,
-                slot);
+  for (const std::int64_t slot : s.buffer_slots(pieces)) {
+    CPLAB_CHECK(slot >= 0 && slot < s.padded_len,
+                "cp_attention: a buffer position is slot {}, outside [0, {})", slot, s.padded_len);
     facts.push_back(
         {slot, s.doc_ids[static_cast<std::size_t>(slot)], s.real[static_cast<std::size_t>(slot)]});
   }
