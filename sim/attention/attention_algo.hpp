@@ -1,5 +1,6 @@
 #pragma once
-// The ways of attending across the ranks of a CP group (SPEC §13), each named as the field names it.
+// The ways of attending across the ranks of a CP group (SPEC §13), each named as the field names
+// it.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -13,7 +14,11 @@ enum class AttentionAlgo : std::uint8_t {
   usp,         // Ulysses inside each group of U ranks, a ring of R groups across (usp layout)
 };
 
-const char* algo_name(AttentionAlgo algo);      // "all-gather", "ring", "ulysses", "usp"
+// Why a layout other than usp refuses the usp algorithm (its refuses_algo says so, SPEC §13.1).
+inline constexpr const char* kUspAlgoNeedsUspLayout =
+    "usp's ring of Ulysses groups is the usp layout's own rank structure (its ring degree R)";
+
+const char* algo_name(AttentionAlgo algo);          // "all-gather", "ring", "ulysses", "usp"
 AttentionAlgo parse_algo(const std::string& name);  // throws listing the names
 const std::vector<AttentionAlgo>& all_algos();
 

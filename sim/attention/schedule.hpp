@@ -30,7 +30,12 @@ struct LayoutDescriptor;
 //   doc_causal  the global rule itself: key slot <= query slot, both real, same document (a
 //               kernel handed per-token facts);
 //   skip        nothing (not computed; never stored in a RankStep).
-enum class MaskKind : std::uint8_t { full = 0, causal = 1, doc_causal = 2, skip = 3 };  // = kMask* (block_mask.hpp)
+enum class MaskKind : std::uint8_t {
+  full = 0,
+  causal = 1,
+  doc_causal = 2,
+  skip = 3
+};                                     // = kMask* (block_mask.hpp)
 const char* mask_name(MaskKind kind);  // "full", "causal", "doc-causal", "skip"
 
 struct LocalRange {
@@ -59,8 +64,8 @@ struct RankStep {
   // Whose shard's K/V the rank holds at this step: a rank, or -1 when it holds several (all-gather,
   // Ulysses). The pieces say exactly which.
   std::int64_t kv_from = -1;
-  std::vector<BufferPiece> queries;  // the query buffer (ring: the rank's own shard)
-  std::vector<BufferPiece> keys;     // the key/value buffer held at this step
+  std::vector<BufferPiece> queries;   // the query buffer (ring: the rank's own shard)
+  std::vector<BufferPiece> keys;      // the key/value buffer held at this step
   std::vector<ScheduleBlock> blocks;  // computed blocks (mask != skip), query-major
   std::int64_t skipped_blocks = 0;    // block pairs the blocking rule formed that compute nothing
   std::int64_t heads = 0;             // query heads this rank computes the blocks for
@@ -91,7 +96,7 @@ struct AttentionSchedule {
   std::string layout;
   AttentionAlgo algo = AttentionAlgo::ring;
   std::int64_t cp = 1;
-  std::int64_t padded_len = 0;  // L
+  std::int64_t padded_len = 0;      // L
   std::int64_t ring_degree = 1;     // R: ranks in one ring (ring: C; usp: the layout's R)
   std::int64_t ulysses_degree = 1;  // U: ranks in one head all-to-all (ulysses: C; usp: C/R)
   AttentionShape shape;

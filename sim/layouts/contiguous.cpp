@@ -16,6 +16,9 @@ const LayoutDescriptor contiguous_descriptor{
           CPLAB_CHECK(spec.pad_multiple >= 1, "pad multiple must be at least 1, got {}",
                       spec.pad_multiple);
         },
+    .refuses_algo = [](AttentionAlgo algo) -> const char* {
+      return algo == AttentionAlgo::usp ? kUspAlgoNeedsUspLayout : nullptr;
+    },
 };
 
 }  // namespace cplab::sim

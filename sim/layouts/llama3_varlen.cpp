@@ -15,6 +15,13 @@ const LayoutDescriptor llama3_varlen_descriptor{
     .pad_unit = [](const LayoutSpec& spec) { return spec.cp; },
     .pads_nothing = true,
     .varlen_segments = true,
+    .refuses_algo = [](AttentionAlgo algo) -> const char* {
+      if (algo == AttentionAlgo::ring)
+        return "llama3_flash_attn_varlen all-gathers the keys and slices them per rank; a ring "
+               "over "
+               "contiguous ranks is the contiguous layout's";
+      return algo == AttentionAlgo::usp ? kUspAlgoNeedsUspLayout : nullptr;
+    },
 };
 
 }  // namespace cplab::sim

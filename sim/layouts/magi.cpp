@@ -86,6 +86,14 @@ const LayoutDescriptor magi_descriptor{
     // MagiAttention's own dispatch pads to a multiple of K at C = 1 too ("identity + chunk
     // padding"): one rank holds every chunk, in order, positions stream indices.
     .partitions_at_cp1 = [](const LayoutSpec& spec) { return spec.chunk_pad_at_cp1; },
+    // MagiAttention's ranks fetch the remote keys their chunks need for its own solver (SPEC
+    // §13.1): all-gather holds them all; a ring is not how it attends.
+    .refuses_algo = [](AttentionAlgo algo) -> const char* {
+      if (algo == AttentionAlgo::ring)
+        return "MagiAttention attends its dispatched chunks with its own solver, which fetches the "
+               "remote keys each chunk needs, not by a ring (all-gather models the keys it holds)";
+      return algo == AttentionAlgo::usp ? kUspAlgoNeedsUspLayout : nullptr;
+    },
 };
 
 }  // namespace cplab::sim

@@ -69,6 +69,9 @@ const LayoutDescriptor per_doc_head_tail_descriptor{
     .derive_map = derive_bounds,
     .prepare = check_bounds,
     .caller_pad_unit = two_c,
+    .refuses_algo = [](AttentionAlgo algo) -> const char* {
+      return algo == AttentionAlgo::usp ? kUspAlgoNeedsUspLayout : nullptr;
+    },
 };
 
 }  // namespace cplab::sim

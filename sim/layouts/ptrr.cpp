@@ -104,6 +104,9 @@ const LayoutDescriptor ptrr_descriptor{
           return spec.block_size >= 1 && padded_len % spec.block_size == 0 &&
                  (padded_len / spec.block_size) % spec.cp == 0;
         },
+    .refuses_algo = [](AttentionAlgo algo) -> const char* {
+      return algo == AttentionAlgo::usp ? kUspAlgoNeedsUspLayout : nullptr;
+    },
 };
 
 }  // namespace cplab::sim

@@ -10,6 +10,12 @@ const LayoutDescriptor stripe_descriptor{
     .name = "stripe",
     .form = index_math::form_of<index_math::StripeMap>(),
     .pad_unit = [](const LayoutSpec& spec) { return spec.cp; },
+    // One block per rank step, masked by global slot: the stripes' keys and queries interleave, so
+    // runs of consecutive slots would be single tokens (SPEC §13.2).
+    .attention_blocking = AttentionBlocking::whole,
+    .refuses_algo = [](AttentionAlgo algo) -> const char* {
+      return algo == AttentionAlgo::usp ? kUspAlgoNeedsUspLayout : nullptr;
+    },
 };
 
 }  // namespace cplab::sim

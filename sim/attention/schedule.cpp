@@ -1,0 +1,271 @@
+// Building a CP attention schedule (SPEC §13): which buffers each rank holds at each step of an
+// algorithm, the blocks of each rank step (schedule_blocks.cpp), the bytes each exchange moves,
+// and the totals.
+#include "sim/attention/schedule.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "reference/types/error.hpp"
+#include "sim/attention/schedule_blocks.hpp"
+#include "sim/layout_descriptor.hpp"
+
+namespace cplab::sim {
+namespace {
+
+// dK and dV accumulate and travel in f32 (SPEC §13.2), whatever the input dtype.
+constexpr std::int64_t kGradBytes = 4;
+
+std::int64_t ring_degree_of(AttentionAlgo algo, const LayoutSpec& spec) {
+  switch (algo) {
+    case AttentionAlgo::ring:
+      return spec.cp;
+    case AttentionAlgo::usp:
+      return spec.ring_degree;
+    default:
+      return 1;
+  }
+}
+
+std::int64_t ulysses_degree_of(AttentionAlgo algo, const LayoutSpec& spec) {
+  switch (algo) {
+    case AttentionAlgo::ulysses:
+      return spec.cp;
+    case AttentionAlgo::usp:
+      return spec.ring_degree >= 1 ? spec.cp / spec.ring_degree : 1;
+    default:
+      return 1;
+  }
+}
+
+// Every shard of ranks [first, first + count) in rank order.
+std::vector<BufferPiece> shards_of(std::int64_t first, std::int64_t count, std::int64_t local) {
+  std::vector<BufferPiece> pieces;
+  for (std::int64_t r = first; r < first + count; ++r)
+    pieces.push_back({.rank = r, .local = {0, local}});
+  return pieces;
+}
+
+// The buffers of every step and rank, before blocking: which shards each rank holds.
+std::vector<ScheduleStep> buffers_of(const AttentionSchedule& s) {
+  const std::int64_t cp = s.cp, local = s.local_len();
+  const std::int64_t heads_per_rank = s.shape.heads / s.ulysses_degree;
+  std::vector<ScheduleStep> steps;
+  auto add_rank = [&](ScheduleStep& step, std::int64_t r, std::int64_t kv_from,
+                      std::vector<BufferPiece> queries, std::vector<BufferPiece> keys) {
+    RankStep& rank = step.ranks.emplace_back();
+    rank.rank = r;
+    rank.kv_from = kv_from;
+    rank.queries = std::move(queries);
+    rank.keys = std::move(keys);
+    rank.heads = heads_per_rank;
+  };
+  switch (s.algo) {
+    case AttentionAlgo::all_gather: {
+      ScheduleStep& step = steps.emplace_back(ScheduleStep{.exchange = "all_gather", .ranks = {}});
+      for (std::int64_t r = 0; r < cp; ++r)
+        add_rank(step, r, -1, shards_of(r, 1, local), shards_of(0, cp, local));
+      break;
+    }
+    case AttentionAlgo::ring:
+      for (std::int64_t t = 0; t < cp; ++t) {
+        ScheduleStep& step = steps.emplace_back(
+            ScheduleStep{.exchange = t == 0 ? "none" : "send_recv", .ranks = {}});
+        for (std::int64_t r = 0; r < cp; ++r) {
+          const std::int64_t from = ((r - t) % cp + cp) % cp;
+          add_rank(step, r, from, shards_of(r, 1, local), shards_of(from, 1, local));
+        }
+      }
+      break;
+    case AttentionAlgo::ulysses: {
+      ScheduleStep& step = steps.emplace_back(ScheduleStep{.exchange = "all_to_all", .ranks = {}});
+      for (std::int64_t r = 0; r < cp; ++r)
+        add_rank(step, r, -1, shards_of(0, cp, local), shards_of(0, cp, local));
+      break;
+    }
+    case AttentionAlgo::usp: {
+      // Ring step t, the first one carrying the all-to-all inside every Ulysses group: ring rank
+      // q holds its own group's U shards as queries and group (q - t) mod R's as keys.
+      const std::int64_t ring = s.ring_degree, group = s.ulysses_degree;
+      for (std::int64_t t = 0; t < ring; ++t) {
+        ScheduleStep& step = steps.emplace_back(
+            ScheduleStep{.exchange = t == 0 ? "all_to_all" : "send_recv", .ranks = {}});
+        for (std::int64_t r = 0; r < cp; ++r) {
+          const std::int64_t q = r / group, from = ((q - t) % ring + ring) % ring;
+          add_rank(step, r, -1, shards_of(q * group, group, local),
+                   shards_of(from * group, group, local));
+        }
+      }
+      break;
+    }
+  }
+  return steps;
+}
+
+std::vector<std::int64_t> slots_of(const AttentionSchedule& s,
+                                   const std::vector<BufferPiece>& pieces) {
+  std::vector<std::int64_t> slots;
+  for (const BufferPiece& piece : pieces) {
+    const auto& index = s.index[static_cast<std::size_t>(piece.rank)];
+    slots.insert(slots.end(), index.begin() + piece.local.begin, index.begin() + piece.local.end);
+  }
+  return slots;
+}
+
+// Bytes per rank of every exchange (sent = received: each is symmetric over the ranks). Per token,
+// K and V are kv_heads·head_dim elements each; the Ulysses all-to-all moves Q, K, V in and the
+// output back (K and V with their heads repeated up to U), its backward dO in and dQ, dK, dV
+// back, all in the input dtype (it is the all-to-all's autograd). A ring step moves K and V, its
+// backward K and V again with the dK, dV accumulated so far for them (f32); the last step also
+// delivers the last dK, dV to their owners.
+void count_bytes(AttentionSchedule& s) {
+  const AttentionShape& sh = s.shape;
+  const std::int64_t local = s.local_len(), elem = static_cast<std::int64_t>(dtype_size(sh.dtype));
+  const std::int64_t kv_token = sh.kv_heads * sh.head_dim, q_token = sh.heads * sh.head_dim;
+  const std::int64_t cp = s.cp, group = s.ulysses_degree;
+  // One all-to-all over U ranks keeps 1/U of what a rank holds and sends the rest.
+  auto all_to_all = [&](std::int64_t per_token) { return local * per_token * (group - 1) / group; };
+  const std::int64_t kv_repeated = std::max(sh.kv_heads, group) * sh.head_dim;
+  // Forward Q, K, V in and the output back; backward dO in and dQ, dK, dV back: the same sizes.
+  const std::int64_t a2a = (2 * all_to_all(q_token) + 2 * all_to_all(kv_repeated)) * elem;
+  for (std::size_t t = 0; t < s.steps.size(); ++t) {
+    ScheduleStep& step = s.steps[t];
+    const bool last = t + 1 == s.steps.size();
+    std::int64_t forward = 0, backward = 0;
+    if (step.exchange == "all_gather") {
+      forward = 2 * (cp - 1) * local * kv_token * elem;
+      backward = forward + 2 * (cp - 1) * local * kv_token * kGradBytes;  // reduce-scatter dK, dV
+    } else {
+      // The ring's K/V buffer: one shard (ring), or a group's U shards on U/U of the heads (usp).
+      const std::int64_t ring_kv =
+          2 * local * (s.algo == AttentionAlgo::usp ? kv_repeated : kv_token);
+      if (step.exchange == "all_to_all") {
+        forward += a2a;
+        backward += a2a;
+      }
+      if (step.exchange == "send_recv") {
+        forward += ring_kv * elem;
+        backward += ring_kv * elem + ring_kv * kGradBytes;
+      }
+      if (last && s.ring_degree > 1) backward += ring_kv * kGradBytes;
+    }
+    for (RankStep& rank : step.ranks) {
+      rank.bytes_sent = rank.bytes_received = forward;
+      rank.backward_bytes_sent = rank.backward_bytes_received = backward;
+    }
+  }
+}
+
+}  // namespace
+
+const char* mask_name(MaskKind kind) {
+  switch (kind) {
+    case MaskKind::full:
+      return "full";
+    case MaskKind::causal:
+      return "causal";
+    case MaskKind::doc_causal:
+      return "doc-causal";
+    case MaskKind::skip:
+      return "skip";
+  }
+  return "?";
+}
+
+std::int64_t AttentionSchedule::slot_at(const std::vector<BufferPiece>& pieces,
+                                        std::int64_t p) const {
+  for (const BufferPiece& piece : pieces) {
+    if (p < piece.local.size())
+      return index[static_cast<std::size_t>(piece.rank)]
+                  [static_cast<std::size_t>(piece.local.begin + p)];
+    p -= piece.local.size();
+  }
+  CPLAB_FAIL("schedule: buffer position past the end of its pieces");
+}
+
+std::string schedule_refusal(const LayoutDescriptor& layout, const LayoutSpec& spec,
+                             AttentionAlgo algo, const AttentionShape& shape) {
+  const char* name = algo_name(algo);
+  if (layout.refuses_algo != nullptr) {
+    const char* why = layout.refuses_algo(algo);
+    if (why != nullptr && *why != '\0')
+      return fmt::format("{} refuses {}: {}", layout.name, name, why);
+  }
+  if (spec.cp < 1) return fmt::format("{}: the CP size C={} must be at least 1", name, spec.cp);
+  if (shape.heads < 1 || shape.kv_heads < 1 || shape.head_dim < 1)
+    return fmt::format("{}: heads H={}, KV heads H_kv={} and head dim d={} must be at least 1",
+                       name, shape.heads, shape.kv_heads, shape.head_dim);
+  if (shape.heads % shape.kv_heads != 0)
+    return fmt::format("{}: H={} query heads do not share H_kv={} KV heads evenly", name,
+                       shape.heads, shape.kv_heads);
+  if (algo == AttentionAlgo::usp && (spec.ring_degree < 1 || spec.cp % spec.ring_degree != 0))
+    return fmt::format("usp: ring degree R={} does not divide C={}", spec.ring_degree, spec.cp);
+  const std::int64_t group = ulysses_degree_of(algo, spec);
+  if (group > 1) {
+    if (shape.heads % group != 0)
+      return fmt::format("{}: H={} heads do not divide over the U={} ranks of a Ulysses group",
+                         name, shape.heads, group);
+    // SPEC §10.5: KV heads fewer than U are repeated up to U, each U/H_kv times.
+    if (shape.kv_heads < group ? group % shape.kv_heads != 0 : shape.kv_heads % group != 0)
+      return fmt::format("{}: H_kv={} KV heads neither divide over nor repeat evenly to U={}", name,
+                         shape.kv_heads, group);
+  }
+  return {};
+}
+
+AttentionSchedule build_schedule(const LayoutDescriptor& layout, const LayoutSpec& spec,
+                                 const RowPlan& row, AttentionAlgo algo,
+                                 const AttentionShape& shape) {
+  const std::string refused = schedule_refusal(layout, spec, algo, shape);
+  CPLAB_CHECK(refused.empty(), "{}", refused);
+  CPLAB_CHECK(row.cp == spec.cp && static_cast<std::int64_t>(row.index.size()) == row.cp &&
+                  row.padded_len % row.cp == 0,
+              "schedule: the row is planned for C={} with {} maps and L={}, the spec asks C={}",
+              row.cp, row.index.size(), row.padded_len, spec.cp);
+  CPLAB_CHECK(static_cast<std::int64_t>(row.doc_ids.size()) == row.padded_len &&
+                  static_cast<std::int64_t>(row.real.size()) == row.padded_len,
+              "schedule: the row has {} document ids and {} real flags for L={}",
+              row.doc_ids.size(), row.real.size(), row.padded_len);
+  AttentionSchedule s{.layout = layout.name,
+                      .algo = algo,
+                      .cp = spec.cp,
+                      .padded_len = row.padded_len,
+                      .ring_degree = ring_degree_of(algo, spec),
+                      .ulysses_degree = ulysses_degree_of(algo, spec),
+                      .shape = shape,
+                      .index = row.index,
+                      .doc_ids = row.doc_ids,
+                      .real = row.real,
+                      .steps = {},
+                      .total_work = 0,
+                      .critical_path = 0,
+                      .ideal = 0.0};
+  for (const auto& map : s.index) {
+    CPLAB_CHECK(static_cast<std::int64_t>(map.size()) == s.local_len(),
+                "schedule: a rank's map holds {} slots, ℓ = {}", map.size(), s.local_len());
+    for (std::int64_t g : map)
+      CPLAB_CHECK(g >= 0 && g < s.padded_len, "schedule: slot {} outside [0, L={})", g,
+                  s.padded_len);
+  }
+  const SlotFacts facts = slot_facts(s.doc_ids, s.real);
+  s.steps = buffers_of(s);
+  for (ScheduleStep& step : s.steps) {
+    std::int64_t longest = 0;
+    for (RankStep& rank : step.ranks) {
+      StepBlocks blocks = block_step(layout.attention_blocking, slots_of(s, rank.queries),
+                                     slots_of(s, rank.keys), facts);
+      rank.blocks = std::move(blocks.blocks);
+      rank.skipped_blocks = blocks.skipped;
+      for (const ScheduleBlock& block : rank.blocks) rank.work += block.pairs * rank.heads;
+      s.total_work += rank.work;
+      longest = std::max(longest, rank.work);
+    }
+    s.critical_path += longest;
+  }
+  s.ideal = static_cast<double>(s.total_work) / static_cast<double>(s.cp);
+  count_bytes(s);
+  return s;
+}
+
+}  // namespace cplab::sim
