@@ -15,6 +15,7 @@ namespace cplab::gputest {
 namespace {
 
 using sim::AttentionAlgo;
+using namespace cplab::gpu;  // the plan under test
 
 std::vector<sim::AttentionSchedule> rows_of(AttentionAlgo algo, std::int64_t cp, std::int64_t local,
                                             HandMasks masks, std::int64_t rows = 2) {
