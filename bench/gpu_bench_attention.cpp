@@ -57,6 +57,7 @@ ShardLayout rank_layout(const RowPlan& plan, std::int64_t r) {
     real.push_back(plan.real[s]);
   }
   l.valid_tokens = {plan.valid_tokens[static_cast<std::size_t>(r)]};
+  check_recorded_layout(l, "BM_gpu_cp_attention");
   return l;
 }
 
@@ -190,11 +191,12 @@ double time_kv_exchange(gpu::DeviceSimWorld& world, std::size_t kv_bytes, std::s
 }
 
 void BM_gpu_cp_attention(benchmark::State& state, sim::AttentionAlgo algo) {
-  if (skip_without_device(state)) return;
   const std::int64_t cp = state.range(0), len = state.range(1);
   const sim::AttentionShape shape{.heads = 8, .kv_heads = 2, .head_dim = 64, .dtype = DType::bf16};
+  // The schedules and layouts first: a machine without a device still checks they build.
   const AttentionRow row = attention_row(cp, len, algo, shape);
   const AttentionRow whole = attention_row(1, len, sim::AttentionAlgo::ring, shape);
+  if (skip_without_device(state)) return;
   const Inputs global{
       global_input(0, row.plan.padded_len, shape.heads, shape.head_dim, shape.dtype),
       global_input(1, row.plan.padded_len, shape.kv_heads, shape.head_dim, shape.dtype),
