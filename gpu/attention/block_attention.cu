@@ -120,7 +120,7 @@ __global__ void block_attention_backward_dq_kernel(BlockAttention a, const AttnT
   const AttnTile tile = tiles[blockIdx.x];
   const AttnBlock blk = a.blocks[tile.block];
   const std::int64_t i = tile.begin + threadIdx.x;
-  bool active = threadIdx.x < tile.len;
+  const bool active = threadIdx.x < tile.len;
   float q[kAttnMaxHeadDim], dout[kAttnMaxHeadDim], acc[kAttnMaxHeadDim];
   sim::TokenFacts qf{};
   float l = -INFINITY, dl = 0.0f;

@@ -17,9 +17,10 @@
 namespace cplab::gpu {
 namespace {
 
-// Point-to-point messages of one call, told apart by tag (comms that match by tag) and by order
-// (NCCL, which matches in issue order).
-enum Tag : int { kTagK = 1301, kTagV, kTagGradK, kTagGradV };
+// Point-to-point messages of one call, told apart by tag and step (comms that match by tag) and
+// by order (NCCL, which matches in issue order).
+enum Tag : int { kTagK = 1301, kTagV, kTagGradK, kTagGradV, kTagDeliverK, kTagDeliverV };
+int tag_of(Tag kind, std::size_t step) { return kind + 8 * static_cast<int>(step); }
 
 struct Inputs {
   const Tensor &q, &k, &v, &grad_out;
@@ -126,8 +127,8 @@ CpAttentionOutput ring(RankContext& ctx, const Inputs& in,
   std::int64_t holds = rank;  // whose shard the rank holds, by what the ring has moved
   for (std::size_t step = 0; step < steps; ++step) {
     if (step > 0) {
-      pass(held_k, next_k, kv_count, dtype, kTagK);
-      pass(held_v, next_v, kv_count, dtype, kTagV);
+      pass(held_k, next_k, kv_count, dtype, tag_of(kTagK, step));
+      pass(held_v, next_v, kv_count, dtype, tag_of(kTagV, step));
       holds = (holds + cp - 1) % cp;
     }
     check_step(rows, step, rank, {step == 0 ? "none" : "send_recv"}, holds, in.heads);
@@ -145,10 +146,10 @@ CpAttentionOutput ring(RankContext& ctx, const Inputs& in,
   restart();
   for (std::size_t step = 0; step < steps; ++step) {
     if (step > 0) {
-      pass(held_k, next_k, kv_count, dtype, kTagK);
-      pass(held_v, next_v, kv_count, dtype, kTagV);
-      pass(grad_k, next_grad_k, grad_count, DType::f32, kTagGradK);
-      pass(grad_v, next_grad_v, grad_count, DType::f32, kTagGradV);
+      pass(held_k, next_k, kv_count, dtype, tag_of(kTagK, step));
+      pass(held_v, next_v, kv_count, dtype, tag_of(kTagV, step));
+      pass(grad_k, next_grad_k, grad_count, DType::f32, tag_of(kTagGradK, step));
+      pass(grad_v, next_grad_v, grad_count, DType::f32, tag_of(kTagGradV, step));
     }
     run.backward(plans[step], held_k, held_v, grad_k, grad_v);
   }
@@ -157,8 +158,8 @@ CpAttentionOutput ring(RankContext& ctx, const Inputs& in,
   const auto hops = static_cast<int>(steps) - 1;
   if (hops > 0) {
     const int owner = (rank + cp - hops) % cp, holder = (rank + hops) % cp;
-    ctx.send_recv(grad_k, owner, next_grad_k, holder, grad_count, DType::f32, kTagGradK);
-    ctx.send_recv(grad_v, owner, next_grad_v, holder, grad_count, DType::f32, kTagGradV);
+    ctx.send_recv(grad_k, owner, next_grad_k, holder, grad_count, DType::f32, kTagDeliverK);
+    ctx.send_recv(grad_v, owner, next_grad_v, holder, grad_count, DType::f32, kTagDeliverV);
     std::swap(grad_k, next_grad_k);
     std::swap(grad_v, next_grad_v);
   }
