@@ -25,5 +25,6 @@ Command add_mutants_command(CLI::App& app);
 Command add_check_command(CLI::App& app);
 Command add_explain_command(CLI::App& app);
 Command add_bench_command(CLI::App& app);
+Command add_schedule_command(CLI::App& app);
 
 }  // namespace cplab::cli

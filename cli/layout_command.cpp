@@ -10,6 +10,7 @@
 
 #include "cli/command.hpp"
 #include "cli/layout_compare.hpp"
+#include "cli/layout_flags.hpp"
 #include "cli/layout_source.hpp"
 #include "reference/plan.hpp"
 #include "reference/types/error.hpp"
@@ -21,15 +22,9 @@ namespace cplab::cli {
 namespace {
 
 struct LayoutOptions {
-  LayoutSpec spec;
-  MagiOptions magi;
-  LayoutSourceArgs source;
+  LayoutFlags flags;
   std::string svg_path;
   bool json = false;
-  CLI::Option* seq_len_option = nullptr;
-  CLI::Option* doc_lens_option = nullptr;
-  CLI::Option* batch_option = nullptr;
-  CLI::Option* row_option = nullptr;
 };
 
 std::vector<std::int64_t> local(const RowPlan& row, const std::vector<std::int64_t>& global,
@@ -152,17 +147,13 @@ void print_table(const LayoutSpec& spec, const RowPlan& row,
 }
 
 int run_layout(const LayoutOptions& options) {
-  LayoutSourceArgs args = options.source;
-  args.has_seq_len = options.seq_len_option->count() > 0;
-  args.has_doc_lens = options.doc_lens_option->count() > 0;
-  args.has_batch = options.batch_option->count() > 0;
-  args.has_row = options.row_option->count() > 0;
-  args.magi = &options.magi;
-  if (asks_every_layout(options.spec.layout)) {
-    return print_layout_comparison(tell_layouts(options.spec, options.spec.layout, args),
-                                   options.json, options.svg_path);
+  const LayoutSourceArgs args = options.flags.given();
+  const LayoutSpec& asked = options.flags.spec;
+  if (asks_every_layout(asked.layout)) {
+    return print_layout_comparison(tell_layouts(asked, asked.layout, args), options.json,
+                                   options.svg_path);
   }
-  const LayoutSource source = read_layout_source(options.spec, args);
+  const LayoutSource source = read_layout_source(asked, args);
   const LayoutSpec& spec = source.spec;  // with the magi options applied
   std::vector<std::vector<std::int64_t>> works;
   for (const RowPlan& row : source.rows) works.push_back(reference::causal_work(row));
@@ -196,34 +187,16 @@ Command add_layout_command(CLI::App& app) {
   auto options = std::make_shared<LayoutOptions>();
   CLI::App* sub = app.add_subcommand(
       "layout", "Show which rank holds which token of one row under a CP layout");
-  sub->add_option("--layout", options->spec.layout,
+  sub->add_option("--layout", options->flags.spec.layout,
                   fmt::format("Layout: {}, or all (every layout side by side)",
                               fmt::join(reference::layout_names(), ", ")))
       ->required();
-  sub->add_option("--cp", options->spec.cp, "CP size C (ranks in the group)")->required();
-  options->seq_len_option =
-      sub->add_option("--seq-len", options->source.seq_len, "Length S of one BSHD row");
-  options->doc_lens_option =
-      sub->add_option("--doc-lens", options->source.doc_lens,
-                      "One packed row: document lengths back to back, e.g. 5,3,8");
-  options->batch_option =
-      sub->add_option("--batch", options->source.batch_path,
-                      "A batch saved with torch.save (packed rows when it has seq_lens)");
-  options->row_option = sub->add_option(
-      "--row", options->source.row, "With --batch: the row to show (default 0; JSON lists all)");
+  sub->add_option("--cp", options->flags.spec.cp, "CP size C (ranks in the group)")->required();
+  add_row_flags(sub, options->flags, "With --batch: the row to show (default 0; JSON lists all)");
   sub->add_option("--svg", options->svg_path,
                   "Also draw the shown row as a self-contained SVG picture at this path");
-  sub->add_option("--pad-multiple", options->spec.pad_multiple,
-                  "contiguous: pad multiple m (D = C·m)")
-      ->capture_default_str();
-  add_magi_options(sub, options->magi);
-  sub->add_option("--ring-degree", options->spec.ring_degree,
-                  "usp: ring degree R (U = C/R Ulysses degree; R must divide C)")
-      ->capture_default_str();
+  add_layout_option_flags(sub, options->flags);
   sub->add_flag("--json", options->json, "Print one JSON object instead of the table");
-  sub->add_option("--block-size", options->spec.block_size,
-                  "ptrr: block size B (L is padded to a multiple of B; L/B must divide by C)")
-      ->capture_default_str();
   return {sub, [options] { return run_layout(*options); }};
 }
 

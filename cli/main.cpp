@@ -48,10 +48,11 @@ int main(int argc, char** argv) {
         app.add_flag("--verbose", verbose, "On errors, add detail (exception type, libtorch text)");
         app.fallthrough();  // --verbose after the subcommand too
         const std::vector<cplab::cli::Command> commands = {
-            cplab::cli::add_layout_command(app),  cplab::cli::add_loss_command(app),
-            cplab::cli::add_sweep_command(app),   cplab::cli::add_replay_command(app),
-            cplab::cli::add_mutants_command(app), cplab::cli::add_check_command(app),
-            cplab::cli::add_explain_command(app), cplab::cli::add_bench_command(app),
+            cplab::cli::add_layout_command(app),   cplab::cli::add_loss_command(app),
+            cplab::cli::add_sweep_command(app),    cplab::cli::add_replay_command(app),
+            cplab::cli::add_mutants_command(app),  cplab::cli::add_check_command(app),
+            cplab::cli::add_explain_command(app),  cplab::cli::add_bench_command(app),
+            cplab::cli::add_schedule_command(app),
         };
         cplab::cli::refuse_out_of_range_integers(app);
         refuse_options_taken_as_values(app, app);

@@ -11,6 +11,7 @@
 #include "reference/plan.hpp"
 #include "reference/types/layout_spec.hpp"
 #include "reference/types/shard_plan.hpp"
+#include "sim/attention/schedule.hpp"
 #include "sim/layout_descriptor.hpp"
 #include "sim/layout_map.hpp"
 
@@ -30,6 +31,17 @@ struct BalanceFacts {
   std::int64_t largest = 0;                             // max work
   std::vector<std::string>& tags;                       // coverage tags the rule may add
 };
+
+// What one schedule of a row gives the layout's attention balance promise (SPEC §13.4).
+struct ScheduleBalanceFacts {
+  const LayoutSpec& spec;
+  const RowPlan& row;  // the reference's row the schedule was built from
+  const sim::AttentionSchedule& schedule;
+  std::vector<std::string>& tags;  // coverage tags the rule may add
+};
+
+// "" when every step of the schedule gives every rank the same work, else which step does not.
+std::string steps_of_unequal_work(const sim::AttentionSchedule& schedule);
 
 struct LayoutEntry {
   std::string name;
@@ -73,6 +85,9 @@ struct LayoutEntry {
   // Pads nothing (C > 1): every row it is given must already be a multiple of pad_unit(spec)
   // (copied from the descriptor).
   bool pads_nothing = false;
+  // The layout's promise for the critical path of its attention schedules (SPEC §13.4): a
+  // failure message, or empty; nullptr: reported, not bounded.
+  std::string (*schedule_balance)(const ScheduleBalanceFacts&) = nullptr;
 };
 
 // Every layout, in the reference registry's order. Each entry was validated when it registered:

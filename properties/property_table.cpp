@@ -19,6 +19,8 @@ extern const PropertyInfo load_balance_property;
 extern const PropertyInfo microbatches_property;
 extern const PropertyInfo ulysses_all_to_all_property;
 extern const PropertyInfo ulysses_attention_property;
+extern const PropertyInfo schedule_coverage_property;
+extern const PropertyInfo schedule_balance_property;
 
 namespace {
 
@@ -51,6 +53,8 @@ const std::vector<PropertyInfo>& property_table() {
       microbatches_property,
       ulysses_all_to_all_property,
       ulysses_attention_property,
+      schedule_coverage_property,
+      schedule_balance_property,
   });
   return table;
 }

@@ -153,6 +153,12 @@ std::string explain_text(const std::vector<LayoutStory>& stories, const std::str
       out += fmt::format("  {:>{}}", most_bytes(s, v), verbs[v].size());
     out += "\n";
   }
+  // Attention itself across the ranks, step by step, is another command's (SPEC §13).
+  out += fmt::format(
+      "attention across the ranks step by step: cplab schedule --layout {} --cp {} --algo all "
+      "(with the same row options)\n",
+      stories.size() == 1 ? stories.front().spec.layout : std::string("LAYOUT"),
+      stories.empty() ? 1 : stories.front().spec.cp);
   if (!details) return out;
   for (const LayoutStory& s : stories) {
     if (!s.error.empty()) continue;

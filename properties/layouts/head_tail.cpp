@@ -10,6 +10,22 @@
 
 namespace cplab::properties {
 
+namespace {
+
+// SPEC §13.4: on one causal row without padding, the zigzag ring gives every rank the same work
+// at every step (step 0: its own two chunks; later: half of each pairing, full).
+std::string head_tail_schedule_balance(const ScheduleBalanceFacts& f) {
+  if (f.schedule.algo != sim::AttentionAlgo::ring || f.row.packed ||
+      f.row.caller_len != f.row.padded_len)
+    return {};
+  const std::string unequal = steps_of_unequal_work(f.schedule);
+  return unequal.empty() ? unequal
+                         : fmt::format("head-tail ring on an unpadded causal row of L={}: {}",
+                                       f.row.padded_len, unequal);
+}
+
+}  // namespace
+
 extern const LayoutEntry head_tail_entry;
 const LayoutEntry head_tail_entry{
     .name = "head-tail",
@@ -24,6 +40,7 @@ const LayoutEntry head_tail_entry{
           }
           return std::string{};
         },
+    .schedule_balance = head_tail_schedule_balance,
 };
 
 }  // namespace cplab::properties

@@ -55,10 +55,27 @@ std::string equal_per_document(const BalanceFacts& f) {
 
 }  // namespace
 
+namespace {
+
+// SPEC §13.4: head-tail inside every document, so on a row none of whose slots is padding the
+// ring gives every rank the same work at every step, document by document.
+std::string per_doc_schedule_balance(const ScheduleBalanceFacts& f) {
+  if (f.schedule.algo != sim::AttentionAlgo::ring ||
+      std::find(f.row.real.begin(), f.row.real.end(), 0) != f.row.real.end())
+    return {};
+  const std::string unequal = steps_of_unequal_work(f.schedule);
+  return unequal.empty() ? unequal
+                         : fmt::format("per-doc-head-tail ring on a row without padding (L={}): {}",
+                                       f.row.padded_len, unequal);
+}
+
+}  // namespace
+
 extern const LayoutEntry per_doc_head_tail_entry;
 const LayoutEntry per_doc_head_tail_entry{
     .name = "per-doc-head-tail",
     .balance = equal_per_document,
+    .schedule_balance = per_doc_schedule_balance,
 };
 
 }  // namespace cplab::properties

@@ -32,10 +32,33 @@ std::string stripe_balance(const BalanceFacts& f) {
 
 }  // namespace
 
+namespace {
+
+// SPEC §13.4: on one causal row of L = C·ℓ without padding, ring step s gives rank r the keys of
+// src = (r - s) mod C on a diagonal of 0 (src <= r: ℓ(ℓ+1)/2 pairs) or -1 (src > r: ℓ(ℓ-1)/2),
+// so every step's busiest rank does ℓ(ℓ+1)/2 and C·critical - total = H·C·ℓ(C-1)/2 exactly.
+std::string stripe_schedule_balance(const ScheduleBalanceFacts& f) {
+  const sim::AttentionSchedule& s = f.schedule;
+  if (s.algo != sim::AttentionAlgo::ring || f.row.packed || f.row.caller_len != f.row.padded_len)
+    return {};
+  const std::int64_t cp = s.cp, local = s.local_len(), heads = s.shape.heads;
+  const std::int64_t want = heads * cp * local * (cp - 1) / 2;
+  if (cp * s.critical_path - s.total_work != want) {
+    return fmt::format(
+        "stripe ring on an unpadded causal row of L={}: C·critical path - total = {}, H·C·ℓ(C-1)/2 "
+        "= {}",
+        f.row.padded_len, cp * s.critical_path - s.total_work, want);
+  }
+  return {};
+}
+
+}  // namespace
+
 extern const LayoutEntry stripe_entry;
 const LayoutEntry stripe_entry{
     .name = "stripe",
     .balance = stripe_balance,
+    .schedule_balance = stripe_schedule_balance,
 };
 
 }  // namespace cplab::properties

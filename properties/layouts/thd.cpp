@@ -48,11 +48,28 @@ std::int64_t valid_in_document(std::int64_t real, std::int64_t padded, std::int6
 
 }  // namespace
 
+namespace {
+
+// SPEC §13.4: head-tail inside every document, so on a row none of whose slots is padding the
+// ring gives every rank the same work at every step, document by document.
+std::string thd_schedule_balance(const ScheduleBalanceFacts& f) {
+  if (f.schedule.algo != sim::AttentionAlgo::ring ||
+      std::find(f.row.real.begin(), f.row.real.end(), 0) != f.row.real.end())
+    return {};
+  const std::string unequal = steps_of_unequal_work(f.schedule);
+  return unequal.empty() ? unequal
+                         : fmt::format("thd ring on a row without padding (L={}): {}",
+                                       f.row.padded_len, unequal);
+}
+
+}  // namespace
+
 extern const LayoutEntry thd_entry;
 const LayoutEntry thd_entry{
     .name = "thd",
     .balance = equal_per_document,
     .local_document_valid = valid_in_document,
+    .schedule_balance = thd_schedule_balance,
 };
 
 }  // namespace cplab::properties

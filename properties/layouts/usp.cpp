@@ -107,6 +107,23 @@ std::string usp_balance(const BalanceFacts& f) {
 
 }  // namespace
 
+namespace {
+
+// SPEC §13.4: on one causal row without padding, usp's ring over R groups is head-tail's at C = R
+// and every rank of a group computes all of the group's queries on its heads, so every step gives
+// every rank the same work.
+std::string usp_schedule_balance(const ScheduleBalanceFacts& f) {
+  if (f.schedule.algo != sim::AttentionAlgo::usp || f.row.packed ||
+      f.row.caller_len != f.row.padded_len)
+    return {};
+  const std::string unequal = steps_of_unequal_work(f.schedule);
+  return unequal.empty()
+             ? unequal
+             : fmt::format("usp on an unpadded causal row of L={}: {}", f.row.padded_len, unequal);
+}
+
+}  // namespace
+
 extern const LayoutEntry usp_entry;
 const LayoutEntry usp_entry{
     .name = "usp",
@@ -114,6 +131,7 @@ const LayoutEntry usp_entry{
     .draw_options = draw_ring_degree,
     .shrink_options = smaller_ring_degrees,
     .options_at_cp = ring_degrees_at,
+    .schedule_balance = usp_schedule_balance,
 };
 
 }  // namespace cplab::properties

@@ -103,16 +103,6 @@ std::vector<ScheduleStep> buffers_of(const AttentionSchedule& s) {
   return steps;
 }
 
-std::vector<std::int64_t> slots_of(const AttentionSchedule& s,
-                                   const std::vector<BufferPiece>& pieces) {
-  std::vector<std::int64_t> slots;
-  for (const BufferPiece& piece : pieces) {
-    const auto& index = s.index[static_cast<std::size_t>(piece.rank)];
-    slots.insert(slots.end(), index.begin() + piece.local.begin, index.begin() + piece.local.end);
-  }
-  return slots;
-}
-
 // Bytes per rank of every exchange (sent = received: each is symmetric over the ranks). Per token,
 // K and V are kv_heads·head_dim elements each; the Ulysses all-to-all moves Q, K, V in and the
 // output back (K and V with their heads repeated up to U), its backward dO in and dQ, dK, dV
@@ -184,6 +174,16 @@ std::int64_t AttentionSchedule::slot_at(const std::vector<BufferPiece>& pieces,
   CPLAB_FAIL("schedule: buffer position past the end of its pieces");
 }
 
+std::vector<std::int64_t> AttentionSchedule::buffer_slots(
+    const std::vector<BufferPiece>& pieces) const {
+  std::vector<std::int64_t> slots;
+  for (const BufferPiece& piece : pieces) {
+    const auto& map = index[static_cast<std::size_t>(piece.rank)];
+    slots.insert(slots.end(), map.begin() + piece.local.begin, map.begin() + piece.local.end);
+  }
+  return slots;
+}
+
 std::string schedule_refusal(const LayoutDescriptor& layout, const LayoutSpec& spec,
                              AttentionAlgo algo, const AttentionShape& shape) {
   const char* name = algo_name(algo);
@@ -253,8 +253,8 @@ AttentionSchedule build_schedule(const LayoutDescriptor& layout, const LayoutSpe
   for (ScheduleStep& step : s.steps) {
     std::int64_t longest = 0;
     for (RankStep& rank : step.ranks) {
-      StepBlocks blocks = block_step(layout.attention_blocking, slots_of(s, rank.queries),
-                                     slots_of(s, rank.keys), facts);
+      StepBlocks blocks = block_step(layout.attention_blocking, s.buffer_slots(rank.queries),
+                                     s.buffer_slots(rank.keys), facts);
       rank.blocks = std::move(blocks.blocks);
       rank.skipped_blocks = blocks.skipped;
       for (const ScheduleBlock& block : rank.blocks) rank.work += block.pairs * rank.heads;

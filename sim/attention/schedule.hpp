@@ -113,6 +113,8 @@ struct AttentionSchedule {
   std::int64_t local_len() const { return cp > 0 ? padded_len / cp : 0; }
   // Global slot of position p of a buffer made of `pieces`.
   std::int64_t slot_at(const std::vector<BufferPiece>& pieces, std::int64_t p) const;
+  // Global slot of every position of a buffer made of `pieces`, in buffer order.
+  std::vector<std::int64_t> buffer_slots(const std::vector<BufferPiece>& pieces) const;
 };
 
 // Why `layout` cannot run `algo` at `spec` (one line), or "" when it can.

@@ -130,7 +130,7 @@ TEST(ReplayCli, BadInputIsOneLineAndExitTwo) {
   EXPECT_NE(good.out.find("rank 0: slots [0 1 6:pad 7:pad 8 11:pad 12 13 18 19]"),
             std::string::npos)
       << good.out;
-  EXPECT_NE(good.out.find("11 of 11 properties hold"), std::string::npos) << good.out;
+  EXPECT_NE(good.out.find("13 of 13 properties hold"), std::string::npos) << good.out;
 }
 
 TEST(ReplayCli, PerDocHeadTailRowsComeAsDocs) {
@@ -138,7 +138,7 @@ TEST(ReplayCli, PerDocHeadTailRowsComeAsDocs) {
   const CliRun good = run_cplab("replay 'per-doc-head-tail cp=2 docs=8,4'");
   EXPECT_EQ(good.status, 0) << good.out << good.err;
   EXPECT_NE(good.out.find("rank 0: slots [0 1 6 7 8 11]"), std::string::npos) << good.out;
-  EXPECT_NE(good.out.find("11 of 11 properties hold"), std::string::npos) << good.out;
+  EXPECT_NE(good.out.find("13 of 13 properties hold"), std::string::npos) << good.out;
   // The caller's own padding inside a document travels in the case string as 3+1.
   const CliRun padded = run_cplab("replay 'per-doc-head-tail cp=2 docs=3+1,4'");
   EXPECT_EQ(padded.status, 0) << padded.out << padded.err;

@@ -1,0 +1,31 @@
+#pragma once
+// The flags every command that shows one row under a layout takes, added the same way everywhere:
+// where the row comes from (--seq-len, --doc-lens, --batch, --row) and the layouts' own options
+// (--pad-multiple, the magi options, --ring-degree, --block-size).
+#include <CLI/CLI.hpp>
+
+#include "cli/layout_source.hpp"
+#include "cli/magi_options.hpp"
+#include "reference/types/layout_spec.hpp"
+
+namespace cplab::cli {
+
+struct LayoutFlags {
+  LayoutSpec spec;
+  MagiOptions magi;
+  LayoutSourceArgs source;
+  CLI::Option* seq_len = nullptr;
+  CLI::Option* doc_lens = nullptr;
+  CLI::Option* batch = nullptr;
+  CLI::Option* row = nullptr;
+
+  // The source arguments with what was given marked (after parsing).
+  LayoutSourceArgs given() const;
+};
+
+// --seq-len, --doc-lens, --batch and --row into flags.source; row_help describes --row.
+void add_row_flags(CLI::App* sub, LayoutFlags& flags, const char* row_help);
+// --pad-multiple, --chunk-size, --chunk-pad-at-cp1, --ring-degree and --block-size into flags.spec.
+void add_layout_option_flags(CLI::App* sub, LayoutFlags& flags);
+
+}  // namespace cplab::cli

@@ -1,0 +1,197 @@
+// Properties 12 and 13: CP attention schedules (SPEC §13), the schedule alone, built from the
+// reference's rows for every algorithm the layout runs. 12: over all steps every (query, key)
+// pair the global document-causal mask allows is computed on exactly H heads, by no rank twice,
+// and no other pair is computed, each block realised through block_pair_visible on its buffers'
+// slots, pair by pair; every block's pair count and every rank's work is what it computes.
+// 13: the critical path Σ_s max_r work against total/C: generic identities (Ulysses gives every
+// rank the same work, all-gather gives each rank its SPEC §8 causal work, the total is the mask's
+// pairs on H heads) and each layout's own promise (its properties/layouts/ entry, SPEC §13.4).
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <numeric>
+
+#include "properties/checks/checks.hpp"
+#include "reference/work.hpp"
+#include "sim/attention/block_mask.hpp"
+
+namespace cplab::properties {
+namespace {
+
+// The case's heads, a pure function of its seed and C: H = 2C query heads (divisible by every
+// Ulysses degree C/R), and KV heads C or 1 (1: repeated up to U, SPEC §10.5).
+sim::AttentionShape shape_for(const Case& c) {
+  const std::uint64_t pick = mix(c.seed, 0x5c4ed, static_cast<std::uint64_t>(c.spec.cp), 0);
+  return {.heads = 2 * c.spec.cp,
+          .kv_heads = (pick & 1) != 0 ? 1 : c.spec.cp,
+          .head_dim = 8,
+          .dtype = DType::bf16};
+}
+
+// Every schedule of a row: one per algorithm the layout runs at this spec and shape.
+template <typename Check>
+std::string each_schedule(const Case& c, CheckNotes& notes, const Check& check) {
+  const Subject subject(c);
+  const sim::LayoutDescriptor& layout = sim::layout_descriptor(c.spec.layout);
+  const sim::AttentionShape shape = shape_for(c);
+  for (std::size_t b = 0; b < subject.plan.rows.size(); ++b) {
+    const RowPlan& row = subject.plan.rows[b];
+    for (sim::AttentionAlgo algo : sim::all_algos()) {
+      if (!sim::schedule_refusal(layout, c.spec, algo, shape).empty()) continue;
+      notes.tags.push_back(
+          fmt::format("{} {} {}", c.spec.layout, sim::algo_name(algo), cp_class(c.spec.cp)));
+      const sim::AttentionSchedule s = sim::build_schedule(layout, c.spec, row, algo, shape);
+      const std::string bad = check(s, row);
+      if (!bad.empty())
+        return failure_prefix(c) + fmt::format("row {} {} (H={}, H_kv={}): {}", b,
+                                               sim::algo_name(algo), shape.heads, shape.kv_heads,
+                                               bad);
+    }
+  }
+  return {};
+}
+
+std::string coverage_mismatch(const sim::AttentionSchedule& s, const RowPlan& row) {
+  const auto len = static_cast<std::size_t>(row.padded_len);
+  std::vector<std::int64_t> heads(len * len, 0);
+  CPLAB_CHECK(s.cp <= 64, "the coverage property keeps one bit per rank, C={} > 64", s.cp);
+  std::vector<std::uint64_t> ranks(len * len, 0);  // which ranks computed each pair
+  std::int64_t total = 0;
+  for (std::size_t t = 0; t < s.steps.size(); ++t) {
+    for (const sim::RankStep& rank : s.steps[t].ranks) {
+      const std::vector<std::int64_t> qs = s.buffer_slots(rank.queries);
+      const std::vector<std::int64_t> ks = s.buffer_slots(rank.keys);
+      std::int64_t work = 0;
+      for (const sim::ScheduleBlock& blk : rank.blocks) {
+        std::int64_t pairs = 0;
+        for (std::int64_t i = blk.q.begin; i < blk.q.end; ++i) {
+          const std::int64_t q = qs[static_cast<std::size_t>(i)];
+          const sim::TokenFacts qf{q, row.doc_ids[q], row.real[q]};
+          for (std::int64_t j = blk.k.begin; j < blk.k.end; ++j) {
+            const std::int64_t k = ks[static_cast<std::size_t>(j)];
+            const sim::TokenFacts kf{k, row.doc_ids[k], row.real[k]};
+            if (!sim::block_pair_visible(static_cast<int>(blk.mask), blk.diagonal, i - blk.q.begin,
+                                         j - blk.k.begin, qf, kf))
+              continue;
+            const std::size_t at = static_cast<std::size_t>(q) * len + static_cast<std::size_t>(k);
+            const std::uint64_t bit = std::uint64_t{1} << rank.rank;
+            if ((ranks[at] & bit) != 0)
+              return fmt::format("step {} rank {} computes query slot {} × key slot {} again", t,
+                                 rank.rank, q, k);
+            ranks[at] |= bit;
+            heads[at] += rank.heads;
+            ++pairs;
+          }
+        }
+        if (pairs != blk.pairs)
+          return fmt::format("step {} rank {}: a {} block claims {} pairs, computes {}", t,
+                             rank.rank, sim::mask_name(blk.mask), blk.pairs, pairs);
+        work += pairs * rank.heads;
+      }
+      if (work != rank.work)
+        return fmt::format("step {} rank {}: work {}, its blocks compute {}", t, rank.rank,
+                           rank.work, work);
+      total += work;
+    }
+  }
+  if (total != s.total_work)
+    return fmt::format("total work {}, the ranks compute {}", s.total_work, total);
+  for (std::size_t q = 0; q < len; ++q) {
+    for (std::size_t k = 0; k < len; ++k) {
+      const bool allowed = row.real[q] && row.real[k] && row.doc_ids[q] == row.doc_ids[k] && k <= q;
+      const std::int64_t want = allowed ? s.shape.heads : 0, got = heads[q * len + k];
+      if (got != want)
+        return fmt::format("query slot {} × key slot {} ({}) computed on {} heads, expected {}", q,
+                           k, allowed ? "allowed" : "masked", got, want);
+    }
+  }
+  return {};
+}
+
+std::string check_coverage(const Case& c, Implementation&, CheckNotes& notes) {
+  return each_schedule(c, notes, coverage_mismatch);
+}
+
+std::string balance_mismatch(const Case& c, const sim::AttentionSchedule& s, const RowPlan& row,
+                             CheckNotes& notes) {
+  std::int64_t critical = 0, total = 0;
+  for (const sim::ScheduleStep& step : s.steps) {
+    std::int64_t most = 0;
+    for (const sim::RankStep& rank : step.ranks) {
+      most = std::max(most, rank.work);
+      total += rank.work;
+    }
+    critical += most;
+  }
+  if (critical != s.critical_path || total != s.total_work)
+    return fmt::format("critical path {} and total {}, the steps give {} and {}", s.critical_path,
+                       s.total_work, critical, total);
+  const std::vector<std::int64_t> causal = reference::causal_work(row);
+  const std::int64_t mask_pairs = std::accumulate(causal.begin(), causal.end(), std::int64_t{0});
+  if (total != mask_pairs * s.shape.heads)
+    return fmt::format("total work {}, the mask's {} pairs on {} heads are {}", total, mask_pairs,
+                       s.shape.heads, mask_pairs * s.shape.heads);
+  if (s.algo == sim::AttentionAlgo::ulysses && critical * s.cp != total)
+    return fmt::format(
+        "Ulysses: every rank computes every pair on its heads, yet the critical "
+        "path {} × C={} is not the total {}",
+        critical, s.cp, total);
+  if (s.algo == sim::AttentionAlgo::all_gather) {
+    for (std::size_t r = 0; r < causal.size(); ++r) {
+      const std::int64_t work = s.steps.front().ranks[r].work;
+      if (work != causal[r] * s.shape.heads)
+        return fmt::format("all-gather: rank {} works {}, its causal work (SPEC §8) {} × H={}", r,
+                           work, causal[r], s.shape.heads);
+    }
+  }
+  const LayoutEntry& entry = layout_entry(c.spec.layout);
+  if (entry.schedule_balance != nullptr) {
+    const ScheduleBalanceFacts facts{.spec = c.spec, .row = row, .schedule = s, .tags = notes.tags};
+    const std::string broken = entry.schedule_balance(facts);
+    if (!broken.empty()) return broken;
+  }
+  notes.notes.push_back(fmt::format("{}: critical path {} / ideal {:.1f} = {:.4f}",
+                                    sim::algo_name(s.algo), critical, s.ideal,
+                                    s.ideal > 0 ? static_cast<double>(critical) / s.ideal : 1.0));
+  return {};
+}
+
+std::string check_balance(const Case& c, Implementation&, CheckNotes& notes) {
+  return each_schedule(c, notes, [&](const sim::AttentionSchedule& s, const RowPlan& row) {
+    return balance_mismatch(c, s, row, notes);
+  });
+}
+
+}  // namespace
+
+std::string steps_of_unequal_work(const sim::AttentionSchedule& s) {
+  for (std::size_t t = 0; t < s.steps.size(); ++t) {
+    std::vector<std::int64_t> work;
+    for (const sim::RankStep& rank : s.steps[t].ranks) work.push_back(rank.work);
+    if (std::adjacent_find(work.begin(), work.end(), std::not_equal_to<>()) != work.end())
+      return fmt::format("step {} gives the ranks unequal work [{}]", t, fmt::join(work, ", "));
+  }
+  return {};
+}
+
+extern const PropertyInfo schedule_coverage_property;
+const PropertyInfo schedule_coverage_property{
+    .name = "ring_schedule_covers_mask_once",
+    .invariant =
+        "every attention schedule the layout runs computes each pair the "
+        "document-causal mask allows exactly once per head and no other pair",
+    .check = check_coverage,
+    .coverage = {{kAnyCase, {}, Cross::cp}},
+};
+
+extern const PropertyInfo schedule_balance_property;
+const PropertyInfo schedule_balance_property{
+    .name = "attention_critical_path_is_balanced",
+    .invariant =
+        "each schedule's critical path against total/C: Ulysses exact, all-gather the "
+        "causal work, and each layout's per-step promise (head-tail equal ring steps)",
+    .check = check_balance,
+    .coverage = {{kAnyCase, {}, Cross::cp}},
+};
+
+}  // namespace cplab::properties

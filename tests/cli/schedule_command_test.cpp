@@ -1,0 +1,137 @@
+// `cplab schedule` end to end: the JSON contract (global slot ranges, masks, work, bytes, the
+// critical path), `--algo all` with its refused algorithms, the picture and the page, and bad
+// input as one line with exit 2.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/support/cli.hpp"
+
+namespace cplab::testing {
+namespace {
+
+using testsupport::expect_usage_error;
+using testsupport::run_cplab;
+using testsupport::ScratchDir;
+using testsupport::slurp;
+
+nlohmann::json schedule_json(const std::string& args) {
+  const auto run = run_cplab("schedule " + args + " --json");
+  EXPECT_EQ(run.status, 0) << args << ": " << run.err;
+  return nlohmann::json::parse(run.out);
+}
+
+// SPEC §13.2's example: head-tail C = 2, L = 8, ring.
+TEST(CliSchedule, JsonGivesBlocksInGlobalSlots) {
+  const nlohmann::json j = schedule_json(
+      "--layout head-tail --cp 2 --seq-len 8 --algo ring --heads 2 --kv-heads 1 "
+      "--head-dim 4 --dtype bf16");
+  EXPECT_EQ(j["layout"], "head-tail");
+  EXPECT_EQ(j["algo"], "ring");
+  EXPECT_EQ(j["cp"], 2);
+  EXPECT_EQ(j["padded_seq_len"], 8);
+  EXPECT_EQ(j["critical_path"], 36);
+  EXPECT_DOUBLE_EQ(j["ideal"].get<double>(), 36.0);
+  ASSERT_EQ(j["steps"].size(), 2u);
+  const nlohmann::json& rank0 = j["steps"][0]["ranks"][0];
+  EXPECT_EQ(rank0["rank"], 0);
+  EXPECT_EQ(rank0["kv_from"], 0);
+  ASSERT_EQ(rank0["blocks"].size(), 3u);
+  // Buffer positions [2, 4) of rank 0 are its second chunk, global [6, 8).
+  EXPECT_EQ(rank0["blocks"][1]["q"], nlohmann::json::parse("[[6,8]]"));
+  EXPECT_EQ(rank0["blocks"][1]["k"], nlohmann::json::parse("[[0,2]]"));
+  EXPECT_EQ(rank0["blocks"][1]["mask"], "full");
+  EXPECT_EQ(rank0["blocks"][0]["mask"], "causal");
+  EXPECT_EQ(rank0["work"], 20);
+  const nlohmann::json& rank1 = j["steps"][1]["ranks"][1];
+  EXPECT_EQ(rank1["kv_from"], 0);
+  EXPECT_EQ(rank1["blocks"][0]["q"], nlohmann::json::parse("[[2,6]]"));
+  EXPECT_EQ(rank1["blocks"][0]["k"], nlohmann::json::parse("[[0,2]]"));
+  EXPECT_EQ(rank1["bytes_received"], 2 * 4 * 4 * 2);
+  EXPECT_EQ(rank1["bytes_sent"], 2 * 4 * 4 * 2);
+}
+
+TEST(CliSchedule, StripeMergesNoSlotsAndReadsDocCausalOnPads) {
+  const nlohmann::json j = schedule_json("--layout stripe --cp 2 --seq-len 7 --algo ring");
+  const nlohmann::json& rank1 = j["steps"][0]["ranks"][1];
+  EXPECT_EQ(rank1["blocks"][0]["mask"], "doc-causal");
+  EXPECT_EQ(rank1["blocks"][0]["q"], nlohmann::json::parse("[[1,2],[3,4],[5,6],[7,8]]"));
+}
+
+TEST(CliSchedule, AllComparesAndListsRefusals) {
+  const auto run = run_cplab("schedule --layout head-tail --cp 4 --seq-len 64 --algo all");
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_NE(run.out.find("all-gather"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("ulysses"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("usp         refused: head-tail refuses usp"), std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("critical path"), std::string::npos);
+  const nlohmann::json j = schedule_json(
+      "--layout magi --cp 2 --chunk-size 4 --doc-lens 9,7 "
+      "--algo all");
+  ASSERT_EQ(j["algos"].size(), 4u);
+  EXPECT_EQ(j["algos"][0]["algo"], "all-gather");
+  EXPECT_TRUE(j["algos"][0].contains("critical_path"));
+  EXPECT_EQ(j["algos"][1]["algo"], "ring");
+  EXPECT_NE(j["algos"][1]["refused"].get<std::string>().find("MagiAttention"), std::string::npos);
+  // Ulysses: every rank computes every pair on its heads.
+  const nlohmann::json& ulysses = j["algos"][2];
+  EXPECT_EQ(ulysses["critical_path"].get<double>() * 2, ulysses["total_work"].get<double>());
+}
+
+TEST(CliSchedule, UspRingsOverItsGroups) {
+  const nlohmann::json j =
+      schedule_json("--layout usp --cp 4 --ring-degree 2 --seq-len 32 --algo usp --heads 4");
+  EXPECT_EQ(j["ring_degree"], 2);
+  EXPECT_EQ(j["ulysses_degree"], 2);
+  ASSERT_EQ(j["steps"].size(), 2u);
+  EXPECT_EQ(j["steps"][0]["exchange"], "all_to_all");
+  EXPECT_EQ(j["steps"][1]["exchange"], "send_recv");
+  EXPECT_EQ(j["critical_path"].get<double>(), j["ideal"].get<double>());
+}
+
+TEST(CliSchedule, DrawsThePictureAndThePage) {
+  ScratchDir dir;
+  const auto run = run_cplab("schedule --layout thd --cp 2 --doc-lens 5,3,8 --algo all --svg " +
+                             dir.file("s.svg"));
+  ASSERT_EQ(run.status, 0) << run.err;
+  const std::string svg = slurp(dir.file("s.svg"));
+  EXPECT_EQ(svg.rfind("<svg", 0), 0u);
+  EXPECT_NE(svg.find("data-step=\"1\" data-rank=\"1\""), std::string::npos);
+  const auto page = run_cplab(
+      "schedule --layout thd --cp 2 --doc-lens 5,3,8 --algo ring "
+      "--format html");
+  ASSERT_EQ(page.status, 0) << page.err;
+  EXPECT_EQ(page.out.rfind("<!doctype html>", 0), 0u);
+  EXPECT_NE(page.out.find("<svg"), std::string::npos);
+  EXPECT_NE(page.out.find("critical path"), std::string::npos);
+}
+
+TEST(CliSchedule, BadInputIsOneLine) {
+  expect_usage_error(run_cplab("schedule --layout head-tail --cp 2 --seq-len 8 --algo tree"),
+                     {"unknown attention algorithm 'tree'"});
+  expect_usage_error(run_cplab("schedule --layout head-tail --cp 2 --seq-len 8 --algo usp"),
+                     {"head-tail refuses usp"});
+  expect_usage_error(run_cplab("schedule --layout magi --cp 2 --seq-len 8 --algo ring"),
+                     {"magi refuses ring"});
+  expect_usage_error(run_cplab("schedule --layout head-tail --cp 0 --seq-len 8 --algo ring"), {});
+  expect_usage_error(
+      run_cplab("schedule --layout usp --cp 4 --ring-degree 3 --seq-len 8 --algo usp"),
+      {"ring degree R=3"});
+  expect_usage_error(
+      run_cplab("schedule --layout head-tail --cp 2 --seq-len 8 --algo ulysses --heads 3"),
+      {"H=3"});
+  expect_usage_error(run_cplab("schedule --layout head-tail --cp 2 --seq-len 8 --dtype i64"),
+                     {"--dtype i64"});
+  expect_usage_error(run_cplab("schedule --layout head-tail --cp 2 --seq-len 8 --format pdf"),
+                     {"--format 'pdf'"});
+}
+
+TEST(CliSchedule, ExplainPointsToSchedule) {
+  const auto run = run_cplab("explain --layout head-tail --cp 2 --seq-len 8");
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_NE(run.out.find("cplab schedule --layout head-tail --cp 2"), std::string::npos) << run.out;
+}
+
+}  // namespace
+}  // namespace cplab::testing
