@@ -96,6 +96,32 @@ void check_row_shape(const sim::AttentionSchedule& s, const sim::AttentionSchedu
 
 }  // namespace
 
+void check_step_source(const std::vector<sim::AttentionSchedule>& rows, std::size_t step,
+                       std::int64_t rank, const std::vector<std::string>& exchanges,
+                       std::int64_t kv_from, std::int64_t heads) {
+  for (std::size_t b = 0; b < rows.size(); ++b) {
+    CPLAB_CHECK(step < rows[b].steps.size(), "gpu cp_attention: row {} has no step {}", b, step);
+    const sim::ScheduleStep& s = rows[b].steps[step];
+    const bool known = std::find(exchanges.begin(), exchanges.end(), s.exchange) != exchanges.end();
+    CPLAB_CHECK(known,
+                "gpu cp_attention: row {} step {} is brought by {}; this step moves K/V by {}", b,
+                step, s.exchange, exchanges.empty() ? "nothing" : exchanges.front());
+    CPLAB_CHECK(
+        rank >= 0 && static_cast<std::int64_t>(s.ranks.size()) == rows[b].cp && rank < rows[b].cp,
+        "gpu cp_attention: row {} step {} lists {} ranks; C = {}, rank {}", b, step, s.ranks.size(),
+        rows[b].cp, rank);
+    const sim::RankStep& rs = s.ranks[static_cast<std::size_t>(rank)];
+    CPLAB_CHECK(rs.kv_from == kv_from,
+                "gpu cp_attention: row {} step {}: the schedule has rank {} hold the K/V of {}, "
+                "but the rank holds those of {}",
+                b, step, rank, rs.kv_from, kv_from);
+    CPLAB_CHECK(rs.heads == heads,
+                "gpu cp_attention: row {} step {}: the schedule has rank {} compute {} heads; the "
+                "tensors have H = {}",
+                b, step, rank, rs.heads, heads);
+  }
+}
+
 std::vector<AttnTile> block_tiles(const std::vector<AttnBlock>& blocks, bool keys,
                                   std::int64_t tile) {
   CPLAB_CHECK(tile >= 1, "gpu cp_attention: tile of {} rows", tile);

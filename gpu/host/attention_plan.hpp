@@ -9,6 +9,7 @@
 // piece is checked against what the rank holds (a schedule that names a shard the rank does not
 // hold is refused here, not read out of bounds on the device).
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "gpu/host/attention_launch.hpp"
@@ -46,6 +47,14 @@ struct StepLaunch {
   // token and head walks its list, so blocks sharing a query never race and merge in one order.
   std::vector<std::int64_t> merge_tokens, merge_offsets, merge_rows;
 };
+
+// What an algorithm checks of a step before it plans it: the exchange that brought its buffers is
+// one of `exchanges`, the rank holds the K/V of `kv_from` (-1: of several, the pieces say which)
+// and computes all `heads` query heads, as the schedule says for every row. Throws naming the
+// row, the step and what disagrees: a data movement and a schedule that disagree are an error.
+void check_step_source(const std::vector<sim::AttentionSchedule>& rows, std::size_t step,
+                       std::int64_t rank, const std::vector<std::string>& exchanges,
+                       std::int64_t kv_from, std::int64_t heads);
 
 // The step `step` of rank `rank` over every row's schedule, for queries from the rank's own shard
 // (token b·ℓ + k) and keys from `held`. Throws, naming the row, the step and the rank, when a

@@ -69,33 +69,6 @@ Inputs check_inputs(const ShardLayout& layout, const std::vector<sim::AttentionS
   return {q, k, v, grad_out, b, len, q.size(2), k.size(2), q.size(3)};
 }
 
-// What every algorithm checks of a step before it plans it: the exchange that brought its
-// buffers, whose K/V the rank holds (-1: several) and the heads it computes.
-void check_step(const std::vector<sim::AttentionSchedule>& rows, std::size_t step, int rank,
-                const std::vector<std::string>& exchanges, std::int64_t kv_from,
-                std::int64_t heads) {
-  for (std::size_t b = 0; b < rows.size(); ++b) {
-    const sim::ScheduleStep& s = rows[b].steps[step];
-    bool known = false;
-    for (const auto& e : exchanges) known = known || s.exchange == e;
-    CPLAB_CHECK(known,
-                "gpu cp_attention: row {} step {} is brought by {}; this {} step moves K/V by {}",
-                b, step, s.exchange, sim::algo_name(rows[b].algo), exchanges.front());
-    CPLAB_CHECK(static_cast<std::int64_t>(s.ranks.size()) == rows[b].cp,
-                "gpu cp_attention: row {} step {} lists {} ranks; C = {}", b, step, s.ranks.size(),
-                rows[b].cp);
-    const sim::RankStep& rs = s.ranks[static_cast<std::size_t>(rank)];
-    CPLAB_CHECK(rs.kv_from == kv_from,
-                "gpu cp_attention: row {} step {}: the schedule has rank {} hold the K/V of {}, "
-                "but the rank holds those of {}",
-                b, step, rank, rs.kv_from, kv_from);
-    CPLAB_CHECK(rs.heads == heads,
-                "gpu cp_attention: row {} step {}: the schedule has rank {} compute {} heads; the "
-                "tensors have H = {}",
-                b, step, rank, rs.heads, heads);
-  }
-}
-
 std::size_t f32_bytes(std::int64_t n) { return static_cast<std::size_t>(n) * sizeof(float); }
 
 CpAttentionOutput ring(RankContext& ctx, const Inputs& in,
@@ -131,7 +104,7 @@ CpAttentionOutput ring(RankContext& ctx, const Inputs& in,
       pass(held_v, next_v, kv_count, dtype, tag_of(kTagV, step));
       holds = (holds + cp - 1) % cp;
     }
-    check_step(rows, step, rank, {step == 0 ? "none" : "send_recv"}, holds, in.heads);
+    check_step_source(rows, step, rank, {step == 0 ? "none" : "send_recv"}, holds, in.heads);
     plans.push_back(
         run.upload(plan_step(rows, step, rank, HeldKeys::one(cp, holds, in.rows, in.local))));
     run.forward(plans.back(), held_k, held_v);
@@ -186,10 +159,10 @@ CpAttentionOutput all_gather(RankContext& ctx, const Inputs& in,
   ctx.all_gather(own_k, all_k, kv_count, dtype);
   ctx.all_gather(own_v, all_v, kv_count, dtype);
   // One rank gathers nothing, and a schedule may say so.
-  check_step(rows, 0, rank,
-             cp == 1 ? std::vector<std::string>{"all_gather", "none"}
-                     : std::vector<std::string>{"all_gather"},
-             -1, in.heads);
+  check_step_source(rows, 0, rank,
+                    cp == 1 ? std::vector<std::string>{"all_gather", "none"}
+                            : std::vector<std::string>{"all_gather"},
+                    -1, in.heads);
   const CpAttentionRun::Step plan =
       run.upload(plan_step(rows, 0, rank, HeldKeys::all(cp, in.rows, in.local)));
   run.forward(plan, all_k, all_v);

@@ -203,6 +203,27 @@ TEST(AttentionPlan, refuses_a_schedule_that_reads_what_the_rank_does_not_hold) {
                      "no step 3 for rank 1");
 }
 
+TEST(AttentionPlan, a_step_is_checked_against_the_shard_the_ring_moved_in) {
+  const std::int64_t cp = 3, local = 4;
+  auto rows = rows_of(AttentionAlgo::ring, cp, local, HandMasks::doc_causal);
+  // The ring: rank r holds rank (r - step) mod C's shard.
+  for (std::int64_t r = 0; r < cp; ++r)
+    for (std::size_t step = 0; step < 3; ++step)
+      check_step_source(rows, step, r, {step == 0 ? "none" : "send_recv"},
+                        (r - static_cast<std::int64_t>(step) + cp) % cp, 4);
+  expect_throws_with([&] { check_step_source(rows, 1, 1, {"send_recv"}, 1, 4); },
+                     "the schedule has rank 1 hold the K/V of 0, but the rank holds those of 1");
+  expect_throws_with([&] { check_step_source(rows, 1, 1, {"all_gather"}, 0, 4); },
+                     "row 0 step 1 is brought by send_recv; this step moves K/V by all_gather");
+  expect_throws_with([&] { check_step_source(rows, 0, 2, {"none"}, 2, 8); },
+                     "compute 4 heads; the tensors have H = 8");
+  // Steps swapped in one row only: the other rows' agreement does not hide it.
+  std::swap(rows[1].steps[1], rows[1].steps[2]);
+  expect_throws_with([&] { check_step_source(rows, 1, 0, {"send_recv"}, 2, 4); }, "row 1 step 1");
+  expect_throws_with([&] { check_step_source(rows, 3, 0, {"send_recv"}, 2, 4); },
+                     "row 0 has no step 3");
+}
+
 TEST(AttentionPlan, token_facts_are_each_rows_documents_by_slot) {
   const auto rows = rows_of(AttentionAlgo::ring, 2, 4, HandMasks::doc_causal);
   const auto facts = token_facts(rows);
