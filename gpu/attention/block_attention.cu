@@ -157,8 +157,11 @@ __global__ void block_attention_backward_dq_kernel(BlockAttention a, const AttnT
   for (std::int64_t e = 0; e < d; ++e) atomicAdd(grad_q + qrow * d + e, acc[e] * scale);
 }
 
-// One key per thread and KV head: dV = Σ_i P_i dO_i and dK = scale · Σ_i dS_i q_i over the block's
-// queries and every query head reading this KV head, added once per element at the end.
+// One key per thread, for one query head h: that head's share of the key's dV = Σ_i P_i dO_i and
+// dK = scale · Σ_i dS_i q_i over the block's queries, added once per element at the end into the
+// key's KV head ⌊h·H_kv/H⌋ (the other heads reading that KV head, and other blocks holding the
+// key, add theirs: a grid over query heads rather than KV heads keeps G = H/H_kv times more
+// threads busy).
 template <typename T>
 __global__ void block_attention_backward_dkv_kernel(BlockAttention a, const AttnTile* tiles,
                                                     float scale, const T* grad_out,
@@ -167,7 +170,7 @@ __global__ void block_attention_backward_dkv_kernel(BlockAttention a, const Attn
   extern __shared__ float staged[];
   __shared__ sim::TokenFacts query_facts[kChunk];
   __shared__ float query_lse[kChunk], query_delta[kChunk];
-  const std::int64_t d = a.head_dim, hk = blockIdx.y;
+  const std::int64_t d = a.head_dim, h = blockIdx.y, hk = h * a.kv_heads / a.heads;
   float* sq = staged;
   float* sdo = staged + kChunk * d;
   const AttnTile tile = tiles[blockIdx.x];
@@ -186,33 +189,30 @@ __global__ void block_attention_backward_dkv_kernel(BlockAttention a, const Attn
     for (std::int64_t e = 0; e < d; ++e) dk[e] = dv[e] = 0.0f;
   }
   const AttnPosition* queries = a.queries + blk.q_begin;
-  for (std::int64_t h = 0; h < a.heads; ++h) {
-    if (h * a.kv_heads / a.heads != hk) continue;
-    for (std::int64_t c0 = 0; c0 < blk.q_len; c0 += kChunk) {
-      const std::int64_t n = min(static_cast<std::int64_t>(kChunk), blk.q_len - c0);
-      __syncthreads();
-      stage(static_cast<const T*>(a.q), queries + c0, n, a.heads, h, d, sq);
-      stage(grad_out, queries + c0, n, a.heads, h, d, sdo);
-      for (std::int64_t r = threadIdx.x; r < n; r += blockDim.x) {
-        const AttnPosition p = queries[c0 + r];
-        query_facts[r] = a.facts[p.fact];
-        query_lse[r] = lse[p.token * a.heads + h];
-        query_delta[r] = delta[p.token * a.heads + h];
-      }
-      __syncthreads();
-      if (!active) continue;
-      for (std::int64_t r = 0; r < n; ++r) {
-        if (query_lse[r] == -INFINITY ||
-            !sim::block_pair_visible(blk.mask, blk.diagonal, c0 + r, j, query_facts[r], kf))
-          continue;
-        const float* qr = sq + r * d;
-        const float* dor = sdo + r * d;
-        const float p = expf(dot(qr, k, d) * scale - query_lse[r]);
-        const float ds = p * (dot(dor, v, d) - query_delta[r]);
-        for (std::int64_t e = 0; e < d; ++e) {
-          dv[e] += p * dor[e];
-          dk[e] += ds * qr[e];
-        }
+  for (std::int64_t c0 = 0; c0 < blk.q_len; c0 += kChunk) {
+    const std::int64_t n = min(static_cast<std::int64_t>(kChunk), blk.q_len - c0);
+    __syncthreads();
+    stage(static_cast<const T*>(a.q), queries + c0, n, a.heads, h, d, sq);
+    stage(grad_out, queries + c0, n, a.heads, h, d, sdo);
+    for (std::int64_t r = threadIdx.x; r < n; r += blockDim.x) {
+      const AttnPosition p = queries[c0 + r];
+      query_facts[r] = a.facts[p.fact];
+      query_lse[r] = lse[p.token * a.heads + h];
+      query_delta[r] = delta[p.token * a.heads + h];
+    }
+    __syncthreads();
+    if (!active) continue;
+    for (std::int64_t r = 0; r < n; ++r) {
+      if (query_lse[r] == -INFINITY ||
+          !sim::block_pair_visible(blk.mask, blk.diagonal, c0 + r, j, query_facts[r], kf))
+        continue;
+      const float* qr = sq + r * d;
+      const float* dor = sdo + r * d;
+      const float p = expf(dot(qr, k, d) * scale - query_lse[r]);
+      const float ds = p * (dot(dor, v, d) - query_delta[r]);
+      for (std::int64_t e = 0; e < d; ++e) {
+        dv[e] += p * dor[e];
+        dk[e] += ds * qr[e];
       }
     }
   }
@@ -299,7 +299,7 @@ void block_attention_backward_dkv(const BlockAttention& a, const AttnTile* key_t
   if (tile_count == 0) return;
   CPLAB_LAUNCH_CHECK(key_tiles && grad_out && lse && delta && grad_k && grad_v,
                      "block_attention_backward_dkv: a required device array is null");
-  const dim3 grid(static_cast<unsigned>(tile_count), static_cast<unsigned>(a.kv_heads));
+  const dim3 grid(static_cast<unsigned>(tile_count), static_cast<unsigned>(a.heads));
   attn::visit_element(a.elem, "block_attention_backward_dkv", [&](auto element) {
     using T = decltype(element);
     block_attention_backward_dkv_kernel<T><<<grid, kThreads, staged_bytes(a), stream>>>(

@@ -52,7 +52,8 @@ void attention_delta(AttnElem elem, std::int64_t tokens, std::int64_t heads, std
 
 // Backward of every block, P recomputed from the final LSE [tokens][H] (f32; -inf: the query saw
 // nothing and gets no gradient) and delta. grad_q [tokens][H][d] f32 is accumulated over
-// `query_tiles`; grad_k, grad_v [held tokens][H_kv][d] f32 over `key_tiles` (zero them first).
+// `query_tiles`; grad_k, grad_v [held tokens][H_kv][d] f32 over `key_tiles` and every query head
+// (zero them first).
 void block_attention_backward_dq(const BlockAttention& a, const AttnTile* query_tiles,
                                  std::int64_t tile_count, const void* grad_out, const float* lse,
                                  const float* delta, float* grad_q, Stream stream);
