@@ -1,7 +1,8 @@
 // The GPU path's plans of real schedules (sim::build_schedule) for every layout, C in {1, 2, 3, 4}
 // and the algorithms it runs (ring, all-gather), on the CPU: each rank's step, planned over the
-// shards the device path holds at that step, keeps the pairs the schedule counts, and over all
-// ranks and steps the planned pairs are the document-causal mask of the row, each pair once.
+// shards the device path holds at that step, keeps the pairs the schedule counts, over all ranks
+// and steps the planned pairs are the document-causal mask of the row, each pair once, and the
+// bytes the device ring moves per step are the ones the schedule counts.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -58,6 +59,21 @@ TEST(AttentionPlanLayouts, every_planned_pair_is_the_rows_mask_once) {
               sim::build_schedule(layout, spec, row, algo, shape)};
           const sim::AttentionSchedule& s = rows.front();
           const std::vector<sim::TokenFacts> facts = token_facts(rows);
+          if (algo == AttentionAlgo::ring) {
+            // What the device ring moves per step, by the schedule's own count: K/V forward, K/V
+            // and f32 dK/dV backward, the delivery to the owners on the last step.
+            const RingStepBytes moved =
+                ring_step_bytes(s.local_len(), shape.kv_heads, shape.head_dim, shape.dtype);
+            for (std::size_t t = 0; t < s.steps.size(); ++t) {
+              const bool last = t + 1 == s.steps.size();
+              for (const sim::RankStep& rs : s.steps[t].ranks) {
+                EXPECT_EQ(rs.bytes_sent, t == 0 ? 0 : moved.forward) << what << " step " << t;
+                EXPECT_EQ(rs.backward_bytes_sent,
+                          (t == 0 ? 0 : moved.backward) + (last && cp > 1 ? moved.delivery : 0))
+                    << what << " step " << t;
+              }
+            }
+          }
           std::map<std::pair<std::int64_t, std::int64_t>, int> seen;
           for (std::int64_t r = 0; r < cp; ++r) {
             for (std::size_t step = 0; step < s.steps.size(); ++step) {
