@@ -1,7 +1,7 @@
 // CP attention by schedule (SPEC §13) on the device: ring and all-gather. The schedule says what
-// each step computes; this file moves the K/V the steps read and checks, at every step, that the
-// shard the rank holds is the one the schedule names (a schedule and a data movement that
-// disagree are an error, not a silent wrong answer).
+// each step computes; this file moves the K/V the steps read and checks, for every step and
+// before any byte moves, that the shard the rank will hold is the one the schedule names (a
+// schedule and a data movement that disagree are an error, not a silent wrong answer).
 //
 // Ring: K/V pass to the next rank each step. The backward sends them round again from their
 // owners, each shard's dK/dV accumulators (f32) travelling with it, and after the last step hands
@@ -95,19 +95,23 @@ CpAttentionOutput ring(RankContext& ctx, const Inputs& in,
     std::swap(held, spare);
   };
 
+  // Every step checked and planned before any byte moves: the rank starts with its own shard and
+  // each pass() brings the previous rank's, so at step s it holds the shard of rank r - s.
   std::vector<CpAttentionRun::Step> plans;
+  std::int64_t holds = rank;
+  for (std::size_t step = 0; step < steps; ++step) {
+    if (step > 0) holds = (holds + cp - 1) % cp;
+    check_step_source(rows, step, rank, {step == 0 ? "none" : "send_recv"}, holds, in.heads);
+    plans.push_back(
+        run.upload(plan_step(rows, step, rank, HeldKeys::one(cp, holds, in.rows, in.local))));
+  }
   restart();
-  std::int64_t holds = rank;  // whose shard the rank holds, by what the ring has moved
   for (std::size_t step = 0; step < steps; ++step) {
     if (step > 0) {
       pass(held_k, next_k, kv_count, dtype, tag_of(kTagK, step));
       pass(held_v, next_v, kv_count, dtype, tag_of(kTagV, step));
-      holds = (holds + cp - 1) % cp;
     }
-    check_step_source(rows, step, rank, {step == 0 ? "none" : "send_recv"}, holds, in.heads);
-    plans.push_back(
-        run.upload(plan_step(rows, step, rank, HeldKeys::one(cp, holds, in.rows, in.local))));
-    run.forward(plans.back(), held_k, held_v);
+    run.forward(plans[step], held_k, held_v);
   }
   run.finish_forward();
 
@@ -153,11 +157,6 @@ CpAttentionOutput all_gather(RankContext& ctx, const Inputs& in,
   const DType dtype = in.q.dtype();
   const auto kv_count = static_cast<std::size_t>(in.k.numel());
   CpAttentionRun run(in.q, in.kv_heads, in.grad_out, rows, s);
-  const DeviceBuffer own_k = upload_tensor(in.k, s), own_v = upload_tensor(in.v, s);
-  DeviceBuffer all_k(own_k.bytes() * static_cast<std::size_t>(cp)),
-      all_v(own_v.bytes() * static_cast<std::size_t>(cp));
-  ctx.all_gather(own_k, all_k, kv_count, dtype);
-  ctx.all_gather(own_v, all_v, kv_count, dtype);
   // One rank gathers nothing, and a schedule may say so.
   check_step_source(rows, 0, rank,
                     cp == 1 ? std::vector<std::string>{"all_gather", "none"}
@@ -165,6 +164,11 @@ CpAttentionOutput all_gather(RankContext& ctx, const Inputs& in,
                     -1, in.heads);
   const CpAttentionRun::Step plan =
       run.upload(plan_step(rows, 0, rank, HeldKeys::all(cp, in.rows, in.local)));
+  const DeviceBuffer own_k = upload_tensor(in.k, s), own_v = upload_tensor(in.v, s);
+  DeviceBuffer all_k(own_k.bytes() * static_cast<std::size_t>(cp)),
+      all_v(own_v.bytes() * static_cast<std::size_t>(cp));
+  ctx.all_gather(own_k, all_k, kv_count, dtype);
+  ctx.all_gather(own_v, all_v, kv_count, dtype);
   run.forward(plan, all_k, all_v);
   run.finish_forward();
 
