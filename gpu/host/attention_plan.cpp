@@ -21,6 +21,12 @@ HeldKeys HeldKeys::all(std::int64_t cp, std::int64_t rows, std::int64_t local) {
   return h;
 }
 
+HeldKeys HeldKeys::sequence(std::int64_t cp, std::int64_t rows, std::int64_t local) {
+  HeldKeys h = all(cp, rows, local);
+  h.by_slot = true;
+  return h;
+}
+
 bool HeldKeys::holds(std::int64_t rank) const {
   return rank >= 0 && rank < static_cast<std::int64_t>(shard_of_rank.size()) &&
          shard_of_rank[static_cast<std::size_t>(rank)] >= 0;
@@ -38,7 +44,8 @@ struct Where {
   std::int64_t rank;
 };
 
-// The positions of one buffer: each piece's local range resolved to tensor rows and facts.
+// The positions of one buffer: each piece's local range resolved to tensor rows and facts. Held
+// null: the rank's own shard, the only one a query buffer may name then.
 void resolve_pieces(const sim::AttentionSchedule& s, const std::vector<sim::BufferPiece>& pieces,
                     const char* buffer, const Where& at, const HeldKeys* held,
                     std::vector<AttnPosition>& out) {
@@ -56,15 +63,15 @@ void resolve_pieces(const sim::AttentionSchedule& s, const std::vector<sim::Buff
                   at.row, at.step, at.rank, p.rank);
     } else {
       CPLAB_CHECK(held->holds(p.rank),
-                  "gpu cp_attention: row {} step {} rank {}: the schedule reads keys of rank {}, "
+                  "gpu cp_attention: row {} step {} rank {}: the schedule reads {}s of rank {}, "
                   "whose shard this rank does not hold at this step",
-                  at.row, at.step, at.rank, p.rank);
+                  at.row, at.step, at.rank, buffer, p.rank);
     }
     const auto& index = s.index[static_cast<std::size_t>(p.rank)];
     for (std::int64_t k = p.local.begin; k < p.local.end; ++k) {
-      const std::int64_t token = held ? held->token(p.rank, b, k) : b * local + k;
-      out.push_back(
-          {.token = token, .fact = b * s.padded_len + index[static_cast<std::size_t>(k)]});
+      const std::int64_t slot = index[static_cast<std::size_t>(k)];
+      const std::int64_t token = held ? held->token(p.rank, b, k, slot) : b * local + k;
+      out.push_back({.token = token, .fact = b * s.padded_len + slot});
     }
   }
 }
@@ -137,15 +144,22 @@ std::vector<AttnTile> block_tiles(const std::vector<AttnBlock>& blocks, bool key
 }
 
 StepLaunch plan_step(const std::vector<sim::AttentionSchedule>& rows, std::size_t step,
-                     std::int64_t rank, const HeldKeys& held, std::int64_t tile) {
+                     std::int64_t rank, const HeldKeys& held, std::int64_t tile,
+                     const HeldKeys* held_queries) {
   CPLAB_CHECK(!rows.empty(), "gpu cp_attention: no schedule rows");
   CPLAB_CHECK(
       held.rows == static_cast<std::int64_t>(rows.size()) && held.local == rows.front().local_len(),
       "gpu cp_attention: held keys of {} rows × {} tokens for {} rows of ℓ = {}", held.rows,
       held.local, rows.size(), rows.front().local_len());
+  CPLAB_CHECK(held_queries == nullptr ||
+                  (held_queries->rows == held.rows && held_queries->local == held.local),
+              "gpu cp_attention: held queries of {} rows × {} tokens, keys of {} × {}",
+              held_queries ? held_queries->rows : 0, held_queries ? held_queries->local : 0,
+              held.rows, held.local);
   StepLaunch launch;
-  std::vector<std::vector<std::int64_t>> merge_of_token(
-      static_cast<std::size_t>(held.rows * rows.front().local_len()));
+  const std::int64_t query_tokens =
+      held_queries ? held_queries->tokens() : held.rows * rows.front().local_len();
+  std::vector<std::vector<std::int64_t>> merge_of_token(static_cast<std::size_t>(query_tokens));
   for (std::size_t b = 0; b < rows.size(); ++b) {
     const sim::AttentionSchedule& s = rows[b];
     check_row_shape(s, rows.front(), b);
@@ -159,7 +173,7 @@ StepLaunch plan_step(const std::vector<sim::AttentionSchedule>& rows, std::size_
                 rank, rs.rank);
     const auto q0 = static_cast<std::int64_t>(launch.queries.size());
     const auto k0 = static_cast<std::int64_t>(launch.keys.size());
-    resolve_pieces(s, rs.queries, "query", at, nullptr, launch.queries);
+    resolve_pieces(s, rs.queries, "query", at, held_queries, launch.queries);
     resolve_pieces(s, rs.keys, "key", at, &held, launch.keys);
     const std::int64_t q_size = static_cast<std::int64_t>(launch.queries.size()) - q0;
     const std::int64_t k_size = static_cast<std::int64_t>(launch.keys.size()) - k0;

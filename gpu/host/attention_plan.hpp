@@ -18,18 +18,24 @@
 
 namespace cplab::gpu {
 
-// Where each rank's K/V shard sits in the held array the kernels read, rank-major, [B][ℓ] within
-// a shard: the ring holds one shard (its step's kv_from), the all-gather every rank's.
+// Where each rank's shard sits in the held array the kernels read: rank-major, [B][ℓ] within a
+// shard (the ring holds one shard, its step's kv_from; the all-gather every rank's), or, after a
+// Ulysses head all-to-all, the whole sequence in global order, [B][L] (`by_slot`).
 struct HeldKeys {
   std::int64_t rows = 0, local = 0;
   std::vector<std::int64_t> shard_of_rank;  // per rank: its shard's place in the array, -1 absent
+  bool by_slot = false;                     // token of (rank, b, k): b·L + its global slot
 
   static HeldKeys one(std::int64_t cp, std::int64_t rank, std::int64_t rows, std::int64_t local);
   static HeldKeys all(std::int64_t cp, std::int64_t rows, std::int64_t local);
+  static HeldKeys sequence(std::int64_t cp, std::int64_t rows, std::int64_t local);
   bool holds(std::int64_t rank) const;
-  std::int64_t shards() const;  // shards in the array
-  // Row of the held array of rank `rank`'s local token `k` in microbatch row `b` (held only).
-  std::int64_t token(std::int64_t rank, std::int64_t b, std::int64_t k) const {
+  std::int64_t shards() const;                                     // shards in the array
+  std::int64_t tokens() const { return shards() * rows * local; }  // rows of the array
+  // Row of the held array of rank `rank`'s local token `k`, global slot `slot`, in microbatch row
+  // `b` (held only).
+  std::int64_t token(std::int64_t rank, std::int64_t b, std::int64_t k, std::int64_t slot) const {
+    if (by_slot) return b * shards() * local + slot;
     return (shard_of_rank[static_cast<std::size_t>(rank)] * rows + b) * local + k;
   }
 };
@@ -56,12 +62,14 @@ void check_step_source(const std::vector<sim::AttentionSchedule>& rows, std::siz
                        std::int64_t rank, const std::vector<std::string>& exchanges,
                        std::int64_t kv_from, std::int64_t heads);
 
-// The step `step` of rank `rank` over every row's schedule, for queries from the rank's own shard
-// (token b·ℓ + k) and keys from `held`. Throws, naming the row, the step and the rank, when a
-// query piece is not the rank's own, a key piece names a shard not held, a piece leaves [0, ℓ), a
-// block leaves its buffers, is empty or is masked `skip`, or the rows disagree on the step count.
+// The step `step` of rank `rank` over every row's schedule, for keys from `held` and queries from
+// `held_queries`, or, when that is null, from the rank's own shard (token b·ℓ + k). Throws, naming
+// the row, the step and the rank, when a query piece is not the rank's own (or not held), a key
+// piece names a shard not held, a piece leaves [0, ℓ), a block leaves its buffers, is empty or is
+// masked `skip`, or the rows disagree on the step count.
 StepLaunch plan_step(const std::vector<sim::AttentionSchedule>& rows, std::size_t step,
-                     std::int64_t rank, const HeldKeys& held, std::int64_t tile = kAttnTile);
+                     std::int64_t rank, const HeldKeys& held, std::int64_t tile = kAttnTile,
+                     const HeldKeys* held_queries = nullptr);
 
 // Tiles of `tile` rows over each block's query (or key) range, in block order.
 std::vector<AttnTile> block_tiles(const std::vector<AttnBlock>& blocks, bool keys,

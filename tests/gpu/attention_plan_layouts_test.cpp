@@ -42,7 +42,7 @@ std::vector<RowPlan> rows_for(const sim::LayoutDescriptor& layout, const LayoutS
 
 TEST(AttentionPlanLayouts, every_planned_pair_is_the_rows_mask_once) {
   const sim::AttentionShape shape{.heads = 4, .kv_heads = 2, .head_dim = 8, .dtype = DType::bf16};
-  std::int64_t planned = 0;
+  std::int64_t planned = 0, ulysses_planned = 0;
   for (const sim::LayoutDescriptor& layout : sim::layout_descriptors()) {
     for (std::int64_t cp : {1, 2, 3, 4}) {
       if (layout.cp_off && cp > 1) continue;
@@ -51,7 +51,8 @@ TEST(AttentionPlanLayouts, every_planned_pair_is_the_rows_mask_once) {
       spec.cp = cp;
       spec.ring_degree = cp % 2 == 0 ? 2 : 1;
       for (const RowPlan& row : rows_for(layout, spec)) {
-        for (AttentionAlgo algo : {AttentionAlgo::ring, AttentionAlgo::all_gather}) {
+        for (AttentionAlgo algo :
+             {AttentionAlgo::ring, AttentionAlgo::all_gather, AttentionAlgo::ulysses}) {
           if (!sim::schedule_refusal(layout, spec, algo, shape).empty()) continue;
           const std::string what =
               fmt::format("{} C={} L={} {}", layout.name, cp, row.padded_len, sim::algo_name(algo));
@@ -78,12 +79,21 @@ TEST(AttentionPlanLayouts, every_planned_pair_is_the_rows_mask_once) {
           for (std::int64_t r = 0; r < cp; ++r) {
             for (std::size_t step = 0; step < s.steps.size(); ++step) {
               // The ring holds the shard of the rank `step` places before it; all-gather, all.
+              // Ulysses: every rank holds the whole sequence in global order, queries too.
+              const bool ulysses = algo == AttentionAlgo::ulysses;
               const HeldKeys held =
                   algo == AttentionAlgo::ring
                       ? HeldKeys::one(cp, (r - static_cast<std::int64_t>(step) + cp) % cp, 1,
                                       s.local_len())
-                      : HeldKeys::all(cp, 1, s.local_len());
-              const StepLaunch l = plan_step(rows, step, r, held);
+                  : ulysses ? HeldKeys::sequence(cp, 1, s.local_len())
+                            : HeldKeys::all(cp, 1, s.local_len());
+              const StepLaunch l =
+                  plan_step(rows, step, r, held, kAttnTile, ulysses ? &held : nullptr);
+              if (ulysses) {
+                // The held sequence in global order: a position's row is its slot.
+                for (const AttnPosition& p : l.queries) EXPECT_EQ(p.token, p.fact) << what;
+                for (const AttnPosition& p : l.keys) EXPECT_EQ(p.token, p.fact) << what;
+              }
               ASSERT_EQ(launch_pairs(l, facts), l.pairs) << what << " rank " << r;
               for (const AttnBlock& b : l.blocks)
                 for (std::int64_t i = 0; i < b.q_len; ++i) {
@@ -98,6 +108,8 @@ TEST(AttentionPlanLayouts, every_planned_pair_is_the_rows_mask_once) {
                 }
             }
           }
+          // Ulysses ranks split heads, not pairs: each computes every pair on its own heads.
+          const int copies = algo == AttentionAlgo::ulysses ? static_cast<int>(cp) : 1;
           std::int64_t allowed = 0;
           for (std::int64_t g = 0; g < s.padded_len; ++g)
             for (std::int64_t h = 0; h <= g; ++h) {
@@ -105,18 +117,20 @@ TEST(AttentionPlanLayouts, every_planned_pair_is_the_rows_mask_once) {
               if (!s.real[gi] || !s.real[hi] || s.doc_ids[gi] != s.doc_ids[hi]) continue;
               ++allowed;
               const auto it = seen.find({g, h});
-              ASSERT_TRUE(it != seen.end() && it->second == 1)
+              ASSERT_TRUE(it != seen.end() && it->second == copies)
                   << what << ": pair (" << g << ", " << h << ") planned "
                   << (it == seen.end() ? 0 : it->second) << " times";
             }
           ASSERT_EQ(static_cast<std::int64_t>(seen.size()), allowed)
               << what << ": pairs outside the mask";
           ++planned;
+          ulysses_planned += algo == AttentionAlgo::ulysses;
         }
       }
     }
   }
   EXPECT_GT(planned, 40);
+  EXPECT_GT(ulysses_planned, 5);
 }
 
 }  // namespace

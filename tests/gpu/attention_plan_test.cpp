@@ -257,7 +257,12 @@ TEST(AttentionPlan, held_keys_refuse_a_rank_outside_the_group) {
   EXPECT_FALSE(h.holds(3));
   EXPECT_FALSE(h.holds(-1));
   EXPECT_EQ(h.shards(), 1);
-  EXPECT_EQ(h.token(2, 0, 3), 3);
+  EXPECT_EQ(h.token(2, 0, 3, 99), 3);
+  // After a head all-to-all the whole sequence is held in global order: the slot decides.
+  const HeldKeys seq = HeldKeys::sequence(3, 2, 4);
+  EXPECT_TRUE(seq.holds(0) && seq.holds(2));
+  EXPECT_EQ(seq.tokens(), 24);
+  EXPECT_EQ(seq.token(2, 1, 3, 5), 12 + 5);
 }
 
 }  // namespace
