@@ -1,4 +1,5 @@
-// CP attention by schedule (SPEC §13) on the device: ring and all-gather. The schedule says what
+// CP attention by schedule (SPEC §13) on the device: ring and all-gather (Ulysses:
+// gpu_cp_attention_ulysses.cpp). The schedule says what
 // each step computes; this file moves the K/V the steps read and checks, for every step and
 // before any byte moves, that the shard the rank will hold is the one the schedule names (a
 // schedule and a data movement that disagree are an error, not a silent wrong answer).
@@ -9,6 +10,7 @@
 // step, and a reduce-scatter of the dK/dV accumulators to their owners.
 #include "gpu/host/attention_plan.hpp"
 #include "gpu/impl/cp_attention_run.hpp"
+#include "gpu/impl/cp_attention_ulysses.hpp"
 #include "gpu/impl/gpu_implementation.hpp"
 #include "gpu/impl/rank_context.hpp"
 #include "gpu/impl/token_ops.hpp"
@@ -194,13 +196,13 @@ std::string GpuImplementation::cp_attention_unsupported(sim::AttentionAlgo algo)
   switch (algo) {
     case sim::AttentionAlgo::ring:
     case sim::AttentionAlgo::all_gather:
-      return {};
     case sim::AttentionAlgo::ulysses:
+      return {};
     case sim::AttentionAlgo::usp:
       break;
   }
-  return fmt::format("{} runs CP attention by ring and all-gather schedules only, not {}", name(),
-                     sim::algo_name(algo));
+  return fmt::format("{} runs CP attention by ring, all-gather and ulysses schedules only, not {}",
+                     name(), sim::algo_name(algo));
 }
 
 CpAttentionOutput GpuImplementation::cp_attention(Comm& comm, const ShardLayout& layout,
@@ -215,8 +217,14 @@ CpAttentionOutput GpuImplementation::cp_attention(Comm& comm, const ShardLayout&
               "gpu cp_attention: the layout is rank {} of {}; the comm is rank {} of {}",
               layout.rank, layout.cp, ctx.rank(), ctx.size());
   const Inputs in = check_inputs(layout, rows, q, k, v, grad_out);
-  return rows.front().algo == sim::AttentionAlgo::ring ? ring(ctx, in, rows)
-                                                       : all_gather(ctx, in, rows);
+  switch (rows.front().algo) {
+    case sim::AttentionAlgo::ring:
+      return ring(ctx, in, rows);
+    case sim::AttentionAlgo::ulysses:
+      return cp_attention_ulysses(*this, comm, ctx, layout, rows, q, k, v, grad_out);
+    default:
+      return all_gather(ctx, in, rows);
+  }
 }
 
 }  // namespace cplab::gpu

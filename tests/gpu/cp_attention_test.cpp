@@ -3,7 +3,7 @@
 // rank's output, LSE and Q/K/V gradients, C in {1, 2, 3, 4}, f32 and bf16, grouped KV heads,
 // documents and row padding, two blocks per query (a merge within a step) and scores large
 // enough that an unstable merge overflows. And the refusals: a schedule that names K/V the ring
-// does not hold, ulysses. And the builder's real schedules of every layout.
+// does not hold, usp. And the builder's real schedules of every layout, Ulysses among them.
 #include <cmath>
 #include <functional>
 #include <mutex>
@@ -307,8 +307,8 @@ TEST_F(CpAttentionComms, host_staged_and_nccl_rings_match_the_whole_row) {
 
 class CpAttentionLayouts : public GpuTest {};
 
-// The builder's schedules (zigzag rings, shifted diagonals, document-bounded blocks) of every
-// layout, as the properties draw them, on device-sim ranks.
+// The builder's schedules (zigzag rings, shifted diagonals, document-bounded blocks, Ulysses with
+// KV heads shared and repeated) of every layout, as the properties draw them, on device-sim ranks.
 TEST_F(CpAttentionLayouts, every_layouts_schedules_match_the_whole_row) {
   const sim::AttentionShape shape{
       .heads = kHeads, .kv_heads = kKvHeads, .head_dim = kDim, .dtype = DType::f32};
@@ -328,7 +328,8 @@ TEST_F(CpAttentionLayouts, every_layouts_schedules_match_the_whole_row) {
       } catch (const Error&) {  // a row the layout refuses at this C
         continue;
       }
-      for (AttentionAlgo algo : {AttentionAlgo::ring, AttentionAlgo::all_gather}) {
+      for (AttentionAlgo algo :
+           {AttentionAlgo::ring, AttentionAlgo::all_gather, AttentionAlgo::ulysses}) {
         if (!sim::schedule_refusal(layout, spec, algo, shape).empty()) continue;
         const Problem p{.rows = {sim::build_schedule(layout, spec, row, algo, shape)}};
         const auto problems = run_problem(p, gpu::GpuCommKind::device_sim);
@@ -365,12 +366,11 @@ TEST_F(CpAttentionRefusals, a_ring_schedule_naming_kv_the_rank_does_not_hold_is_
   }
 }
 
-TEST(CpAttentionSupport, ring_and_all_gather_run_ulysses_and_usp_say_why_not) {
+TEST(CpAttentionSupport, ring_all_gather_and_ulysses_run_usp_says_why_not) {
   const auto gpu = gpu::make_gpu_implementation();
   EXPECT_EQ(gpu->cp_attention_unsupported(AttentionAlgo::ring), "");
   EXPECT_EQ(gpu->cp_attention_unsupported(AttentionAlgo::all_gather), "");
-  EXPECT_NE(gpu->cp_attention_unsupported(AttentionAlgo::ulysses).find("not ulysses"),
-            std::string::npos);
+  EXPECT_EQ(gpu->cp_attention_unsupported(AttentionAlgo::ulysses), "");
   EXPECT_NE(gpu->cp_attention_unsupported(AttentionAlgo::usp).find("not usp"), std::string::npos);
 }
 
