@@ -56,6 +56,15 @@ class ProcessVariant final : public Implementation {
                             const Tensor& v, const Tensor& grad_out) override {
     return inner_->attention(comm, layout, q, k, v, grad_out);
   }
+  std::string cp_attention_unsupported(sim::AttentionAlgo algo) const override {
+    return inner_->cp_attention_unsupported(algo);
+  }
+  CpAttentionOutput cp_attention(Comm& comm, const ShardLayout& layout,
+                                 const std::vector<sim::AttentionSchedule>& rows, const Tensor& q,
+                                 const Tensor& k, const Tensor& v,
+                                 const Tensor& grad_out) override {
+    return inner_->cp_attention(comm, layout, rows, q, k, v, grad_out);
+  }
   std::string ulysses_unsupported() const override { return inner_->ulysses_unsupported(); }
   Tensor ulysses_all_to_all(Comm& comm, const ShardLayout& layout, const Tensor& local,
                             const UlyssesHeads& heads, HeadKind kind) override {

@@ -1,6 +1,7 @@
 #pragma once
 // The gpu implementation's class (internal; gpu/implementation.hpp makes one). Verbs live in one
-// file each group: gpu_shard.cpp, gpu_gather.cpp, gpu_loss.cpp, gpu_attention.cpp, gpu_ulysses.cpp.
+// file each group: gpu_shard.cpp, gpu_gather.cpp, gpu_loss.cpp, gpu_attention.cpp,
+// gpu_cp_attention.cpp, gpu_ulysses.cpp.
 #include "gpu/comm/device_comm.hpp"
 #include "sim/implementation.hpp"
 
@@ -30,6 +31,10 @@ class GpuImplementation final : public Implementation {
                              const Tensor& labels, const Tensor& valid) override;
   AttentionOutput attention(Comm& comm, const ShardLayout& layout, const Tensor& q, const Tensor& k,
                             const Tensor& v, const Tensor& grad_out) override;
+  std::string cp_attention_unsupported(sim::AttentionAlgo algo) const override;
+  CpAttentionOutput cp_attention(Comm& comm, const ShardLayout& layout,
+                                 const std::vector<sim::AttentionSchedule>& rows, const Tensor& q,
+                                 const Tensor& k, const Tensor& v, const Tensor& grad_out) override;
   std::string ulysses_unsupported() const override;
   Tensor ulysses_all_to_all(Comm& comm, const ShardLayout& layout, const Tensor& local,
                             const UlyssesHeads& heads, HeadKind kind) override;

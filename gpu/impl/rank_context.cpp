@@ -124,4 +124,18 @@ void RankContext::all_to_all(const DeviceBuffer& send, DeviceBuffer& recv, std::
   synchronize(stream_);
 }
 
+void RankContext::send_recv(const DeviceBuffer& send, int to, DeviceBuffer& recv, int from,
+                            std::size_t count, DType dtype, int tag) {
+  check_comm_buffer(*comm_, "gpu send_recv send", send.get(), send.bytes(), 1, count, dtype);
+  check_comm_buffer(*comm_, "gpu send_recv recv", recv.get(), recv.bytes(), 1, count, dtype);
+  if (device_memory_)
+    return comm_->send_recv(device_bytes(send), count, to, device_bytes(recv), count, from, dtype,
+                            tag);
+  const auto out = to_host(send.get(), count * dtype_size(dtype), stream_);
+  std::vector<std::byte> in(out.size());
+  comm_->send_recv(bytes_of(out), count, to, bytes_of(in), count, from, dtype, tag);
+  copy_bytes(recv.get(), in.data(), in.size(), stream_);
+  synchronize(stream_);
+}
+
 }  // namespace cplab::gpu

@@ -22,6 +22,10 @@ class RankContext {
   void reduce_scatter(const DeviceBuffer& send, DeviceBuffer& recv, std::size_t count, DType dtype,
                       ReduceOp op);
   void all_to_all(const DeviceBuffer& send, DeviceBuffer& recv, std::size_t count, DType dtype);
+  // `count` elements of `send` to rank `to` while as many arrive in `recv` from rank `from` (one
+  // step of a ring: every rank calls it at once, and none deadlocks).
+  void send_recv(const DeviceBuffer& send, int to, DeviceBuffer& recv, int from, std::size_t count,
+                 DType dtype, int tag);
 
  private:
   Comm* comm_;

@@ -100,6 +100,26 @@ TEST(ImplementationRegistry, AnUnavailableImplementationIsSkippedNeverPassed) {
   }
 }
 
+// "X-mpi" runs X's rank-local code in MPI processes: it runs CP attention exactly where X does
+// (otherwise its attention properties would be skipped for a reason that is not true).
+TEST(ImplementationRegistry, ProcessVariantsRunCpAttentionWhereTheirImplementationDoes) {
+  int variants = 0;
+  for (const ImplementationInfo& info : implementation_registry()) {
+    const std::string suffix = "-mpi";
+    if (info.name.size() <= suffix.size() ||
+        info.name.compare(info.name.size() - suffix.size(), suffix.size(), suffix) != 0)
+      continue;
+    const std::string base = info.name.substr(0, info.name.size() - suffix.size());
+    const auto variant = info.make();
+    const auto inner = find_implementation(base).make();
+    for (sim::AttentionAlgo algo : sim::all_algos())
+      EXPECT_EQ(variant->cp_attention_unsupported(algo), inner->cp_attention_unsupported(algo))
+          << info.name << " " << sim::algo_name(algo);
+    ++variants;
+  }
+  EXPECT_GT(variants, 0);
+}
+
 // An implementation without the Ulysses all-to-all (as gpu) has those properties' jobs skipped
 // with its reason, and still runs the others.
 class WithoutUlysses final : public sim::SimImplementation {
