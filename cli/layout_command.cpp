@@ -4,11 +4,11 @@
 #include <fmt/ranges.h>
 
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "cli/command.hpp"
+#include "cli/json_text.hpp"
 #include "cli/layout_compare.hpp"
 #include "cli/layout_source.hpp"
 #include "reference/plan.hpp"
@@ -46,8 +46,8 @@ std::vector<std::int64_t> local_doc_ids(const RowPlan& row, std::size_t rank) {
 }
 
 // The layout's own facts of a rank (or of the whole layout), appended after the contract's fields.
-void add_facts(nlohmann::ordered_json& out, const std::vector<sim::NamedValue>& facts) {
-  for (const sim::NamedValue& fact : facts) out[fact.name] = fact.value;
+void add_facts(JsonObjectText& out, const std::vector<sim::NamedValue>& facts) {
+  for (const sim::NamedValue& fact : facts) out.set(fact.name, fact.value);
 }
 
 std::vector<sim::NamedValue> rank_facts(const LayoutSpec& spec, std::int64_t rank) {
@@ -62,54 +62,76 @@ std::string facts_text(const std::vector<sim::NamedValue>& facts) {
   return text;
 }
 
-// Appends the single-row fields to out, in the order of the `cplab layout --json` contract.
-void add_row_fields(nlohmann::ordered_json& out, const LayoutSpec& spec, const RowPlan& row,
+std::string ints_text(const std::vector<std::int64_t>& values) {
+  std::string text;
+  append_json_ints(text, values);
+  return text;
+}
+
+// Sets the single-row fields on out, in the order of the `cplab layout --json` contract. The
+// per-token lists go to text directly (json_text.hpp): the same bytes nlohmann would write.
+void add_row_fields(JsonObjectText& out, const LayoutSpec& spec, const RowPlan& row,
                     const std::vector<std::int64_t>& work) {
-  out["padded_seq_len"] = row.padded_len;
-  out["original_seq_len"] =
-      row.packed ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(row.original_len);
-  out["imbalance"] = reference::imbalance(work);
-  out["ranks"] = nlohmann::ordered_json::array();
+  out.set("padded_seq_len", row.padded_len);
+  out.set_text("original_seq_len", row.packed ? "null" : std::to_string(row.original_len));
+  out.set("imbalance", reference::imbalance(work));
+  std::string ranks = "[";
   for (std::size_t r = 0; r < row.index.size(); ++r) {
-    nlohmann::ordered_json rank;
-    rank["rank"] = r;
-    rank["indices"] = row.index[r];
-    rank["positions"] = local(row, row.positions, r);
-    if (row.packed) rank["doc_ids"] = local_doc_ids(row, r);
-    if (!row.local_cu_seqlens.empty()) rank["cu_seqlens"] = row.local_cu_seqlens[r];
-    rank["valid_tokens"] = row.valid_tokens[r];
-    rank["causal_work"] = work[r];
+    JsonObjectText rank;
+    rank.set("rank", r);
+    rank.set_text("indices", ints_text(row.index[r]));
+    std::string list;
+    append_json_ints_through(list, row.index[r], row.positions);
+    rank.set_text("positions", std::move(list));
+    if (row.packed) {
+      list.clear();
+      append_json_ints_through(list, row.index[r], row.doc_ids);
+      rank.set_text("doc_ids", std::move(list));
+    }
+    if (!row.local_cu_seqlens.empty())
+      rank.set_text("cu_seqlens", ints_text(row.local_cu_seqlens[r]));
+    rank.set("valid_tokens", row.valid_tokens[r]);
+    rank.set("causal_work", work[r]);
     add_facts(rank, rank_facts(spec, static_cast<std::int64_t>(r)));
     if (!row.varlen.empty()) {  // layouts whose ranks attend through varlen segments
-      rank["cu_seqlens_q"] = row.varlen[r].cu_seqlens_q;
-      rank["cu_seqlens_k"] = row.varlen[r].cu_seqlens_k;
-      rank["k_slice"] = {row.varlen[r].k_begin, row.varlen[r].k_end};
+      rank.set_text("cu_seqlens_q", ints_text(row.varlen[r].cu_seqlens_q));
+      rank.set_text("cu_seqlens_k", ints_text(row.varlen[r].cu_seqlens_k));
+      rank.set_text("k_slice", ints_text({row.varlen[r].k_begin, row.varlen[r].k_end}));
     }
-    out["ranks"].push_back(std::move(rank));
+    if (r != 0) ranks += ',';
+    rank.append_to(ranks);
   }
+  ranks += ']';
+  out.set_text("ranks", std::move(ranks));
 }
 
 // The chosen row as the single-row contract; with --batch, "row" (the chosen one) and "rows" (every
 // row of the batch, each with its single-row fields and its "row" number) are added after it.
 void print_json(const LayoutSpec& spec, const LayoutSource& source,
                 const std::vector<std::vector<std::int64_t>>& works) {
-  nlohmann::ordered_json out;
-  out["layout"] = spec.layout;
-  out["cp"] = spec.cp;
+  JsonObjectText out;
+  out.set("layout", spec.layout);
+  out.set("cp", spec.cp);
   const sim::LayoutDescriptor& descriptor = sim::layout_descriptor(spec.layout);
   if (descriptor.layout_facts != nullptr) add_facts(out, descriptor.layout_facts(spec));
   add_row_fields(out, spec, source.rows[source.chosen], works[source.chosen]);
   if (source.from_batch) {
-    out["row"] = source.chosen;
-    out["rows"] = nlohmann::ordered_json::array();
+    out.set("row", source.chosen);
+    std::string rows = "[";
     for (std::size_t b = 0; b < source.rows.size(); ++b) {
-      nlohmann::ordered_json row;
-      row["row"] = b;
+      JsonObjectText row;
+      row.set("row", b);
       add_row_fields(row, spec, source.rows[b], works[b]);
-      out["rows"].push_back(std::move(row));
+      if (b != 0) rows += ',';
+      row.append_to(rows);
     }
+    rows += ']';
+    out.set_text("rows", std::move(rows));
   }
-  fmt::print("{}\n", out.dump());
+  std::string text;
+  out.append_to(text);
+  text += '\n';
+  write_stdout(text);
 }
 
 void print_table(const LayoutSpec& spec, const RowPlan& row,
