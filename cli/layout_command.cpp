@@ -62,47 +62,45 @@ std::string facts_text(const std::vector<sim::NamedValue>& facts) {
   return text;
 }
 
-std::string ints_text(const std::vector<std::int64_t>& values) {
-  std::string text;
-  append_json_ints(text, values);
-  return text;
+// A rank's object of the contract; its per-token lists are written straight into the sink.
+void write_rank(JsonSink& sink, const LayoutSpec& spec, const RowPlan& row,
+                const std::vector<std::int64_t>& work, std::size_t r) {
+  JsonObjectText rank;
+  rank.set("rank", r);
+  rank.set_writer("indices", [&](JsonSink& out) { out.ints(row.index[r]); });
+  rank.set_writer("positions",
+                  [&](JsonSink& out) { out.ints_through(row.index[r], row.positions); });
+  if (row.packed)
+    rank.set_writer("doc_ids", [&](JsonSink& out) { out.ints_through(row.index[r], row.doc_ids); });
+  if (!row.local_cu_seqlens.empty())
+    rank.set_writer("cu_seqlens", [&](JsonSink& out) { out.ints(row.local_cu_seqlens[r]); });
+  rank.set("valid_tokens", row.valid_tokens[r]);
+  rank.set("causal_work", work[r]);
+  add_facts(rank, rank_facts(spec, static_cast<std::int64_t>(r)));
+  if (!row.varlen.empty()) {  // layouts whose ranks attend through varlen segments
+    const VarlenSegments& v = row.varlen[r];
+    rank.set_writer("cu_seqlens_q", [&](JsonSink& out) { out.ints(v.cu_seqlens_q); });
+    rank.set_writer("cu_seqlens_k", [&](JsonSink& out) { out.ints(v.cu_seqlens_k); });
+    rank.set("k_slice", std::vector<std::int64_t>{v.k_begin, v.k_end});
+  }
+  rank.write(sink);
 }
 
-// Sets the single-row fields on out, in the order of the `cplab layout --json` contract. The
-// per-token lists go to text directly (json_text.hpp): the same bytes nlohmann would write.
+// Sets the single-row fields on out, in the order of the `cplab layout --json` contract. row and
+// work are read when out is written.
 void add_row_fields(JsonObjectText& out, const LayoutSpec& spec, const RowPlan& row,
                     const std::vector<std::int64_t>& work) {
   out.set("padded_seq_len", row.padded_len);
   out.set_text("original_seq_len", row.packed ? "null" : std::to_string(row.original_len));
   out.set("imbalance", reference::imbalance(work));
-  std::string ranks = "[";
-  for (std::size_t r = 0; r < row.index.size(); ++r) {
-    JsonObjectText rank;
-    rank.set("rank", r);
-    rank.set_text("indices", ints_text(row.index[r]));
-    std::string list;
-    append_json_ints_through(list, row.index[r], row.positions);
-    rank.set_text("positions", std::move(list));
-    if (row.packed) {
-      list.clear();
-      append_json_ints_through(list, row.index[r], row.doc_ids);
-      rank.set_text("doc_ids", std::move(list));
+  out.set_writer("ranks", [&spec, &row, &work](JsonSink& sink) {
+    sink.put('[');
+    for (std::size_t r = 0; r < row.index.size(); ++r) {
+      if (r != 0) sink.put(',');
+      write_rank(sink, spec, row, work, r);
     }
-    if (!row.local_cu_seqlens.empty())
-      rank.set_text("cu_seqlens", ints_text(row.local_cu_seqlens[r]));
-    rank.set("valid_tokens", row.valid_tokens[r]);
-    rank.set("causal_work", work[r]);
-    add_facts(rank, rank_facts(spec, static_cast<std::int64_t>(r)));
-    if (!row.varlen.empty()) {  // layouts whose ranks attend through varlen segments
-      rank.set_text("cu_seqlens_q", ints_text(row.varlen[r].cu_seqlens_q));
-      rank.set_text("cu_seqlens_k", ints_text(row.varlen[r].cu_seqlens_k));
-      rank.set_text("k_slice", ints_text({row.varlen[r].k_begin, row.varlen[r].k_end}));
-    }
-    if (r != 0) ranks += ',';
-    rank.append_to(ranks);
-  }
-  ranks += ']';
-  out.set_text("ranks", std::move(ranks));
+    sink.put(']');
+  });
 }
 
 // The chosen row as the single-row contract; with --batch, "row" (the chosen one) and "rows" (every
@@ -117,21 +115,23 @@ void print_json(const LayoutSpec& spec, const LayoutSource& source,
   add_row_fields(out, spec, source.rows[source.chosen], works[source.chosen]);
   if (source.from_batch) {
     out.set("row", source.chosen);
-    std::string rows = "[";
-    for (std::size_t b = 0; b < source.rows.size(); ++b) {
-      JsonObjectText row;
-      row.set("row", b);
-      add_row_fields(row, spec, source.rows[b], works[b]);
-      if (b != 0) rows += ',';
-      row.append_to(rows);
-    }
-    rows += ']';
-    out.set_text("rows", std::move(rows));
+    out.set_writer("rows", [&](JsonSink& sink) {
+      sink.put('[');
+      for (std::size_t b = 0; b < source.rows.size(); ++b) {
+        JsonObjectText row;
+        row.set("row", b);
+        add_row_fields(row, spec, source.rows[b], works[b]);
+        if (b != 0) sink.put(',');
+        row.write(sink);
+      }
+      sink.put(']');
+    });
   }
-  std::string text;
-  out.append_to(text);
-  text += '\n';
-  write_stdout(text);
+  std::fflush(stdout);
+  JsonSink sink(stdout);
+  out.write(sink);
+  sink.put('\n');
+  sink.finish();
 }
 
 void print_table(const LayoutSpec& spec, const RowPlan& row,
@@ -181,7 +181,10 @@ int run_layout(const LayoutOptions& options) {
   args.has_row = options.row_option->count() > 0;
   args.magi = &options.magi;
   if (asks_every_layout(options.spec.layout)) {
-    return print_layout_comparison(tell_layouts(options.spec, options.spec.layout, args),
+    // The table and the JSON need each layout's numbers only; the picture, every slot.
+    const reports::StoryDetail detail =
+        options.svg_path.empty() ? reports::StoryDetail::summary : reports::StoryDetail::picture;
+    return print_layout_comparison(tell_layouts(options.spec, options.spec.layout, args, detail),
                                    options.json, options.svg_path);
   }
   const LayoutSource source = read_layout_source(options.spec, args);
