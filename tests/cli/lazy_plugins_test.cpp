@@ -1,0 +1,104 @@
+// What a command costs before it does anything: commands that read no torch.save file never load
+// libtorch (its plugin is opened on first use, io/plugin_library.hpp); a missing plugin is one
+// line and exit 2; and the answers that now go through summaries and the direct JSON writer are
+// the bytes they were (golden files written by the build before both changes).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "io/torch_batch.hpp"
+#include "reference/types/batch.hpp"
+#include "reference/types/standard_keys.hpp"
+#include "tests/support/cli.hpp"
+
+namespace cplab {
+namespace {
+
+using testsupport::run_cplab;
+using testsupport::slurp;
+
+// `cplab <args>` with the dynamic loader listing every library it opens (on stderr).
+testsupport::CliRun run_listing_libraries(const std::string& args) {
+  ::setenv("LD_DEBUG", "files", 1);
+  testsupport::CliRun run = run_cplab(args);
+  ::unsetenv("LD_DEBUG");
+  return run;
+}
+
+bool opened(const testsupport::CliRun& run, const std::string& library) {
+  return run.err.find(library) != std::string::npos;
+}
+
+TEST(LazyPlugins, HelpAndLayoutLoadNoTorch) {
+  for (const std::string args :
+       {"--help", "layout --layout head-tail --cp 4 --seq-len 64 --json",
+        "layout --layout all --cp 2 --seq-len 16", "explain --layout stripe --cp 2 --seq-len 8"}) {
+    const testsupport::CliRun run = run_listing_libraries(args);
+    ASSERT_EQ(run.status, 0) << args << "\n" << run.err.substr(0, 2000);
+    // The listing works (libfmt is linked into cplab) and names neither libtorch nor its plugin.
+    EXPECT_TRUE(opened(run, "libfmt")) << args;
+    EXPECT_FALSE(opened(run, "libtorch")) << args;
+    EXPECT_FALSE(opened(run, "libcplab_torch_io")) << args;
+  }
+}
+
+#ifdef CPLAB_TEST_HAVE_TORCH
+std::string small_batch_file() {
+  const std::string path = ::testing::TempDir() + "lazy_plugins_batch.pt";
+  Batch batch;
+  batch.add(keys::input_ids, Tensor::from<std::int64_t>({1, 8}, {1, 2, 3, 4, 5, 6, 7, 8}));
+  batch.add(keys::labels, Tensor::from<std::int64_t>({1, 8}, {2, 3, 4, 5, 6, 7, 8, -100}));
+  io::save_torch_batch(batch, path);
+  return path;
+}
+
+TEST(LazyPlugins, ReadingABatchOpensTheTorchPlugin) {
+  const testsupport::CliRun run = run_listing_libraries(
+      "layout --layout head-tail --cp 2 --json --batch " + small_batch_file());
+  ASSERT_EQ(run.status, 0) << run.err.substr(0, 2000);
+  EXPECT_TRUE(opened(run, "libcplab_torch_io.so"));
+  EXPECT_TRUE(opened(run, "libtorch"));
+}
+
+TEST(LazyPlugins, AMissingPluginIsOneLineAndExitTwo) {
+  const std::string batch = small_batch_file();
+  const std::string empty = ::testing::TempDir() + "lazy_plugins_none";
+  std::filesystem::create_directories(empty);
+  ::setenv("CPLAB_PLUGIN_DIR", empty.c_str(), 1);
+  const testsupport::CliRun run = run_cplab("layout --layout head-tail --cp 2 --batch " + batch);
+  ::unsetenv("CPLAB_PLUGIN_DIR");
+  EXPECT_EQ(run.status, 2);
+  EXPECT_EQ(testsupport::line_count(run.err), 1) << run.err;
+  EXPECT_NE(run.err.find("cannot read '" + batch + "'"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("needs the plugin libcplab_torch_io.so, which is missing"),
+            std::string::npos)
+      << run.err;
+  EXPECT_TRUE(run.out.empty());
+}
+#endif
+
+struct Golden {
+  const char* file;
+  const char* args;
+};
+
+TEST(LazyPlugins, SummariesAndDirectJsonKeepTheBytes) {
+  const Golden goldens[] = {
+      {"layout_all_cp4_s37.txt", "layout --layout all --cp 4 --seq-len 37"},
+      {"layout_all_cp4_s64.json", "layout --layout all --cp 4 --seq-len 64 --json"},
+      {"layout_all_cp2_docs.json", "layout --layout all --cp 2 --doc-lens 5,3,8,0,11 --json"},
+      {"explain_all_cp4_docs.txt", "explain --layout all --cp 4 --doc-lens 5,3,8,0,11"},
+      {"layout_head_tail_cp4_docs.json",
+       "layout --layout head-tail --cp 4 --doc-lens 5,3,8,0,11 --json"},
+  };
+  for (const Golden& g : goldens) {
+    const testsupport::CliRun run = run_cplab(g.args);
+    ASSERT_EQ(run.status, 0) << g.args << ": " << run.err;
+    EXPECT_EQ(run.out, slurp(std::string(CPLAB_TEST_GOLDEN_DIR) + "/" + g.file)) << g.args;
+  }
+}
+
+}  // namespace
+}  // namespace cplab
