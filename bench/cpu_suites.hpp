@@ -9,5 +9,6 @@ void register_planning_benchmarks();
 void register_collective_benchmarks();
 void register_sweep_benchmarks();
 void register_check_benchmarks();
+void register_process_benchmarks();
 
 }  // namespace cplab::bench
