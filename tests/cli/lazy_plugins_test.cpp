@@ -19,28 +19,42 @@ namespace {
 using testsupport::run_cplab;
 using testsupport::slurp;
 
-// `cplab <args>` with the dynamic loader listing every library it opens (on stderr).
-testsupport::CliRun run_listing_libraries(const std::string& args) {
+struct Listed {
+  testsupport::CliRun run;
+  std::string libraries;  // what the dynamic loader wrote while the command ran
+};
+
+// `cplab <args>` with the dynamic loader listing every library it opens, into files of a folder of
+// its own (LD_DEBUG_OUTPUT; the shell that starts cplab writes one too), read back and removed.
+Listed run_listing_libraries(const std::string& args) {
+  const std::filesystem::path folder = ::testing::TempDir() + "lazy_plugins_ld_debug";
+  std::filesystem::remove_all(folder);
+  std::filesystem::create_directories(folder);
   ::setenv("LD_DEBUG", "files", 1);
-  testsupport::CliRun run = run_cplab(args);
+  ::setenv("LD_DEBUG_OUTPUT", (folder / "ld").c_str(), 1);
+  Listed listed{run_cplab(args), ""};
   ::unsetenv("LD_DEBUG");
-  return run;
+  ::unsetenv("LD_DEBUG_OUTPUT");
+  for (const auto& entry : std::filesystem::directory_iterator(folder))
+    listed.libraries += slurp(entry.path().string());
+  std::filesystem::remove_all(folder);
+  return listed;
 }
 
-bool opened(const testsupport::CliRun& run, const std::string& library) {
-  return run.err.find(library) != std::string::npos;
+bool opened(const Listed& listed, const std::string& library) {
+  return listed.libraries.find(library) != std::string::npos;
 }
 
 TEST(LazyPlugins, HelpAndLayoutLoadNoTorch) {
   for (const std::string args :
        {"--help", "layout --layout head-tail --cp 4 --seq-len 64 --json",
         "layout --layout all --cp 2 --seq-len 16", "explain --layout stripe --cp 2 --seq-len 8"}) {
-    const testsupport::CliRun run = run_listing_libraries(args);
-    ASSERT_EQ(run.status, 0) << args << "\n" << run.err.substr(0, 2000);
+    const Listed listed = run_listing_libraries(args);
+    ASSERT_EQ(listed.run.status, 0) << args << "\n" << listed.run.err;
     // The listing works (libfmt is linked into cplab) and names neither libtorch nor its plugin.
-    EXPECT_TRUE(opened(run, "libfmt")) << args;
-    EXPECT_FALSE(opened(run, "libtorch")) << args;
-    EXPECT_FALSE(opened(run, "libcplab_torch_io")) << args;
+    EXPECT_TRUE(opened(listed, "libfmt")) << args;
+    EXPECT_FALSE(opened(listed, "libtorch")) << args;
+    EXPECT_FALSE(opened(listed, "libcplab_torch_io")) << args;
   }
 }
 
@@ -55,11 +69,11 @@ std::string small_batch_file() {
 }
 
 TEST(LazyPlugins, ReadingABatchOpensTheTorchPlugin) {
-  const testsupport::CliRun run = run_listing_libraries(
-      "layout --layout head-tail --cp 2 --json --batch " + small_batch_file());
-  ASSERT_EQ(run.status, 0) << run.err.substr(0, 2000);
-  EXPECT_TRUE(opened(run, "libcplab_torch_io.so"));
-  EXPECT_TRUE(opened(run, "libtorch"));
+  const Listed listed = run_listing_libraries("layout --layout head-tail --cp 2 --json --batch " +
+                                              small_batch_file());
+  ASSERT_EQ(listed.run.status, 0) << listed.run.err;
+  EXPECT_TRUE(opened(listed, "libcplab_torch_io.so"));
+  EXPECT_TRUE(opened(listed, "libtorch"));
 }
 
 TEST(LazyPlugins, AMissingPluginIsOneLineAndExitTwo) {
