@@ -67,8 +67,8 @@ std::string property_times_table(const properties::SweepReport& report) {
       "## Time per property\n\n| property | jobs | cases | seconds | cases/s | share |\n"
       "|---|---:|---:|---:|---:|---:|\n";
   for (const properties::PropertyTime& t : times) {
-    md += fmt::format("| {} | {} | {} | {:.2f} | {:.0f} | {:.1f}% |\n", t.property, t.jobs,
-                      t.cases, t.seconds, t.cases_per_second, 100.0 * t.share);
+    md += fmt::format("| {} | {} | {} | {:.2f} | {:.0f} | {:.1f}% |\n", t.property, t.jobs, t.cases,
+                      t.seconds, t.cases_per_second, 100.0 * t.share);
   }
   return md + "\n(seconds summed over the property's jobs, which may have run in parallel)\n\n";
 }
