@@ -17,6 +17,7 @@
 #include "bench/bench_support.hpp"
 #include "bench/cpu_suites.hpp"
 #include "io/torch_batch.hpp"
+#include "io/torch_tensors.hpp"
 #include "reference/types/batch.hpp"
 #include "reference/types/standard_keys.hpp"
 
@@ -51,30 +52,53 @@ int run_process(const std::vector<std::string>& argv) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+std::string scratch_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() /
+          ("cplab_process_bench." + std::to_string(::getpid()) + "." + name))
+      .string();
+}
+
+// A BSHD row of 64 tokens (input_ids 1000 + t, labels 2000 + t).
 std::string small_batch() {
-  const std::string path = (std::filesystem::temp_directory_path() /
-                            ("cplab_process_bench." + std::to_string(::getpid()) + ".pt"))
-                               .string();
+  const std::string path = scratch_path("batch.pt");
   Batch batch;
-  std::vector<std::int64_t> ids(64);
-  for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<std::int64_t>(i);
+  std::vector<std::int64_t> ids(64), labels(64);
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    ids[i] = 1000 + static_cast<std::int64_t>(i);
+    labels[i] = 2000 + static_cast<std::int64_t>(i);
+  }
   batch.add(keys::input_ids, Tensor::from<std::int64_t>({1, 64}, ids));
-  batch.add(keys::labels, Tensor::from<std::int64_t>({1, 64}, ids));
+  batch.add(keys::labels, Tensor::from<std::int64_t>({1, 64}, labels));
   io::save_torch_batch(batch, path);
+  return path;
+}
+
+// Rank r's shard of small_batch() under contiguous at C = 2 (tokens [32r, 32r + 32)), as a
+// sharder saves it: the check then answers MATCH, exit 0.
+std::string small_shard(int rank) {
+  const std::string path = scratch_path("shard" + std::to_string(rank) + ".pt");
+  std::vector<std::int64_t> ids(32), labels(32);
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    ids[i] = 1000 + 32 * rank + static_cast<std::int64_t>(i);
+    labels[i] = 2000 + 32 * rank + static_cast<std::int64_t>(i);
+  }
+  io::save_torch_tensors({{keys::input_ids, Tensor::from<std::int64_t>({1, 32}, ids)},
+                          {keys::labels, Tensor::from<std::int64_t>({1, 32}, labels)}},
+                         path);
   return path;
 }
 
 void BM_cplab_process(benchmark::State& state, std::vector<std::string> args) {
   const std::string binary = cplab_path();
-  std::string batch;
+  std::vector<std::string> scratch;  // files made for this benchmark, removed after it
   for (std::string& a : args) {
-    if (a != "BATCH") continue;
+    if (a != "BATCH" && a != "SHARD0" && a != "SHARD1") continue;
     if (!io::torch_available()) {
       state.SkipWithError("built without libtorch: no batch file to read");
       return;
     }
-    if (batch.empty()) batch = small_batch();
-    a = batch;
+    a = a == "BATCH" ? small_batch() : small_shard(a == "SHARD0" ? 0 : 1);
+    scratch.push_back(a);
   }
   std::vector<std::string> argv = {binary};
   argv.insert(argv.end(), args.begin(), args.end());
@@ -91,7 +115,7 @@ void BM_cplab_process(benchmark::State& state, std::vector<std::string> args) {
       break;
     }
   }
-  if (!batch.empty()) std::filesystem::remove(batch);
+  for (const std::string& path : scratch) std::filesystem::remove(path);
   if (own.empty()) return;
   const double mine = median_of(own), truth = median_of(baseline);
   report_ratio(state, mine * static_cast<double>(own.size()), truth);
@@ -115,6 +139,10 @@ void register_process_benchmarks() {
                {"layout", "--layout", "head-tail", "--cp", "4", "--seq-len", "64", "--json"}, 50);
   register_one("layout_batch_small",
                {"layout", "--layout", "head-tail", "--cp", "2", "--json", "--batch", "BATCH"}, 10);
+  register_one("check_small",
+               {"check", "--layout", "contiguous", "--cp", "2", "--batch", "BATCH", "--shards",
+                "SHARD0", "SHARD1"},
+               10);
   for (const auto& [tokens, name] :
        std::vector<std::pair<std::string, std::string>>{{"1048576", "1M"}, {"16777216", "16M"}}) {
     const int iterations = name == "1M" ? 5 : 2;
