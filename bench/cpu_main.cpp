@@ -10,5 +10,7 @@ int main(int argc, char** argv) {
   cplab::bench::register_sweep_benchmarks();
   cplab::bench::register_check_benchmarks();
   cplab::bench::register_attention_benchmarks();
+  cplab::bench::register_process_benchmarks();
+  cplab::bench::register_json_writer_benchmarks();
   return cplab::bench::run_benchmarks(argc, argv);
 }

@@ -10,5 +10,7 @@ void register_collective_benchmarks();
 void register_sweep_benchmarks();
 void register_check_benchmarks();
 void register_attention_benchmarks();
+void register_process_benchmarks();
+void register_json_writer_benchmarks();
 
 }  // namespace cplab::bench

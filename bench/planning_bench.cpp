@@ -8,6 +8,8 @@
 
 #include "bench/bench_support.hpp"
 #include "bench/cpu_suites.hpp"
+#include "reference/plan.hpp"
+#include "reference/types/error.hpp"
 #include "sim/partition.hpp"
 
 namespace cplab::bench {
@@ -41,6 +43,46 @@ void BM_plan(benchmark::State& state, const std::string& layout) {
   for (const ShardLayout& r : part.ranks) {
     for (std::int64_t g : r.index[0]) {
       if (g < 0 || g >= part.padded_len || seen[g]++ != 0) {
+        state.SkipWithError("plan: the ranks' index maps are not a permutation of the stream");
+        return;
+      }
+    }
+  }
+}
+
+// The reference's plan of one BSHD row (what `cplab layout` and `explain` make) as S grows to 16M
+// tokens, in thread CPU seconds against writing the same L slots once (std::iota); items/s is
+// tokens planned per second on one core.
+void BM_reference_plan(benchmark::State& state, const std::string& layout) {
+  const std::int64_t len = state.range(0);
+  LayoutSpec spec;
+  spec.layout = layout;
+  spec.cp = kCp;
+  RowPlan row;
+  double seconds = 0.0;
+  for (auto _ : state) {
+    row = RowPlan{};  // the previous plan's memory returned first, as a command would start
+    const double start = thread_cpu_seconds();
+    row = reference::plan_row(spec, len);
+    benchmark::DoNotOptimize(row.index.data());
+    const double spent = thread_cpu_seconds() - start;
+    state.SetIterationTime(spent);
+    seconds += spent;
+  }
+  state.SetComplexityN(len);
+  report_items(state, len);
+  std::vector<std::int64_t> slots(static_cast<std::size_t>(row.padded_len));
+  const double start = thread_cpu_seconds();
+  std::iota(slots.begin(), slots.end(), std::int64_t{0});
+  benchmark::DoNotOptimize(slots.data());
+  report_ratio(state, seconds, thread_cpu_seconds() - start);
+  state.counters["tokens_per_s"] =
+      seconds > 0 ? static_cast<double>(len) * static_cast<double>(state.iterations()) / seconds
+                  : 0.0;
+  std::vector<std::uint8_t> seen(static_cast<std::size_t>(row.padded_len), 0);
+  for (const auto& rank : row.index) {
+    for (std::int64_t g : rank) {
+      if (g < 0 || g >= row.padded_len || seen[g]++ != 0) {
         state.SkipWithError("plan: the ranks' index maps are not a permutation of the stream");
         return;
       }
@@ -97,6 +139,23 @@ void register_planning_benchmarks() {
         ->Range(1 << 12, 1 << 18)
         ->Complexity()
         ->UseRealTime();
+  }
+  // Layouts that lay out BSHD rows (thd and llama3-varlen need documents; identity needs C = 1).
+  for (const std::string& layout : layout_names()) {
+    LayoutSpec spec;
+    spec.layout = layout;
+    spec.cp = kCp;
+    try {
+      reference::plan_row(spec, 1 << 12);
+    } catch (const Error&) {
+      continue;
+    }
+    benchmark::RegisterBenchmark(("BM_reference_plan/" + layout).c_str(), BM_reference_plan, layout)
+        ->RangeMultiplier(16)
+        ->Range(1 << 12, 1 << 24)
+        ->Complexity(benchmark::oN)
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond);
   }
   benchmark::RegisterBenchmark("BM_magi_assign", BM_magi_assign)
       ->RangeMultiplier(10)

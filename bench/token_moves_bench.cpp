@@ -55,6 +55,38 @@ void BM_host_memcpy(benchmark::State& state) {
 
 // A padded-length tensor is sharded by the index map (a caller-length packed row would take the
 // caller positions instead): local token k must be global token index[k].
+// The ceiling of a stripe shard without the verb: a plain strided copy of one token of kTokenBytes
+// out of every kCp (1 KiB of every 8 KiB, as stripe's rank 0 reads a bf16 row of H=512), against
+// a memcpy of the same bytes. Only part of each 64-byte line the prefetcher brings is a token the
+// rank keeps when tokens are small; at 1 KiB whole lines are used, so what is left is the cost of
+// jumping between pages: this ratio is what BM_host_shard/stripe can reach on this machine.
+void BM_host_strided_copy(benchmark::State& state) {
+  constexpr std::int64_t kTokenBytes = 1024;
+  const std::int64_t tokens = kLen / kCp;
+  std::vector<std::byte> from(static_cast<std::size_t>(kLen * kTokenBytes));
+  for (std::size_t i = 0; i < from.size(); ++i) from[i] = static_cast<std::byte>(i * 131 % 251);
+  std::vector<std::byte> to(static_cast<std::size_t>(tokens * kTokenBytes));
+  const std::int64_t bytes = tokens * kTokenBytes;
+  InterleavedMemcpy baseline(bytes);
+  std::vector<double> seconds;
+  for (auto _ : state) {
+    const double start = thread_cpu_seconds();
+    for (std::int64_t t = 0; t < tokens; ++t)
+      std::memcpy(to.data() + t * kTokenBytes, from.data() + t * kCp * kTokenBytes, kTokenBytes);
+    benchmark::DoNotOptimize(to.data());
+    seconds.push_back(thread_cpu_seconds() - start);
+    baseline.run();
+  }
+  report_bandwidth(state, 2 * bytes, tokens, seconds, baseline.gbps());
+  for (std::int64_t t = 0; t < tokens; ++t) {
+    if (std::memcmp(to.data() + t * kTokenBytes, from.data() + t * kCp * kTokenBytes,
+                    kTokenBytes) != 0) {
+      state.SkipWithError("strided copy: a token is not the one every kCp-th slot holds");
+      return;
+    }
+  }
+}
+
 void BM_host_shard(benchmark::State& state, const std::string& layout, DType dtype) {
   const RowPartition part = partition_row(layout, kCp, kLen);
   const ShardLayout& mine = part.ranks[0];
@@ -118,6 +150,8 @@ void BM_host_gather(benchmark::State& state, const std::string& layout, DType dt
 
 void register_token_move_benchmarks() {
   benchmark::RegisterBenchmark("BM_host_memcpy", BM_host_memcpy)->MeasureProcessCPUTime();
+  benchmark::RegisterBenchmark("BM_host_strided_copy", BM_host_strided_copy)
+      ->MeasureProcessCPUTime();
   for (const std::string& layout : layout_names()) {
     for (const DType dtype : {DType::bf16, DType::f32}) {
       const std::string suffix = layout + "/" + std::string(dtype_name(dtype));

@@ -35,7 +35,10 @@ int run_explain(const ExplainArgs& args) {
   source.has_batch = args.batch->count() > 0;
   source.has_row = args.row->count() > 0;
   source.magi = &args.magi;
-  const Stories stories = tell_layouts(args.spec, args.layout, source);
+  // The pictures draw every slot; the text needs the rank lists only.
+  const Stories stories = tell_layouts(
+      args.spec, args.layout, source,
+      args.format == "text" ? reports::StoryDetail::text : reports::StoryDetail::picture);
   std::string text;
   if (args.format == "svg") {
     text = reports::explain_svg(stories.layouts, stories.source);

@@ -4,11 +4,11 @@
 #include <fmt/ranges.h>
 
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "cli/command.hpp"
+#include "cli/json_text.hpp"
 #include "cli/layout_compare.hpp"
 #include "cli/layout_flags.hpp"
 #include "cli/layout_source.hpp"
@@ -41,8 +41,8 @@ std::vector<std::int64_t> local_doc_ids(const RowPlan& row, std::size_t rank) {
 }
 
 // The layout's own facts of a rank (or of the whole layout), appended after the contract's fields.
-void add_facts(nlohmann::ordered_json& out, const std::vector<sim::NamedValue>& facts) {
-  for (const sim::NamedValue& fact : facts) out[fact.name] = fact.value;
+void add_facts(JsonObjectText& out, const std::vector<sim::NamedValue>& facts) {
+  for (const sim::NamedValue& fact : facts) out.set(fact.name, fact.value);
 }
 
 std::vector<sim::NamedValue> rank_facts(const LayoutSpec& spec, std::int64_t rank) {
@@ -57,54 +57,76 @@ std::string facts_text(const std::vector<sim::NamedValue>& facts) {
   return text;
 }
 
-// Appends the single-row fields to out, in the order of the `cplab layout --json` contract.
-void add_row_fields(nlohmann::ordered_json& out, const LayoutSpec& spec, const RowPlan& row,
-                    const std::vector<std::int64_t>& work) {
-  out["padded_seq_len"] = row.padded_len;
-  out["original_seq_len"] =
-      row.packed ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(row.original_len);
-  out["imbalance"] = reference::imbalance(work);
-  out["ranks"] = nlohmann::ordered_json::array();
-  for (std::size_t r = 0; r < row.index.size(); ++r) {
-    nlohmann::ordered_json rank;
-    rank["rank"] = r;
-    rank["indices"] = row.index[r];
-    rank["positions"] = local(row, row.positions, r);
-    if (row.packed) rank["doc_ids"] = local_doc_ids(row, r);
-    if (!row.local_cu_seqlens.empty()) rank["cu_seqlens"] = row.local_cu_seqlens[r];
-    rank["valid_tokens"] = row.valid_tokens[r];
-    rank["causal_work"] = work[r];
-    add_facts(rank, rank_facts(spec, static_cast<std::int64_t>(r)));
-    if (!row.varlen.empty()) {  // layouts whose ranks attend through varlen segments
-      rank["cu_seqlens_q"] = row.varlen[r].cu_seqlens_q;
-      rank["cu_seqlens_k"] = row.varlen[r].cu_seqlens_k;
-      rank["k_slice"] = {row.varlen[r].k_begin, row.varlen[r].k_end};
-    }
-    out["ranks"].push_back(std::move(rank));
+// A rank's object of the contract; its per-token lists are written straight into the sink.
+void write_rank(JsonSink& sink, const LayoutSpec& spec, const RowPlan& row,
+                const std::vector<std::int64_t>& work, std::size_t r) {
+  JsonObjectText rank;
+  rank.set("rank", r);
+  rank.set_writer("indices", [&](JsonSink& out) { out.ints(row.index[r]); });
+  rank.set_writer("positions",
+                  [&](JsonSink& out) { out.ints_through(row.index[r], row.positions); });
+  if (row.packed)
+    rank.set_writer("doc_ids", [&](JsonSink& out) { out.ints_through(row.index[r], row.doc_ids); });
+  if (!row.local_cu_seqlens.empty())
+    rank.set_writer("cu_seqlens", [&](JsonSink& out) { out.ints(row.local_cu_seqlens[r]); });
+  rank.set("valid_tokens", row.valid_tokens[r]);
+  rank.set("causal_work", work[r]);
+  add_facts(rank, rank_facts(spec, static_cast<std::int64_t>(r)));
+  if (!row.varlen.empty()) {  // layouts whose ranks attend through varlen segments
+    const VarlenSegments& v = row.varlen[r];
+    rank.set_writer("cu_seqlens_q", [&](JsonSink& out) { out.ints(v.cu_seqlens_q); });
+    rank.set_writer("cu_seqlens_k", [&](JsonSink& out) { out.ints(v.cu_seqlens_k); });
+    rank.set("k_slice", std::vector<std::int64_t>{v.k_begin, v.k_end});
   }
+  rank.write(sink);
+}
+
+// Sets the single-row fields on out, in the order of the `cplab layout --json` contract. row and
+// work are read when out is written.
+void add_row_fields(JsonObjectText& out, const LayoutSpec& spec, const RowPlan& row,
+                    const std::vector<std::int64_t>& work) {
+  out.set("padded_seq_len", row.padded_len);
+  out.set_text("original_seq_len", row.packed ? "null" : std::to_string(row.original_len));
+  out.set("imbalance", reference::imbalance(work));
+  out.set_writer("ranks", [&spec, &row, &work](JsonSink& sink) {
+    sink.put('[');
+    for (std::size_t r = 0; r < row.index.size(); ++r) {
+      if (r != 0) sink.put(',');
+      write_rank(sink, spec, row, work, r);
+    }
+    sink.put(']');
+  });
 }
 
 // The chosen row as the single-row contract; with --batch, "row" (the chosen one) and "rows" (every
 // row of the batch, each with its single-row fields and its "row" number) are added after it.
 void print_json(const LayoutSpec& spec, const LayoutSource& source,
                 const std::vector<std::vector<std::int64_t>>& works) {
-  nlohmann::ordered_json out;
-  out["layout"] = spec.layout;
-  out["cp"] = spec.cp;
+  JsonObjectText out;
+  out.set("layout", spec.layout);
+  out.set("cp", spec.cp);
   const sim::LayoutDescriptor& descriptor = sim::layout_descriptor(spec.layout);
   if (descriptor.layout_facts != nullptr) add_facts(out, descriptor.layout_facts(spec));
   add_row_fields(out, spec, source.rows[source.chosen], works[source.chosen]);
   if (source.from_batch) {
-    out["row"] = source.chosen;
-    out["rows"] = nlohmann::ordered_json::array();
-    for (std::size_t b = 0; b < source.rows.size(); ++b) {
-      nlohmann::ordered_json row;
-      row["row"] = b;
-      add_row_fields(row, spec, source.rows[b], works[b]);
-      out["rows"].push_back(std::move(row));
-    }
+    out.set("row", source.chosen);
+    out.set_writer("rows", [&](JsonSink& sink) {
+      sink.put('[');
+      for (std::size_t b = 0; b < source.rows.size(); ++b) {
+        JsonObjectText row;
+        row.set("row", b);
+        add_row_fields(row, spec, source.rows[b], works[b]);
+        if (b != 0) sink.put(',');
+        row.write(sink);
+      }
+      sink.put(']');
+    });
   }
-  fmt::print("{}\n", out.dump());
+  std::fflush(stdout);
+  JsonSink sink(stdout);
+  out.write(sink);
+  sink.put('\n');
+  sink.finish();
 }
 
 void print_table(const LayoutSpec& spec, const RowPlan& row,
@@ -150,7 +172,10 @@ int run_layout(const LayoutOptions& options) {
   const LayoutSourceArgs args = options.flags.given();
   const LayoutSpec& asked = options.flags.spec;
   if (asks_every_layout(asked.layout)) {
-    return print_layout_comparison(tell_layouts(asked, asked.layout, args), options.json,
+    // The table and the JSON need each layout's numbers only; the picture, every slot.
+    const reports::StoryDetail detail =
+        options.svg_path.empty() ? reports::StoryDetail::summary : reports::StoryDetail::picture;
+    return print_layout_comparison(tell_layouts(asked, asked.layout, args, detail), options.json,
                                    options.svg_path);
   }
   const LayoutSource source = read_layout_source(asked, args);

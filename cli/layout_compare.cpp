@@ -27,33 +27,50 @@ void write_file(const std::string& path, const std::string& text) {
   CPLAB_CHECK(out.good(), "short write to '{}'", path);
 }
 
+// What options_that_matter compares of two plans of the row: L and a 64-bit FNV-1a digest of every
+// rank's index map. The plan itself is released before other options are tried (a second plan of a
+// 16M-token row would double the command's memory); two different maps share a digest with
+// probability 2^-64, and then only the brief shown would name an option that does not matter.
+struct PlanPrint {
+  std::int64_t padded_len = 0;
+  std::uint64_t digest = 0;
+  bool operator==(const PlanPrint&) const = default;
+};
+
+PlanPrint plan_print(const RowPlan& row) {
+  std::uint64_t h = 14695981039346656037ull;
+  const auto mix = [&h](std::uint64_t v) { h = (h ^ v) * 1099511628211ull; };
+  for (const auto& rank : row.index) {
+    mix(rank.size());
+    for (std::int64_t g : rank) mix(static_cast<std::uint64_t>(g));
+  }
+  return {row.padded_len, h};
+}
+
 // spec with every option that does not change this row's plan back at its default, so a table of
 // layouts does not show magi's chunk size next to head-tail.
-LayoutSpec options_that_matter(LayoutSpec spec, LayoutSourceArgs args, const RowPlan& row) {
+LayoutSpec options_that_matter(LayoutSpec spec, LayoutSourceArgs args, const PlanPrint& row) {
   const LayoutSpec defaults;
   args.magi = nullptr;  // spec has them applied already
+  const auto same_plan = [&](const LayoutSpec& plain) {
+    try {
+      const LayoutSource other = read_layout_source(plain, args);
+      return plan_print(other.rows[other.chosen]) == row;
+    } catch (const Error&) {
+      return false;  // the default cannot even plan the row: the option matters
+    }
+  };
   for (auto field : {&LayoutSpec::pad_multiple, &LayoutSpec::chunk_size, &LayoutSpec::ring_degree,
                      &LayoutSpec::block_size}) {
     if (spec.*field == defaults.*field) continue;
     LayoutSpec plain = spec;
     plain.*field = defaults.*field;
-    try {
-      const LayoutSource other = read_layout_source(plain, args);
-      const RowPlan& same = other.rows[other.chosen];
-      if (same.padded_len == row.padded_len && same.index == row.index) spec = plain;
-    } catch (const Error&) {
-      // The default cannot even plan the row: the option matters.
-    }
+    if (same_plan(plain)) spec = plain;
   }
   if (spec.chunk_pad_at_cp1) {
     LayoutSpec plain = spec;
     plain.chunk_pad_at_cp1 = false;
-    try {
-      const LayoutSource other = read_layout_source(plain, args);
-      const RowPlan& same = other.rows[other.chosen];
-      if (same.padded_len == row.padded_len && same.index == row.index) spec = plain;
-    } catch (const Error&) {
-    }
+    if (same_plan(plain)) spec = plain;
   }
   return spec;
 }
@@ -63,7 +80,7 @@ LayoutSpec options_that_matter(LayoutSpec spec, LayoutSourceArgs args, const Row
 bool asks_every_layout(const std::string& layout_arg) { return layout_arg == kEveryLayout; }
 
 Stories tell_layouts(const LayoutSpec& spec, const std::string& layout_arg,
-                     const LayoutSourceArgs& args) {
+                     const LayoutSourceArgs& args, reports::StoryDetail detail) {
   std::vector<std::string> names;
   if (asks_every_layout(layout_arg)) {
     names = reference::layout_names();
@@ -76,15 +93,21 @@ Stories tell_layouts(const LayoutSpec& spec, const std::string& layout_arg,
     LayoutSpec one = spec;
     one.layout = name;
     try {
-      const LayoutSource source = read_layout_source(one, args);
-      one = source.spec;
-      const RowPlan& row = source.rows[source.chosen];
-      const std::vector<std::int64_t> no_labels;
-      const auto& labels = source.labels.empty() ? no_labels : source.labels[source.chosen];
-      stories.layouts.push_back(
-          reports::tell_layout(one, row, labels, reports::verb_bytes(one, row)));
-      stories.layouts.back().brief = spec_brief(options_that_matter(one, args, row));
-      if (stories.source.empty()) stories.source = source.description;
+      PlanPrint print;
+      reports::CostRow costed;
+      {
+        const LayoutSource source = read_layout_source(one, args);
+        one = source.spec;
+        const RowPlan& row = source.rows[source.chosen];
+        const std::vector<std::int64_t> no_labels;
+        const auto& labels = source.labels.empty() ? no_labels : source.labels[source.chosen];
+        stories.layouts.push_back(reports::tell_layout(one, row, labels, {}, detail));
+        print = plan_print(row);
+        costed = reports::cost_row(row);
+        if (stories.source.empty()) stories.source = source.description;
+      }  // the plan is released here, before the cost model and options_that_matter lay it out
+      reports::attach_verb_bytes(stories.layouts.back(), reports::verb_bytes(one, costed));
+      stories.layouts.back().brief = spec_brief(options_that_matter(one, args, print));
     } catch (const Error& e) {
       if (!first_error) first_error = e;
       LayoutSpec plain = one;  // its options say nothing about a layout that cannot plan
@@ -108,6 +131,7 @@ int print_layout_comparison(const Stories& stories, bool json, const std::string
     if (!svg_path.empty()) fmt::print("picture: {}\n", svg_path);
     return 0;
   }
+  // Small (numbers per layout and rank): nlohmann as it is.
   nlohmann::ordered_json out;
   out["layout"] = kEveryLayout;
   out["source"] = stories.source;

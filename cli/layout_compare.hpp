@@ -20,9 +20,10 @@ struct Stories {
 
 // `spec.layout` is one registered name, or kEveryLayout: each registered layout with spec's other
 // options. A layout that cannot lay out the row is a story with its reason; when none can (or the
-// one asked for cannot), the first reason is thrown.
+// one asked for cannot), the first reason is thrown. Each layout's plan is made, told at `detail`
+// and released before the next one is made.
 Stories tell_layouts(const LayoutSpec& spec, const std::string& layout_arg,
-                     const LayoutSourceArgs& args);
+                     const LayoutSourceArgs& args, reports::StoryDetail detail);
 
 // `cplab layout --layout all`: the table (or, with json, one object with every layout) and, with
 // svg_path, the pictures one under the other.

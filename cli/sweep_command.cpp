@@ -59,6 +59,16 @@ int finish(const properties::SweepReport& report, const std::string& out,
       report.results.size(), report.count(properties::JobStatus::passed),
       report.count(properties::JobStatus::failed), report.count(properties::JobStatus::skipped),
       report.total_cases(), report.seconds, report.cases_per_second());
+  // The slowest properties: where the sweep's time went.
+  const std::vector<properties::PropertyTime> times = report.property_times();
+  constexpr std::size_t kShown = 5;
+  for (std::size_t i = 0; i < times.size() && i < kShown; ++i) {
+    const properties::PropertyTime& t = times[i];
+    fmt::print("  {:>5.1f}% of job time  {:<44} {:>6} cases {:>8.2f} s {:>8.0f} cases/s\n",
+               100.0 * t.share, t.property, t.cases, t.seconds, t.cases_per_second);
+  }
+  if (times.size() > kShown)
+    fmt::print("  ... {} more properties in summary.md and report.json\n", times.size() - kShown);
   std::map<std::string, std::string> skip_reasons;  // one line per reason, not per job
   for (const properties::JobResult& r : report.results) {
     if (r.status == properties::JobStatus::skipped)

@@ -45,4 +45,27 @@ double SweepReport::cases_per_second() const {
   return seconds > 0.0 ? static_cast<double>(total_cases()) / seconds : 0.0;
 }
 
+std::vector<PropertyTime> SweepReport::property_times() const {
+  std::map<std::string, PropertyTime> by_name;
+  double total = 0.0;
+  for (const JobResult& r : results) {
+    PropertyTime& t = by_name[r.property];
+    t.property = r.property;
+    ++t.jobs;
+    t.cases += r.cases;
+    t.seconds += r.seconds;
+    total += r.seconds;
+  }
+  std::vector<PropertyTime> times;
+  for (auto& [name, t] : by_name) {
+    t.cases_per_second = t.seconds > 0.0 ? static_cast<double>(t.cases) / t.seconds : 0.0;
+    t.share = total > 0.0 ? t.seconds / total : 0.0;
+    times.push_back(t);
+  }
+  std::stable_sort(times.begin(), times.end(), [](const PropertyTime& a, const PropertyTime& b) {
+    return a.seconds > b.seconds;
+  });
+  return times;
+}
+
 }  // namespace cplab::properties

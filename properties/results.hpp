@@ -46,6 +46,17 @@ struct ShardIndex {
   std::int64_t count = 1;
 };
 
+// One property's part of a sweep: its jobs' cases and seconds (jobs run in parallel, so seconds is
+// their sum, not wall time), its cases per second of job time, and its share of all jobs' seconds:
+// the property that holds the sweep back is the one with the largest share.
+struct PropertyTime {
+  std::string property;
+  std::int64_t jobs = 0, cases = 0;
+  double seconds = 0.0;
+  double cases_per_second = 0.0;
+  double share = 0.0;  // of the summed job seconds, in [0, 1]
+};
+
 struct SweepReport {
   std::uint64_t seed = 0;
   std::int64_t cases_per_job = 0;
@@ -61,6 +72,8 @@ struct SweepReport {
   std::int64_t total_cases() const;
   std::int64_t count(JobStatus status) const;
   double cases_per_second() const;
+  // Every property that ran jobs, the largest share of the job time first (ties: by name).
+  std::vector<PropertyTime> property_times() const;
   bool ok() const { return count(JobStatus::failed) == 0; }
 };
 

@@ -5,6 +5,8 @@
 #include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <vector>
 
 #include "reference/plan_lengths.hpp"
 
@@ -40,19 +42,33 @@ Mask document_causal_mask(const RowPlan& row) {
 }
 
 // Softmax over the visible keys of each query; a query that sees nothing keeps an all-zero row,
-// so it outputs 0 and passes no gradient.
+// so it outputs 0 and passes no gradient. The matrices are column-major: the passes walk key by
+// key with every query's running max and sum side by side, so that memory is read in order (a
+// query's row is L strided reads otherwise, most of the sweep's attention time). Each query's max,
+// exponentials and sum (keys in ascending order) are those of a row-by-row walk, bit for bit.
 Eigen::MatrixXd masked_softmax(const Eigen::MatrixXd& scores, const Mask& mask) {
-  Eigen::MatrixXd probs = Eigen::MatrixXd::Zero(scores.rows(), scores.cols());
-  for (Eigen::Index g = 0; g < scores.rows(); ++g) {
-    if (!mask.row(g).any()) continue;
-    double top = -INFINITY;
-    for (Eigen::Index h = 0; h < scores.cols(); ++h) {
-      if (mask(g, h)) top = std::max(top, scores(g, h));
+  const Eigen::Index queries = scores.rows(), keys = scores.cols();
+  Eigen::MatrixXd probs = Eigen::MatrixXd::Zero(queries, keys);
+  std::vector<double> top(static_cast<std::size_t>(queries), -INFINITY);
+  std::vector<std::uint8_t> sees(static_cast<std::size_t>(queries), 0);
+  for (Eigen::Index h = 0; h < keys; ++h) {
+    for (Eigen::Index g = 0; g < queries; ++g) {
+      if (!mask(g, h)) continue;
+      top[g] = std::max(top[g], scores(g, h));
+      sees[g] = 1;
     }
-    for (Eigen::Index h = 0; h < scores.cols(); ++h) {
-      if (mask(g, h)) probs(g, h) = std::exp(scores(g, h) - top);
+  }
+  std::vector<double> sum(static_cast<std::size_t>(queries), 0.0);
+  for (Eigen::Index h = 0; h < keys; ++h) {
+    for (Eigen::Index g = 0; g < queries; ++g) {
+      if (mask(g, h)) probs(g, h) = std::exp(scores(g, h) - top[g]);
+      sum[g] += probs(g, h);
     }
-    probs.row(g) /= probs.row(g).sum();
+  }
+  for (Eigen::Index h = 0; h < keys; ++h) {
+    for (Eigen::Index g = 0; g < queries; ++g) {
+      if (sees[g]) probs(g, h) /= sum[g];
+    }
   }
   return probs;
 }

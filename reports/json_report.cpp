@@ -128,6 +128,15 @@ std::string to_json(const SweepReport& report) {
   for (const auto& s : report.shards) shards.push_back({{"index", s.index}, {"count", s.count}});
   json results = json::array();
   for (const JobResult& r : report.results) results.push_back(result_json(r));
+  json by_property = json::array();
+  for (const properties::PropertyTime& t : report.property_times()) {
+    by_property.push_back({{"property", t.property},
+                           {"jobs", t.jobs},
+                           {"cases", t.cases},
+                           {"seconds", t.seconds},
+                           {"cases_per_second", t.cases_per_second},
+                           {"share", t.share}});
+  }
   const json doc = {
       {"schema", kSweepSchema},
       {"seed", report.seed},
@@ -142,6 +151,7 @@ std::string to_json(const SweepReport& report) {
       {"seconds", report.seconds},
       {"cases", report.total_cases()},
       {"cases_per_second", report.cases_per_second()},
+      {"by_property", by_property},
       {"totals",
        {{"jobs", report.results.size()},
         {"passed", report.count(properties::JobStatus::passed)},

@@ -71,31 +71,54 @@ LayoutStory failed_layout(const LayoutSpec& spec, const std::string& why) {
   return story;
 }
 
+namespace {
+
+// row's sizes and per-rank lists without its per-slot arrays (what a story below picture keeps).
+RowPlan row_without_slots(const RowPlan& row) {
+  RowPlan sizes;
+  sizes.cp = row.cp;
+  sizes.caller_len = row.caller_len;
+  sizes.original_len = row.original_len;
+  sizes.padded_len = row.padded_len;
+  sizes.packed = row.packed;
+  sizes.cu_seqlens_padded = row.cu_seqlens_padded;
+  sizes.local_cu_seqlens = row.local_cu_seqlens;
+  sizes.valid_tokens = row.valid_tokens;
+  sizes.varlen = row.varlen;
+  return sizes;
+}
+
+}  // namespace
+
 LayoutStory tell_layout(const LayoutSpec& spec, const RowPlan& row,
-                        const std::vector<std::int64_t>& labels, const VerbBytesTable& bytes) {
+                        const std::vector<std::int64_t>& labels, const VerbBytesTable& bytes,
+                        StoryDetail detail) {
   LayoutStory story;
   story.spec = spec;
   story.brief = spec_brief(spec);
-  story.row = row;
+  story.row = detail == StoryDetail::picture ? row : row_without_slots(row);
   story.work = reference::causal_work(row);
   story.imbalance = reference::imbalance(story.work);
   story.max_work = story.work.empty() ? 0 : *std::max_element(story.work.begin(), story.work.end());
   const std::int64_t len = row.padded_len;
   CPLAB_CHECK(labels.empty() || static_cast<std::int64_t>(labels.size()) == len,
               "explain: {} labels for a row of L={}", labels.size(), len);
-  std::vector<std::int64_t> owner(static_cast<std::size_t>(len), 0);
+  const bool lists = detail != StoryDetail::summary;
+  const bool marked = detail == StoryDetail::picture;
+  // Ranks fit in 32 bits (the spec's cp limit): half the memory of int64 on a 16M-token row.
+  std::vector<std::int32_t> owner(static_cast<std::size_t>(len), 0);
   for (std::int64_t r = 0; r < row.cp; ++r) {
-    for (std::int64_t g : row.index[r]) owner[g] = r;
+    for (std::int64_t g : row.index[r]) owner[g] = static_cast<std::int32_t>(r);
   }
   for (std::int64_t r = 0; r < row.cp; ++r) {
     const auto& index = row.index[r];
     RankStory rank;
-    rank.runs = runs_of(index);
+    if (lists) rank.runs = runs_of(index);
     rank.causal_work = story.work[r];
-    std::vector<TargetMark> marks(index.size(), TargetMark::none);
+    std::vector<TargetMark> marks(marked ? index.size() : 0, TargetMark::none);
     for (std::size_t k = 0; k < index.size(); ++k) {
       const std::int64_t g = index[k];
-      if (row.doc_ids[g] > 0 && (g == 0 || row.doc_ids[g - 1] != row.doc_ids[g]))
+      if (lists && row.doc_ids[g] > 0 && (g == 0 || row.doc_ids[g - 1] != row.doc_ids[g]))
         rank.document_starts.push_back(static_cast<std::int64_t>(k));
       if (!row.real[g]) {
         ++rank.pads;
@@ -115,21 +138,23 @@ LayoutStory tell_layout(const LayoutSpec& spec, const RowPlan& row,
         continue;
       }
       ++rank.contributing;
-      if (owner[t] != r) {
-        rank.fetched[owner[t]].push_back(g);
-        marks[k] = TargetMark::fetched;
-      } else {
-        marks[k] = TargetMark::local;
-      }
-    }
-    for (const auto& [verb, per_rank] : bytes) {
-      if (r < static_cast<std::int64_t>(per_rank.size()))
-        rank.bytes.emplace_back(verb, per_rank[r]);
+      const bool fetched = owner[t] != r;
+      if (fetched && lists) rank.fetched[owner[t]].push_back(g);
+      if (marked) marks[k] = fetched ? TargetMark::fetched : TargetMark::local;
     }
     story.ranks.push_back(std::move(rank));
-    story.marks.push_back(std::move(marks));
+    if (marked) story.marks.push_back(std::move(marks));
   }
+  attach_verb_bytes(story, bytes);
   return story;
+}
+
+void attach_verb_bytes(LayoutStory& story, const VerbBytesTable& bytes) {
+  for (std::size_t r = 0; r < story.ranks.size(); ++r) {
+    for (const auto& [verb, per_rank] : bytes) {
+      if (r < per_rank.size()) story.ranks[r].bytes.emplace_back(verb, per_rank[r]);
+    }
+  }
 }
 
 std::string explain_text(const std::vector<LayoutStory>& stories, const std::string& source,

@@ -33,7 +33,7 @@ struct LayoutStory {
   LayoutSpec spec;
   std::string brief;  // "thd cp=2"
   std::string error;  // the layout cannot lay this row out: why (everything else empty)
-  RowPlan row;
+  RowPlan row;  // below StoryDetail::picture: its sizes and varlen segments, no per-slot arrays
   std::vector<std::int64_t> work;
   TargetMarks marks;
   std::vector<RankStory> ranks;
@@ -47,11 +47,30 @@ using VerbBytesTable = std::vector<std::pair<std::string, std::vector<std::uint6
 // What each verb of the sim sends per rank for this row (the cost model, sim/cost_model.hpp);
 // empty when the model cannot cost it.
 VerbBytesTable verb_bytes(const LayoutSpec& spec, const RowPlan& row);
+// The few numbers per document the cost model needs of a row, so that it can be costed after the
+// plan is released (the cost model lays the row out once more: two at once would double the memory
+// of a 16M-token row).
+struct CostRow {
+  std::int64_t caller_len = 0;
+  bool packed = false;
+  std::vector<std::int64_t> seq_lens, seq_lens_padded;  // packed: as the stream holds them
+};
+CostRow cost_row(const RowPlan& row);
+VerbBytesTable verb_bytes(const LayoutSpec& spec, const CostRow& row);
+// Each rank's bytes per verb, for a story told with an empty table.
+void attach_verb_bytes(LayoutStory& story, const VerbBytesTable& bytes);
+
+// How much of the row a story keeps. picture: everything (the SVG and HTML draw every slot); text:
+// the rank lists explain's text prints, but no per-slot arrays of the plan; summary: only the
+// numbers of the side-by-side table (`cplab layout --layout all`), so that telling ten layouts of a
+// 16M-token row holds one plan at a time, not ten.
+enum class StoryDetail { picture, text, summary };
 
 // labels: the row's global padded labels (IGNORE = -100), or empty when there are none (then pads
 // and document padding have no target, every real token's label counts).
 LayoutStory tell_layout(const LayoutSpec& spec, const RowPlan& row,
-                        const std::vector<std::int64_t>& labels, const VerbBytesTable& bytes);
+                        const std::vector<std::int64_t>& labels, const VerbBytesTable& bytes,
+                        StoryDetail detail = StoryDetail::picture);
 LayoutStory failed_layout(const LayoutSpec& spec, const std::string& why);
 
 // The side-by-side table of several layouts (imbalance, max causal work, most bytes per verb on

@@ -72,23 +72,36 @@ std::string html_escape(const std::string& text) {
 }
 const char* page_style() { return kPageStyle; }
 
-VerbBytesTable verb_bytes(const LayoutSpec& spec, const RowPlan& row) {
-  sim::MicrobatchRows rows;
-  rows.rows = 1;
-  rows.caller_len = row.caller_len;
-  rows.packed = row.packed;
+CostRow cost_row(const RowPlan& row) {
+  CostRow out;
+  out.caller_len = row.caller_len;
+  out.packed = row.packed;
   if (row.packed) {
     // The documents as the stream holds them: their real tokens and the slots they occupy.
     for (std::size_t i = 0; i + 1 < row.cu_seqlens_padded.size(); ++i) {
       std::int64_t real = 0;
       for (std::int64_t g = row.cu_seqlens_padded[i]; g < row.cu_seqlens_padded[i + 1]; ++g)
         real += row.real[g];
-      rows.seq_lens.push_back(real);
-      rows.seq_lens_padded.push_back(row.cu_seqlens_padded[i + 1] - row.cu_seqlens_padded[i]);
+      out.seq_lens.push_back(real);
+      out.seq_lens_padded.push_back(row.cu_seqlens_padded[i + 1] - row.cu_seqlens_padded[i]);
     }
     const std::int64_t occupied = row.cu_seqlens_padded.empty() ? 0 : row.cu_seqlens_padded.back();
-    rows.caller_len = std::max(row.caller_len, occupied);
+    out.caller_len = std::max(row.caller_len, occupied);
   }
+  return out;
+}
+
+VerbBytesTable verb_bytes(const LayoutSpec& spec, const RowPlan& row) {
+  return verb_bytes(spec, cost_row(row));
+}
+
+VerbBytesTable verb_bytes(const LayoutSpec& spec, const CostRow& row) {
+  sim::MicrobatchRows rows;
+  rows.rows = 1;
+  rows.caller_len = row.caller_len;
+  rows.packed = row.packed;
+  rows.seq_lens = row.seq_lens;
+  rows.seq_lens_padded = row.seq_lens_padded;
   std::vector<sim::RankCost> costs;
   try {
     costs = sim::rank_costs(spec, rows);

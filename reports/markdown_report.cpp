@@ -59,6 +59,20 @@ std::string coverage_section(const properties::SweepReport& report) {
   return md;
 }
 
+// Where the sweep's time went, slowest property first.
+std::string property_times_table(const properties::SweepReport& report) {
+  const std::vector<properties::PropertyTime> times = report.property_times();
+  if (times.empty()) return "";
+  std::string md =
+      "## Time per property\n\n| property | jobs | cases | seconds | cases/s | share |\n"
+      "|---|---:|---:|---:|---:|---:|\n";
+  for (const properties::PropertyTime& t : times) {
+    md += fmt::format("| {} | {} | {} | {:.2f} | {:.0f} | {:.1f}% |\n", t.property, t.jobs, t.cases,
+                      t.seconds, t.cases_per_second, 100.0 * t.share);
+  }
+  return md + "\n(seconds summed over the property's jobs, which may have run in parallel)\n\n";
+}
+
 }  // namespace
 
 std::string to_markdown(const properties::SweepReport& report) {
@@ -75,6 +89,7 @@ std::string to_markdown(const properties::SweepReport& report) {
       report.count(JobStatus::skipped), report.total_cases(), report.seconds,
       report.cases_per_second());
 
+  md += property_times_table(report);
   std::vector<std::string> impls, layouts, props;
   for (const JobResult& r : report.results) {
     add_unique(impls, r.impl);

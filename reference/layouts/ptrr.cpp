@@ -15,28 +15,62 @@
 namespace cplab::reference {
 namespace {
 
-// mask[i][j]: some real query of block i may see some real key of block j (same document, key at
-// or before the query). Walking the stream in order, each document lists the blocks that hold its
-// real keys so far; a real query sees exactly those, so its block's mask row gets them all.
-std::vector<std::vector<bool>> block_mask(const RowPlan& row, std::int64_t block) {
-  const std::int64_t blocks = row.padded_len / block;
-  std::vector<std::vector<bool>> mask(static_cast<std::size_t>(blocks),
-                                      std::vector<bool>(static_cast<std::size_t>(blocks), false));
+// cost[i]: the number of key blocks j for which some real query of block i may see some real key of
+// block j (same document, key at or before the query) — the non-empty entries of row i of the block
+// mask. A query of document d in block i sees every real key of d up to it, so row i is the union,
+// over the documents D_i with a real token in block i, of K_d ∩ [0, i] (K_d: the blocks holding a
+// real token of d). The mask itself is never built: it has (L/B)² entries (2 GB at 16M tokens).
+// |K_d ∩ [0, i]| is a running count; a block counted for two documents of D_i is one that holds
+// real tokens of both, so only those blocks (at most two per document of a packed row, whose
+// documents are contiguous) are looked at one by one.
+std::vector<std::int64_t> block_costs(const RowPlan& row, std::int64_t block) {
+  const auto blocks = static_cast<std::size_t>(row.padded_len / block);
   std::int32_t max_doc = 0;
   for (std::int32_t doc : row.doc_ids) max_doc = std::max(max_doc, doc);
-  std::vector<std::vector<std::int64_t>> key_blocks(static_cast<std::size_t>(max_doc) + 1);
+  const auto docs = static_cast<std::size_t>(max_doc) + 1;
+  // docs_in[i]: the documents with a real token in block i, each once; key_blocks[d]: K_d
+  // ascending.
+  std::vector<std::vector<std::int32_t>> docs_in(blocks);
+  std::vector<std::vector<std::int64_t>> key_blocks(docs);
   for (std::int64_t q = 0; q < row.padded_len; ++q) {
     if (!row.real[q]) continue;
-    std::vector<std::int64_t>& seen = key_blocks[static_cast<std::size_t>(row.doc_ids[q])];
-    if (seen.empty() || seen.back() != q / block) seen.push_back(q / block);
-    // The query's own block's row learns every key block seen so far (once per block suffices:
-    // the list only grows, so its last real query of the document in the block marks them all).
-    const bool last_in_block = q + 1 == row.padded_len || (q + 1) / block != q / block ||
-                               !row.real[q + 1] || row.doc_ids[q + 1] != row.doc_ids[q];
-    if (!last_in_block) continue;
-    for (std::int64_t j : seen) mask[q / block][j] = true;
+    const std::int32_t d = row.doc_ids[q];
+    const std::int64_t i = q / block;
+    std::vector<std::int64_t>& mine = key_blocks[static_cast<std::size_t>(d)];
+    if (!mine.empty() && mine.back() == i) continue;
+    mine.push_back(i);
+    docs_in[static_cast<std::size_t>(i)].push_back(d);
   }
-  return mask;
+  // shared_blocks[d]: the blocks of K_d that hold real tokens of another document too.
+  std::vector<std::vector<std::int64_t>> shared_blocks(docs);
+  for (std::size_t i = 0; i < blocks; ++i) {
+    if (docs_in[i].size() < 2) continue;
+    for (std::int32_t d : docs_in[i])
+      shared_blocks[static_cast<std::size_t>(d)].push_back(static_cast<std::int64_t>(i));
+  }
+  std::vector<std::int64_t> seen_count(docs, 0);  // |K_d ∩ [0, i]| as i advances
+  std::vector<std::int64_t> times_counted(blocks, 0);
+  std::vector<std::int64_t> touched;
+  std::vector<std::int64_t> cost(blocks, 0);
+  for (std::size_t i = 0; i < blocks; ++i) {
+    std::int64_t total = 0;
+    for (std::int32_t d : docs_in[i]) {
+      const auto du = static_cast<std::size_t>(d);
+      total += ++seen_count[du];            // block i is in K_d: d has a real token here
+      if (docs_in[i].size() < 2) continue;  // one document: nothing counted twice
+      for (std::int64_t j : shared_blocks[du]) {
+        if (j > static_cast<std::int64_t>(i)) break;
+        if (times_counted[static_cast<std::size_t>(j)]++ == 0) touched.push_back(j);
+      }
+    }
+    for (std::int64_t j : touched) {
+      total -= times_counted[static_cast<std::size_t>(j)] - 1;
+      times_counted[static_cast<std::size_t>(j)] = 0;
+    }
+    touched.clear();
+    cost[i] = total;
+  }
+  return cost;
 }
 
 RowPlan plan_ptrr_row(const LayoutSpec& spec, std::int64_t caller_len,
@@ -56,10 +90,7 @@ RowPlan plan_ptrr_row(const LayoutSpec& spec, std::int64_t caller_len,
               len, blocks, block, spec.cp, block * spec.cp);
   RowPlan row = row_stream::end_padded_stream(caller, spec.cp, len);
 
-  const std::vector<std::vector<bool>> mask = block_mask(row, block);
-  row.map_costs.clear();
-  for (const auto& mask_row : mask)
-    row.map_costs.push_back(std::count(mask_row.begin(), mask_row.end(), true));
+  row.map_costs = block_costs(row, block);
   std::vector<std::int64_t> sorted(static_cast<std::size_t>(blocks));
   std::iota(sorted.begin(), sorted.end(), std::int64_t{0});
   std::stable_sort(sorted.begin(), sorted.end(), [&](std::int64_t a, std::int64_t b) {

@@ -95,28 +95,68 @@ RowPlan end_padded_stream(const CallerRow& caller, std::int64_t cp, std::int64_t
   return row;
 }
 
+namespace {
+
+// Each rank's slots as the layout lists them, checked as they come: every slot in the stream and
+// taken once, every rank L/C of them; valid_tokens counted on the way.
+class SlotDealer {
+ public:
+  explicit SlotDealer(RowPlan& row)
+      : row_(row), taken_(static_cast<std::size_t>(row.padded_len), 0) {
+    CPLAB_CHECK(row.padded_len % row.cp == 0, "padded length L={} does not divide over cp={} ranks",
+                row.padded_len, row.cp);
+    row.index.assign(static_cast<std::size_t>(row.cp), {});
+    row.valid_tokens.assign(static_cast<std::size_t>(row.cp), 0);
+  }
+
+  void start_rank(std::size_t r) {
+    rank_ = r;
+    row_.index[r].reserve(static_cast<std::size_t>(row_.local_len()));
+    valid_ = 0;
+  }
+  void take(std::int64_t g) {
+    CPLAB_CHECK(g >= 0 && g < row_.padded_len && !taken_[g], "rank {} given slot {} of L={} {}",
+                rank_, g, row_.padded_len,
+                g >= 0 && g < row_.padded_len ? "twice" : "(out of range)");
+    taken_[g] = 1;
+    row_.index[rank_].push_back(g);
+    valid_ += row_.real[g];
+  }
+  void end_rank() {
+    row_.valid_tokens[rank_] = valid_;
+    CPLAB_CHECK(static_cast<std::int64_t>(row_.index[rank_].size()) == row_.local_len(),
+                "rank {} holds {} slots; every rank must hold L/C = {}/{} = {}", rank_,
+                row_.index[rank_].size(), row_.padded_len, row_.cp, row_.local_len());
+  }
+
+ private:
+  RowPlan& row_;
+  std::vector<std::uint8_t> taken_;
+  std::size_t rank_ = 0;
+  std::int64_t valid_ = 0;
+};
+
+}  // namespace
+
 void assign_ranges(RowPlan& row, const std::vector<std::vector<SlotRange>>& ranges) {
   CPLAB_CHECK(static_cast<std::int64_t>(ranges.size()) == row.cp, "{} rank range lists for cp={}",
               ranges.size(), row.cp);
-  CPLAB_CHECK(row.padded_len % row.cp == 0, "padded length L={} does not divide over cp={} ranks",
-              row.padded_len, row.cp);
-  std::vector<std::uint8_t> taken(static_cast<std::size_t>(row.padded_len), 0);
-  row.index.assign(ranges.size(), {});
-  row.valid_tokens.assign(ranges.size(), 0);
+  SlotDealer dealer(row);
   for (std::size_t r = 0; r < ranges.size(); ++r) {
+    dealer.start_rank(r);
     for (const SlotRange& range : ranges[r]) {
-      for (std::int64_t g = range.begin; g < range.end; ++g) {
-        CPLAB_CHECK(g >= 0 && g < row.padded_len && !taken[g], "rank {} given slot {} of L={} {}",
-                    r, g, row.padded_len,
-                    g >= 0 && g < row.padded_len ? "twice" : "(out of range)");
-        taken[g] = 1;
-        row.index[r].push_back(g);
-        row.valid_tokens[r] += row.real[g];
-      }
+      for (std::int64_t g = range.begin; g < range.end; ++g) dealer.take(g);
     }
-    CPLAB_CHECK(static_cast<std::int64_t>(row.index[r].size()) == row.local_len(),
-                "rank {} holds {} slots; every rank must hold L/C = {}/{} = {}", r,
-                row.index[r].size(), row.padded_len, row.cp, row.local_len());
+    dealer.end_rank();
+  }
+}
+
+void assign_round_robin(RowPlan& row) {
+  SlotDealer dealer(row);
+  for (std::int64_t r = 0; r < row.cp; ++r) {
+    dealer.start_rank(static_cast<std::size_t>(r));
+    for (std::int64_t g = r; g < row.padded_len; g += row.cp) dealer.take(g);
+    dealer.end_rank();
   }
 }
 

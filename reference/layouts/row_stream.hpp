@@ -50,6 +50,9 @@ struct SlotRange {
 // index[r] = rank r's ranges concatenated in order. Checks that every rank holds L/C slots and that
 // the ranks together hold every slot exactly once; fills valid_tokens.
 void assign_ranges(RowPlan& row, const std::vector<std::vector<SlotRange>>& ranges);
+// The same for a layout that deals single slots, not ranges: rank r holds slots r, r + C, r + 2C,
+// ... of the stream (a range per slot cost 16 bytes a token and most of the planning time).
+void assign_round_robin(RowPlan& row);
 
 // CP off: the caller row as it is on one rank, nothing padded. Every layout at C = 1 returns this
 // (SPEC §3), so a pinned length other than S is an error.

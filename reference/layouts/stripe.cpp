@@ -16,10 +16,8 @@ RowPlan plan_stripe_row(const LayoutSpec& spec, std::int64_t caller_len,
   const std::int64_t len = row_stream::resolve_padded_len(
       "stripe", row_stream::ceil_to(caller.len, spec.cp), pinned_len);
   RowPlan row = row_stream::end_padded_stream(caller, spec.cp, len);
-  // List every slot with its rank: one range of one slot each, dealt out round-robin.
-  std::vector<std::vector<row_stream::SlotRange>> ranges(static_cast<std::size_t>(spec.cp));
-  for (std::int64_t g = 0; g < len; ++g) ranges[g % spec.cp].push_back({g, g + 1});
-  row_stream::assign_ranges(row, ranges);
+  // Every slot dealt out round-robin.
+  row_stream::assign_round_robin(row);
   return row;
 }
 
