@@ -133,6 +133,7 @@ class CpAttentionRun {
     if (gathered_) {
       dkv_ = {reduce_to_owners(comm_, grads.k, rank_), reduce_to_owners(comm_, grads.v, rank_)};
     } else if (!delivered) {
+      // A delivery set for a step the row does not run lands after its results are taken.
       dkv_ = {first_.k.zeros_like(), first_.v.zeros_like()};
     }
   }
