@@ -9,6 +9,8 @@
 #include "properties/harness.hpp"
 #include "properties/implementation_registry.hpp"
 #include "properties/runner.hpp"
+#include "properties/sweep.hpp"
+#include "tests/properties/test_seed.hpp"
 
 namespace cplab::properties {
 namespace {
@@ -76,6 +78,25 @@ TEST(CpAttentionStability, TheUnstableMergePassesAtModerateLogitsAndFailsAtLarge
   EXPECT_EQ(moderate.failure, "") << joined(moderate.notes.notes);
   const CaseOutcome large = run_case(find_property("lse_merge_is_stable"), c, *broken);
   EXPECT_NE(large.failure, "");
+}
+
+// bf16's dK bound can be as large as a dK that cancels (SPEC §13.3), so a 2× gradient error is
+// f32's to catch: a job of the default size declares f32 at C > 1 as coverage and draws it.
+TEST(CpAttentionCoverage, EveryJobDrawsF32CasesAtCAboveOne) {
+  const JobSpec job{&find_property("cp_attention_matches_unsharded"), &layout_entry("head-tail"),
+                    &find_implementation("sim")};
+  RunOptions options;
+  options.cases = kDefaultCasesPerJob;
+  options.seed = job_seed(test_seed(), job);
+  const JobResult result = run_job(job, options);
+  ASSERT_EQ(result.status, JobStatus::passed) << result.message;
+  int declared = 0;
+  for (const auto& [name, count] : result.combinations) {
+    if (name.rfind("f32 · ", 0) != 0) continue;
+    ++declared;
+    EXPECT_GT(count, 0) << name;
+  }
+  EXPECT_GT(declared, 0) << "f32 is not declared as coverage";
 }
 
 }  // namespace
