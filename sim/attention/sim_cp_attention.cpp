@@ -1,10 +1,12 @@
 // CP attention run by a schedule (SPEC §13) on one rank, as production runs it. One row at a time:
-//   all-gather  K/V all-gathered, one step; dK/dV reduce-scattered to their owners;
+//   all-gather  K/V all-gathered, one step (again in the backward); dK/dV reduce-scattered to
+//               their owners;
 //   ring        K/V handed to the next rank each step (send_recv, the held buffer replaced by the
 //               received one); the backward walks the ring again with dK/dV travelling with K/V
 //               and delivered to their owner after the last step; dQ stays local;
 //   ulysses     Q, K, V (and dO) head all-to-all into the group's rank-order buffer, attention over
-//               the whole sequence on H/U heads, the output, LSE and gradients all-to-all back;
+//               the whole sequence on H/U heads, the output, LSE and gradients all-to-all back
+//               (the gradients in the input dtype, as their autograd moves them);
 //   usp         the all-to-all within each Ulysses group of U consecutive ranks, then a ring of R
 //               groups (ring rank q's lane u talks to lane u of ring ranks q ± 1).
 // What a rank holds is checked against the schedule's pieces at every step, forward and backward,
@@ -78,7 +80,8 @@ class CpAttentionRun {
   // Forward: q, k, v are this rank's own buffers of the row (every head).
   void forward(const HeldBuffer& q, const HeldBuffer& k, const HeldBuffer& v) {
     q_ = spread(q, heads_q_, dtype_);
-    first_ = gathered_ ? HeldKv{gather_buffers(comm_, k, dtype_), gather_buffers(comm_, v, dtype_)}
+    own_ = {k, v};
+    first_ = gathered_ ? gathered_kv()
                        : HeldKv{spread(k, heads_kv_, dtype_), spread(v, heads_kv_, dtype_)};
     q_facts_ = facts_of(s_, q_.pieces);
     out_ = q_.zeros_like();
@@ -110,6 +113,8 @@ class CpAttentionRun {
       }
     }
     dq_ = q_.zeros_like();
+    // All-gather keeps only its own K/V between the passes and gathers them again (SPEC §13.2).
+    if (gathered_) first_ = gathered_kv();
     HeldKv held = first_;
     HeldKv grads{held.k.zeros_like(), held.v.zeros_like()};
     const std::size_t steps = s_.steps.size();
@@ -141,9 +146,11 @@ class CpAttentionRun {
   // The results, as this rank's own buffers (every head).
   HeldBuffer out() { return gather_back(out_, heads_q_, heads_, dtype_); }
   HeldBuffer lse() { return gather_back(lse_, heads_q_, heads_, DType::f32); }
-  HeldBuffer grad_q() { return gather_back(dq_, heads_q_, heads_, DType::f32); }
-  HeldBuffer grad_k() { return gather_back(dkv_.k, heads_kv_, kv_heads_, DType::f32); }
-  HeldBuffer grad_v() { return gather_back(dkv_.v, heads_kv_, kv_heads_, DType::f32); }
+  // The gradients leave the kernel in the input dtype, and Ulysses' all-to-all back is their
+  // autograd in that dtype: a KV head repeated over members sums their rounded gradients.
+  HeldBuffer grad_q() { return gather_back(dq_, heads_q_, heads_, dtype_); }
+  HeldBuffer grad_k() { return gather_back(dkv_.k, heads_kv_, kv_heads_, dtype_); }
+  HeldBuffer grad_v() { return gather_back(dkv_.v, heads_kv_, kv_heads_, dtype_); }
 
  private:
   // Whether every rank holds at `step` the keys (and queries) the schedule says. The ranks agree
@@ -174,6 +181,10 @@ class CpAttentionRun {
                 "cp_attention: step {} of the schedule lists {} ranks, not rank {} of {}", step,
                 ranks.size(), rank_, comm_.size());
     return ranks[static_cast<std::size_t>(rank_)];
+  }
+
+  HeldKv gathered_kv() {
+    return {gather_buffers(comm_, own_.k, dtype_), gather_buffers(comm_, own_.v, dtype_)};
   }
 
   // A rank's own buffer → what it attends with: the group's tokens and its head group.
@@ -308,7 +319,7 @@ class CpAttentionRun {
   std::vector<int> group_;
   std::vector<std::vector<std::int64_t>> heads_q_, heads_kv_;
   HeldBuffer q_, dout_, out_, lse_, delta_, dq_;
-  HeldKv first_, dkv_;
+  HeldKv own_, first_, dkv_;
   std::vector<TokenFacts> q_facts_;
 };
 

@@ -6,10 +6,14 @@
 
 #include <iostream>
 
+#include "properties/case_data.hpp"
 #include "properties/harness.hpp"
 #include "properties/implementation_registry.hpp"
 #include "properties/runner.hpp"
 #include "properties/sweep.hpp"
+#include "reference/verbs.hpp"
+#include "sim/attention/schedule.hpp"
+#include "sim/layout_descriptor.hpp"
 #include "tests/properties/test_seed.hpp"
 
 namespace cplab::properties {
@@ -78,6 +82,74 @@ TEST(CpAttentionStability, TheUnstableMergePassesAtModerateLogitsAndFailsAtLarge
   EXPECT_EQ(moderate.failure, "") << joined(moderate.notes.notes);
   const CaseOutcome large = run_case(find_property("lse_merge_is_stable"), c, *broken);
   EXPECT_NE(large.failure, "");
+}
+
+// Bytes rank `rank` sends running `algo` on the case's first microbatch in `dtype` with H query
+// and H_kv KV heads: what the twin measures, and what the schedules count (SPEC §13.2).
+struct Moved {
+  std::int64_t measured = 0, scheduled = 0;
+};
+Moved bytes_moved(const Case& c, sim::AttentionAlgo algo, DType dtype, std::int64_t heads,
+                  std::int64_t kv_heads, std::int64_t rank) {
+  const Subject subject(c);
+  const ShardPlan& plan = subject.microbatches.front();
+  const sim::AttentionShape shape{
+      .heads = heads, .kv_heads = kv_heads, .head_dim = c.dim, .dtype = dtype};
+  std::vector<sim::AttentionSchedule> schedules;
+  Moved moved;
+  for (const RowPlan& row : plan.rows) {
+    schedules.push_back(
+        sim::build_schedule(sim::layout_descriptor(c.spec.layout), c.spec, row, algo, shape));
+    for (const sim::ScheduleStep& step : schedules.back().steps) {
+      const sim::RankStep& rs = step.ranks[static_cast<std::size_t>(rank)];
+      moved.scheduled += rs.bytes_sent + rs.backward_bytes_sent;
+    }
+  }
+  const auto rows = static_cast<std::int64_t>(plan.rows.size());
+  const std::int64_t len = plan.rows.front().padded_len;
+  const auto impl = find_implementation("sim").make();
+  const auto sent = on_ranks(c.spec.cp, [&](Comm& comm, std::int64_t r) {
+    const auto local = [&](std::uint64_t stream, std::int64_t h) {
+      return reference::select_rank(
+          plan, float_tensor(c.seed, stream, {rows, len, h, c.dim}, 1.0f).to(dtype), 1, r);
+    };
+    const std::uint64_t before = comm.bytes_sent();
+    impl->cp_attention(comm, reference_layout(plan, r), schedules, local(1, heads),
+                       local(2, kv_heads), local(3, kv_heads), local(4, heads));
+    return static_cast<std::int64_t>(comm.bytes_sent() - before);
+  });
+  moved.measured = sent[static_cast<std::size_t>(rank)];
+  return moved;
+}
+
+// What changes with the input dtype is what the schedule counts in it: K, V, Q, dO and the output
+// everywhere, and Ulysses' dQ, dK, dV back (the pieces' headers, the held-buffer checks, the LSE
+// and the ring's f32 dK/dV are the same in both dtypes, so they cancel). All-gather gathers K/V
+// again in its backward.
+TEST(CpAttentionBytes, WhatScalesWithTheDtypeIsWhatTheScheduleCounts) {
+  struct Run {
+    const char* c;
+    sim::AttentionAlgo algo;
+    std::int64_t heads, kv_heads;
+  };
+  const Run runs[] = {
+      {"contiguous cp=2 rows=1 S=8 dim=2", sim::AttentionAlgo::all_gather, 2, 2},
+      {"contiguous cp=2 rows=1 S=8 dim=2", sim::AttentionAlgo::ring, 2, 1},
+      {"contiguous cp=2 rows=1 S=8 dim=2", sim::AttentionAlgo::ulysses, 2, 1},
+      {"head-tail cp=4 rows=2 S=16 dim=3", sim::AttentionAlgo::ulysses, 4, 4},
+      {"usp cp=4 R=2 rows=1 S=16 dim=2", sim::AttentionAlgo::usp, 4, 1},
+  };
+  for (const Run& run : runs) {
+    const Case c = parse_case(run.c);
+    for (std::int64_t r = 0; r < c.spec.cp; ++r) {
+      const Moved wide = bytes_moved(c, run.algo, DType::f32, run.heads, run.kv_heads, r);
+      const Moved narrow = bytes_moved(c, run.algo, DType::bf16, run.heads, run.kv_heads, r);
+      EXPECT_EQ(wide.measured - narrow.measured, wide.scheduled - narrow.scheduled)
+          << run.c << " " << sim::algo_name(run.algo) << " rank " << r << ": measured "
+          << wide.measured << " (f32) and " << narrow.measured << " (bf16), scheduled "
+          << wide.scheduled << " and " << narrow.scheduled;
+    }
+  }
 }
 
 // bf16's dK bound can be as large as a dK that cancels (SPEC §13.3), so a 2× gradient error is
