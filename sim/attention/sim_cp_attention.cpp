@@ -56,6 +56,7 @@ class CpAttentionRun {
         kv_heads_(kv_heads),
         scale_(impl.softmax_scale(head_dim)) {
     rank_ = comm.rank();
+    check_facts(s, comm.size());
     gathered_ = s.algo == AttentionAlgo::all_gather;
     ring_ = gathered_ ? 1 : s.ring_degree;
     ulysses_ = gathered_ ? 1 : s.ulysses_degree;
@@ -172,6 +173,24 @@ class CpAttentionRun {
     const auto lowest = std::find(all.begin(), all.end(), 1) - all.begin();
     CPLAB_CHECK(lowest != rank_, "cp_attention {}: at step {} rank {} holds {}", pass, step, rank_,
                 bad);
+  }
+
+  // The masks read the schedule's maps and per-slot facts at every position a rank holds: a
+  // schedule handed in with them cut short is refused before anything reads past them.
+  static void check_facts(const AttentionSchedule& s, std::int64_t ranks) {
+    const auto slots = static_cast<std::size_t>(s.padded_len);
+    CPLAB_CHECK(s.doc_ids.size() == slots && s.real.size() == slots,
+                "cp_attention: the schedule's facts are for {} documents' slots and {} real flags; "
+                "its rows are {} slots",
+                s.doc_ids.size(), s.real.size(), s.padded_len);
+    CPLAB_CHECK(static_cast<std::int64_t>(s.index.size()) == ranks,
+                "cp_attention: the schedule maps the tokens of {} ranks, not {}", s.index.size(),
+                ranks);
+    for (std::size_t r = 0; r < s.index.size(); ++r) {
+      CPLAB_CHECK(static_cast<std::int64_t>(s.index[r].size()) == s.local_len(),
+                  "cp_attention: the schedule maps {} local tokens of rank {}; the ranks hold {}",
+                  s.index[r].size(), r, s.local_len());
+    }
   }
 
   const RankStep& rank_step(std::size_t step) const {

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <iostream>
 
 #include "properties/case_data.hpp"
@@ -150,6 +151,94 @@ TEST(CpAttentionBytes, WhatScalesWithTheDtypeIsWhatTheScheduleCounts) {
           << wide.scheduled << " and " << narrow.scheduled;
     }
   }
+}
+
+// Runs sim's cp_attention on "contiguous cp=3 rows=1 S=12 dim=2" by `algo` (H = 3, H_kv = 3),
+// the schedules of rank r first passed through `spoil(schedules, r)` and the inputs through
+// `inputs`; returns the error's message ("" when it ran).
+std::string attention_error(
+    sim::AttentionAlgo algo,
+    const std::function<void(std::vector<sim::AttentionSchedule>&, std::int64_t)>& spoil,
+    const std::function<void(Tensor& q, Tensor& k)>& inputs = {}) {
+  const Case c = parse_case("contiguous cp=3 rows=1 S=12 dim=2");
+  const Subject subject(c);
+  const ShardPlan& plan = subject.microbatches.front();
+  const sim::AttentionShape shape{.heads = 3, .kv_heads = 3, .head_dim = 2, .dtype = DType::f32};
+  std::vector<sim::AttentionSchedule> schedules;
+  for (const RowPlan& row : plan.rows) {
+    schedules.push_back(
+        sim::build_schedule(sim::layout_descriptor(c.spec.layout), c.spec, row, algo, shape));
+  }
+  const auto impl = find_implementation("sim").make();
+  try {
+    run_ranks(c.spec.cp, [&](Comm& comm, std::int64_t r) {
+      auto mine = schedules;
+      spoil(mine, r);
+      const auto local = [&](std::uint64_t stream, std::int64_t h) {
+        return reference::select_rank(
+            plan, float_tensor(c.seed, stream, {1, plan.rows.front().padded_len, h, 2}, 1.0f), 1,
+            r);
+      };
+      Tensor q = local(1, 3), k = local(2, 3);
+      if (inputs) inputs(q, k);
+      impl->cp_attention(comm, reference_layout(plan, r), mine, q, k, k, q);
+    });
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// A bad schedule or bad tensors handed in: one line naming what is wrong, never a hang or a
+// crash, also where only one rank's schedule is bad (the others are then in a collective).
+TEST(CpAttentionErrors, BadSchedulesAndTensorsAreOneLineErrors) {
+  using sim::AttentionAlgo;
+  const auto one_line = [](const std::string& message, const std::string& says) {
+    EXPECT_NE(message.find(says), std::string::npos) << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  };
+  one_line(attention_error(AttentionAlgo::ring,
+                           [](auto& s, std::int64_t) { s.front().steps.pop_back(); }),
+           "a ring schedule of 2 steps, expected 3");
+  one_line(attention_error(AttentionAlgo::ring,
+                           [](auto& s, std::int64_t r) {
+                             if (r == 1) s.front().steps[1].ranks[1].blocks.front().k.end = 99;
+                           }),
+           "rank 1's block 0 reads queries");
+  one_line(attention_error(AttentionAlgo::ring,
+                           [](auto& s, std::int64_t r) {
+                             if (r == 2)
+                               std::swap(s.front().steps[2].ranks[0], s.front().steps[2].ranks[2]);
+                           }),
+           "step 2 of the schedule lists 3 ranks, not rank 2 of 3");
+  one_line(attention_error(AttentionAlgo::ulysses,
+                           [](auto& s, std::int64_t r) {
+                             if (r == 0) s.front().steps[0].ranks[0].keys.pop_back();
+                           }),
+           "cp_attention forward: at step 0 rank 0 holds keys");
+  one_line(attention_error(AttentionAlgo::all_gather,
+                           [](auto& s, std::int64_t) { s.front().shape.heads = 6; }),
+           "schedule is for 6 / 3 heads, the tensors have 3 / 3");
+  one_line(attention_error(AttentionAlgo::ring,
+                           [](auto& s, std::int64_t r) {
+                             if (r == 1) s.front().doc_ids.resize(5);
+                           }),
+           "cp_attention: the schedule's facts are for 5 documents' slots and 12 real flags; its "
+           "rows are 12 slots");
+  one_line(attention_error(AttentionAlgo::ring,
+                           [](auto& s, std::int64_t) { s.front().index[2].pop_back(); }),
+           "cp_attention: the schedule maps 3 local tokens of rank 2; the ranks hold 4");
+  one_line(attention_error(
+               AttentionAlgo::ring, [](auto&, std::int64_t) {},
+               [](Tensor& q, Tensor& k) {
+                 q = q.to(DType::i64);
+                 k = k.to(DType::i64);
+               }),
+           "attention runs in f32, bf16 or f16, not i64");
+  one_line(attention_error(
+               AttentionAlgo::ring, [](auto&, std::int64_t) {},
+               [](Tensor& /*q*/, Tensor& k) { k = k.to(DType::bf16); }),
+           "cp_attention: k is");
 }
 
 // bf16's dK bound can be as large as a dK that cancels (SPEC §13.3), so a 2× gradient error is
