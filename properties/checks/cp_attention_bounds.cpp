@@ -58,6 +58,15 @@ std::int64_t merged_blocks(const sim::AttentionSchedule& s) {
   return std::max<std::int64_t>(1, *std::max_element(per_rank.begin(), per_rank.end()));
 }
 
+// How many Ulysses members hold a copy of each KV head (SPEC §10.5): U / H_kv where the heads are
+// repeated up to U, else 1. Each copy's gradient is rounded to the input dtype before they are
+// summed.
+std::int64_t kv_head_copies(const sim::AttentionSchedule& s) {
+  const bool ulysses = s.algo == sim::AttentionAlgo::ulysses || s.algo == sim::AttentionAlgo::usp;
+  const std::int64_t u = s.ulysses_degree, kv = s.shape.kv_heads;
+  return ulysses && kv > 0 && u > kv ? u / kv : 1;
+}
+
 }  // namespace
 
 AttentionBounds attention_bounds(const reference::CpAttentionReference& ref, const Tensor& q,
@@ -94,6 +103,14 @@ AttentionBounds attention_bounds(const reference::CpAttentionReference& ref, con
     r.out += 2 * len * kTiny * vm + 2 * r.eta;
     r.grad_k_lost = 2 * len * group * kTiny * s * a * spread;
     r.grad_v_lost = 2 * len * group * kTiny * g;
+    const std::int64_t copies = kv_head_copies(schedules[static_cast<std::size_t>(b)]);
+    if (copies > 1) {
+      // Each copy's gradient rounded before the sum: u times the sum of their sizes, which the
+      // mass bounds (|dS_ij| <= P_ij·spread, |dV| <= G per unit of mass), and its own subnormal.
+      r.grad_k_mass += 2 * u * s * a * spread;
+      r.grad_v_mass += 2 * u * g;
+      r.eta_kv = static_cast<double>(copies) * r.eta;
+    }
     bounds.rows.push_back(r);
   }
   return bounds;
@@ -157,12 +174,12 @@ std::string compare_rank(const ShardPlan& plan, std::int64_t rank,
                 tol = rb.grad_q + 2 * rb.eta + 2 * rb.u * std::abs(want);
                 break;
               case 3:
-                tol =
-                    rb.grad_k_mass * mass + rb.grad_k_lost + 2 * rb.eta + 2 * rb.u * std::abs(want);
+                tol = rb.grad_k_mass * mass + rb.grad_k_lost + 2 * (rb.eta + rb.eta_kv) +
+                      2 * rb.u * std::abs(want);
                 break;
               default:
-                tol =
-                    rb.grad_v_mass * mass + rb.grad_v_lost + 2 * rb.eta + 2 * rb.u * std::abs(want);
+                tol = rb.grad_v_mass * mass + rb.grad_v_lost + 2 * (rb.eta + rb.eta_kv) +
+                      2 * rb.u * std::abs(want);
                 break;
             }
             const bool both_masked = std::isinf(want) && want < 0 && have == want;

@@ -22,6 +22,8 @@ struct RowBounds {
   double grad_k_lost = 0, grad_v_lost = 0;  // probabilities below f32's range, lost
   double u = 0;    // the dtype's unit roundoff (the final rounding of each gradient)
   double eta = 0;  // the dtype's absolute rounding error below its normal range
+  // dK, dV: the same for each rounded copy of a KV head Ulysses repeats (0 when not repeated).
+  double eta_kv = 0;
 };
 struct AttentionBounds {
   std::vector<RowBounds> rows;

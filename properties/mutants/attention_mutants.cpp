@@ -77,6 +77,14 @@ class DkvDeliveredEarly final : public Mutant {
   }
 };
 
+// dK/dV handed to their owners one step late: the delivery is set for the step after the last,
+// which the row never runs, so each owner's results are taken before its gradients arrive (a
+// missing wait on the final dK/dV exchange) and its dK/dV are the zeros it started from.
+class DkvDeliveredLate final : public Mutant {
+  using Mutant::Mutant;
+  std::int64_t dkv_delivery_step(std::int64_t steps) const override { return steps; }
+};
+
 // The running output kept in bf16 between merges (the merge done in the input's precision).
 class OutAccumulatedInBf16 final : public Mutant {
   using Mutant::Mutant;
@@ -134,6 +142,9 @@ std::vector<ImplementationInfo> attention_mutants() {
           entry<DkvDeliveredEarly>("attention_dkv_delivered_early",
                                    "ring backward: dK/dV delivered to their owners one step early",
                                    {"head-tail", "contiguous"}),
+          entry<DkvDeliveredLate>("attention_dkv_delivered_late",
+                                  "ring backward: dK/dV delivered to their owners one step late",
+                                  {"head-tail", "contiguous"}),
           entry<OutAccumulatedInBf16>("attention_out_accumulated_in_bf16",
                                       "the running attention output kept in bf16 between merges"),
           entry<BackwardRingReversed>(

@@ -1,10 +1,12 @@
 // CP attention run by a schedule (SPEC §13) on one rank, as production runs it. One row at a time:
-//   all-gather  K/V all-gathered, one step; dK/dV reduce-scattered to their owners;
+//   all-gather  K/V all-gathered, one step (again in the backward); dK/dV reduce-scattered to
+//               their owners;
 //   ring        K/V handed to the next rank each step (send_recv, the held buffer replaced by the
 //               received one); the backward walks the ring again with dK/dV travelling with K/V
 //               and delivered to their owner after the last step; dQ stays local;
 //   ulysses     Q, K, V (and dO) head all-to-all into the group's rank-order buffer, attention over
-//               the whole sequence on H/U heads, the output, LSE and gradients all-to-all back;
+//               the whole sequence on H/U heads, the output, LSE and gradients all-to-all back
+//               (the gradients in the input dtype, as their autograd moves them);
 //   usp         the all-to-all within each Ulysses group of U consecutive ranks, then a ring of R
 //               groups (ring rank q's lane u talks to lane u of ring ranks q ± 1).
 // What a rank holds is checked against the schedule's pieces at every step, forward and backward,
@@ -54,6 +56,7 @@ class CpAttentionRun {
         kv_heads_(kv_heads),
         scale_(impl.softmax_scale(head_dim)) {
     rank_ = comm.rank();
+    check_facts(s, comm.size());
     gathered_ = s.algo == AttentionAlgo::all_gather;
     ring_ = gathered_ ? 1 : s.ring_degree;
     ulysses_ = gathered_ ? 1 : s.ulysses_degree;
@@ -78,7 +81,8 @@ class CpAttentionRun {
   // Forward: q, k, v are this rank's own buffers of the row (every head).
   void forward(const HeldBuffer& q, const HeldBuffer& k, const HeldBuffer& v) {
     q_ = spread(q, heads_q_, dtype_);
-    first_ = gathered_ ? HeldKv{gather_buffers(comm_, k, dtype_), gather_buffers(comm_, v, dtype_)}
+    own_ = {k, v};
+    first_ = gathered_ ? gathered_kv()
                        : HeldKv{spread(k, heads_kv_, dtype_), spread(v, heads_kv_, dtype_)};
     q_facts_ = facts_of(s_, q_.pieces);
     out_ = q_.zeros_like();
@@ -110,6 +114,8 @@ class CpAttentionRun {
       }
     }
     dq_ = q_.zeros_like();
+    // All-gather keeps only its own K/V between the passes and gathers them again (SPEC §13.2).
+    if (gathered_) first_ = gathered_kv();
     HeldKv held = first_;
     HeldKv grads{held.k.zeros_like(), held.v.zeros_like()};
     const std::size_t steps = s_.steps.size();
@@ -133,6 +139,7 @@ class CpAttentionRun {
     if (gathered_) {
       dkv_ = {reduce_to_owners(comm_, grads.k, rank_), reduce_to_owners(comm_, grads.v, rank_)};
     } else if (!delivered) {
+      // A delivery set for a step the row does not run lands after its results are taken.
       dkv_ = {first_.k.zeros_like(), first_.v.zeros_like()};
     }
   }
@@ -140,9 +147,11 @@ class CpAttentionRun {
   // The results, as this rank's own buffers (every head).
   HeldBuffer out() { return gather_back(out_, heads_q_, heads_, dtype_); }
   HeldBuffer lse() { return gather_back(lse_, heads_q_, heads_, DType::f32); }
-  HeldBuffer grad_q() { return gather_back(dq_, heads_q_, heads_, DType::f32); }
-  HeldBuffer grad_k() { return gather_back(dkv_.k, heads_kv_, kv_heads_, DType::f32); }
-  HeldBuffer grad_v() { return gather_back(dkv_.v, heads_kv_, kv_heads_, DType::f32); }
+  // The gradients leave the kernel in the input dtype, and Ulysses' all-to-all back is their
+  // autograd in that dtype: a KV head repeated over members sums their rounded gradients.
+  HeldBuffer grad_q() { return gather_back(dq_, heads_q_, heads_, dtype_); }
+  HeldBuffer grad_k() { return gather_back(dkv_.k, heads_kv_, kv_heads_, dtype_); }
+  HeldBuffer grad_v() { return gather_back(dkv_.v, heads_kv_, kv_heads_, dtype_); }
 
  private:
   // Whether every rank holds at `step` the keys (and queries) the schedule says. The ranks agree
@@ -166,6 +175,24 @@ class CpAttentionRun {
                 bad);
   }
 
+  // The masks read the schedule's maps and per-slot facts at every position a rank holds: a
+  // schedule handed in with them cut short is refused before anything reads past them.
+  static void check_facts(const AttentionSchedule& s, std::int64_t ranks) {
+    const auto slots = static_cast<std::size_t>(s.padded_len);
+    CPLAB_CHECK(s.doc_ids.size() == slots && s.real.size() == slots,
+                "cp_attention: the schedule's facts are for {} documents' slots and {} real flags; "
+                "its rows are {} slots",
+                s.doc_ids.size(), s.real.size(), s.padded_len);
+    CPLAB_CHECK(static_cast<std::int64_t>(s.index.size()) == ranks,
+                "cp_attention: the schedule maps the tokens of {} ranks, not {}", s.index.size(),
+                ranks);
+    for (std::size_t r = 0; r < s.index.size(); ++r) {
+      CPLAB_CHECK(static_cast<std::int64_t>(s.index[r].size()) == s.local_len(),
+                  "cp_attention: the schedule maps {} local tokens of rank {}; the ranks hold {}",
+                  s.index[r].size(), r, s.local_len());
+    }
+  }
+
   const RankStep& rank_step(std::size_t step) const {
     const auto& ranks = s_.steps[step].ranks;
     CPLAB_CHECK(static_cast<std::int64_t>(ranks.size()) == comm_.size() &&
@@ -173,6 +200,10 @@ class CpAttentionRun {
                 "cp_attention: step {} of the schedule lists {} ranks, not rank {} of {}", step,
                 ranks.size(), rank_, comm_.size());
     return ranks[static_cast<std::size_t>(rank_)];
+  }
+
+  HeldKv gathered_kv() {
+    return {gather_buffers(comm_, own_.k, dtype_), gather_buffers(comm_, own_.v, dtype_)};
   }
 
   // A rank's own buffer → what it attends with: the group's tokens and its head group.
@@ -307,7 +338,7 @@ class CpAttentionRun {
   std::vector<int> group_;
   std::vector<std::vector<std::int64_t>> heads_q_, heads_kv_;
   HeldBuffer q_, dout_, out_, lse_, delta_, dq_;
-  HeldKv first_, dkv_;
+  HeldKv own_, first_, dkv_;
   std::vector<TokenFacts> q_facts_;
 };
 

@@ -1,14 +1,16 @@
 // An implementation that hands shared code wrong maps (tests/properties/bad_maps.hpp) fails every
-// property with a shrunk counterexample that fails again on replay; the sweep over it runs every
-// job to the end and writes a whole report; and each crossing names the rank, the entry and the
-// bad value. Under AddressSanitizer (the ASan stage of .ci/run runs this test) no byte is read or
-// written through a wrong map on the way.
+// property that reads its partition with a shrunk counterexample that fails again on replay; the
+// sweep over it runs every job to the end and writes a whole report; and each crossing names the
+// rank, the entry and the bad value. Under AddressSanitizer (the ASan stage of .ci/run runs this
+// test) no byte is read or written through a wrong map on the way.
 #include "tests/properties/bad_maps.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "properties/harness.hpp"
@@ -29,6 +31,16 @@ ImplementationInfo bad_maps_info(MapFault fault) {
           .mutant = false,
           .in_default_sweep = false,
           .make = [fault] { return std::make_unique<BadMapsImplementation>(fault); }};
+}
+
+// Properties 12-15 never read the implementation's maps: 12 and 13 check the schedule alone (the
+// same on every implementation), 14 and 15 hand the verb the reference's layout (they test CP
+// attention, not the partition). On bad maps they pass; every other property fails.
+bool reads_the_partition(const std::string& property) {
+  static const std::set<std::string> schedule_or_verb_only{
+      "ring_schedule_covers_mask_once", "attention_critical_path_is_balanced",
+      "cp_attention_matches_unsharded", "lse_merge_is_stable"};
+  return !schedule_or_verb_only.contains(property);
 }
 
 std::string slurp(const std::filesystem::path& path) {
@@ -58,8 +70,14 @@ TEST_P(BadMapsSweep, FailsEveryPropertyAndTheReportIsWhole) {
   ASSERT_TRUE(report.complete);
   ASSERT_EQ(report.results.size(), jobs.size());
   const auto impl = info.make();
+  std::int64_t must_fail = 0;
   for (const JobResult& result : report.results) {
     const std::string job = result.property + " on " + result.layout;
+    if (!reads_the_partition(result.property)) {
+      EXPECT_EQ(result.status, JobStatus::passed) << job << ": " << result.message;
+      continue;
+    }
+    ++must_fail;
     ASSERT_EQ(result.status, JobStatus::failed) << job << ": " << result.message;
     EXPECT_EQ(result.failed, 1) << job;
     ASSERT_FALSE(result.counterexample.empty()) << job << ": " << result.message;
@@ -77,11 +95,16 @@ TEST_P(BadMapsSweep, FailsEveryPropertyAndTheReportIsWhole) {
   const SweepReport back = reports::read_json_file(dir / "report.json");
   EXPECT_TRUE(back.complete);
   ASSERT_EQ(back.results.size(), jobs.size());
-  EXPECT_EQ(back.count(JobStatus::failed), static_cast<std::int64_t>(jobs.size()));
+  EXPECT_EQ(back.count(JobStatus::failed), must_fail);
   const std::string junit = slurp(dir / "junit.xml");
   EXPECT_NE(junit.find("</testsuites>"), std::string::npos);
-  EXPECT_NE(slurp(dir / "summary.md").find(report.results.back().counterexample),
-            std::string::npos);
+  // The summary carries the counterexamples (the last failed job's, say).
+  const auto last_failed =
+      std::find_if(report.results.rbegin(), report.results.rend(),
+                   [](const JobResult& r) { return r.status == JobStatus::failed; });
+  ASSERT_NE(last_failed, report.results.rend());
+  ASSERT_FALSE(last_failed->counterexample.empty());
+  EXPECT_NE(slurp(dir / "summary.md").find(last_failed->counterexample), std::string::npos);
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryFault, BadMapsSweep,
