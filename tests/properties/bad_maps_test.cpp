@@ -74,7 +74,8 @@ TEST_P(BadMapsSweep, FailsEveryPropertyAndTheReportIsWhole) {
   for (const JobResult& result : report.results) {
     const std::string job = result.property + " on " + result.layout;
     if (!reads_the_partition(result.property)) {
-      EXPECT_EQ(result.status, JobStatus::passed) << job << ": " << result.message;
+      // Passed, or skipped where the property checks the schedule alone (its jobs run on sim).
+      EXPECT_NE(result.status, JobStatus::failed) << job << ": " << result.message;
       continue;
     }
     ++must_fail;
