@@ -2,6 +2,8 @@
 // whole buffers as one block whose mask is the narrowest one that is exact.
 #include "sim/attention/schedule_blocks.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <limits>
 
@@ -9,6 +11,15 @@
 
 namespace cplab::sim {
 namespace {
+
+// Every stored block is a row of the output; a row of many short runs (thd or magi chunks, many
+// documents) against whole buffers (ulysses, all-gather) forms runs × runs of them.
+[[noreturn]] void too_many_blocks() {
+  throw ScheduleTooLarge(fmt::format(
+      "schedule: more than {} blocks (cplab's bound per schedule, SPEC §13.2): the row has too "
+      "many runs of slots for this algorithm; use fewer documents, larger chunks or a smaller C",
+      kMaxScheduleBlocks));
+}
 
 // A maximal run of buffer positions [begin, end) holding consecutive global slots first_slot, ...
 // of one document, all real or all padding.
@@ -42,7 +53,8 @@ std::vector<Run> runs_of(const std::vector<std::int64_t>& slots, const SlotFacts
 // one document, so key b + j <= query a + i is j <= i + (a - b): a causal block's diagonal is
 // exact, keys all at or before every query make it full, keys all after make it empty.
 StepBlocks block_runs(const std::vector<std::int64_t>& q_slots,
-                      const std::vector<std::int64_t>& k_slots, const SlotFacts& facts) {
+                      const std::vector<std::int64_t>& k_slots, const SlotFacts& facts,
+                      std::int64_t max_blocks) {
   const std::vector<Run> q_runs = runs_of(q_slots, facts), k_runs = runs_of(k_slots, facts);
   std::vector<std::size_t> by_doc;  // real k-runs by document, each document's in buffer order
   for (std::size_t i = 0; i < k_runs.size(); ++i) {
@@ -70,6 +82,9 @@ StepBlocks block_runs(const std::vector<std::int64_t>& q_slots,
         block.mask = MaskKind::causal;
         block.diagonal = a - b;
         block.pairs = causal_pairs(n, m, a - b);
+      }
+      if (static_cast<std::int64_t>(out.blocks.size()) >= max_blocks) {
+        too_many_blocks();
       }
       out.blocks.push_back(block);
     }
@@ -190,9 +205,14 @@ std::int64_t causal_pairs(std::int64_t n, std::int64_t m, std::int64_t diagonal)
 }
 
 StepBlocks block_step(AttentionBlocking blocking, const std::vector<std::int64_t>& q_slots,
-                      const std::vector<std::int64_t>& k_slots, const SlotFacts& facts) {
-  return blocking == AttentionBlocking::whole ? block_whole(q_slots, k_slots, facts)
-                                              : block_runs(q_slots, k_slots, facts);
+                      const std::vector<std::int64_t>& k_slots, const SlotFacts& facts,
+                      std::int64_t max_blocks) {
+  if (blocking == AttentionBlocking::runs) return block_runs(q_slots, k_slots, facts, max_blocks);
+  StepBlocks out = block_whole(q_slots, k_slots, facts);
+  if (static_cast<std::int64_t>(out.blocks.size()) > max_blocks) {
+    too_many_blocks();
+  }
+  return out;
 }
 
 }  // namespace cplab::sim
