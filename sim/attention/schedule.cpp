@@ -311,6 +311,17 @@ AttentionSchedule build_schedule(const LayoutDescriptor& layout, const LayoutSpe
   }
   const SlotFacts facts = slot_facts(s.doc_ids, s.real);
   s.steps = buffers_of(s);
+  // Count the blocks first, so that a schedule past the bound is refused before it holds any.
+  if (layout.attention_blocking == AttentionBlocking::runs) {
+    std::int64_t count = 0;
+    for (const ScheduleStep& step : s.steps) {
+      for (const RankStep& rank : step.ranks) {
+        count += count_step_blocks(layout.attention_blocking, s.buffer_slots(rank.queries),
+                                   s.buffer_slots(rank.keys), facts);
+        if (count > kMaxScheduleBlocks) too_many_blocks();
+      }
+    }
+  }
   std::int64_t stored = 0;  // blocks so far, against kMaxScheduleBlocks
   constexpr const char* kWork = "work (pairs × heads)";
   for (ScheduleStep& step : s.steps) {

@@ -10,7 +10,6 @@
 #include "reference/types/error.hpp"
 
 namespace cplab::sim {
-namespace {
 
 // Every stored block is a row of the output; a row of many short runs (thd or magi chunks, many
 // documents) against whole buffers (ulysses, all-gather) forms runs × runs of them.
@@ -20,6 +19,8 @@ namespace {
       "many runs of slots for this algorithm; use fewer documents, larger chunks or a smaller C",
       kMaxScheduleBlocks));
 }
+
+namespace {
 
 // A maximal run of buffer positions [begin, end) holding consecutive global slots first_slot, ...
 // of one document, all real or all padding.
@@ -52,6 +53,26 @@ std::vector<Run> runs_of(const std::vector<std::int64_t>& slots, const SlotFacts
 // Every real q-run against every real k-run of its document. Both runs are consecutive slots of
 // one document, so key b + j <= query a + i is j <= i + (a - b): a causal block's diagonal is
 // exact, keys all at or before every query make it full, keys all after make it empty.
+// The blocks block_runs stores, counted without forming them: per real q-run [a, a+n), the real
+// k-runs of its document starting at or before a + n - 1 (sorted first slots, binary search).
+std::int64_t count_run_blocks(const std::vector<Run>& q_runs, const std::vector<Run>& k_runs) {
+  std::vector<std::pair<std::int32_t, std::int64_t>> starts;  // (document, first slot), sorted
+  for (const Run& k : k_runs) {
+    if (k.real) starts.emplace_back(k.doc, k.first_slot);
+  }
+  std::sort(starts.begin(), starts.end());
+  std::int64_t count = 0;
+  for (const Run& q : q_runs) {
+    if (!q.real) continue;
+    const auto first = std::lower_bound(starts.begin(), starts.end(),
+                                        std::pair{q.doc, std::numeric_limits<std::int64_t>::min()});
+    const auto last = std::upper_bound(starts.begin(), starts.end(),
+                                       std::pair{q.doc, q.first_slot + q.size() - 1});
+    count += last - first;
+  }
+  return count;
+}
+
 StepBlocks block_runs(const std::vector<std::int64_t>& q_slots,
                       const std::vector<std::int64_t>& k_slots, const SlotFacts& facts,
                       std::int64_t max_blocks) {
@@ -63,6 +84,9 @@ StepBlocks block_runs(const std::vector<std::int64_t>& q_slots,
   std::stable_sort(by_doc.begin(), by_doc.end(),
                    [&](std::size_t x, std::size_t y) { return k_runs[x].doc < k_runs[y].doc; });
   StepBlocks out;
+  const std::int64_t count = count_run_blocks(q_runs, k_runs);
+  if (count > max_blocks) too_many_blocks();
+  out.blocks.reserve(static_cast<std::size_t>(count));
   for (const Run& q : q_runs) {
     if (!q.real) continue;
     const auto first =
@@ -82,9 +106,6 @@ StepBlocks block_runs(const std::vector<std::int64_t>& q_slots,
         block.mask = MaskKind::causal;
         block.diagonal = a - b;
         block.pairs = causal_pairs(n, m, a - b);
-      }
-      if (static_cast<std::int64_t>(out.blocks.size()) >= max_blocks) {
-        too_many_blocks();
       }
       out.blocks.push_back(block);
     }
@@ -202,6 +223,12 @@ std::int64_t causal_pairs(std::int64_t n, std::int64_t m, std::int64_t diagonal)
   };
   // Query i sees clamp(i + diagonal + 1, 0, m) keys: t = i + diagonal + 1 over [d + 1, d + n].
   return prefix(diagonal + n) - prefix(diagonal);
+}
+
+std::int64_t count_step_blocks(AttentionBlocking blocking, const std::vector<std::int64_t>& q_slots,
+                               const std::vector<std::int64_t>& k_slots, const SlotFacts& facts) {
+  if (blocking == AttentionBlocking::whole) return q_slots.empty() || k_slots.empty() ? 0 : 1;
+  return count_run_blocks(runs_of(q_slots, facts), runs_of(k_slots, facts));
 }
 
 StepBlocks block_step(AttentionBlocking blocking, const std::vector<std::int64_t>& q_slots,

@@ -29,6 +29,13 @@ struct StepBlocks {
   std::vector<ScheduleBlock> blocks;  // mask != skip, query-major
   std::int64_t skipped = 0;
 };
+// Throws ScheduleTooLarge: more than kMaxScheduleBlocks blocks.
+[[noreturn]] void too_many_blocks();
+
+// At least the blocks block_step stores for these buffers (exactly, under `runs`; at most one
+// under `whole`), counted without storing any.
+std::int64_t count_step_blocks(AttentionBlocking blocking, const std::vector<std::int64_t>& q_slots,
+                               const std::vector<std::int64_t>& k_slots, const SlotFacts& facts);
 StepBlocks block_step(AttentionBlocking blocking, const std::vector<std::int64_t>& q_slots,
                       const std::vector<std::int64_t>& k_slots, const SlotFacts& facts,
                       std::int64_t max_blocks);
