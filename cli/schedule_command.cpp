@@ -3,10 +3,17 @@
 // ideal; `--algo all` compares every algorithm the layout runs. Text, JSON, SVG or one HTML page.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <unistd.h>
 
+#include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <functional>
+#include <iostream>
+#include <iterator>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 #include "cli/command.hpp"
 #include "cli/layout_flags.hpp"
@@ -39,72 +46,141 @@ double ratio_of(const sim::AttentionSchedule& s) {
   return s.ideal > 0 ? static_cast<double>(s.critical_path) / s.ideal : 1.0;
 }
 
+// The JSON is written as it is made: a row of a million tokens on stripe lists every slot of every
+// buffer as its own range, far too many for an in-memory document (SPEC §13.2 bounds the walk).
+class JsonOut {
+ public:
+  explicit JsonOut(std::ostream& os) : os_(os) {}
+  ~JsonOut() { flush(); }
+  JsonOut(const JsonOut&) = delete;
+  JsonOut& operator=(const JsonOut&) = delete;
+  void raw(std::string_view text) {
+    buf_ += text;
+    if (buf_.size() > (std::size_t{1} << 20)) flush();
+  }
+  template <typename... T>
+  void put(fmt::format_string<T...> f, T&&... args) {
+    fmt::format_to(std::back_inserter(buf_), f, std::forward<T>(args)...);
+    if (buf_.size() > (std::size_t{1} << 20)) flush();
+  }
+  // An object's members without its closing brace, so that more members can follow.
+  void open_object(const nlohmann::ordered_json& head) {
+    std::string text = head.dump();
+    text.pop_back();
+    raw(text);
+  }
+  void flush() {
+    os_.write(buf_.data(), static_cast<std::streamsize>(buf_.size()));
+    buf_.clear();
+  }
+
+ private:
+  std::ostream& os_;
+  std::string buf_;
+};
+
 // Positions [begin, end) of a buffer whose slots are `slots`, as global [begin, end) ranges in
 // buffer order, adjacent slots merged.
-nlohmann::ordered_json global_ranges(const std::vector<std::int64_t>& slots,
-                                     const sim::LocalRange& range) {
-  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+void global_ranges(JsonOut& out, const std::vector<std::int64_t>& slots,
+                   const sim::LocalRange& range) {
+  out.raw("[");
   std::int64_t begin = -1, end = -1;
+  bool first = true;
+  auto emit = [&] {
+    out.put("{}[{},{}]", first ? "" : ",", begin, end);
+    first = false;
+  };
   for (std::int64_t p = range.begin; p < range.end; ++p) {
     const std::int64_t g = slots[static_cast<std::size_t>(p)];
     if (g == end) {
       ++end;
       continue;
     }
-    if (begin >= 0) out.push_back({begin, end});
+    if (begin >= 0) emit();
     begin = g;
     end = g + 1;
   }
-  if (begin >= 0) out.push_back({begin, end});
-  return out;
+  if (begin >= 0) emit();
+  out.raw("]");
 }
 
-nlohmann::ordered_json schedule_json(const sim::AttentionSchedule& s) {
-  nlohmann::ordered_json out;
-  out["layout"] = s.layout;
-  out["algo"] = sim::algo_name(s.algo);
-  out["cp"] = s.cp;
-  out["padded_seq_len"] = s.padded_len;
-  out["ring_degree"] = s.ring_degree;
-  out["ulysses_degree"] = s.ulysses_degree;
-  out["heads"] = s.shape.heads;
-  out["kv_heads"] = s.shape.kv_heads;
-  out["head_dim"] = s.shape.head_dim;
-  out["dtype"] = std::string(dtype_name(s.shape.dtype));
-  out["total_work"] = s.total_work;
-  out["critical_path"] = s.critical_path;
-  out["ideal"] = s.ideal;
-  out["ratio"] = ratio_of(s);
-  out["steps"] = nlohmann::ordered_json::array();
-  for (std::size_t t = 0; t < s.steps.size(); ++t) {
-    const sim::ScheduleStep& step = s.steps[t];
-    nlohmann::ordered_json js{{"step", t}, {"exchange", step.exchange}};
-    js["ranks"] = nlohmann::ordered_json::array();
+// The slot ranges the JSON would list: a block's q and k each list one per run of adjacent slots.
+std::int64_t range_count(const std::vector<std::int64_t>& slots, const sim::LocalRange& range) {
+  std::int64_t count = 0;
+  for (std::int64_t p = range.begin; p < range.end; ++p) {
+    const auto at = static_cast<std::size_t>(p);
+    if (p == range.begin || slots[at] != slots[at - 1] + 1) ++count;
+  }
+  return count;
+}
+
+// The JSON lists every slot range of every block (stripe's buffers are all single slots): bounded
+// so that a long row cannot fill a disk; the table and the picture have no such size.
+constexpr std::int64_t kMaxJsonRanges = std::int64_t{1} << 24;
+
+// Adds the ranges `s` lists to `ranges`, refusing past the bound.
+void count_json_ranges(const sim::AttentionSchedule& s, std::int64_t& ranges) {
+  for (const sim::ScheduleStep& step : s.steps) {
     for (const sim::RankStep& rank : step.ranks) {
       const std::vector<std::int64_t> q_slots = s.buffer_slots(rank.queries);
       const std::vector<std::int64_t> k_slots = s.buffer_slots(rank.keys);
-      nlohmann::ordered_json jr{
-          {"rank", rank.rank}, {"kv_from", rank.kv_from}, {"heads", rank.heads}};
-      jr["blocks"] = nlohmann::ordered_json::array();
-      for (const sim::ScheduleBlock& b : rank.blocks) {
-        nlohmann::ordered_json jb{{"q", global_ranges(q_slots, b.q)},
-                                  {"k", global_ranges(k_slots, b.k)},
-                                  {"mask", sim::mask_name(b.mask)}};
-        if (b.mask == sim::MaskKind::causal) jb["diagonal"] = b.diagonal;
-        jb["pairs"] = b.pairs;
-        jr["blocks"].push_back(std::move(jb));
-      }
-      jr["skipped_blocks"] = rank.skipped_blocks;
-      jr["work"] = rank.work;
-      jr["bytes_sent"] = rank.bytes_sent;
-      jr["bytes_received"] = rank.bytes_received;
-      jr["backward_bytes_sent"] = rank.backward_bytes_sent;
-      jr["backward_bytes_received"] = rank.backward_bytes_received;
-      js["ranks"].push_back(std::move(jr));
+      for (const sim::ScheduleBlock& b : rank.blocks)
+        ranges += range_count(q_slots, b.q) + range_count(k_slots, b.k);
+      CPLAB_CHECK(ranges <= kMaxJsonRanges,
+                  "--json: the output would list more than {} slot ranges (cplab's bound on the "
+                  "JSON, passed at {}); use the table, --svg, one --algo or a shorter row",
+                  kMaxJsonRanges, sim::algo_name(s.algo));
     }
-    out["steps"].push_back(std::move(js));
   }
-  return out;
+}
+
+void schedule_json(JsonOut& out, const sim::AttentionSchedule& s) {
+  nlohmann::ordered_json head;
+  head["layout"] = s.layout;
+  head["algo"] = sim::algo_name(s.algo);
+  head["cp"] = s.cp;
+  head["padded_seq_len"] = s.padded_len;
+  head["ring_degree"] = s.ring_degree;
+  head["ulysses_degree"] = s.ulysses_degree;
+  head["heads"] = s.shape.heads;
+  head["kv_heads"] = s.shape.kv_heads;
+  head["head_dim"] = s.shape.head_dim;
+  head["dtype"] = std::string(dtype_name(s.shape.dtype));
+  head["total_work"] = s.total_work;
+  head["critical_path"] = s.critical_path;
+  head["ideal"] = s.ideal;
+  head["ratio"] = ratio_of(s);
+  out.open_object(head);
+  out.raw(",\"steps\":[");
+  for (std::size_t t = 0; t < s.steps.size(); ++t) {
+    const sim::ScheduleStep& step = s.steps[t];
+    out.put("{}{{\"step\":{},\"exchange\":{},\"ranks\":[", t == 0 ? "" : ",", t,
+            nlohmann::json(step.exchange).dump());
+    for (std::size_t r = 0; r < step.ranks.size(); ++r) {
+      const sim::RankStep& rank = step.ranks[r];
+      const std::vector<std::int64_t> q_slots = s.buffer_slots(rank.queries);
+      const std::vector<std::int64_t> k_slots = s.buffer_slots(rank.keys);
+      out.put("{}{{\"rank\":{},\"kv_from\":{},\"heads\":{},\"blocks\":[", r == 0 ? "" : ",",
+              rank.rank, rank.kv_from, rank.heads);
+      for (std::size_t i = 0; i < rank.blocks.size(); ++i) {
+        const sim::ScheduleBlock& b = rank.blocks[i];
+        out.raw(i == 0 ? "{\"q\":" : ",{\"q\":");
+        global_ranges(out, q_slots, b.q);
+        out.raw(",\"k\":");
+        global_ranges(out, k_slots, b.k);
+        out.put(",\"mask\":\"{}\"", sim::mask_name(b.mask));
+        if (b.mask == sim::MaskKind::causal) out.put(",\"diagonal\":{}", b.diagonal);
+        out.put(",\"pairs\":{}}}", b.pairs);
+      }
+      out.put(
+          "],\"skipped_blocks\":{},\"work\":{},\"bytes_sent\":{},\"bytes_received\":{},"
+          "\"backward_bytes_sent\":{},\"backward_bytes_received\":{}}}",
+          rank.skipped_blocks, rank.work, rank.bytes_sent, rank.bytes_received,
+          rank.backward_bytes_sent, rank.backward_bytes_received);
+    }
+    out.raw("]}");
+  }
+  out.raw("]}");
 }
 
 std::string blocks_cell(const sim::RankStep& rank) {
@@ -167,22 +243,60 @@ std::string comparison_table(const LayoutSpec& spec, const std::vector<Outcome>&
   return out;
 }
 
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  CPLAB_CHECK(out.good(), "cannot write '{}'", path);
-  out << text;
-  out.close();
-  CPLAB_CHECK(out.good(), "short write to '{}'", path);
+// Writes `path` whole or not at all: through a temporary file beside it and a rename, so that a
+// failed or short write leaves no half of a file (and no old file half replaced). A path that is
+// there and is no regular file (a link such as /dev/stdout, a FIFO) is written in place; a folder
+// is refused.
+void write_output(const std::string& path, const std::function<void(std::ostream&)>& fill) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  CPLAB_CHECK(!fs::is_directory(fs::status(path, error)), "cannot write '{}': it is a folder",
+              path);
+  // A link is written through, never replaced (/dev/stdout is one).
+  const fs::file_status own = fs::symlink_status(path, error);
+  if (fs::exists(own) && !fs::is_regular_file(own)) {
+    std::ofstream out(path, std::ios::binary);
+    CPLAB_CHECK(out.good(), "cannot write '{}'", path);
+    fill(out);
+    out.flush();
+    CPLAB_CHECK(out.good(), "short write to '{}'", path);
+    return;
+  }
+  const fs::path target(path);
+  const fs::path temp = target.parent_path() /
+                        ("." + target.filename().string() + ".tmp." + std::to_string(::getpid()));
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    CPLAB_CHECK(out.good(), "cannot write '{}'", path);
+    fill(out);
+    out.flush();
+    if (!out.good()) {
+      out.close();
+      fs::remove(temp, error);
+      CPLAB_FAIL("short write to '{}' (disk full?)", path);
+    }
+  }
+  fs::rename(temp, target, error);
+  if (error) {
+    fs::remove(temp, error);
+    CPLAB_FAIL("cannot write '{}'", path);
+  }
 }
 
+// The shape every algorithm reads: nonsense here is bad input whatever `--algo` says.
 sim::AttentionShape shape_of(const ScheduleArgs& args) {
   const DType dtype = parse_dtype(args.dtype);
   CPLAB_CHECK(dtype == DType::f32 || dtype == DType::bf16 || dtype == DType::f16,
               "--dtype {}: attention inputs are f32, bf16 or f16", args.dtype);
-  return {.heads = args.heads,
-          .kv_heads = args.kv_heads > 0 ? args.kv_heads : args.heads,
-          .head_dim = args.head_dim,
-          .dtype = dtype};
+  CPLAB_CHECK(args.heads >= 1, "--heads {}: expected at least 1 query head", args.heads);
+  CPLAB_CHECK(args.head_dim >= 1, "--head-dim {}: expected at least 1", args.head_dim);
+  CPLAB_CHECK(args.kv_heads >= 0, "--kv-heads {}: expected a positive count", args.kv_heads);
+  const std::int64_t kv_heads = args.kv_heads > 0 ? args.kv_heads : args.heads;
+  CPLAB_CHECK(args.heads % kv_heads == 0,
+              "--kv-heads {}: the H={} query heads do not share H_kv={} KV heads evenly "
+              "(H_kv must divide H)",
+              kv_heads, args.heads, kv_heads);
+  return {.heads = args.heads, .kv_heads = kv_heads, .head_dim = args.head_dim, .dtype = dtype};
 }
 
 int run_schedule(const ScheduleArgs& args) {
@@ -191,7 +305,6 @@ int run_schedule(const ScheduleArgs& args) {
               "--format '{}': expected text, json or html", args.format);
   CPLAB_CHECK(!args.json || args.format == "text", "--json and --format {} ask for two outputs",
               args.format);
-  CPLAB_CHECK(args.kv_heads >= 0, "--kv-heads {}: expected a positive count", args.kv_heads);
   const sim::AttentionShape shape = shape_of(args);
   const std::vector<sim::AttentionAlgo> algos =
       args.algo == "all" ? sim::all_algos()
@@ -206,8 +319,22 @@ int run_schedule(const ScheduleArgs& args) {
         .algo = algo, .refused = sim::schedule_refusal(layout, spec, algo, shape), .schedule = {}};
     // One algorithm asked for by name and refused is bad input; `all` reports it and goes on.
     CPLAB_CHECK(o.refused.empty() || args.algo == "all", "{}", o.refused);
-    if (o.refused.empty()) o.schedule = sim::build_schedule(layout, spec, row, algo, shape);
+    if (o.refused.empty()) {
+      try {
+        o.schedule = sim::build_schedule(layout, spec, row, algo, shape);
+      } catch (const sim::ScheduleTooLarge& e) {
+        if (args.algo != "all") throw;
+        o.refused = e.what();
+      }
+    }
     outcomes.push_back(std::move(o));
+  }
+  // Every refusal before any output, so that none is left behind by a later one.
+  if (format == "json") {
+    std::int64_t ranges = 0;
+    for (const Outcome& o : outcomes) {
+      if (o.refused.empty()) count_json_ranges(o.schedule, ranges);
+    }
   }
   std::string table = args.algo == "all" ? comparison_table(spec, outcomes) : "";
   std::vector<std::string> pictures;
@@ -226,37 +353,50 @@ int run_schedule(const ScheduleArgs& args) {
   // The picture first: a path that cannot be written fails before anything reaches stdout.
   if (!args.svg_path.empty()) {
     CPLAB_CHECK(!pictures.empty(), "--svg: every algorithm asked for is refused");
-    write_file(args.svg_path, svg);
+    write_output(args.svg_path, [&](std::ostream& os) { os << svg; });
   }
-  std::string text;
+  std::function<void(std::ostream&)> fill;
   if (format == "json") {
-    nlohmann::ordered_json out;
-    if (args.algo != "all") {
-      out = schedule_json(outcomes.front().schedule);
-    } else {
-      out["layout"] = spec.layout;
-      out["cp"] = spec.cp;
-      out["padded_seq_len"] = row.padded_len;
-      out["algos"] = nlohmann::ordered_json::array();
-      for (const Outcome& o : outcomes) {
-        out["algos"].push_back(
-            o.refused.empty()
-                ? schedule_json(o.schedule)
-                : nlohmann::ordered_json{{"algo", sim::algo_name(o.algo)}, {"refused", o.refused}});
+    fill = [&](std::ostream& os) {
+      JsonOut out(os);
+      if (args.algo != "all") {
+        schedule_json(out, outcomes.front().schedule);
+      } else {
+        nlohmann::ordered_json head;
+        head["layout"] = spec.layout;
+        head["cp"] = spec.cp;
+        head["padded_seq_len"] = row.padded_len;
+        out.open_object(head);
+        out.raw(",\"algos\":[");
+        for (std::size_t i = 0; i < outcomes.size(); ++i) {
+          const Outcome& o = outcomes[i];
+          if (i > 0) out.raw(",");
+          if (o.refused.empty()) {
+            schedule_json(out, o.schedule);
+          } else {
+            out.raw(nlohmann::ordered_json{{"algo", sim::algo_name(o.algo)}, {"refused", o.refused}}
+                        .dump());
+          }
+        }
+        out.raw("]}");
       }
-    }
-    text = out.dump() + "\n";
-  } else if (format == "html") {
-    text =
-        reports::schedule_page(fmt::format("{} attention schedule", spec_brief(spec)), svg, table);
+      out.raw("\n");
+    };
   } else {
-    text = table;
-    if (!args.svg_path.empty()) text += fmt::format("picture: {}\n", args.svg_path);
+    std::string text = format == "html"
+                           ? reports::schedule_page(
+                                 fmt::format("{} attention schedule", spec_brief(spec)), svg, table)
+                           : table;
+    if (format == "text" && !args.svg_path.empty())
+      text += fmt::format("picture: {}\n", args.svg_path);
+    fill = [text = std::move(text)](std::ostream& os) { os << text; };
   }
   if (args.out.empty()) {
-    fmt::print("{}", text);
+    std::fflush(stdout);
+    fill(std::cout);
+    std::cout.flush();
   } else {
-    write_file(args.out, text);
+    write_output(args.out, fill);
     fmt::print("{}: {}\n", format, args.out);
   }
   return 0;

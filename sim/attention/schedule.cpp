@@ -14,6 +14,27 @@
 namespace cplab::sim {
 namespace {
 
+// a·b and a + b, or ScheduleTooLarge naming what overflowed: an absurd shape (H·d near 2^63) is
+// bad input, never a wrapped count.
+std::int64_t mul(std::int64_t a, std::int64_t b, const char* what) {
+  std::int64_t r = 0;
+  if (__builtin_mul_overflow(a, b, &r))
+    throw ScheduleTooLarge(fmt::format(
+        "schedule: the count of {} overflows 64 bits; lower --heads, --kv-heads, --head-dim or "
+        "the row's length",
+        what));
+  return r;
+}
+std::int64_t add(std::int64_t a, std::int64_t b, const char* what) {
+  std::int64_t r = 0;
+  if (__builtin_add_overflow(a, b, &r))
+    throw ScheduleTooLarge(fmt::format(
+        "schedule: the count of {} overflows 64 bits; lower --heads, --kv-heads, --head-dim or "
+        "the row's length",
+        what));
+  return r;
+}
+
 // dK and dV accumulate and travel in f32 (SPEC §13.2), whatever the input dtype.
 constexpr std::int64_t kGradBytes = 4;
 
@@ -112,39 +133,70 @@ std::vector<ScheduleStep> buffers_of(const AttentionSchedule& s) {
 void count_bytes(AttentionSchedule& s) {
   const AttentionShape& sh = s.shape;
   const std::int64_t local = s.local_len(), elem = static_cast<std::int64_t>(dtype_size(sh.dtype));
-  const std::int64_t kv_token = sh.kv_heads * sh.head_dim, q_token = sh.heads * sh.head_dim;
+  constexpr const char* kBytes = "bytes";
+  const std::int64_t kv_token = mul(sh.kv_heads, sh.head_dim, kBytes);
+  const std::int64_t q_token = mul(sh.heads, sh.head_dim, kBytes);
   const std::int64_t cp = s.cp, group = s.ulysses_degree;
+  // Elements of `per_token` each on `tokens` tokens, in bytes of `size`: n · 2 · size.
+  auto twice = [&](std::int64_t tokens, std::int64_t per_token, std::int64_t size) {
+    return mul(mul(mul(tokens, per_token, kBytes), 2, kBytes), size, kBytes);
+  };
   // One all-to-all over U ranks keeps 1/U of what a rank holds and sends the rest.
-  auto all_to_all = [&](std::int64_t per_token) { return local * per_token * (group - 1) / group; };
-  const std::int64_t kv_repeated = std::max(sh.kv_heads, group) * sh.head_dim;
+  auto all_to_all = [&](std::int64_t per_token) {
+    return mul(mul(local, per_token, kBytes), group - 1, kBytes) / group;
+  };
+  const std::int64_t kv_repeated = mul(std::max(sh.kv_heads, group), sh.head_dim, kBytes);
   // Forward Q, K, V in and the output back; backward dO in and dQ, dK, dV back: the same sizes.
-  const std::int64_t a2a = (2 * all_to_all(q_token) + 2 * all_to_all(kv_repeated)) * elem;
+  const std::int64_t a2a =
+      mul(add(mul(2, all_to_all(q_token), kBytes), mul(2, all_to_all(kv_repeated), kBytes), kBytes),
+          elem, kBytes);
   for (std::size_t t = 0; t < s.steps.size(); ++t) {
     ScheduleStep& step = s.steps[t];
     const bool last = t + 1 == s.steps.size();
     std::int64_t forward = 0, backward = 0;
     if (step.exchange == "all_gather") {
-      forward = 2 * (cp - 1) * local * kv_token * elem;
-      backward = forward + 2 * (cp - 1) * local * kv_token * kGradBytes;  // reduce-scatter dK, dV
+      const std::int64_t gathered = mul(cp - 1, local, kBytes);
+      forward = twice(gathered, kv_token, elem);
+      // reduce-scatter dK, dV
+      backward = add(forward, twice(gathered, kv_token, kGradBytes), kBytes);
     } else {
       // The ring's K/V buffer: one shard (ring), or a group's U shards on U/U of the heads (usp).
-      const std::int64_t ring_kv =
-          2 * local * (s.algo == AttentionAlgo::usp ? kv_repeated : kv_token);
+      const std::int64_t ring_token = s.algo == AttentionAlgo::usp ? kv_repeated : kv_token;
       if (step.exchange == "all_to_all") {
-        forward += a2a;
-        backward += a2a;
+        forward = add(forward, a2a, kBytes);
+        backward = add(backward, a2a, kBytes);
       }
       if (step.exchange == "send_recv") {
-        forward += ring_kv * elem;
-        backward += ring_kv * elem + ring_kv * kGradBytes;
+        forward = add(forward, twice(local, ring_token, elem), kBytes);
+        backward =
+            add(backward,
+                add(twice(local, ring_token, elem), twice(local, ring_token, kGradBytes), kBytes),
+                kBytes);
       }
-      if (last && s.ring_degree > 1) backward += ring_kv * kGradBytes;
+      if (last && s.ring_degree > 1)
+        backward = add(backward, twice(local, ring_token, kGradBytes), kBytes);
     }
     for (RankStep& rank : step.ranks) {
       rank.bytes_sent = rank.bytes_received = forward;
       rank.backward_bytes_sent = rank.backward_bytes_received = backward;
     }
   }
+}
+
+// Σ over rank steps of the query and key buffers' lengths: what building the schedule walks.
+std::int64_t slot_walk(AttentionAlgo algo, const LayoutSpec& spec, std::int64_t len) {
+  const std::int64_t cp = spec.cp, local = len / cp;
+  switch (algo) {
+    case AttentionAlgo::all_gather:
+      return cp * (local + len);
+    case AttentionAlgo::ring:
+      return cp * cp * 2 * local;
+    case AttentionAlgo::ulysses:
+      return cp * 2 * len;
+    case AttentionAlgo::usp:
+      return ring_degree_of(algo, spec) * cp * 2 * ulysses_degree_of(algo, spec) * local;
+  }
+  return 0;
 }
 
 }  // namespace
@@ -227,6 +279,15 @@ AttentionSchedule build_schedule(const LayoutDescriptor& layout, const LayoutSpe
                   static_cast<std::int64_t>(row.real.size()) == row.padded_len,
               "schedule: the row has {} document ids and {} real flags for L={}",
               row.doc_ids.size(), row.real.size(), row.padded_len);
+  // Before any copy of the row. C <= 1024 and L <= 2^25 (limits.hpp) keep the walk itself far
+  // from overflow.
+  if (const std::int64_t walk = slot_walk(algo, spec, row.padded_len);
+      walk > kMaxScheduleSlotWalk) {
+    throw ScheduleTooLarge(fmt::format(
+        "schedule: {} at C={} on L={} walks {} buffer slots, above cplab's bound of {} per "
+        "schedule (about 2·C·L; SPEC §13.2); lower C or the row's length",
+        algo_name(algo), spec.cp, row.padded_len, walk, kMaxScheduleSlotWalk));
+  }
   AttentionSchedule s{.layout = layout.name,
                       .algo = algo,
                       .cp = spec.cp,
@@ -250,18 +311,33 @@ AttentionSchedule build_schedule(const LayoutDescriptor& layout, const LayoutSpe
   }
   const SlotFacts facts = slot_facts(s.doc_ids, s.real);
   s.steps = buffers_of(s);
+  // Count the blocks first, so that a schedule past the bound is refused before it holds any.
+  if (layout.attention_blocking == AttentionBlocking::runs) {
+    std::int64_t count = 0;
+    for (const ScheduleStep& step : s.steps) {
+      for (const RankStep& rank : step.ranks) {
+        count += count_step_blocks(layout.attention_blocking, s.buffer_slots(rank.queries),
+                                   s.buffer_slots(rank.keys), facts);
+        if (count > kMaxScheduleBlocks) too_many_blocks();
+      }
+    }
+  }
+  std::int64_t stored = 0;  // blocks so far, against kMaxScheduleBlocks
+  constexpr const char* kWork = "work (pairs × heads)";
   for (ScheduleStep& step : s.steps) {
     std::int64_t longest = 0;
     for (RankStep& rank : step.ranks) {
       StepBlocks blocks = block_step(layout.attention_blocking, s.buffer_slots(rank.queries),
-                                     s.buffer_slots(rank.keys), facts);
+                                     s.buffer_slots(rank.keys), facts, kMaxScheduleBlocks - stored);
       rank.blocks = std::move(blocks.blocks);
       rank.skipped_blocks = blocks.skipped;
-      for (const ScheduleBlock& block : rank.blocks) rank.work += block.pairs * rank.heads;
-      s.total_work += rank.work;
+      stored += static_cast<std::int64_t>(rank.blocks.size());
+      for (const ScheduleBlock& block : rank.blocks)
+        rank.work = add(rank.work, mul(block.pairs, rank.heads, kWork), kWork);
+      s.total_work = add(s.total_work, rank.work, kWork);
       longest = std::max(longest, rank.work);
     }
-    s.critical_path += longest;
+    s.critical_path = add(s.critical_path, longest, kWork);
   }
   s.ideal = static_cast<double>(s.total_work) / static_cast<double>(s.cp);
   count_bytes(s);

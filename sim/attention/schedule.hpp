@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "reference/types/dtype.hpp"
+#include "reference/types/error.hpp"
 #include "reference/types/layout_spec.hpp"
 #include "reference/types/shard_plan.hpp"
 #include "sim/attention/attention_algo.hpp"
@@ -117,12 +118,25 @@ struct AttentionSchedule {
   std::vector<std::int64_t> buffer_slots(const std::vector<BufferPiece>& pieces) const;
 };
 
+// Bounds on one schedule's size (SPEC §13.2), so that a row cplab accepts elsewhere builds in
+// bounded time and memory here or is refused at once: the buffer slots the builder walks (Σ over
+// rank steps of the query and key buffers' lengths, about 2·C·L) and the blocks it stores.
+inline constexpr std::int64_t kMaxScheduleSlotWalk = std::int64_t{1} << 27;
+inline constexpr std::int64_t kMaxScheduleBlocks = std::int64_t{1} << 22;
+
+// A schedule past those bounds, or whose work or bytes overflow int64: bad input (one line), told
+// apart so that `cplab schedule --algo all` can list the algorithm as refused and go on.
+class ScheduleTooLarge : public Error {
+ public:
+  using Error::Error;
+};
+
 // Why `layout` cannot run `algo` at `spec` (one line), or "" when it can.
 std::string schedule_refusal(const LayoutDescriptor& layout, const LayoutSpec& spec,
                              AttentionAlgo algo, const AttentionShape& shape);
 
 // The schedule of `algo` for one planned row of `layout` (its maps, documents and real slots).
-// Throws the refusal's line when the pair does not make sense.
+// Throws the refusal's line when the pair does not make sense, ScheduleTooLarge past the bounds.
 AttentionSchedule build_schedule(const LayoutDescriptor& layout, const LayoutSpec& spec,
                                  const RowPlan& row, AttentionAlgo algo,
                                  const AttentionShape& shape = {});

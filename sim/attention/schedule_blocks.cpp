@@ -2,12 +2,24 @@
 // whole buffers as one block whose mask is the narrowest one that is exact.
 #include "sim/attention/schedule_blocks.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <limits>
 
 #include "reference/types/error.hpp"
 
 namespace cplab::sim {
+
+// Every stored block is a row of the output; a row of many short runs (thd or magi chunks, many
+// documents) against whole buffers (ulysses, all-gather) forms runs × runs of them.
+[[noreturn]] void too_many_blocks() {
+  throw ScheduleTooLarge(fmt::format(
+      "schedule: more than {} blocks (cplab's bound per schedule, SPEC §13.2): the row has too "
+      "many runs of slots for this algorithm; use fewer documents, larger chunks or a smaller C",
+      kMaxScheduleBlocks));
+}
+
 namespace {
 
 // A maximal run of buffer positions [begin, end) holding consecutive global slots first_slot, ...
@@ -41,8 +53,29 @@ std::vector<Run> runs_of(const std::vector<std::int64_t>& slots, const SlotFacts
 // Every real q-run against every real k-run of its document. Both runs are consecutive slots of
 // one document, so key b + j <= query a + i is j <= i + (a - b): a causal block's diagonal is
 // exact, keys all at or before every query make it full, keys all after make it empty.
+// The blocks block_runs stores, counted without forming them: per real q-run [a, a+n), the real
+// k-runs of its document starting at or before a + n - 1 (sorted first slots, binary search).
+std::int64_t count_run_blocks(const std::vector<Run>& q_runs, const std::vector<Run>& k_runs) {
+  std::vector<std::pair<std::int32_t, std::int64_t>> starts;  // (document, first slot), sorted
+  for (const Run& k : k_runs) {
+    if (k.real) starts.emplace_back(k.doc, k.first_slot);
+  }
+  std::sort(starts.begin(), starts.end());
+  std::int64_t count = 0;
+  for (const Run& q : q_runs) {
+    if (!q.real) continue;
+    const auto first = std::lower_bound(starts.begin(), starts.end(),
+                                        std::pair{q.doc, std::numeric_limits<std::int64_t>::min()});
+    const auto last = std::upper_bound(starts.begin(), starts.end(),
+                                       std::pair{q.doc, q.first_slot + q.size() - 1});
+    count += last - first;
+  }
+  return count;
+}
+
 StepBlocks block_runs(const std::vector<std::int64_t>& q_slots,
-                      const std::vector<std::int64_t>& k_slots, const SlotFacts& facts) {
+                      const std::vector<std::int64_t>& k_slots, const SlotFacts& facts,
+                      std::int64_t max_blocks) {
   const std::vector<Run> q_runs = runs_of(q_slots, facts), k_runs = runs_of(k_slots, facts);
   std::vector<std::size_t> by_doc;  // real k-runs by document, each document's in buffer order
   for (std::size_t i = 0; i < k_runs.size(); ++i) {
@@ -51,6 +84,9 @@ StepBlocks block_runs(const std::vector<std::int64_t>& q_slots,
   std::stable_sort(by_doc.begin(), by_doc.end(),
                    [&](std::size_t x, std::size_t y) { return k_runs[x].doc < k_runs[y].doc; });
   StepBlocks out;
+  const std::int64_t count = count_run_blocks(q_runs, k_runs);
+  if (count > max_blocks) too_many_blocks();
+  out.blocks.reserve(static_cast<std::size_t>(count));
   for (const Run& q : q_runs) {
     if (!q.real) continue;
     const auto first =
@@ -189,10 +225,21 @@ std::int64_t causal_pairs(std::int64_t n, std::int64_t m, std::int64_t diagonal)
   return prefix(diagonal + n) - prefix(diagonal);
 }
 
+std::int64_t count_step_blocks(AttentionBlocking blocking, const std::vector<std::int64_t>& q_slots,
+                               const std::vector<std::int64_t>& k_slots, const SlotFacts& facts) {
+  if (blocking == AttentionBlocking::whole) return q_slots.empty() || k_slots.empty() ? 0 : 1;
+  return count_run_blocks(runs_of(q_slots, facts), runs_of(k_slots, facts));
+}
+
 StepBlocks block_step(AttentionBlocking blocking, const std::vector<std::int64_t>& q_slots,
-                      const std::vector<std::int64_t>& k_slots, const SlotFacts& facts) {
-  return blocking == AttentionBlocking::whole ? block_whole(q_slots, k_slots, facts)
-                                              : block_runs(q_slots, k_slots, facts);
+                      const std::vector<std::int64_t>& k_slots, const SlotFacts& facts,
+                      std::int64_t max_blocks) {
+  if (blocking == AttentionBlocking::runs) return block_runs(q_slots, k_slots, facts, max_blocks);
+  StepBlocks out = block_whole(q_slots, k_slots, facts);
+  if (static_cast<std::int64_t>(out.blocks.size()) > max_blocks) {
+    too_many_blocks();
+  }
+  return out;
 }
 
 }  // namespace cplab::sim

@@ -23,12 +23,21 @@ SlotFacts slot_facts(const std::vector<std::int32_t>& doc_ids,
 // Pairs (i, j), 0 <= i < n, 0 <= j < m, with j <= i + diagonal.
 std::int64_t causal_pairs(std::int64_t n, std::int64_t m, std::int64_t diagonal);
 
-// The blocks of one rank step, given the global slot of every buffer position.
+// The blocks of one rank step, given the global slot of every buffer position; throws
+// ScheduleTooLarge as soon as it would store more than `max_blocks`.
 struct StepBlocks {
   std::vector<ScheduleBlock> blocks;  // mask != skip, query-major
   std::int64_t skipped = 0;
 };
+// Throws ScheduleTooLarge: more than kMaxScheduleBlocks blocks.
+[[noreturn]] void too_many_blocks();
+
+// At least the blocks block_step stores for these buffers (exactly, under `runs`; at most one
+// under `whole`), counted without storing any.
+std::int64_t count_step_blocks(AttentionBlocking blocking, const std::vector<std::int64_t>& q_slots,
+                               const std::vector<std::int64_t>& k_slots, const SlotFacts& facts);
 StepBlocks block_step(AttentionBlocking blocking, const std::vector<std::int64_t>& q_slots,
-                      const std::vector<std::int64_t>& k_slots, const SlotFacts& facts);
+                      const std::vector<std::int64_t>& k_slots, const SlotFacts& facts,
+                      std::int64_t max_blocks);
 
 }  // namespace cplab::sim

@@ -3,6 +3,7 @@
 // input as one line with exit 2.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "tests/support/cli.hpp"
@@ -125,6 +126,73 @@ TEST(CliSchedule, BadInputIsOneLine) {
                      {"--dtype i64"});
   expect_usage_error(run_cplab("schedule --layout head-tail --cp 2 --seq-len 8 --format pdf"),
                      {"--format 'pdf'"});
+}
+
+// The shape is every algorithm's: nonsense is bad input under --algo all too, not a table of
+// refusals with exit 0.
+TEST(CliSchedule, ShapeNonsenseIsBadInputForEveryAlgo) {
+  const std::string row = "schedule --layout head-tail --cp 4 --seq-len 64 --algo all ";
+  expect_usage_error(run_cplab(row + "--heads 0"), {"--heads 0"});
+  expect_usage_error(run_cplab(row + "--heads -8"), {"--heads -8"});
+  expect_usage_error(run_cplab(row + "--head-dim 0"), {"--head-dim 0"});
+  expect_usage_error(run_cplab(row + "--heads 8 --kv-heads 16"), {"--kv-heads 16", "H=8"});
+  expect_usage_error(run_cplab(row + "--heads 8 --kv-heads 3"), {"--kv-heads 3"});
+}
+
+TEST(CliSchedule, CountsPast64BitsAreRefused) {
+  expect_usage_error(run_cplab("schedule --layout head-tail --cp 4 --seq-len 1024 --algo ring "
+                               "--heads 9223372036854775807 --kv-heads 1 "
+                               "--head-dim 9223372036854775807"),
+                     {"overflows 64 bits"});
+  expect_usage_error(run_cplab("schedule --layout head-tail --cp 4 --seq-len 1024 --algo "
+                               "all-gather --heads 2147483648 --head-dim 2147483648"),
+                     {"count of bytes overflows 64 bits"});
+}
+
+// magi's 512-token chunks make a million-token row 2048 runs; ulysses holds them all on every
+// rank, runs × runs blocks: refused before they fill memory, listed as refused under `all`.
+TEST(CliSchedule, TooManyBlocksIsRefused) {
+  const std::string row = "schedule --layout magi --cp 8 --seq-len 1048576 ";
+  expect_usage_error(run_cplab(row + "--algo ulysses"), {"more than 4194304 blocks"});
+  const auto all = run_cplab(row + "--algo all");
+  ASSERT_EQ(all.status, 0) << all.err;
+  EXPECT_NE(all.out.find("ulysses     refused: schedule: more than 4194304 blocks"),
+            std::string::npos)
+      << all.out;
+  EXPECT_NE(all.out.find("all-gather      1"), std::string::npos) << all.out;
+}
+
+TEST(CliSchedule, TooLongAWalkIsRefusedAtOnce) {
+  expect_usage_error(
+      run_cplab("schedule --layout head-tail --cp 1024 --seq-len 262144 --algo ring"),
+      {"ring at C=1024 on L=262144 walks 536870912 buffer slots"});
+}
+
+// Stripe lists every slot as its own range: the JSON of a million tokens is refused before any
+// output (the picture included), not written at hundreds of megabytes.
+TEST(CliSchedule, JsonPastItsBoundIsRefusedBeforeAnyOutput) {
+  ScratchDir dir;
+  expect_usage_error(run_cplab("schedule --layout stripe --cp 8 --seq-len 1048576 --algo all "
+                               "--json --svg " +
+                               dir.file("s.svg")),
+                     {"--json: the output would list more than 16777216 slot ranges"});
+  EXPECT_FALSE(std::filesystem::exists(dir.file("s.svg")));
+}
+
+// --out writes through a temporary file and a rename; a link (as /dev/stdout is) is written
+// through, not replaced.
+TEST(CliSchedule, OutThroughALinkKeepsTheLink) {
+  ScratchDir dir;
+  std::filesystem::create_symlink(dir.file("target.json"), dir.file("link.json"));
+  const auto run =
+      run_cplab("schedule --layout head-tail --cp 2 --seq-len 8 --algo ring --json --out " +
+                dir.file("link.json"));
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_TRUE(std::filesystem::is_symlink(dir.file("link.json")));
+  EXPECT_EQ(nlohmann::json::parse(slurp(dir.file("target.json")))["algo"], "ring");
+  expect_usage_error(
+      run_cplab("schedule --layout head-tail --cp 2 --seq-len 8 --svg " + dir.file("")),
+      {"it is a folder"});
 }
 
 TEST(CliSchedule, ExplainPointsToSchedule) {

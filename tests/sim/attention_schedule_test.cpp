@@ -349,5 +349,34 @@ TEST(AttentionSchedule, EveryScheduleCoversTheMaskOnce) {
   }
 }
 
+// The count the builder refuses by (kMaxScheduleBlocks) is the count it stores, rank step by rank
+// step, so that a schedule past the bound is refused before it holds a block.
+TEST(AttentionSchedule, CountedBlocksAreTheStoredOnes) {
+  for (const std::string layout : {"head-tail", "thd", "magi", "contiguous", "stripe"}) {
+    const LayoutSpec spec = spec_of(layout, 4);
+    const RowPlan row = packed_row(spec, {37, 5, 1, 80});
+    for (AttentionAlgo algo :
+         {AttentionAlgo::all_gather, AttentionAlgo::ring, AttentionAlgo::ulysses}) {
+      const LayoutDescriptor& desc = layout_descriptor(layout);
+      if (!schedule_refusal(desc, spec, algo, {}).empty()) continue;
+      const AttentionSchedule s = schedule_of(spec, row, algo);
+      const SlotFacts facts = slot_facts(s.doc_ids, s.real);
+      for (const ScheduleStep& step : s.steps) {
+        for (const RankStep& rank : step.ranks) {
+          const std::int64_t counted =
+              count_step_blocks(desc.attention_blocking, s.buffer_slots(rank.queries),
+                                s.buffer_slots(rank.keys), facts);
+          if (desc.attention_blocking == AttentionBlocking::runs) {
+            EXPECT_EQ(counted, static_cast<std::int64_t>(rank.blocks.size()))
+                << layout << " " << algo_name(algo) << " rank " << rank.rank;
+          } else {
+            EXPECT_GE(counted, static_cast<std::int64_t>(rank.blocks.size())) << layout;
+          }
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace cplab::sim
