@@ -8,6 +8,7 @@
 
 #include "reference/plan.hpp"
 #include "reference/types/error.hpp"
+#include "reports/layout_svg.hpp"
 
 namespace cplab::cli {
 namespace {
@@ -99,6 +100,7 @@ Stories tell_layouts(const LayoutSpec& spec, const std::string& layout_arg,
         const LayoutSource source = read_layout_source(one, args);
         one = source.spec;
         const RowPlan& row = source.rows[source.chosen];
+        if (detail == reports::StoryDetail::picture) reports::check_picture_slots(row.padded_len);
         const std::vector<std::int64_t> no_labels;
         const auto& labels = source.labels.empty() ? no_labels : source.labels[source.chosen];
         stories.layouts.push_back(reports::tell_layout(one, row, labels, {}, detail));

@@ -230,6 +230,7 @@ std::string rank_colour(std::int64_t rank, std::int64_t cp) {
 
 std::string layout_svg(const RowPlan& row, const std::vector<std::int64_t>& work,
                        const std::string& title, const TargetMarks* marks) {
+  check_picture_slots(row.padded_len);
   check_shapes(row, work);
   if (marks != nullptr) check_marks(row, *marks);
   const Geometry geo = svg_parts::make_geometry(row);
@@ -268,6 +269,13 @@ std::string layout_svg(const RowPlan& row, const std::vector<std::int64_t>& work
       R"(<rect width="100%" height="100%" fill="#fff"/>)"
       "\n{2}</svg>\n",
       num(width), num(bottom + 14), body.out);
+}
+
+void check_picture_slots(std::int64_t padded_len) {
+  CPLAB_CHECK(padded_len <= kMaxPictureSlots,
+              "a layout picture draws every slot: at most {} (L={}); draw a shorter row, or read "
+              "the rank lists with --json",
+              kMaxPictureSlots, padded_len);
 }
 
 void write_layout_svg(const std::string& path, const RowPlan& row,

@@ -45,6 +45,10 @@ std::string layout_svg(const RowPlan& row, const std::vector<std::int64_t>& work
 std::string stack_svgs(const std::vector<std::string>& pictures);
 // A picture's ids prefixed so that several can share one page.
 std::string prefix_svg_ids(const std::string& svg, const std::string& prefix);
+// A picture draws every slot of the row: above this many (a 1M-token row already makes a 220 MB
+// SVG) it is refused, before anything is kept for it, with one line that says what to do instead.
+inline constexpr std::int64_t kMaxPictureSlots = std::int64_t{1} << 20;
+void check_picture_slots(std::int64_t padded_len);
 // layout_svg written to path; throws cplab::Error naming the path when it cannot be written.
 void write_layout_svg(const std::string& path, const RowPlan& row,
                       const std::vector<std::int64_t>& work, const std::string& title);

@@ -102,5 +102,20 @@ TEST(HostileInput, CheckWithShardsButNoFilesNamesTheMissingFiles) {
   }
 }
 
+TEST(HostileInput, APictureOfMoreSlotsThanItCanDrawIsRefusedBeforeItIsKept) {
+  // `layout --layout all --svg` at 16M tokens once kept every layout's every slot for the picture:
+  // killed at 24 GB. A picture past kMaxPictureSlots is one line, exit 2, and no file.
+  ScratchDir dir;
+  const std::string svg = dir.file("all.svg");
+  for (const std::string& args :
+       {"layout --layout all --cp 8 --seq-len 1048577 --svg " + svg,
+        "layout --layout head-tail --cp 8 --seq-len 1048577 --svg " + svg,
+        std::string("explain --layout head-tail --cp 8 --seq-len 1048577 --format html")}) {
+    const CliRun run = run_bounded(120, args);
+    expect_one_line_refusal(run, "a layout picture draws every slot: at most 1048576", args);
+    EXPECT_FALSE(std::filesystem::exists(svg)) << args;
+  }
+}
+
 }  // namespace
 }  // namespace cplab::clitest
