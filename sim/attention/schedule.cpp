@@ -16,22 +16,20 @@ namespace {
 
 // a·b and a + b, or ScheduleTooLarge naming what overflowed: an absurd shape (H·d near 2^63) is
 // bad input, never a wrapped count.
+[[noreturn]] void overflows(const char* what) {
+  throw ScheduleTooLarge(fmt::format(
+      "schedule: the count of {} overflows 64 bits; lower --heads, --kv-heads, --head-dim or the "
+      "row's length",
+      what));
+}
 std::int64_t mul(std::int64_t a, std::int64_t b, const char* what) {
   std::int64_t r = 0;
-  if (__builtin_mul_overflow(a, b, &r))
-    throw ScheduleTooLarge(fmt::format(
-        "schedule: the count of {} overflows 64 bits; lower --heads, --kv-heads, --head-dim or "
-        "the row's length",
-        what));
+  if (__builtin_mul_overflow(a, b, &r)) overflows(what);
   return r;
 }
 std::int64_t add(std::int64_t a, std::int64_t b, const char* what) {
   std::int64_t r = 0;
-  if (__builtin_add_overflow(a, b, &r))
-    throw ScheduleTooLarge(fmt::format(
-        "schedule: the count of {} overflows 64 bits; lower --heads, --kv-heads, --head-dim or "
-        "the row's length",
-        what));
+  if (__builtin_add_overflow(a, b, &r)) overflows(what);
   return r;
 }
 
