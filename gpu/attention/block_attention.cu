@@ -40,6 +40,19 @@ __device__ void load_row(const T* src, std::int64_t row, std::int64_t d, float* 
 
 // One query per thread: an online softmax over the block's keys, staged kChunk at a time. The
 // running maximum only ever rises, so every exponent taken is of a difference <= 0.
+// One chunk of a block's keys staged for the whole thread block: their K and V rows of KV head
+// `hk` into shared memory and their token facts (the forward and dQ kernels read the same).
+template <typename T>
+__device__ void stage_keys(const BlockAttention& a, const AttnPosition* keys, std::int64_t n,
+                           std::int64_t hk, std::int64_t d, float* sk, float* sv,
+                           sim::TokenFacts* key_facts) {
+  __syncthreads();  // every thread is done with the previous chunk
+  stage(static_cast<const T*>(a.k), keys, n, a.kv_heads, hk, d, sk);
+  stage(static_cast<const T*>(a.v), keys, n, a.kv_heads, hk, d, sv);
+  for (std::int64_t r = threadIdx.x; r < n; r += blockDim.x) key_facts[r] = a.facts[keys[r].fact];
+  __syncthreads();
+}
+
 template <typename T>
 __global__ void block_attention_forward_kernel(BlockAttention a, const AttnTile* tiles, float scale,
                                                T* block_out, float* block_lse) {
@@ -64,12 +77,7 @@ __global__ void block_attention_forward_kernel(BlockAttention a, const AttnTile*
   const AttnPosition* keys = a.keys + blk.k_begin;
   for (std::int64_t c0 = 0; c0 < blk.k_len; c0 += kChunk) {
     const std::int64_t n = min(static_cast<std::int64_t>(kChunk), blk.k_len - c0);
-    __syncthreads();
-    stage(static_cast<const T*>(a.k), keys + c0, n, a.kv_heads, hk, d, sk);
-    stage(static_cast<const T*>(a.v), keys + c0, n, a.kv_heads, hk, d, sv);
-    for (std::int64_t r = threadIdx.x; r < n; r += blockDim.x)
-      key_facts[r] = a.facts[keys[c0 + r].fact];
-    __syncthreads();
+    stage_keys<T>(a, keys + c0, n, hk, d, sk, sv, key_facts);
     if (!active) continue;
     for (std::int64_t r = 0; r < n; ++r) {
       if (!sim::block_pair_visible(blk.mask, blk.diagonal, i, c0 + r, qf, key_facts[r])) continue;
@@ -139,12 +147,7 @@ __global__ void block_attention_backward_dq_kernel(BlockAttention a, const AttnT
   const AttnPosition* keys = a.keys + blk.k_begin;
   for (std::int64_t c0 = 0; c0 < blk.k_len; c0 += kChunk) {
     const std::int64_t n = min(static_cast<std::int64_t>(kChunk), blk.k_len - c0);
-    __syncthreads();
-    stage(static_cast<const T*>(a.k), keys + c0, n, a.kv_heads, hk, d, sk);
-    stage(static_cast<const T*>(a.v), keys + c0, n, a.kv_heads, hk, d, sv);
-    for (std::int64_t r = threadIdx.x; r < n; r += blockDim.x)
-      key_facts[r] = a.facts[keys[c0 + r].fact];
-    __syncthreads();
+    stage_keys<T>(a, keys + c0, n, hk, d, sk, sv, key_facts);
     if (!sees) continue;
     for (std::int64_t r = 0; r < n; ++r) {
       if (!sim::block_pair_visible(blk.mask, blk.diagonal, i, c0 + r, qf, key_facts[r])) continue;
