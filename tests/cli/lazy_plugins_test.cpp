@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "io/torch_batch.hpp"
@@ -90,6 +91,34 @@ TEST(LazyPlugins, AMissingPluginIsOneLineAndExitTwo) {
             std::string::npos)
       << run.err;
   EXPECT_TRUE(run.out.empty());
+}
+
+// A file of the plugin's name that is not the plugin (truncated, or another library): one line,
+// exit 2, naming why it cannot be used.
+TEST(LazyPlugins, APluginThatIsNotOneIsOneLineAndExitTwo) {
+  const std::string batch = small_batch_file();
+  const std::string dir = ::testing::TempDir() + "lazy_plugins_wrong";
+  std::filesystem::create_directories(dir);
+  const std::string plugin = dir + "/libcplab_torch_io.so";
+  const std::pair<const char*, const char*> wrongs[] = {
+      {"", "file too short"},
+      {"/usr/lib/x86_64-linux-gnu/libm.so.6", "has no entry cplab_torch_io_table"}};
+  for (const auto& [source, why] : wrongs) {
+    std::filesystem::remove(plugin);
+    if (*source == '\0') {
+      std::ofstream(plugin) << "";
+    } else {
+      if (!std::filesystem::exists(source)) continue;
+      std::filesystem::copy_file(source, plugin);
+    }
+    ::setenv("CPLAB_PLUGIN_DIR", dir.c_str(), 1);
+    const testsupport::CliRun run = run_cplab("layout --layout head-tail --cp 2 --batch " + batch);
+    ::unsetenv("CPLAB_PLUGIN_DIR");
+    EXPECT_EQ(run.status, 2) << why;
+    EXPECT_EQ(testsupport::line_count(run.err), 1) << run.err;
+    EXPECT_NE(run.err.find(why), std::string::npos) << run.err;
+    EXPECT_TRUE(run.out.empty());
+  }
 }
 #endif
 
