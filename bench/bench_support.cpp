@@ -16,7 +16,6 @@ RowPartition partition_row(const std::string& layout, std::int64_t cp, std::int6
   LayoutSpec spec;
   spec.layout = layout;
   spec.cp = entry.cp_off ? 1 : cp;
-  spec.chunk_size = 512;
   sim::MicrobatchRows rows;
   rows.rows = 1;
   rows.caller_len = len;

@@ -29,56 +29,27 @@ constexpr std::size_t kPlannedGroups = 3;
 constexpr std::int64_t kSampledRanks = 64;
 constexpr std::int64_t kSamplesPerRank = 24;
 
-std::vector<std::int64_t> option_values(bool fixed, std::int64_t value,
-                                        std::vector<std::int64_t> tried) {
-  if (fixed) return {value};
-  return tried;
-}
-
-std::vector<std::int64_t> divisors(std::int64_t n, std::int64_t first) {
-  std::vector<std::int64_t> out = {first};
-  for (std::int64_t d = 1; d <= n; ++d) {
-    if (n % d == 0 && d != first) out.push_back(d);
-  }
-  return out;
-}
-
-// Every layout with the values of the options it reads (reference::LayoutInfo::reads) that could
-// have made shards of ℓ tokens on C ranks; an option the caller fixed keeps its value.
+// Every layout with the values of the options it declares that could have made shards of ℓ
+// tokens on C ranks (each declaration's candidates); an option the caller fixed keeps its value.
 std::vector<LayoutSpec> candidates(const LayoutSpec& given, const FixedOptions& fixed,
                                    std::int64_t local) {
-  const LayoutSpec defaults;
-  const auto multiples = option_values(fixed.pad_multiple, given.pad_multiple, {2, 1, 3, 4, 8});
-  const auto chunk_sizes =
-      option_values(fixed.chunk_size, given.chunk_size, divisors(local, defaults.chunk_size));
-  const auto block_sizes =
-      option_values(fixed.block_size, given.block_size, divisors(local, defaults.block_size));
-  std::vector<std::int64_t> ring_degrees = {defaults.ring_degree};
-  for (std::int64_t r = 2; r <= given.cp; ++r) {
-    if (given.cp % r == 0) ring_degrees.push_back(r);
-  }
-  if (fixed.ring_degree) ring_degrees = {given.ring_degree};
   std::vector<LayoutSpec> out;
   for (const reference::LayoutInfo& info : reference::layouts()) {
     LayoutSpec base = given;
     base.layout = info.name;
     std::vector<LayoutSpec> specs = {base};
-    const auto vary = [&](std::uint8_t option, const std::vector<std::int64_t>& values,
-                          std::int64_t LayoutSpec::*field) {
-      if ((info.reads & option) == 0) return;
+    for (const layouts::LayoutOption* o : layouts::options_of(info.name)) {
+      if (o->candidates == nullptr || std::find(fixed.begin(), fixed.end(), o) != fixed.end())
+        continue;
       std::vector<LayoutSpec> next;
       for (const LayoutSpec& s : specs) {
-        for (std::int64_t v : values) {
+        for (std::int64_t v : o->candidates(given.cp, local)) {
           next.push_back(s);
-          next.back().*field = v;
+          o->set(next.back(), v);
         }
       }
       specs = std::move(next);
-    };
-    vary(reference::kReadsPadMultiple, multiples, &LayoutSpec::pad_multiple);
-    vary(reference::kReadsChunkSize, chunk_sizes, &LayoutSpec::chunk_size);
-    vary(reference::kReadsRingDegree, ring_degrees, &LayoutSpec::ring_degree);
-    vary(reference::kReadsBlockSize, block_sizes, &LayoutSpec::block_size);
+    }
     out.insert(out.end(), specs.begin(), specs.end());
   }
   return out;

@@ -6,17 +6,13 @@
 #include <vector>
 
 #include "check/shard_check.hpp"
+#include "layouts/layout_option.hpp"
 
 namespace cplab::check {
 
-// The options the caller fixed; every other option is searched over the values that could have
-// made shards of the length the ranks hold.
-struct FixedOptions {
-  bool pad_multiple = false;
-  bool chunk_size = false;
-  bool ring_degree = false;
-  bool block_size = false;
-};
+// The options the caller fixed (at their values in `given`); every other option of a layout is
+// searched over the candidates its declaration lists for shards of the length the ranks hold.
+using FixedOptions = std::vector<const layouts::LayoutOption*>;
 
 struct Verdict {
   Outcome outcome;

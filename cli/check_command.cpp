@@ -15,7 +15,7 @@
 #include "check/layout_search.hpp"
 #include "cli/arguments.hpp"
 #include "cli/command.hpp"
-#include "cli/magi_options.hpp"
+#include "cli/option_flags.hpp"
 #include "io/torch_batch.hpp"
 #include "reference/plan.hpp"
 #include "reference/types/error.hpp"
@@ -39,10 +39,7 @@ struct CheckArgs {
   std::string pad_id;  // parsed strictly: CLI11 saturates 2^63 to 2^63-1
   bool json = false;
   CLI::Option* pad_id_option = nullptr;
-  CLI::Option* pad_multiple_option = nullptr;
-  CLI::Option* ring_degree_option = nullptr;
-  CLI::Option* block_size_option = nullptr;
-  MagiOptions magi;
+  OptionFlags options;
 };
 
 std::string policy_name(PadPolicy policy) {
@@ -172,7 +169,8 @@ int run_check(const CheckArgs& args) {
               args.shard_paths.size(), args.spec.cp);
   LayoutSpec probe = args.spec;
   probe.layout = automatic ? reference::layout_names().front() : args.layout_arg;
-  validate_spec(probe);
+  // The options' own ranges now (an auto value is only known with the batch's S).
+  validate_spec(apply_option_flags(probe, args.options, 0));
   // After the arguments: a usage error is named as such on every build.
   CPLAB_CHECK(io::torch_available(),
               "this cplab cannot read torch.save files (it has no libtorch; configure with "
@@ -180,7 +178,7 @@ int run_check(const CheckArgs& args) {
   io::SkippedEntries skipped;
   const Batch batch = io::load_torch_batch(args.batch_path, &skipped);
   note_skipped_entries(args.batch_path, skipped);
-  probe = apply_magi_options(probe, args.magi, batch.seq_len());
+  probe = apply_option_flags(probe, args.options, batch.seq_len());
   std::vector<io::TensorFile> shards;
   for (const std::string& path : args.shard_paths) {
     shards.push_back(io::load_torch_tensors(path));
@@ -193,10 +191,9 @@ int run_check(const CheckArgs& args) {
   Verdict verdict;
   if (automatic) {
     check::FixedOptions fixed;
-    fixed.pad_multiple = args.pad_multiple_option->count() > 0;
-    fixed.chunk_size = args.magi.chunk_size_given();
-    fixed.ring_degree = args.ring_degree_option->count() > 0;
-    fixed.block_size = args.block_size_option->count() > 0;
+    for (const layouts::LayoutOption* o : layouts::all_options()) {
+      if (args.options.given(*o)) fixed.push_back(o);
+    }
     verdict = check::find_layout(probe, fixed, batch, shards, conventions);
   } else if (!shards.empty()) {
     verdict.outcome = check::check_shards(probe, batch, shards, conventions);
@@ -234,15 +231,8 @@ Command add_check_command(CLI::App& app) {
                               fmt::join(reference::layout_names(), ", ")))
       ->required();
   sub->add_option("--cp", args->spec.cp, "CP size C (ranks in the group)")->required();
-  args->pad_multiple_option = sub->add_option("--pad-multiple", args->spec.pad_multiple,
-                                              "contiguous: pad multiple m (D = C·m)");
-  add_magi_options(sub, args->magi);
-  args->ring_degree_option = sub->add_option(
-      "--ring-degree", args->spec.ring_degree,
-      "usp: ring degree R (U = C/R Ulysses degree; R must divide C; auto tries each)");
-  args->block_size_option = sub->add_option(
-      "--block-size", args->spec.block_size,
-      "ptrr: block size B (L/B must divide by C; auto tries each B dividing a rank's tokens)");
+  // With --layout auto, an option left out is searched over the values its layout declares.
+  add_option_flags(sub, args->options);
   args->pad_id_option = sub->add_option(
       "--pad-id", args->pad_id, "Pad token id of added slots (default: read off the shards)");
   sub->add_option("--pad-policy", args->pad_policy,

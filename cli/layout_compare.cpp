@@ -51,8 +51,7 @@ PlanPrint plan_print(const RowPlan& row) {
 // spec with every option that does not change this row's plan back at its default, so a table of
 // layouts does not show magi's chunk size next to head-tail.
 LayoutSpec options_that_matter(LayoutSpec spec, LayoutSourceArgs args, const PlanPrint& row) {
-  const LayoutSpec defaults;
-  args.magi = nullptr;  // spec has them applied already
+  args.options = nullptr;  // spec has them applied already
   const auto same_plan = [&](const LayoutSpec& plain) {
     try {
       const LayoutSource other = read_layout_source(plain, args);
@@ -61,16 +60,10 @@ LayoutSpec options_that_matter(LayoutSpec spec, LayoutSourceArgs args, const Pla
       return false;  // the default cannot even plan the row: the option matters
     }
   };
-  for (auto field : {&LayoutSpec::pad_multiple, &LayoutSpec::chunk_size, &LayoutSpec::ring_degree,
-                     &LayoutSpec::block_size}) {
-    if (spec.*field == defaults.*field) continue;
+  for (const layouts::LayoutOption* o : layouts::all_options()) {
+    if (o->of(spec) == o->fallback) continue;
     LayoutSpec plain = spec;
-    plain.*field = defaults.*field;
-    if (same_plan(plain)) spec = plain;
-  }
-  if (spec.chunk_pad_at_cp1) {
-    LayoutSpec plain = spec;
-    plain.chunk_pad_at_cp1 = false;
+    o->reset(plain);
     if (same_plan(plain)) spec = plain;
   }
   return spec;
@@ -112,12 +105,8 @@ Stories tell_layouts(const LayoutSpec& spec, const std::string& layout_arg,
       stories.layouts.back().brief = spec_brief(options_that_matter(one, args, print));
     } catch (const Error& e) {
       if (!first_error) first_error = e;
-      LayoutSpec plain = one;  // its options say nothing about a layout that cannot plan
-      plain.pad_multiple = LayoutSpec{}.pad_multiple;
-      plain.chunk_size = LayoutSpec{}.chunk_size;
-      plain.chunk_pad_at_cp1 = false;
-      plain.ring_degree = LayoutSpec{}.ring_degree;
-      plain.block_size = LayoutSpec{}.block_size;
+      // Its options say nothing about a layout that cannot plan.
+      const LayoutSpec plain = layouts::without_options(one);
       stories.layouts.push_back(reports::failed_layout(plain, reason(e)));
     }
   }

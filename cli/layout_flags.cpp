@@ -9,7 +9,7 @@ LayoutSourceArgs LayoutFlags::given() const {
   args.has_doc_lens = doc_lens->count() > 0;
   args.has_batch = batch->count() > 0;
   args.has_row = row->count() > 0;
-  args.magi = &magi;
+  args.options = &options;
   return args;
 }
 
@@ -23,15 +23,7 @@ void add_row_flags(CLI::App* sub, LayoutFlags& flags, const char* row_help) {
 }
 
 void add_layout_option_flags(CLI::App* sub, LayoutFlags& flags) {
-  sub->add_option("--pad-multiple", flags.spec.pad_multiple, "contiguous: pad multiple m (D = C·m)")
-      ->capture_default_str();
-  add_magi_options(sub, flags.magi);
-  sub->add_option("--ring-degree", flags.spec.ring_degree,
-                  "usp: ring degree R (U = C/R Ulysses degree; R must divide C)")
-      ->capture_default_str();
-  sub->add_option("--block-size", flags.spec.block_size,
-                  "ptrr: block size B (L is padded to a multiple of B; L/B must divide by C)")
-      ->capture_default_str();
+  add_option_flags(sub, flags.options);
 }
 
 }  // namespace cplab::cli

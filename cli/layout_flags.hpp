@@ -1,18 +1,18 @@
 #pragma once
 // The flags every command that shows one row under a layout takes, added the same way everywhere:
 // where the row comes from (--seq-len, --doc-lens, --batch, --row) and the layouts' own options
-// (--pad-multiple, the magi options, --ring-degree, --block-size).
+// (one flag per declared option: --pad-multiple, --chunk-size, ...).
 #include <CLI/CLI.hpp>
 
 #include "cli/layout_source.hpp"
-#include "cli/magi_options.hpp"
+#include "cli/option_flags.hpp"
 #include "reference/types/layout_spec.hpp"
 
 namespace cplab::cli {
 
 struct LayoutFlags {
   LayoutSpec spec;
-  MagiOptions magi;
+  OptionFlags options;
   LayoutSourceArgs source;
   CLI::Option* seq_len = nullptr;
   CLI::Option* doc_lens = nullptr;
@@ -25,7 +25,7 @@ struct LayoutFlags {
 
 // --seq-len, --doc-lens, --batch and --row into flags.source; row_help describes --row.
 void add_row_flags(CLI::App* sub, LayoutFlags& flags, const char* row_help);
-// --pad-multiple, --chunk-size, --chunk-pad-at-cp1, --ring-degree and --block-size into flags.spec.
+// Every declared layout option (option_flags.hpp) into flags.options.
 void add_layout_option_flags(CLI::App* sub, LayoutFlags& flags);
 
 }  // namespace cplab::cli

@@ -81,7 +81,8 @@ std::vector<std::vector<std::int64_t>> global_rows(const Batch& batch, const Sha
 
 LayoutSpec with_options(const LayoutSpec& spec, const LayoutSourceArgs& args,
                         std::int64_t seq_len) {
-  LayoutSpec out = args.magi != nullptr ? apply_magi_options(spec, *args.magi, seq_len) : spec;
+  LayoutSpec out =
+      args.options != nullptr ? apply_option_flags(spec, *args.options, seq_len) : spec;
   validate_spec(out);
   return out;
 }

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/magi_options.hpp"
+#include "cli/option_flags.hpp"
 #include "reference/types/layout_spec.hpp"
 #include "reference/types/shard_plan.hpp"
 
@@ -18,11 +18,12 @@ struct LayoutSourceArgs {
   std::string doc_lens;
   std::string batch_path;
   std::int64_t row = 0;
-  const MagiOptions* magi = nullptr;  // the magi options to apply once S is known (null: none)
+  // The layout options given as flags, applied once S is known (auto values need it; null: none).
+  const OptionFlags* options = nullptr;
 };
 
 struct LayoutSource {
-  LayoutSpec spec;            // the spec the rows were planned with (magi options applied)
+  LayoutSpec spec;            // the spec the rows were planned with (option flags applied)
   std::vector<RowPlan> rows;  // one for --seq-len / --doc-lens; every row of the batch for --batch
   std::size_t chosen = 0;     // the row the table, the picture and the single-row JSON show
   bool from_batch = false;

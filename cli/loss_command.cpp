@@ -2,6 +2,7 @@
 // test on C ranks and by the reference on the unsharded batch, side by side (SPEC §6). Inputs are
 // NumPy files, so a batch from a real training run can be checked as it is.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 #include <cstdio>
@@ -15,6 +16,7 @@
 #include "cli/command.hpp"
 #include "cli/layout_source.hpp"
 #include "cli/npy.hpp"
+#include "cli/option_flags.hpp"
 #include "properties/implementation_registry.hpp"
 #include "reference/loss.hpp"
 #include "reference/plan.hpp"
@@ -26,6 +28,7 @@ namespace {
 
 struct LossOptions {
   LayoutSpec spec;
+  OptionFlags layout_options;
   std::string logits, labels, valid, doc_lens;
   std::string impl = "sim";
   bool json = false;
@@ -93,9 +96,11 @@ struct RankResult {
 };
 
 int run_loss(LossOptions options) {
-  validate_spec(options.spec);
+  validate_spec(apply_option_flags(options.spec, options.layout_options, 0));
   const LossFiles in = read_inputs(options);
   const Batch batch = batch_of(options, in);
+  options.spec = apply_option_flags(options.spec, options.layout_options, batch.seq_len());
+  validate_spec(options.spec);
   const ShardPlan plan = reference::plan(options.spec, batch);
   const reference::LossReference expected =
       reference::shifted_loss_caller(plan, in.logits, in.labels, in.valid);
@@ -188,7 +193,7 @@ Command add_loss_command(CLI::App& app) {
       "loss",
       "Shifted cross-boundary loss of a batch (.npy files) on C ranks, next to the reference's");
   sub->add_option("--layout", options->spec.layout,
-                  "Layout name (identity, contiguous, head-tail, thd, magi)")
+                  fmt::format("Layout: {}", fmt::join(reference::layout_names(), ", ")))
       ->required();
   sub->add_option("--cp", options->spec.cp, "CP size C")->required();
   sub->add_option("--logits", options->logits, "Logits [B,S,V] float32 .npy")->required();
@@ -198,14 +203,9 @@ Command add_loss_command(CLI::App& app) {
   sub->add_option("--valid", options->valid, "Valid mask [B,S] bool/uint8 .npy (default all true)");
   sub->add_option("--doc-lens", options->doc_lens,
                   "One packed row (B=1): its documents' real lengths, e.g. 5,3,8");
-  sub->add_option("--pad-multiple", options->spec.pad_multiple,
-                  "contiguous: pad to a multiple of C·m");
-  sub->add_option("--chunk-size", options->spec.chunk_size, "magi: chunk size K");
-  sub->add_option("--ring-degree", options->spec.ring_degree,
-                  "usp: ring degree R (U = C/R Ulysses degree; R must divide C)");
   sub->add_option("--impl", options->impl, "Implementation under test")->capture_default_str();
   sub->add_flag("--json", options->json, "Print one JSON object");
-  sub->add_option("--block-size", options->spec.block_size, "ptrr: block size B");
+  add_option_flags(sub, options->layout_options);
   return {sub, [options] { return run_loss(*options); }};
 }
 

@@ -1,7 +1,9 @@
 // The argument layer every command runs before planning, fed from the fuzzer: lines of
-// "layout", "cp", "m", "K", "--doc-lens or --seq-len text", "seed text". Each parser and check
-// returns or throws cplab::Error; a row that passes the size checks stays within the limits; the
-// error line stays one printable line whatever the text in it.
+// "layout", "cp", "layout options as key=value words, comma-separated (any layout's: m=3,K=8)",
+// "case keys of options given as auto (K)", "--doc-lens or --seq-len text", "seed text". Each
+// parser and check returns or throws cplab::Error; a row that passes the size checks stays within
+// the limits; the error line stays one printable line whatever the text in it.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -10,6 +12,7 @@
 #include "cli/arguments.hpp"
 #include "cli/errors.hpp"
 #include "cli/layout_source.hpp"
+#include "layouts/layout_option.hpp"
 #include "reference/types/error.hpp"
 #include "reference/types/limits.hpp"
 
@@ -22,6 +25,17 @@ std::int64_t number(const std::string& text) {
     value = value * 10 + (ch - '0');
   }
   return value;
+}
+
+std::vector<std::string> split(const std::string& text, char sep) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    const std::size_t end = std::min(text.find(sep, start), text.size());
+    out.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
 }
 
 void check_one_line(const std::string& message) {
@@ -54,8 +68,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     cplab::LayoutSpec spec;
     spec.layout = fields[0];
     spec.cp = number(fields[1]);
-    spec.pad_multiple = fields[2].empty() ? 2 : number(fields[2]);
-    spec.chunk_size = fields[3].empty() ? 512 : number(fields[3]);
+    for (const std::string& word : split(fields[2], ',')) {
+      const std::size_t eq = word.find('=');
+      const auto* option = cplab::layouts::option_keyed(word.substr(0, eq));
+      CPLAB_CHECK(option != nullptr && eq != std::string::npos, "fuzz: no option '{}'", word);
+      option->set(spec, number(word.substr(eq + 1)));
+    }
     validate_spec(spec);
     std::int64_t len = 0, documents = 0;
     if (fields[4].find(',') != std::string::npos || fields[4].empty()) {
@@ -65,6 +83,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     } else {
       len = number(fields[4]);
     }
+    // An automatic value from the row's S, as the commands apply one.
+    for (const std::string& key : split(fields[3], ',')) {
+      const auto* option = cplab::layouts::option_keyed(key);
+      if (option == nullptr || option->automatic == nullptr || len < 0 || spec.cp < 1) continue;
+      option->set(spec, option->automatic(len, spec.cp));
+    }
+    validate_spec(spec);
     const std::int64_t bound = cplab::limits::padded_len_bound(spec, len, documents);
     if (bound < len || bound > cplab::limits::kMaxPaddedLen) __builtin_trap();
   } catch (const cplab::Error& e) {

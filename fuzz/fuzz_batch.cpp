@@ -5,9 +5,11 @@
 // (small ones are planned).
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "io/tensor_extent.hpp"
+#include "layouts/layout_option.hpp"
 #include "reference/plan.hpp"
 #include "reference/types/batch.hpp"
 #include "reference/types/error.hpp"
@@ -79,10 +81,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       for (std::int64_t d = in.small(6); d > 0; --d) lens.push_back(in.next() >> in.small(64));
     }
     cplab::LayoutSpec spec;
-    const char* layouts[] = {"identity", "contiguous", "head-tail", "thd", "magi"};
-    spec.layout = layouts[in.small(5)];
+    // Every registered layout, each of its options small.
+    const std::vector<std::string> names = cplab::reference::layout_names();
+    spec.layout =
+        names[static_cast<std::size_t>(in.small(static_cast<std::int64_t>(names.size())))];
     spec.cp = 1 + in.small(16);
-    spec.chunk_size = 1 + in.small(8);
+    for (const auto* option : cplab::layouts::options_of(spec.layout)) {
+      option->set(spec, option->is_switch ? in.small(2) : 1 + in.small(8));
+    }
     spec.microbatches = rows;
     validate_batch(batch);
     const cplab::ShardPlan plan = cplab::reference::plan(spec, batch);

@@ -10,7 +10,7 @@
 #include <numeric>
 #include <set>
 
-#include "reference/layouts/magi_chunk_size.hpp"
+#include "layouts/layout_option.hpp"
 #include "reference/types/error.hpp"
 #include "reference/types/limits.hpp"
 
@@ -127,45 +127,42 @@ std::string_view row_positions_name(RowPositions p) {
 std::string_view key_dtypes_name(KeyDTypes k) { return kKeyDTypeNames[static_cast<int>(k)]; }
 
 bool Case::operator==(const Case& o) const {
-  const auto spec_tuple = [](const LayoutSpec& s) {
-    return std::tie(s.layout, s.cp, s.pad_multiple, s.chunk_size, s.microbatches, s.shard_primary,
-                    s.pad_policy, s.pad_token_id, s.ring_degree, s.chunk_pad_at_cp1, s.block_size);
-  };
-  return spec_tuple(spec) == spec_tuple(o.spec) && rows == o.rows && seq_len == o.seq_len &&
-         docs == o.docs && vocab == o.vocab && primary == o.primary && dim == o.dim &&
-         dtype == o.dtype && positions == o.positions && row_positions == o.row_positions &&
-         left_pad == o.left_pad && key_dtypes == o.key_dtypes && loss_mask == o.loss_mask &&
-         padding_mask == o.padding_mask && extra_key == o.extra_key &&
-         extra_planes == o.extra_planes && extra_features == o.extra_features &&
-         ignore_permille == o.ignore_permille && invalid_permille == o.invalid_permille &&
-         pad_content_permille == o.pad_content_permille && seed == o.seed &&
-         chunk_size_auto == o.chunk_size_auto;
+  return spec == o.spec && rows == o.rows && seq_len == o.seq_len && docs == o.docs &&
+         vocab == o.vocab && primary == o.primary && dim == o.dim && dtype == o.dtype &&
+         positions == o.positions && row_positions == o.row_positions && left_pad == o.left_pad &&
+         key_dtypes == o.key_dtypes && loss_mask == o.loss_mask && padding_mask == o.padding_mask &&
+         extra_key == o.extra_key && extra_planes == o.extra_planes &&
+         extra_features == o.extra_features && ignore_permille == o.ignore_permille &&
+         invalid_permille == o.invalid_permille && pad_content_permille == o.pad_content_permille &&
+         seed == o.seed && automatic == o.automatic;
 }
 
-namespace {
-
-std::int64_t auto_chunk_size(const Case& c) {
-  return reference::magi_auto_chunk_size(LayoutSpec{}.chunk_size, c.seq_len, c.spec.cp);
+bool Case::is_automatic(const layouts::LayoutOption& option) const {
+  return std::find(automatic.begin(), automatic.end(), option.name) != automatic.end();
 }
-
-}  // namespace
 
 void resolve_case_options(Case& c) {
-  if (c.chunk_size_auto && c.seq_len >= 1 && c.spec.cp >= 1) c.spec.chunk_size = auto_chunk_size(c);
+  if (c.seq_len < 1 || c.spec.cp < 1) return;
+  for (const std::string& name : c.automatic) {
+    const layouts::LayoutOption* o = layouts::option_named(name);
+    if (o != nullptr && o->automatic != nullptr) o->set(c.spec, o->automatic(c.seq_len, c.spec.cp));
+  }
 }
 
 void validate_case(const Case& c) {
   const LayoutSpec& s = c.spec;
   CPLAB_CHECK(!s.layout.empty(), "case has no layout name");
   CPLAB_CHECK(s.cp >= 1, "case: cp must be >= 1, got {}", s.cp);
-  CPLAB_CHECK(s.pad_multiple >= 1 && s.chunk_size >= 1, "case: m and K must be >= 1, got m={} K={}",
-              s.pad_multiple, s.chunk_size);
   CPLAB_CHECK(s.microbatches >= 1, "case: mb must be >= 1, got {}", s.microbatches);
-  CPLAB_CHECK(s.ring_degree >= 1, "case: R must be >= 1, got {}", s.ring_degree);
-  CPLAB_CHECK(!c.chunk_size_auto || c.seq_len < 1 || s.chunk_size == auto_chunk_size(c),
-              "case: K=auto means K={} for S={} cp={}, got K={}", auto_chunk_size(c), c.seq_len,
-              s.cp, s.chunk_size);
-  CPLAB_CHECK(s.block_size >= 1, "case: block must be >= 1, got {}", s.block_size);
+  for (const std::string& name : c.automatic) {
+    const layouts::LayoutOption* o = layouts::option_named(name);
+    CPLAB_CHECK(o != nullptr && o->automatic != nullptr, "case: option '{}' has no auto value",
+                name);
+    if (c.seq_len < 1) continue;
+    const std::int64_t want = o->automatic(c.seq_len, s.cp);
+    CPLAB_CHECK(o->of(s) == want, "case: {}=auto means {}={} for S={} cp={}, got {}={}", o->key,
+                o->key, want, c.seq_len, s.cp, o->key, o->of(s));
+  }
   CPLAB_CHECK(c.rows >= 1 && c.rows % s.microbatches == 0,
               "case: rows={} must be a positive multiple of mb={}", c.rows, s.microbatches);
   CPLAB_CHECK(c.seq_len >= 1, "case: S must be >= 1, got {}", c.seq_len);
@@ -218,23 +215,35 @@ void validate_case(const Case& c) {
   }
 }
 
+namespace {
+
+std::string print_option(const Case& c, const layouts::LayoutOption& o) {
+  if (c.is_automatic(o)) return fmt::format(" {}=auto", o.key);
+  return fmt::format(" {}={}", o.key, o.of(c.spec));
+}
+
+}  // namespace
+
 std::string print_case(const Case& c) {
   const LayoutSpec& s = c.spec;
   const auto keys = present_keys(c);
-  // Keys added after the first format come at the end, and only when they differ from their
-  // defaults, so that every case printed before them reads and prints the same.
-  std::string later;
-  if (s.ring_degree != LayoutSpec{}.ring_degree) later += fmt::format(" R={}", s.ring_degree);
-  if (s.chunk_pad_at_cp1) later += " chunk_pad_at_cp1=1";
-  if (s.block_size != LayoutSpec{}.block_size) later += fmt::format(" block={}", s.block_size);
+  // The layouts' options: those of the first format in every case after cp=; keys added after it
+  // at the end, only when they differ from their defaults, so that every case printed before them
+  // reads and prints the same.
+  std::string first, later;
+  for (const layouts::LayoutOption* o : layouts::all_options()) {
+    if (o->case_order == 0) {
+      first += print_option(c, *o);
+    } else if (o->of(s) != o->fallback || c.is_automatic(*o)) {
+      later += print_option(c, *o);
+    }
+  }
   return fmt::format(
-      "{} cp={} m={} K={} mb={} rows={} S={} docs={} vocab={} pad_id={} policy={} shard_primary={} "
+      "{} cp={}{} mb={} rows={} S={} docs={} vocab={} pad_id={} policy={} shard_primary={} "
       "primary={} dim={} dtype={} pos={} rowpos={} left_pad={} kdt={} keys={} ignore={} "
       "invalid={} pad_content={} seed={}{}",
-      s.layout, s.cp, s.pad_multiple,
-      c.chunk_size_auto ? std::string("auto") : std::to_string(s.chunk_size), s.microbatches,
-      c.rows, c.seq_len, print_docs(c.docs), c.vocab, s.pad_token_id,
-      kPolicyNames[static_cast<int>(s.pad_policy)], s.shard_primary ? 1 : 0,
+      s.layout, s.cp, first, s.microbatches, c.rows, c.seq_len, print_docs(c.docs), c.vocab,
+      s.pad_token_id, kPolicyNames[static_cast<int>(s.pad_policy)], s.shard_primary ? 1 : 0,
       primary_name(c.primary), c.dim, dtype_name(c.dtype), position_kind_name(c.positions),
       row_positions_name(c.row_positions), c.left_pad, key_dtypes_name(c.key_dtypes),
       keys.empty() ? std::string("-") : fmt::format("{}", fmt::join(keys, ",")), c.ignore_permille,
@@ -258,14 +267,8 @@ Case parse_case(std::string_view text) {
     });
   };
   bool rows_given = false, seq_len_given = false;
-  const std::map<std::string_view, Setter> setters = {
+  std::map<std::string_view, Setter> setters = {
       {"cp", num("cp", c.spec.cp)},
-      {"m", num("m", c.spec.pad_multiple)},
-      {"K",
-       [&](std::string_view v) {
-         c.chunk_size_auto = v == "auto";
-         if (!c.chunk_size_auto) c.spec.chunk_size = parse_number<std::int64_t>("K", v);
-       }},
       {"mb", num("mb", c.spec.microbatches)},
       {"rows",
        [&](std::string_view v) {
@@ -310,15 +313,22 @@ Case parse_case(std::string_view text) {
       {"invalid", num("invalid", c.invalid_permille)},
       {"pad_content", num("pad_content", c.pad_content_permille)},
       {"seed", num("seed", c.seed)},
-      {"R", num("R", c.spec.ring_degree)},
-      {"chunk_pad_at_cp1",
-       [&](std::string_view v) {
-         const int flag = parse_number<int>("chunk_pad_at_cp1", v);
-         CPLAB_CHECK(flag == 0 || flag == 1, "case key 'chunk_pad_at_cp1': '{}' is not 0 or 1", v);
-         c.spec.chunk_pad_at_cp1 = flag == 1;
-       }},
-      {"block", num("block", c.spec.block_size)},
   };
+  // Every layout's options, by their case keys (a case may carry another layout's: m and K are in
+  // every case).
+  for (const layouts::LayoutOption* o : layouts::all_options()) {
+    setters.emplace(o->key, [&c, o](std::string_view v) {
+      if (v == "auto" && o->automatic != nullptr) {
+        c.automatic.emplace_back(o->name);
+        std::sort(c.automatic.begin(), c.automatic.end());
+        return;
+      }
+      const auto value = parse_number<std::int64_t>(o->key, v);
+      CPLAB_CHECK(!o->is_switch || value == 0 || value == 1, "case key '{}': '{}' is not 0 or 1",
+                  o->key, v);
+      o->set(c.spec, value);
+    });
+  }
   std::set<std::string_view> seen;
   for (std::size_t i = 1; i < words.size(); ++i) {
     const std::size_t eq = words[i].find('=');

@@ -10,10 +10,12 @@
 //
 // `docs=` lists each packed row's documents ('/' between rows); `5+3` is a document of 5 real
 // tokens followed by 3 slots of the caller's own padding (seq_lens_padded = 8). `docs=-` is BSHD.
-// Keys of later layout options follow seed=, each only when it differs from its default:
-// `R=2` (usp's ring degree), `chunk_pad_at_cp1=1` (magi pads to K at C = 1 too), `block=B` (ptrr's
-// block size). `K=auto` is magi's cap for short rows, min(512, ceil(S / (8·C))) of the case's own
-// S and C (resolve_case_options keeps spec.chunk_size equal to it as S and C shrink).
+// The layouts' options are keys of their own, as each layout declares them (layouts/ID.cpp, its
+// key and its place): those of the first format (`m=`, `K=`) are in every case after cp=; later
+// ones follow seed=, each only when it differs from its default (`R=2`, `chunk_pad_at_cp1=1`,
+// `block=B`, ...). An option with an automatic value may be given as `auto` (`K=auto`: magi's cap
+// for short rows, min(512, ceil(S / (8·C))) of the case's own S and C); resolve_case_options keeps
+// its value equal to it as S and C shrink.
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -21,6 +23,10 @@
 
 #include "reference/types/dtype.hpp"
 #include "reference/types/layout_spec.hpp"
+
+namespace cplab::layouts {
+struct LayoutOption;
+}  // namespace cplab::layouts
 
 namespace cplab::properties {
 
@@ -69,10 +75,13 @@ struct Case {
   int invalid_permille = 0;      // valid-mask holes
   int pad_content_permille = 0;  // content ids equal to the pad id
   std::uint64_t seed = 0;
-  bool chunk_size_auto = false;  // K=auto: spec.chunk_size follows S and C (magi's cap)
+  // Options given as auto (`K=auto`, by option name, sorted): their values follow S and C
+  // (resolve_case_options).
+  std::vector<std::string> automatic;
 
   bool packed() const { return !docs.empty(); }
   std::int64_t rows_per_microbatch() const { return rows / spec.microbatches; }
+  bool is_automatic(const layouts::LayoutOption& option) const;
   bool operator==(const Case& other) const;
 };
 

@@ -4,6 +4,7 @@
 #include <numeric>
 #include <ostream>
 
+#include "layouts/layout_option.hpp"
 #include "sim/layout_descriptor.hpp"
 
 namespace cplab::properties {
@@ -287,22 +288,8 @@ rc::Gen<Case> gen_case(const LayoutEntry& entry, const GenOptions& options) {
     c.spec.cp = entry.cp_off
                     ? 1
                     : *gen_cp(options.cp, cell ? std::optional<CpClass>(cell->cp) : std::nullopt);
-    if (entry.uses_pad_multiple)
-      c.spec.pad_multiple = *gen::weightedOneOf<I>(
-          {{3, gen::just<I>(2)}, {2, gen::just<I>(1)}, {1, pick<I>({3, 4})}});
-    if (entry.uses_chunk_size) {
-      const I largest = std::max<I>(2, 96 / c.spec.cp);
-      c.spec.chunk_size = *gen::weightedOneOf<I>(
-          {{3, gen::inRange<I>(1, 5)}, {1, gen::inRange<I>(1, largest + 1)}});
-    }
-    if (entry.draw_options != nullptr) entry.draw_options(c.spec);
-    if (entry.uses_block_size) {
-      // A row the layout pads needs blocks of 2 slots or more.
-      const I least = cell && cell->kind == BatchKind::bshd_padded ? 2 : 1;
-      const I largest = std::max<I>(least + 1, 96 / c.spec.cp);
-      c.spec.block_size = *gen::weightedOneOf<I>(
-          {{3, gen::inRange<I>(least, 5)}, {1, gen::inRange<I>(least, largest + 1)}});
-    }
+    if (entry.draw_options != nullptr)
+      entry.draw_options(c.spec, cell && cell->kind == BatchKind::bshd_padded);
     c.spec.microbatches =
         *gen::weightedOneOf<I>({{6, gen::just<I>(1)}, {3, gen::just<I>(2)}, {1, gen::just<I>(3)}});
     const bool want_packed = cell && cell->kind == BatchKind::packed;
@@ -553,14 +540,15 @@ std::vector<Case> domain_shrinks(const Case& c, const std::vector<I>& allowed_cp
     }
   }
   // Layout options back to their defaults: a derived K fixed at its value, no padding at C = 1.
-  if (c.chunk_size_auto) {
+  for (const std::string& name : c.automatic) {  // an automatic value fixed at its value
     Case s = c;
-    s.chunk_size_auto = false;
+    std::erase(s.automatic, name);
     add(s);
   }
-  if (c.spec.chunk_pad_at_cp1) {
+  for (const layouts::LayoutOption* o : layouts::options_of(c.spec.layout)) {
+    if (!o->is_switch || o->of(c.spec) == o->fallback) continue;  // a switch back off
     Case s = c;
-    s.spec.chunk_pad_at_cp1 = false;
+    o->reset(s.spec);
     add(s);
   }
   // Where the padding is the caller's, whole units: a document (and its slots) out of a one-row

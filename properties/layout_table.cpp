@@ -1,4 +1,4 @@
-// The layout table: one line per layout file in properties/layouts/.
+// The layout table, made from the one list of layouts (layouts/layouts.def).
 #include "properties/layout_table.hpp"
 
 #include <fmt/ranges.h>
@@ -9,16 +9,9 @@
 
 namespace cplab::properties {
 
-extern const LayoutEntry contiguous_entry;
-extern const LayoutEntry head_tail_entry;
-extern const LayoutEntry identity_entry;
-extern const LayoutEntry magi_entry;
-extern const LayoutEntry stripe_entry;
-extern const LayoutEntry thd_entry;
-extern const LayoutEntry usp_entry;
-extern const LayoutEntry per_doc_head_tail_entry;
-extern const LayoutEntry ptrr_entry;
-extern const LayoutEntry llama3_varlen_entry;
+#define CPLAB_LAYOUT(id) extern const LayoutEntry id##_entry;
+#include "layouts/layouts.def"
+#undef CPLAB_LAYOUT
 
 namespace {
 
@@ -71,16 +64,9 @@ std::vector<LayoutEntry> registered(std::vector<LayoutEntry> entries) {
 
 const std::vector<LayoutEntry>& layout_table() {
   static const std::vector<LayoutEntry> table = registered({
-      contiguous_entry,
-      head_tail_entry,
-      identity_entry,
-      magi_entry,
-      stripe_entry,
-      thd_entry,
-      usp_entry,
-      per_doc_head_tail_entry,
-      ptrr_entry,
-      llama3_varlen_entry,
+#define CPLAB_LAYOUT(id) id##_entry,
+#include "layouts/layouts.def"
+#undef CPLAB_LAYOUT
   });
   return table;
 }

@@ -49,21 +49,20 @@ struct LayoutEntry {
   const sim::LayoutDescriptor* descriptor = nullptr;  // the layout as data (filled by name)
   // What the generators may draw for it. The row kinds, CP off, the pad unit and local documents
   // are copied from the descriptor as the entry registers (one source of truth).
-  bool cp_off = false;             // C is always 1
-  bool bshd_rows = true;           // takes BSHD rows
-  bool packed_rows = true;         // takes packed rows
-  bool uses_pad_multiple = false;  // m matters
-  bool uses_chunk_size = false;    // K matters
-  bool local_documents = false;    // ranks hold whole local documents with local cu_seqlens
+  bool cp_off = false;           // C is always 1
+  bool bshd_rows = true;         // takes BSHD rows
+  bool packed_rows = true;       // takes packed rows
+  bool local_documents = false;  // ranks hold whole local documents with local cu_seqlens
   // The layout's load-balance promise (SPEC §8): a failure message, or empty. Required.
   std::string (*balance)(const BalanceFacts&) = nullptr;
   // The multiple D the layout pads a stream of this spec to (C > 1), for "lengths near multiples".
   std::int64_t (*pad_unit)(const LayoutSpec&) = nullptr;
-  // The layout's own options beyond m and K (nullptr: none). draw_options runs inside a generator
-  // after C is drawn (it may draw with *gen); shrink_options lists simpler options of the same C,
-  // simplest first; options_at_cp lists options valid at a smaller C (the C shrink; nullptr:
-  // the options as they are).
-  void (*draw_options)(LayoutSpec& spec) = nullptr;
+  // How the generators draw the layout's own options (declared in layouts/ID.cpp; nullptr: at
+  // their defaults). draw_options runs inside a generator after C is drawn (it may draw with
+  // *gen); padded_row: the case asks for a BSHD row the layout pads. shrink_options lists simpler
+  // options of the same C, simplest first; options_at_cp lists options valid at a smaller C (the
+  // C shrink; nullptr: the options as they are).
+  void (*draw_options)(LayoutSpec& spec, bool padded_row) = nullptr;
   std::vector<LayoutSpec> (*shrink_options)(const LayoutSpec& spec) = nullptr;
   std::vector<LayoutSpec> (*options_at_cp)(const LayoutSpec& spec, std::int64_t cp) = nullptr;
   // Draws the layout's options that depend on the rows (K=auto) once C and the rows are drawn
@@ -77,7 +76,6 @@ struct LayoutEntry {
   // multiple of caller_pad_unit(spec) and the documents fill the row, so the generators draw only
   // such rows (BSHD: S a multiple of it) and the shrinks keep them so. Copied from the descriptor.
   std::int64_t (*caller_pad_unit)(const LayoutSpec&) = nullptr;
-  bool uses_block_size = false;  // B matters
   // The nearest caller row length at or above seq_len that the layout lays out under spec, the
   // padding it adds unchanged where it can (nullptr: every length); generators and shrinks move S
   // onto it, so that no case is one the layout refuses.

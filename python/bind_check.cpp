@@ -46,10 +46,7 @@ CheckResult check_shards_fn(py::handle batch_obj, py::handle shards_obj, std::in
   CheckResult result;
   if (automatic) {
     check::FixedOptions fixed;
-    fixed.pad_multiple = options.pad_multiple.has_value();
-    fixed.chunk_size = options.chunk_size.has_value();
-    fixed.ring_degree = options.ring_degree.has_value();
-    fixed.block_size = options.block_size.has_value();
+    for (const auto& given : options.given) fixed.push_back(given.first);
     result.verdict = check::find_layout(probe, fixed, batch, shards, conventions);
   } else {
     result.verdict.outcome = check::check_shards(probe, batch, shards, conventions);

@@ -19,20 +19,9 @@ using namespace pybind11::literals;
 
 namespace {
 
-// What every layout declares: the rows it takes and whether it is CP off (its descriptor), and the
-// options it reads (its reference entry; chunk_pad_at_cp1 goes with magi's chunk size). Read off
-// the registries, so a new layout needs no entry here.
+// What every layout declares: the rows it takes and whether it is CP off (its descriptor), and its
+// own options (its declaration). Read off the registries, so a new layout needs no entry here.
 py::list describe_layouts() {
-  struct Named {
-    std::uint8_t bit;
-    std::vector<const char*> names;
-  };
-  const Named kOptions[] = {
-      {reference::kReadsPadMultiple, {"pad_multiple"}},
-      {reference::kReadsChunkSize, {"chunk_size", "chunk_pad_at_cp1"}},
-      {reference::kReadsRingDegree, {"ring_degree"}},
-      {reference::kReadsBlockSize, {"block_size"}},
-  };
   py::list out;
   for (const reference::LayoutInfo& info : reference::layouts()) {
     const sim::LayoutDescriptor& descriptor = sim::layout_descriptor(info.name);
@@ -40,10 +29,7 @@ py::list describe_layouts() {
     if (descriptor.bshd_rows) rows.append("bshd");
     if (descriptor.packed_rows) rows.append("packed");
     py::list options;
-    for (const Named& option : kOptions) {
-      if ((info.reads & option.bit) == 0) continue;
-      for (const char* name : option.names) options.append(name);
-    }
+    for (const layouts::LayoutOption* o : layouts::options_of(info.name)) options.append(o->name);
     out.append(py::dict("name"_a = info.name, "rows"_a = rows, "cp_off"_a = descriptor.cp_off,
                         "options"_a = options));
   }
@@ -195,9 +181,8 @@ Every registered layout, in the registry's order, each a dict of
     name     the layout's name (what every other function's `layout` takes)
     rows     the rows it takes: "bshd" (rows of S tokens) and/or "packed" (documents, seq_lens)
     cp_off   True when it exists only with CP off (cp=1)
-    options  the keyword options that change its plan (pad_multiple, chunk_size,
-             chunk_pad_at_cp1, ring_degree, block_size), read off the reference by planning
-             probe rows with each one changed)");
+    options  the names of its own keyword options (as its declaration lists them:
+             pad_multiple for contiguous, chunk_size and chunk_pad_at_cp1 for magi, ...))");
   m.def(
       "plan",
       [](const std::string& layout, std::int64_t cp, std::optional<std::int64_t> seq_len,
@@ -220,8 +205,8 @@ packed, and as int64 tensors (built as vectors, copied once into torch)
                        documents, thd), else None
     valid_tokens [C], global_positions [L], caller_pos [L] (-1: an added slot),
     cu_seqlens_padded (packed rows)
-Layout options: pad_multiple (contiguous m), chunk_size (magi K), chunk_pad_at_cp1 (magi),
-ring_degree (usp R), block_size (ptrr B), pad_id and pad_policy ("spec" or "zero").)");
+Layout options: pad_id, pad_policy ("spec" or "zero"), and each layout's own options by name as
+layouts() lists them (pad_multiple=, chunk_size=, ...).)");
   m.def(
       "shard",
       [](py::object batch, const std::string& layout, std::int64_t cp, CPLAB_LAYOUT_PARAMS) {

@@ -21,6 +21,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "layouts/layout_option.hpp"
 #include "properties/case.hpp"
 #include "properties/coverage.hpp"
 #include "properties/generators.hpp"
@@ -43,7 +44,9 @@ struct DriverOptions {
   std::uint64_t seed = 0;
   I max_tokens = 256;
   Rows rows = Rows::any;
-  std::optional<I> pad_id, pad_multiple, chunk_size, ring_degree, block_size;
+  std::optional<I> pad_id;
+  // The layouts' own options the caller fixed (`--option NAME=VALUE`, by declared name).
+  std::vector<std::pair<const layouts::LayoutOption*, I>> fixed;
   std::optional<PadPolicy> pad_policy;
   bool embeds = false;      // inputs_embeds cases too (else input_ids only)
   bool extra_keys = false;  // the extra token keys (token_weight, token_planes, token_features)
@@ -88,14 +91,13 @@ DriverOptions parse_args(int argc, char** argv) {
       CPLAB_CHECK(value == "spec" || value == "zero", "--pad-policy: spec or zero, not '{}'",
                   value);
       o.pad_policy = value == "spec" ? PadPolicy::spec : PadPolicy::zero;
-    } else if (flag == "--pad-multiple") {
-      o.pad_multiple = parse_int(flag, value);
-    } else if (flag == "--chunk-size") {
-      o.chunk_size = parse_int(flag, value);
-    } else if (flag == "--ring-degree") {
-      o.ring_degree = parse_int(flag, value);
-    } else if (flag == "--block-size") {
-      o.block_size = parse_int(flag, value);
+    } else if (flag == "--option") {
+      const std::size_t eq = value.find('=');
+      CPLAB_CHECK(eq != std::string::npos, "--option: expected NAME=VALUE, got '{}'", value);
+      const layouts::LayoutOption* option = layouts::option_named(value.substr(0, eq));
+      CPLAB_CHECK(option != nullptr, "--option: no layout declares an option '{}'",
+                  value.substr(0, eq));
+      o.fixed.emplace_back(option, parse_int(flag, value.substr(eq + 1)));
     } else if (flag == "--embeds") {
       o.embeds = value == "1";
     } else if (flag == "--extra-keys") {
@@ -125,12 +127,9 @@ Case as_handed_over(Case c, const DriverOptions& o) {
     c.vocab = std::max(c.vocab, *o.pad_id + 1);
   }
   // The sharder cannot know a drawn option: each is what the caller fixed, else its default.
-  const LayoutSpec defaults;
-  c.spec.pad_multiple = o.pad_multiple.value_or(defaults.pad_multiple);
-  c.spec.chunk_size = o.chunk_size.value_or(defaults.chunk_size);
-  c.chunk_size_auto = false;
-  c.spec.ring_degree = o.ring_degree.value_or(defaults.ring_degree);
-  c.spec.block_size = o.block_size.value_or(defaults.block_size);
+  c.spec = layouts::without_options(c.spec);
+  c.automatic.clear();
+  for (const auto& [option, value] : o.fixed) option->set(c.spec, value);
   if (!o.embeds) c.primary = Primary::ids;
   if (!o.extra_keys) c.extra_key = c.extra_planes = c.extra_features = false;
   if (c.positions == PositionKind::mrope || c.positions == PositionKind::shared)

@@ -1,21 +1,49 @@
 #include "python/layout_options.hpp"
 
+#include <fmt/ranges.h>
+
 #include "check/shard_check.hpp"
 #include "reference/plan.hpp"
 #include "reference/types/error.hpp"
 
 namespace cplab::python {
 
+LayoutOptions layout_options(std::optional<std::int64_t> pad_id,
+                             std::optional<std::string> pad_policy,
+                             const pybind11::kwargs& kwargs) {
+  LayoutOptions out{.pad_id = pad_id, .pad_policy = std::move(pad_policy), .given = {}};
+  for (const auto& [key, value] : kwargs) {
+    const std::string name = pybind11::str(key);
+    const layouts::LayoutOption* option = layouts::option_named(name);
+    if (option == nullptr) {
+      std::vector<std::string> names;
+      for (const layouts::LayoutOption* o : layouts::all_options()) names.emplace_back(o->name);
+      CPLAB_FAIL("unexpected keyword argument '{}'; layout options: {}", name,
+                 fmt::join(names, ", "));
+    }
+    if (value.is_none()) continue;  // as if not given
+    const bool is_bool = pybind11::isinstance<pybind11::bool_>(value);
+    CPLAB_CHECK(pybind11::isinstance<pybind11::int_>(value) && (!is_bool || option->is_switch),
+                "{}= must be an int{}, got {}", name, option->is_switch ? " or a bool" : "",
+                std::string(pybind11::str(pybind11::repr(value))));
+    std::int64_t v = 0;
+    try {
+      v = value.cast<std::int64_t>();
+    } catch (const pybind11::cast_error&) {
+      CPLAB_FAIL("{}= {} does not fit in 64 bits", name,
+                 std::string(pybind11::str(pybind11::repr(value))));
+    }
+    out.given.emplace_back(option, v);
+  }
+  return out;
+}
+
 LayoutSpec make_spec(const std::string& layout, std::int64_t cp, const LayoutOptions& options) {
   LayoutSpec spec;
   spec.layout = layout;
   spec.cp = cp;
-  if (options.pad_multiple) spec.pad_multiple = *options.pad_multiple;
-  if (options.chunk_size) spec.chunk_size = *options.chunk_size;
-  if (options.ring_degree) spec.ring_degree = *options.ring_degree;
-  if (options.block_size) spec.block_size = *options.block_size;
+  for (const auto& [option, value] : options.given) option->set(spec, value);
   if (options.pad_id) spec.pad_token_id = *options.pad_id;
-  spec.chunk_pad_at_cp1 = options.chunk_pad_at_cp1;
   if (options.pad_policy) spec.pad_policy = check::parse_pad_policy(*options.pad_policy);
   validate_spec(spec);
   return spec;

@@ -1,23 +1,32 @@
 #pragma once
 // A layout and its options as the module's functions take them (keyword arguments), and the
 // plans they make of a row or a batch.
+#include <pybind11/pybind11.h>
+
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "layouts/layout_option.hpp"
 #include "reference/types/batch.hpp"
 #include "reference/types/layout_spec.hpp"
 #include "reference/types/shard_plan.hpp"
 
 namespace cplab::python {
 
-// Every option a layout may take; unset ones keep LayoutSpec's defaults.
+// Every option a layout may take; unset ones keep their defaults.
 struct LayoutOptions {
-  std::optional<std::int64_t> pad_multiple, chunk_size, ring_degree, block_size, pad_id;
-  bool chunk_pad_at_cp1 = false;
+  std::optional<std::int64_t> pad_id;
   std::optional<std::string> pad_policy;
+  // The layouts' own options given, by declaration (layouts/layout_option.hpp).
+  std::vector<std::pair<const layouts::LayoutOption*, std::int64_t>> given;
 };
+
+// The keyword arguments as LayoutOptions: each keyword must name a declared layout option (an
+// int; a switch takes a bool too), else a one-line error lists the options there are.
+LayoutOptions layout_options(std::optional<std::int64_t> pad_id,
+                             std::optional<std::string> pad_policy, const pybind11::kwargs& kwargs);
 
 // Validated (validate_spec): an unknown layout lists the known ones.
 LayoutSpec make_spec(const std::string& layout, std::int64_t cp, const LayoutOptions& options);

@@ -6,17 +6,9 @@
 
 namespace cplab::reference {
 
-// The options of LayoutSpec beyond C that a layout reads, as bits of LayoutInfo::reads: what
-// `check --layout auto` searches over for it. A layout's plan does not change with an option it
-// does not declare (tests/reference/layouts_test.cpp).
-enum LayoutOptionBits : std::uint8_t {
-  kReadsPadMultiple = 1U << 0U,
-  kReadsChunkSize = 1U << 1U,
-  kReadsRingDegree = 1U << 2U,
-  kReadsBlockSize = 1U << 3U,
-};
-
-// What a layout's reference contributes (one entry per layout file in reference/layouts/).
+// What a layout's reference contributes (one entry per layout file in reference/layouts/). The
+// options it reads are those its declaration lists (layouts/ID.cpp); its plan does not change
+// with an option it does not declare (tests/reference/layouts_test.cpp).
 struct LayoutInfo {
   const char* name;
   // Builds one row's plan. `row` is the caller's row shape: S, and for packed rows the documents.
@@ -25,7 +17,6 @@ struct LayoutInfo {
   RowPlan (*plan_row)(const LayoutSpec& spec, std::int64_t caller_len,
                       const std::vector<std::int64_t>* seq_lens,
                       const std::vector<std::int64_t>* seq_lens_padded, std::int64_t pinned_len);
-  std::uint8_t reads = 0;  // LayoutOptionBits
 };
 
 const std::vector<LayoutInfo>& layouts();                // every registered layout, in name order

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "layouts/layout_option.hpp"
 #include "reference/types/error.hpp"
 #include "sim/index_math.hpp"
 #include "sim/partition.hpp"
@@ -94,6 +95,7 @@ RowStream row_stream(const LayoutSpec& spec, const MicrobatchRows& rows,
   if (layout.cp_off) {
     CPLAB_CHECK(cp == 1, "the {} layout is CP off: it needs cp=1, got cp={}", layout.name, cp);
   }
+  layouts::check_options(spec);  // every option inside its declared range
   if (layout.check_spec != nullptr) layout.check_spec(spec);
   if (!partitions(layout, spec)) {  // C = 1: the caller row as it is (SPEC §3)
     stream.padded_len = pinned_or(spec.layout, len, rows.pinned_len);

@@ -1,6 +1,9 @@
 // contiguous (Mistral-Large-4 / DeepSeek-V4 style): D = C·m, rank r holds [r·ℓ, (r+1)·ℓ).
 // Unbalanced by design: its imbalance is reported (a coverage tag), not bounded.
+#include "layouts/contiguous.hpp"
+
 #include <fmt/format.h>
+#include <rapidcheck.h>
 
 #include "properties/layout_table.hpp"
 #include "reference/work.hpp"
@@ -10,7 +13,6 @@ namespace cplab::properties {
 extern const LayoutEntry contiguous_entry;
 const LayoutEntry contiguous_entry{
     .name = "contiguous",
-    .uses_pad_multiple = true,
     .balance =
         [](const BalanceFacts& f) {
           const double imbalance = reference::imbalance(f.work);
@@ -19,6 +21,16 @@ const LayoutEntry contiguous_entry{
                                        : imbalance < 3 ? "<3"
                                                        : ">=3"));
           return std::string{};
+        },
+    // m = 2 (the default) most often, then 1, now and then 3 or 4.
+    .draw_options =
+        [](LayoutSpec& spec, bool) {
+          using I = std::int64_t;
+          namespace gen = rc::gen;
+          layouts::contiguous_pad_multiple.set(
+              spec, *gen::weightedOneOf<I>({{3, gen::just<I>(2)},
+                                            {2, gen::just<I>(1)},
+                                            {1, gen::elementOf(std::vector<I>{3, 4})}}));
         },
 };
 

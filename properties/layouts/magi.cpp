@@ -2,6 +2,8 @@
 // rank, each rank's chunks ascending; the stream is padded to a multiple of K·C. Balance: the
 // largest rank work is at most total/C + the largest chunk area. Its options as MagiAttention
 // runs them: K capped for short rows (K=auto) and padding to K at C = 1 (chunk_pad_at_cp1).
+#include "layouts/magi.hpp"
+
 #include <fmt/format.h>
 #include <rapidcheck.h>
 
@@ -16,7 +18,7 @@ namespace {
 std::string area_bound(const BalanceFacts& f) {
   const std::int64_t cp = f.spec.cp;
   if (cp == 1) return {};
-  const std::int64_t chunk = f.spec.chunk_size;
+  const std::int64_t chunk = layouts::magi_chunk_size.of(f.spec);
   std::int64_t max_area = 0;
   for (std::int64_t start = 0; start < f.row.padded_len; start += chunk) {
     std::int64_t area = 0;
@@ -36,10 +38,11 @@ std::string area_bound(const BalanceFacts& f) {
 // changes the stream), now and then above it (where it must change nothing).
 void draw_magi_options(Case& c) {
   namespace gen = rc::gen;
-  c.chunk_size_auto = *gen::weightedOneOf<bool>({{3, gen::just(false)}, {1, gen::just(true)}});
+  if (*gen::weightedOneOf<bool>({{3, gen::just(false)}, {1, gen::just(true)}}))
+    c.automatic.push_back(layouts::magi_chunk_size.name);
   const std::size_t pad_weight = c.spec.cp == 1 ? 2 : 1;
-  c.spec.chunk_pad_at_cp1 =
-      *gen::weightedOneOf<bool>({{2, gen::just(false)}, {pad_weight, gen::just(true)}});
+  layouts::magi_chunk_pad_at_cp1.set(
+      c.spec, *gen::weightedOneOf<bool>({{2, gen::just(false)}, {pad_weight, gen::just(true)}}));
 }
 
 }  // namespace
@@ -47,8 +50,17 @@ void draw_magi_options(Case& c) {
 extern const LayoutEntry magi_entry;
 const LayoutEntry magi_entry{
     .name = "magi",
-    .uses_chunk_size = true,
     .balance = area_bound,
+    // Small chunks most often, so that rows have several.
+    .draw_options =
+        [](LayoutSpec& spec, bool) {
+          namespace gen = rc::gen;
+          using I = std::int64_t;
+          const I largest = std::max<I>(2, 96 / spec.cp);
+          layouts::magi_chunk_size.set(
+              spec, *gen::weightedOneOf<I>(
+                        {{3, gen::inRange<I>(1, 5)}, {1, gen::inRange<I>(1, largest + 1)}}));
+        },
     .draw_case_options = draw_magi_options,
 };
 

@@ -3,8 +3,11 @@
 // costs recounted here from the row: every rank holds whole blocks, and its block costs add up to
 // exactly what the snake deals it from the sorted costs (SPEC §10.2; hence any two ranks within
 // max(Σ even-row spans, Σ odd-row spans)). Causal work is reported.
+#include "layouts/ptrr.hpp"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <rapidcheck.h>
 
 #include <algorithm>
 #include <functional>
@@ -43,7 +46,7 @@ std::vector<I> recounted_block_costs(const RowPlan& row, I block) {
 }
 
 std::string ptrr_balance(const BalanceFacts& f) {
-  const I cp = f.spec.cp, block = f.spec.block_size;
+  const I cp = f.spec.cp, block = layouts::ptrr_block_size.of(f.spec);
   if (cp == 1) return {};
   const std::vector<I> costs = recounted_block_costs(f.row, block);
   std::vector<I> load(static_cast<std::size_t>(cp), 0);
@@ -81,7 +84,7 @@ std::string ptrr_balance(const BalanceFacts& f) {
 // S = q·B + o (o < B): the blocks, q or q + 1, raised to a multiple of C; o kept, so that a row the
 // layout pads stays one it pads and one it does not stays so.
 I ptrr_fit_seq_len(const LayoutSpec& spec, I seq_len) {
-  const I block = spec.block_size, cp = spec.cp;
+  const I block = layouts::ptrr_block_size.of(spec), cp = spec.cp;
   const auto ceil_to = [](I x, I m) { return (x + m - 1) / m * m; };
   const I q = seq_len / block, o = seq_len % block;
   if (o == 0) return ceil_to(std::max<I>(q, 1), cp) * block;
@@ -94,7 +97,16 @@ extern const LayoutEntry ptrr_entry;
 const LayoutEntry ptrr_entry{
     .name = "ptrr",
     .balance = ptrr_balance,
-    .uses_block_size = true,
+    // Small blocks most often; a row the layout pads needs blocks of 2 slots or more.
+    .draw_options =
+        [](LayoutSpec& spec, bool padded_row) {
+          namespace gen = rc::gen;
+          const I least = padded_row ? 2 : 1;
+          const I largest = std::max<I>(least + 1, 96 / spec.cp);
+          layouts::ptrr_block_size.set(
+              spec, *gen::weightedOneOf<I>({{3, gen::inRange<I>(least, 5)},
+                                            {1, gen::inRange<I>(least, largest + 1)}}));
+        },
     .fit_seq_len = ptrr_fit_seq_len,
 };
 

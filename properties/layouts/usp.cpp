@@ -4,6 +4,8 @@
 // (ring only, head-tail) as well as two-level ones. Balance: on an unpadded causal BSHD row every
 // ring group (its U ranks together) does L(L+1)/(2R), head-tail's per-rank work at C = R; the
 // ranks inside a group are not balanced (the head all-to-all evens them out, SPEC §9.13).
+#include "layouts/usp.hpp"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <rapidcheck.h>
@@ -18,6 +20,7 @@ namespace cplab::properties {
 namespace {
 
 using I = std::int64_t;
+const layouts::LayoutOption& R = layouts::usp_ring_degree;
 
 std::vector<I> divisors(I n) {
   std::vector<I> out;
@@ -36,23 +39,23 @@ std::vector<I> two_level_degrees(I n) {
   return out;
 }
 
-void draw_ring_degree(LayoutSpec& spec) {
+void draw_ring_degree(LayoutSpec& spec, bool) {
   const I cp = spec.cp;
   const std::vector<I> inner = two_level_degrees(cp);
   const rc::Gen<I> degenerate = rc::gen::weightedOneOf<I>(
       {{1, rc::gen::just<I>(1)}, {1, rc::gen::just(cp)}});  // Ulysses only, ring only
-  spec.ring_degree =
-      inner.empty() ? *degenerate
-                    : *rc::gen::weightedOneOf<I>({{2, degenerate}, {3, rc::gen::elementOf(inner)}});
+  R.set(spec, inner.empty()
+                  ? *degenerate
+                  : *rc::gen::weightedOneOf<I>({{2, degenerate}, {3, rc::gen::elementOf(inner)}}));
 }
 
 // Smaller ring degrees of the same C, smallest first.
 std::vector<LayoutSpec> smaller_ring_degrees(const LayoutSpec& spec) {
   std::vector<LayoutSpec> out;
   for (I r : divisors(spec.cp)) {
-    if (r >= spec.ring_degree) break;
+    if (r >= R.of(spec)) break;
     LayoutSpec s = spec;
-    s.ring_degree = r;
+    R.set(s, r);
     out.push_back(s);
   }
   return out;
@@ -63,11 +66,11 @@ std::vector<LayoutSpec> smaller_ring_degrees(const LayoutSpec& spec) {
 std::vector<LayoutSpec> ring_degrees_at(const LayoutSpec& spec, I cp) {
   LayoutSpec s = spec;
   s.cp = cp;
-  s.ring_degree = std::gcd(spec.ring_degree, cp);
+  R.set(s, std::gcd(R.of(spec), cp));
   std::vector<LayoutSpec> out = {s};
   const std::vector<I> inner = two_level_degrees(cp);
-  if ((s.ring_degree == 1 || s.ring_degree == cp) && !inner.empty()) {
-    s.ring_degree = inner.front();
+  if ((R.of(s) == 1 || R.of(s) == cp) && !inner.empty()) {
+    R.set(s, inner.front());
     out.push_back(s);
   }
   return out;
@@ -79,7 +82,7 @@ void tag_once(std::vector<std::string>& tags, std::string tag) {
 }
 
 std::string usp_balance(const BalanceFacts& f) {
-  const I cp = f.spec.cp, ring = f.spec.ring_degree;
+  const I cp = f.spec.cp, ring = R.of(f.spec);
   if (cp == 1) return {};
   tag_once(f.tags, ring == 1    ? "usp R=1 (Ulysses only)"
                    : ring == cp ? "usp R=C (ring only)"

@@ -62,10 +62,13 @@ def _cp_list(cp):
     return values
 
 
-def _driver_args(layout, cp, cases, seed, rows, max_tokens, fixed, embeds, extra_keys):
+def _driver_args(layout, cp, cases, seed, rows, max_tokens, fixed, embeds, extra_keys,
+                 options=None):
     if not isinstance(layout, str):
         raise Error(f"layout must be a layout name, got {layout!r}")
-    names = [entry["name"] for entry in _cplab.layouts()]
+    registry = _cplab.layouts()
+    names = [entry["name"] for entry in registry]
+    declared = [name for entry in registry for name in entry["options"]]
     if layout not in names:
         raise Error(f"unknown layout '{layout}'; known layouts: {', '.join(names)}")
     if not isinstance(cases, int) or isinstance(cases, bool) or cases < 1:
@@ -87,6 +90,16 @@ def _driver_args(layout, cp, cases, seed, rows, max_tokens, fixed, embeds, extra
         elif not isinstance(value, int) or isinstance(value, bool) or value < 0:
             raise Error(f"{option} must be a non-negative int, got {value!r}")
         args += ["--" + option.replace("_", "-"), str(value)]
+    # The layouts' own options, by the names their declarations give (cplab.layouts()).
+    for option, value in (options or {}).items():
+        if option not in declared:
+            raise Error(f"unexpected keyword argument '{option}'; layout options: "
+                        f"{', '.join(declared)}")
+        if value is None:
+            continue
+        if not isinstance(value, int) or value < 0:
+            raise Error(f"{option} must be a non-negative int, got {value!r}")
+        args += ["--option", f"{option}={int(value)}"]
     return args
 
 
@@ -193,9 +206,8 @@ def _raise_sharder_failure(fn, outcome, options, header):
 
 
 def check_sharder(fn, layout, *, cp=(1, 2, 3, 4), cases=100, seed=None, rows="any",
-                  max_tokens=256, pad_id=None, pad_policy=None, pad_multiple=None,
-                  chunk_size=None, ring_degree=None, block_size=None, embeds=False,
-                  extra_keys=False, passthrough=False):
+                  max_tokens=256, pad_id=None, pad_policy=None, embeds=False,
+                  extra_keys=False, passthrough=False, **options):
     """Checks ``fn(batch, cp_rank, cp_size) -> dict`` on ``cases`` random batches of ``layout``.
 
     fn is your sharder: given the whole batch dict (input_ids [B,S], labels [B,S], valid [B,S]
@@ -207,8 +219,9 @@ def check_sharder(fn, layout, *, cp=(1, 2, 3, 4), cases=100, seed=None, rows="an
 
     The batches are drawn by cplab's own RapidCheck generators (``seed``; a fresh random one when
     None), with C from ``cp`` (an int or a list), of ``rows`` "any", "bshd" or "packed", rows of
-    at most about ``max_tokens`` padded tokens. The layout's options (pad_multiple, chunk_size,
-    ring_degree, block_size) are fixed to what you give, or to cplab's defaults; ``pad_id`` and
+    at most about ``max_tokens`` padded tokens. The layout's own options (keywords named as
+    ``cplab.layouts()`` lists them: pad_multiple, chunk_size, ...) are fixed to what you give, or
+    to cplab's defaults; ``pad_id`` and
     ``pad_policy`` ("spec" or "zero") are read off your shards unless given. ``embeds=True`` draws
     inputs_embeds batches too, ``extra_keys=True`` further token keys in batch["extra_tokens"],
     ``passthrough=True`` a batch["passthrough"] dict every rank must keep unchanged.
@@ -221,9 +234,9 @@ def check_sharder(fn, layout, *, cp=(1, 2, 3, 4), cases=100, seed=None, rows="an
     of tensors is bad input (kind "bad_input"), raised at once.
     """
     seed = random.randrange(2**32) if seed is None else seed
-    fixed = dict(pad_id=pad_id, pad_policy=pad_policy, pad_multiple=pad_multiple,
-                 chunk_size=chunk_size, ring_degree=ring_degree, block_size=block_size)
-    args = _driver_args(layout, cp, cases, seed, rows, max_tokens, fixed, embeds, extra_keys)
+    fixed = dict(pad_id=pad_id, pad_policy=pad_policy)
+    args = _driver_args(layout, cp, cases, seed, rows, max_tokens, fixed, embeds, extra_keys,
+                        options)
     if not callable(fn):
         raise Error(f"fn must be callable, got a {type(fn).__name__}")
     conventions = dict(pad_id=pad_id, pad_policy=pad_policy, passthrough=passthrough)
@@ -351,7 +364,7 @@ def _raise_loss_failure(fn, outcome, header):
 
 
 def check_loss(fn, layout, *, cp=(1, 2, 3, 4), cases=100, seed=None, rows="any", max_tokens=256,
-               pad_multiple=None, chunk_size=None, ring_degree=None, block_size=None):
+               **options):
     """Checks a CP loss ``fn(logits_shard, labels_shard, cp_rank, cp_size[, group])`` on random
     batches of ``layout`` against SPEC §6.
 
@@ -369,9 +382,7 @@ def check_loss(fn, layout, *, cp=(1, 2, 3, 4), cases=100, seed=None, rows="any",
     check_sharder; the options are check_sharder's.
     """
     seed = random.randrange(2**32) if seed is None else seed
-    fixed = dict(pad_multiple=pad_multiple, chunk_size=chunk_size, ring_degree=ring_degree,
-                 block_size=block_size)
-    args = _driver_args(layout, cp, cases, seed, rows, max_tokens, fixed, False, False)
+    args = _driver_args(layout, cp, cases, seed, rows, max_tokens, {}, False, False, options)
     if not callable(fn):
         raise Error(f"fn must be callable, got a {type(fn).__name__}")
     verdict = _drive(args, lambda line: _run_loss(fn, line).reason())

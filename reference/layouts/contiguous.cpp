@@ -1,6 +1,8 @@
 // contiguous (model-owned, Mistral-Large-4 / DeepSeek-V4 style, SPEC §3): D = C·m, rank r holds
 // [r·ℓ, (r+1)·ℓ). Packed rows keep their documents whole in the stream; positions and document
 // ids are those of the padded stream, computed before the cut.
+#include "layouts/contiguous.hpp"
+
 #include "reference/layouts/row_stream.hpp"
 #include "reference/plan.hpp"
 
@@ -15,7 +17,9 @@ RowPlan plan_contiguous_row(const LayoutSpec& spec, std::int64_t caller_len,
       row_stream::read_caller_row(caller_len, seq_lens, seq_lens_padded);
   if (spec.cp == 1) return row_stream::identity_plan(caller, pinned_len);
   const std::int64_t len = row_stream::resolve_padded_len(
-      "contiguous", row_stream::ceil_to(caller.len, spec.cp * spec.pad_multiple), pinned_len);
+      "contiguous",
+      row_stream::ceil_to(caller.len, spec.cp * layouts::contiguous_pad_multiple.of(spec)),
+      pinned_len);
   RowPlan row = row_stream::end_padded_stream(caller, spec.cp, len);
   const std::int64_t local = len / spec.cp;
   std::vector<std::vector<row_stream::SlotRange>> ranges(static_cast<std::size_t>(spec.cp));
@@ -27,7 +31,6 @@ RowPlan plan_contiguous_row(const LayoutSpec& spec, std::int64_t caller_len,
 }  // namespace
 
 extern const LayoutInfo contiguous_layout;
-const LayoutInfo contiguous_layout{
-    .name = "contiguous", .plan_row = plan_contiguous_row, .reads = kReadsPadMultiple};
+const LayoutInfo contiguous_layout{.name = "contiguous", .plan_row = plan_contiguous_row};
 
 }  // namespace cplab::reference

@@ -5,11 +5,12 @@
 // keeps its documents at their caller offsets. The area of a chunk is the number of (real query,
 // real key) pairs the document-causal mask allows for the chunk's queries, counted pair by pair.
 // Position ids are global stream indices (not reset per document), pads included.
+#include "layouts/magi.hpp"
+
 #include <algorithm>
 #include <cstdint>
 #include <numeric>
 
-#include "reference/layouts/magi_chunk_size.hpp"
 #include "reference/layouts/row_stream.hpp"
 #include "reference/plan.hpp"
 #include "reference/types/error.hpp"
@@ -51,8 +52,9 @@ RowPlan plan_magi_row(const LayoutSpec& spec, std::int64_t caller_len,
                       const std::vector<std::int64_t>* seq_lens_padded, std::int64_t pinned_len) {
   const row_stream::CallerRow caller =
       row_stream::read_caller_row(caller_len, seq_lens, seq_lens_padded);
-  if (spec.cp == 1 && !spec.chunk_pad_at_cp1) return row_stream::identity_plan(caller, pinned_len);
-  const std::int64_t chunk_size = spec.chunk_size;
+  if (spec.cp == 1 && layouts::magi_chunk_pad_at_cp1.of(spec) == 0)
+    return row_stream::identity_plan(caller, pinned_len);
+  const std::int64_t chunk_size = layouts::magi_chunk_size.of(spec);
   const std::int64_t len = row_stream::resolve_padded_len(
       "magi", row_stream::ceil_to(caller.len, chunk_size * spec.cp), pinned_len);
   RowPlan row = row_stream::end_padded_stream(caller, spec.cp, len);
@@ -81,18 +83,7 @@ RowPlan plan_magi_row(const LayoutSpec& spec, std::int64_t caller_len,
 
 }  // namespace
 
-std::int64_t magi_auto_chunk_size(std::int64_t cap, std::int64_t seq_len, std::int64_t cp) {
-  CPLAB_CHECK(cap >= 1 && seq_len >= 0 && cp >= 1,
-              "magi chunk size: needs K >= 1, S >= 0 and C >= 1, got K={} S={} C={}", cap, seq_len,
-              cp);
-  // ceil(S / (8·C)) without forming S + 8C - 1, which wraps for S near 2^63; a C past 2^60 gives
-  // a quotient of at most 1 either way.
-  const std::int64_t ranks8 = cp > INT64_MAX / 8 ? INT64_MAX : 8 * cp;
-  const std::int64_t per_rank = seq_len / ranks8 + (seq_len % ranks8 != 0 ? 1 : 0);
-  return std::max<std::int64_t>(1, std::min(cap, per_rank));
-}
-
 extern const LayoutInfo magi_layout;
-const LayoutInfo magi_layout{.name = "magi", .plan_row = plan_magi_row, .reads = kReadsChunkSize};
+const LayoutInfo magi_layout{.name = "magi", .plan_row = plan_magi_row};
 
 }  // namespace cplab::reference

@@ -5,6 +5,8 @@
 // descending (stably), cut into rows of C with every odd row reversed (a snake); position j of
 // each row goes to rank j, each rank's blocks ascending. Packed rows keep their documents at their
 // caller offsets; positions restart per document as in every end-padded stream.
+#include "layouts/ptrr.hpp"
+
 #include <algorithm>
 #include <numeric>
 
@@ -79,7 +81,7 @@ RowPlan plan_ptrr_row(const LayoutSpec& spec, std::int64_t caller_len,
   const row_stream::CallerRow caller =
       row_stream::read_caller_row(caller_len, seq_lens, seq_lens_padded);
   if (spec.cp == 1) return row_stream::identity_plan(caller, pinned_len);
-  const std::int64_t block = spec.block_size;
+  const std::int64_t block = layouts::ptrr_block_size.of(spec);
   CPLAB_CHECK(block >= 1, "ptrr block size must be at least 1, got {}", block);
   const std::int64_t len =
       row_stream::resolve_padded_len("ptrr", row_stream::ceil_to(caller.len, block), pinned_len);
@@ -120,6 +122,6 @@ RowPlan plan_ptrr_row(const LayoutSpec& spec, std::int64_t caller_len,
 }  // namespace
 
 extern const LayoutInfo ptrr_layout;
-const LayoutInfo ptrr_layout{.name = "ptrr", .plan_row = plan_ptrr_row, .reads = kReadsBlockSize};
+const LayoutInfo ptrr_layout{.name = "ptrr", .plan_row = plan_ptrr_row};
 
 }  // namespace cplab::reference

@@ -1,24 +1,18 @@
-// The reference's layout registry: one line per layout file in this folder.
+// The reference's layout registry, made from the one list of layouts (layouts/layouts.def).
 #include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cstring>
 
+#include "layouts/layout_option.hpp"
 #include "reference/plan.hpp"
 #include "reference/types/error.hpp"
 
 namespace cplab::reference {
 
-extern const LayoutInfo contiguous_layout;
-extern const LayoutInfo head_tail_layout;
-extern const LayoutInfo identity_layout;
-extern const LayoutInfo magi_layout;
-extern const LayoutInfo stripe_layout;
-extern const LayoutInfo thd_layout;
-extern const LayoutInfo usp_layout;
-extern const LayoutInfo per_doc_head_tail_layout;
-extern const LayoutInfo ptrr_layout;
-extern const LayoutInfo llama3_varlen_layout;
+#define CPLAB_LAYOUT(id) extern const LayoutInfo id##_layout;
+#include "layouts/layouts.def"
+#undef CPLAB_LAYOUT
 
 namespace {
 
@@ -35,6 +29,13 @@ std::vector<LayoutInfo> registered(std::vector<LayoutInfo> entries) {
     CPLAB_CHECK(i == 0 || std::strcmp(entries[i - 1].name, entries[i].name) != 0,
                 "layout '{}' registered twice", entries[i].name);
   }
+  // One line of layouts.def made both lists: the reference plans every declared layout.
+  const auto& declared = layouts::declarations();
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    CPLAB_CHECK(i < declared.size() && std::strcmp(entries[i].name, declared[i].name) == 0,
+                "the reference's layout '{}' is not the one its layouts.def line declares ('{}')",
+                entries[i].name, i < declared.size() ? declared[i].name : "none");
+  }
   return entries;
 }
 
@@ -42,16 +43,9 @@ std::vector<LayoutInfo> registered(std::vector<LayoutInfo> entries) {
 
 const std::vector<LayoutInfo>& layouts() {
   static const std::vector<LayoutInfo> all = registered({
-      contiguous_layout,
-      head_tail_layout,
-      identity_layout,
-      magi_layout,
-      stripe_layout,
-      thd_layout,
-      usp_layout,
-      per_doc_head_tail_layout,
-      ptrr_layout,
-      llama3_varlen_layout,
+#define CPLAB_LAYOUT(id) id##_layout,
+#include "layouts/layouts.def"
+#undef CPLAB_LAYOUT
   });
   return all;
 }

@@ -151,11 +151,16 @@ void assign_ranges(RowPlan& row, const std::vector<std::vector<SlotRange>>& rang
   }
 }
 
-void assign_round_robin(RowPlan& row) {
+void assign_round_robin(RowPlan& row, std::int64_t width) {
+  CPLAB_CHECK(width >= 1 && row.padded_len % (width * row.cp) == 0,
+              "runs of {} slots do not deal L={} over cp={} ranks", width, row.padded_len, row.cp);
   SlotDealer dealer(row);
+  const std::int64_t period = width * row.cp;
   for (std::int64_t r = 0; r < row.cp; ++r) {
     dealer.start_rank(static_cast<std::size_t>(r));
-    for (std::int64_t g = r; g < row.padded_len; g += row.cp) dealer.take(g);
+    for (std::int64_t start = r * width; start < row.padded_len; start += period) {
+      for (std::int64_t g = start; g < start + width; ++g) dealer.take(g);
+    }
     dealer.end_rank();
   }
 }

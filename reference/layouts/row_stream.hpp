@@ -2,7 +2,7 @@
 // Row bookkeeping every layout shares: reading the caller's row, the per-slot facts of the padded
 // stream (caller position, position id, document id, real flag), and turning each rank's list of
 // slot ranges into its index map. A layout file only decides L and which ranges each rank gets, so
-// the five layouts cannot drift apart on the rest.
+// the layouts cannot drift apart on the rest.
 #include <cstdint>
 #include <vector>
 
@@ -50,9 +50,10 @@ struct SlotRange {
 // index[r] = rank r's ranges concatenated in order. Checks that every rank holds L/C slots and that
 // the ranks together hold every slot exactly once; fills valid_tokens.
 void assign_ranges(RowPlan& row, const std::vector<std::vector<SlotRange>>& ranges);
-// The same for a layout that deals single slots, not ranges: rank r holds slots r, r + C, r + 2C,
-// ... of the stream (a range per slot cost 16 bytes a token and most of the planning time).
-void assign_round_robin(RowPlan& row);
+// The same for runs of `width` slots dealt round robin: rank r holds [j·C·w + r·w, j·C·w + r·w + w)
+// for j = 0, 1, ... (L a multiple of C·w), without listing ranges (a range per slot cost 16 bytes
+// a token and most of the planning time).
+void assign_round_robin(RowPlan& row, std::int64_t width);
 
 // CP off: the caller row as it is on one rank, nothing padded. Every layout at C = 1 returns this
 // (SPEC §3), so a pinned length other than S is an error.

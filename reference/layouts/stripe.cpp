@@ -17,7 +17,7 @@ RowPlan plan_stripe_row(const LayoutSpec& spec, std::int64_t caller_len,
       "stripe", row_stream::ceil_to(caller.len, spec.cp), pinned_len);
   RowPlan row = row_stream::end_padded_stream(caller, spec.cp, len);
   // Every slot dealt out round-robin.
-  row_stream::assign_round_robin(row);
+  row_stream::assign_round_robin(row, 1);
   return row;
 }
 

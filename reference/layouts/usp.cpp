@@ -3,6 +3,8 @@
 // ring rank q's piece is chunk q then chunk 2R-1-q (head-tail at C = R); that piece is cut into U
 // equal contiguous parts and Ulysses rank u takes part u. Global rank = q·U + u. Packed rows are
 // one stream, as head-tail's. At C = 1 it is the identity.
+#include "layouts/usp.hpp"
+
 #include <algorithm>
 
 #include "reference/layouts/row_stream.hpp"
@@ -37,7 +39,7 @@ std::vector<SlotRange> part_of(const std::vector<SlotRange>& piece, std::int64_t
 RowPlan plan_usp_row(const LayoutSpec& spec, std::int64_t caller_len,
                      const std::vector<std::int64_t>* seq_lens,
                      const std::vector<std::int64_t>* seq_lens_padded, std::int64_t pinned_len) {
-  const std::int64_t ring = spec.ring_degree;
+  const std::int64_t ring = layouts::usp_ring_degree.of(spec);
   CPLAB_CHECK(ring >= 1 && spec.cp % ring == 0,
               "usp: ring degree R={} does not divide the CP size C={} (U = C/R)", ring, spec.cp);
   const row_stream::CallerRow caller =
@@ -64,6 +66,6 @@ RowPlan plan_usp_row(const LayoutSpec& spec, std::int64_t caller_len,
 }  // namespace
 
 extern const LayoutInfo usp_layout;
-const LayoutInfo usp_layout{.name = "usp", .plan_row = plan_usp_row, .reads = kReadsRingDegree};
+const LayoutInfo usp_layout{.name = "usp", .plan_row = plan_usp_row};
 
 }  // namespace cplab::reference

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "layouts/layout_option.hpp"
 #include "reference/plan.hpp"
 #include "reference/types/error.hpp"
 #include "reference/types/limits.hpp"
@@ -13,17 +14,9 @@ namespace cplab {
 
 void validate_spec(const LayoutSpec& spec) {
   CPLAB_CHECK(spec.cp >= 1, "CP size must be at least 1, got cp={}", spec.cp);
-  CPLAB_CHECK(spec.pad_multiple >= 1, "pad multiple must be at least 1, got pad_multiple={}",
-              spec.pad_multiple);
-  CPLAB_CHECK(spec.chunk_size >= 1, "magi chunk size must be at least 1, got chunk_size={}",
-              spec.chunk_size);
   CPLAB_CHECK(spec.microbatches >= 1,
               "pipeline microbatches must be at least 1, got microbatches={}", spec.microbatches);
-  CPLAB_CHECK(spec.ring_degree >= 1, "ring degree must be at least 1, got ring_degree={}",
-              spec.ring_degree);
-  CPLAB_CHECK(spec.block_size >= 1, "ptrr block size must be at least 1, got block_size={}",
-              spec.block_size);
-  limits::check_spec(spec);  // upper bounds, so that C·m and K·C cannot overflow
+  limits::check_spec(spec);  // C and the options in range, so that C·m and K·C cannot overflow
   // The registry is the one list of layout names; an unknown name lists the known ones.
   const std::vector<std::string> names = reference::layout_names();
   CPLAB_CHECK(std::find(names.begin(), names.end(), spec.layout) != names.end(),
@@ -33,21 +26,18 @@ void validate_spec(const LayoutSpec& spec) {
 std::string spec_brief(const LayoutSpec& spec) {
   const LayoutSpec defaults;
   std::string brief = fmt::format("{} cp={}", spec.layout, spec.cp);
-  if (spec.pad_multiple != defaults.pad_multiple)
-    brief += fmt::format(" pad_multiple={}", spec.pad_multiple);
-  if (spec.chunk_size != defaults.chunk_size)
-    brief += fmt::format(" chunk_size={}", spec.chunk_size);
-  if (spec.chunk_pad_at_cp1) brief += " chunk_pad_at_cp1";
+  // The layout options a spec holds, in the order the declarations list them (switches by name).
+  for (const layouts::LayoutOption* o : layouts::all_options()) {
+    const std::int64_t value = o->of(spec);
+    if (value == o->fallback) continue;
+    brief += o->is_switch ? fmt::format(" {}", o->name) : fmt::format(" {}={}", o->name, value);
+  }
   if (spec.microbatches != defaults.microbatches)
     brief += fmt::format(" microbatches={}", spec.microbatches);
   if (spec.shard_primary != defaults.shard_primary) brief += " shard_primary=false";
   if (spec.pad_policy != defaults.pad_policy) brief += " pad_policy=zero";
   if (spec.pad_token_id != defaults.pad_token_id)
     brief += fmt::format(" pad_token_id={}", spec.pad_token_id);
-  if (spec.ring_degree != defaults.ring_degree)
-    brief += fmt::format(" ring_degree={}", spec.ring_degree);
-  if (spec.block_size != defaults.block_size)
-    brief += fmt::format(" block_size={}", spec.block_size);
   return brief;
 }
 

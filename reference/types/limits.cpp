@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "layouts/layout_option.hpp"
 #include "reference/types/error.hpp"
 
 namespace cplab::limits {
@@ -29,20 +30,10 @@ std::int64_t sum(const std::vector<std::int64_t>& values, std::string_view what)
 void check_spec(const LayoutSpec& spec) {
   CPLAB_CHECK(spec.cp >= 1 && spec.cp <= kMaxCp, "CP size must be in [1, {}], got cp={}", kMaxCp,
               spec.cp);
-  CPLAB_CHECK(spec.pad_multiple >= 1 && spec.pad_multiple <= kMaxPadUnit / spec.cp,
-              "pad multiple m must be in [1, {}] at cp={} (C·m at most {}), got pad_multiple={}",
-              kMaxPadUnit / spec.cp, spec.cp, kMaxPadUnit, spec.pad_multiple);
-  CPLAB_CHECK(spec.chunk_size >= 1 && spec.chunk_size <= kMaxPadUnit / spec.cp,
-              "magi chunk size K must be in [1, {}] at cp={} (K·C at most {}), got chunk_size={}",
-              kMaxPadUnit / spec.cp, spec.cp, kMaxPadUnit, spec.chunk_size);
   CPLAB_CHECK(spec.microbatches >= 1 && spec.microbatches <= kMaxBatchSlots,
               "pipeline microbatches must be in [1, {}], got microbatches={}", kMaxBatchSlots,
               spec.microbatches);
-  CPLAB_CHECK(spec.ring_degree >= 1 && spec.ring_degree <= kMaxCp,
-              "usp ring degree R must be in [1, {}], got ring_degree={}", kMaxCp, spec.ring_degree);
-  CPLAB_CHECK(spec.block_size >= 1 && spec.block_size <= kMaxPadUnit,
-              "ptrr block size B must be in [1, {}], got block_size={}", kMaxPadUnit,
-              spec.block_size);
+  layouts::check_options(spec);  // each option inside its declared range at this C
 }
 
 std::int64_t padded_len_bound(const LayoutSpec& spec, std::int64_t caller_len,
@@ -54,10 +45,10 @@ std::int64_t padded_len_bound(const LayoutSpec& spec, std::int64_t caller_len,
   CPLAB_CHECK(documents >= 0 && documents <= kMaxDocuments,
               "a packed row of {} documents is more than cplab's limit of {}", documents,
               kMaxDocuments);
-  // Every layout pads the row to a multiple of its unit D <= max(C·m, 2C, K·C, B); thd pads every
-  // document to 2C on top. All factors are bounded above, so nothing here overflows.
-  const std::int64_t unit = std::max(
-      {spec.cp * spec.pad_multiple, 2 * spec.cp, spec.chunk_size * spec.cp, spec.block_size});
+  // Every layout pads the row to a multiple of its unit D: at most 2C or what its options make it
+  // (C·m, K·C, B, ...); thd pads every document to 2C on top. All factors are bounded above by the
+  // options' declared ranges, so nothing here overflows.
+  const std::int64_t unit = layouts::pad_unit_bound(spec);
   const std::int64_t bound = (caller_len + unit - 1) / unit * unit + documents * 2 * spec.cp;
   CPLAB_CHECK(bound <= kMaxPaddedLen,
               "{}: a row of S={} with {} documents may pad to {} slots, more than cplab's limit "

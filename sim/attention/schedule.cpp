@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "layouts/usp.hpp"
 #include "reference/types/error.hpp"
 #include "sim/attention/schedule_blocks.hpp"
 #include "sim/layout_descriptor.hpp"
@@ -40,8 +41,8 @@ std::int64_t ring_degree_of(AttentionAlgo algo, const LayoutSpec& spec) {
   switch (algo) {
     case AttentionAlgo::ring:
       return spec.cp;
-    case AttentionAlgo::usp:
-      return spec.ring_degree;
+    case AttentionAlgo::usp:  // the usp layout's own R: its rings are the layout's
+      return layouts::usp_ring_degree.of(spec);
     default:
       return 1;
   }
@@ -52,7 +53,7 @@ std::int64_t ulysses_degree_of(AttentionAlgo algo, const LayoutSpec& spec) {
     case AttentionAlgo::ulysses:
       return spec.cp;
     case AttentionAlgo::usp:
-      return spec.ring_degree >= 1 ? spec.cp / spec.ring_degree : 1;
+      return spec.cp / std::max<std::int64_t>(1, layouts::usp_ring_degree.of(spec));
     default:
       return 1;
   }
@@ -249,8 +250,9 @@ std::string schedule_refusal(const LayoutDescriptor& layout, const LayoutSpec& s
   if (shape.heads % shape.kv_heads != 0)
     return fmt::format("{}: H={} query heads do not share H_kv={} KV heads evenly", name,
                        shape.heads, shape.kv_heads);
-  if (algo == AttentionAlgo::usp && (spec.ring_degree < 1 || spec.cp % spec.ring_degree != 0))
-    return fmt::format("usp: ring degree R={} does not divide C={}", spec.ring_degree, spec.cp);
+  if (const std::int64_t ring = ring_degree_of(algo, spec);
+      algo == AttentionAlgo::usp && (ring < 1 || spec.cp % ring != 0))
+    return fmt::format("usp: ring degree R={} does not divide C={}", ring, spec.cp);
   const std::int64_t group = ulysses_degree_of(algo, spec);
   if (group > 1) {
     if (shape.heads % group != 0)

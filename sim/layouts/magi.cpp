@@ -3,6 +3,8 @@
 // indices. The areas come in closed form: within one document the real query at offset t sees t+1
 // real keys, so a chunk's share of a document is a difference of triangular numbers (the reference
 // counts the pairs one by one instead). The map: table = the rank-major assignment, unit = K.
+#include "layouts/magi.hpp"
+
 #include <algorithm>
 
 #include "reference/types/error.hpp"
@@ -28,7 +30,7 @@ void add_document(std::vector<std::int64_t>& areas, std::int64_t chunk_size, std
 }
 
 void derive_assignment(RowStream& stream, const LayoutSpec& spec, const PartitionRules& rules) {
-  const std::int64_t k = spec.chunk_size;
+  const std::int64_t k = layouts::magi_chunk_size.of(spec);
   CPLAB_CHECK(k >= 1 && stream.padded_len % k == 0,
               "magi: L={} is not a multiple of the chunk size K={}", stream.padded_len, k);
   std::vector<std::int64_t> areas(static_cast<std::size_t>(stream.padded_len / k), 0);
@@ -74,18 +76,14 @@ const LayoutDescriptor magi_descriptor{
     .name = "magi",
     .form = index_math::form_of<index_math::MagiMap>(),
     .source = MapSource::assignment,
-    .pad_unit = [](const LayoutSpec& spec) { return spec.chunk_size * spec.cp; },
+    .pad_unit = [](const LayoutSpec& spec) { return layouts::magi_chunk_size.of(spec) * spec.cp; },
     .stream_positions = true,
-    .check_spec =
-        [](const LayoutSpec& spec) {
-          CPLAB_CHECK(spec.chunk_size >= 1, "magi chunk size must be at least 1, got {}",
-                      spec.chunk_size);
-        },
     .derive_map = derive_assignment,
     .prepare = invert_assignment,
     // MagiAttention's own dispatch pads to a multiple of K at C = 1 too ("identity + chunk
     // padding"): one rank holds every chunk, in order, positions stream indices.
-    .partitions_at_cp1 = [](const LayoutSpec& spec) { return spec.chunk_pad_at_cp1; },
+    .partitions_at_cp1 =
+        [](const LayoutSpec& spec) { return layouts::magi_chunk_pad_at_cp1.of(spec) == 1; },
     // MagiAttention's ranks fetch the remote keys their chunks need for its own solver (SPEC
     // §13.1): all-gather holds them all; a ring is not how it attends.
     .refuses_algo = [](AttentionAlgo algo) -> const char* {

@@ -8,6 +8,8 @@
 // document's real keys are one span [s, e), and the last real query of it in block i sees key
 // blocks ⌊s/B⌋ … i, all non-empty. Every document seen from block i ends its key blocks at i, so
 // block i costs i + 1 - ⌊s/B⌋ for the earliest document with a real query in it, 0 with none.
+#include "layouts/ptrr.hpp"
+
 #include <algorithm>
 #include <numeric>
 
@@ -40,7 +42,7 @@ void check_blocks(std::int64_t padded_len, std::int64_t block, std::int64_t cp) 
 }
 
 void derive_round_robin(RowStream& stream, const LayoutSpec& spec, const PartitionRules& rules) {
-  const std::int64_t block = spec.block_size, cp = stream.cp;
+  const std::int64_t block = layouts::ptrr_block_size.of(spec), cp = stream.cp;
   check_blocks(stream.padded_len, block, cp);
   const std::int64_t blocks = stream.padded_len / block;
   std::vector<std::int64_t> costs = block_costs(rules.balance_documents(stream), block, blocks);
@@ -91,18 +93,13 @@ const LayoutDescriptor ptrr_descriptor{
     .name = "ptrr",
     .form = index_math::form_of<index_math::MagiMap>(),
     .source = MapSource::assignment,
-    .pad_unit = [](const LayoutSpec& spec) { return spec.block_size; },
-    .check_spec =
-        [](const LayoutSpec& spec) {
-          CPLAB_CHECK(spec.block_size >= 1, "ptrr block size must be at least 1, got {}",
-                      spec.block_size);
-        },
+    .pad_unit = [](const LayoutSpec& spec) { return layouts::ptrr_block_size.of(spec); },
     .derive_map = derive_round_robin,
     .prepare = invert_blocks,
     .takes_padded_len =
         [](const LayoutSpec& spec, std::int64_t padded_len) {
-          return spec.block_size >= 1 && padded_len % spec.block_size == 0 &&
-                 (padded_len / spec.block_size) % spec.cp == 0;
+          const std::int64_t block = layouts::ptrr_block_size.of(spec);
+          return block >= 1 && padded_len % block == 0 && (padded_len / block) % spec.cp == 0;
         },
     .refuses_algo = [](AttentionAlgo algo) -> const char* {
       return algo == AttentionAlgo::usp ? kUspAlgoNeedsUspLayout : nullptr;

@@ -1,25 +1,19 @@
-// The layout descriptors' registry: one line per layout file in this folder.
+// The layout descriptors' registry, made from the one list of layouts (layouts/layouts.def).
 #include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cstring>
 
+#include "layouts/layout_option.hpp"
 #include "reference/types/error.hpp"
 #include "sim/layout_descriptor.hpp"
 #include "sim/layouts/closed_forms.hpp"
 
 namespace cplab::sim {
 
-extern const LayoutDescriptor contiguous_descriptor;
-extern const LayoutDescriptor head_tail_descriptor;
-extern const LayoutDescriptor identity_descriptor;
-extern const LayoutDescriptor magi_descriptor;
-extern const LayoutDescriptor stripe_descriptor;
-extern const LayoutDescriptor thd_descriptor;
-extern const LayoutDescriptor usp_descriptor;
-extern const LayoutDescriptor per_doc_head_tail_descriptor;
-extern const LayoutDescriptor ptrr_descriptor;
-extern const LayoutDescriptor llama3_varlen_descriptor;
+#define CPLAB_LAYOUT(id) extern const LayoutDescriptor id##_descriptor;
+#include "layouts/layouts.def"
+#undef CPLAB_LAYOUT
 
 namespace {
 
@@ -43,6 +37,10 @@ std::vector<LayoutDescriptor> registered(std::vector<LayoutDescriptor> entries) 
     CPLAB_CHECK((d.source == MapSource::shape) == (d.derive_map == nullptr),
                 "layout '{}': a data-dependent map needs derive_map, a shape-only one none",
                 d.name);
+    CPLAB_CHECK(i < layouts::declarations().size() &&
+                    std::strcmp(layouts::declarations()[i].name, d.name) == 0,
+                "the descriptor of layout '{}' is not the one its layouts.def line declares",
+                d.name);
   }
   return entries;
 }
@@ -51,16 +49,9 @@ std::vector<LayoutDescriptor> registered(std::vector<LayoutDescriptor> entries) 
 
 const std::vector<LayoutDescriptor>& layout_descriptors() {
   static const std::vector<LayoutDescriptor> all = registered({
-      contiguous_descriptor,
-      head_tail_descriptor,
-      identity_descriptor,
-      magi_descriptor,
-      stripe_descriptor,
-      thd_descriptor,
-      usp_descriptor,
-      per_doc_head_tail_descriptor,
-      ptrr_descriptor,
-      llama3_varlen_descriptor,
+#define CPLAB_LAYOUT(id) id##_descriptor,
+#include "layouts/layouts.def"
+#undef CPLAB_LAYOUT
   });
   return all;
 }

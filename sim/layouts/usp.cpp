@@ -3,6 +3,8 @@
 // q·U + u holding part u. Packed rows are one stream, their documents at their caller offsets.
 // Its map follows from C, L and R; R is recorded as the map's scalar so that a rank's map can be
 // rebuilt (and checked) from what it recorded.
+#include "layouts/usp.hpp"
+
 #include "reference/types/error.hpp"
 #include "sim/layouts/closed_forms.hpp"
 #include "sim/partition.hpp"
@@ -11,9 +13,9 @@ namespace cplab::sim {
 namespace {
 
 void check_ring_degree(const LayoutSpec& spec) {
-  CPLAB_CHECK(spec.ring_degree >= 1 && spec.cp % spec.ring_degree == 0,
-              "usp: ring degree R={} does not divide the CP size C={} (U = C/R)", spec.ring_degree,
-              spec.cp);
+  const std::int64_t ring = layouts::usp_ring_degree.of(spec);
+  CPLAB_CHECK(ring >= 1 && spec.cp % ring == 0,
+              "usp: ring degree R={} does not divide the CP size C={} (U = C/R)", ring, spec.cp);
 }
 
 }  // namespace
@@ -27,7 +29,7 @@ const LayoutDescriptor usp_descriptor{
     .check_spec = check_ring_degree,
     .derive_map =
         [](RowStream& stream, const LayoutSpec& spec, const PartitionRules&) {
-          stream.map = {.table = {}, .unit = spec.ring_degree};
+          stream.map = {.table = {}, .unit = layouts::usp_ring_degree.of(spec)};
         },
     .prepare =
         [](std::int64_t cp, std::int64_t padded_len, const MapParams& params) {
@@ -39,12 +41,12 @@ const LayoutDescriptor usp_descriptor{
         },
     .layout_facts =
         [](const LayoutSpec& spec) {
-          return std::vector<NamedValue>{{"ring_degree", spec.ring_degree},
-                                         {"ulysses_degree", spec.cp / spec.ring_degree}};
+          const std::int64_t ring = layouts::usp_ring_degree.of(spec);
+          return std::vector<NamedValue>{{"ring_degree", ring}, {"ulysses_degree", spec.cp / ring}};
         },
     .rank_facts =
         [](const LayoutSpec& spec, std::int64_t rank) {
-          const std::int64_t ulysses = spec.cp / spec.ring_degree;
+          const std::int64_t ulysses = spec.cp / layouts::usp_ring_degree.of(spec);
           return std::vector<NamedValue>{{"ring_rank", rank / ulysses},
                                          {"ulysses_rank", rank % ulysses}};
         },

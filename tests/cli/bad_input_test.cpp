@@ -88,16 +88,15 @@ TEST(BadInput, LayoutSizesAndOverflow) {
        "cplab: error: a row of S=16777217 tokens is outside [0, 16777216] (cplab's limit per "
        "row)"},
       {"layout --layout contiguous --cp 2 --pad-multiple 9223372036854775807 --seq-len 5",
-       "cplab: error: pad multiple m must be in [1, 8388608] at cp=2 (C·m at most 16777216), got "
-       "pad_multiple=9223372036854775807"},
+       "cplab: error: --pad-multiple 9223372036854775807: pad multiple m must be in [1, 8388608] "
+       "at cp=2"},
       {"layout --layout contiguous --cp 2 --pad-multiple 8388609 --seq-len 5",
-       "cplab: error: pad multiple m must be in [1, 8388608] at cp=2 (C·m at most 16777216), got "
-       "pad_multiple=8388609"},
+       "cplab: error: --pad-multiple 8388609: pad multiple m must be in [1, 8388608] at cp=2"},
       {"layout --layout magi --cp 4 --chunk-size 4611686018427387904 --seq-len 5",
-       "cplab: error: magi chunk size K must be in [1, 4194304] at cp=4 (K·C at most 16777216), "
-       "got chunk_size=4611686018427387904"},
+       "cplab: error: --chunk-size 4611686018427387904: magi chunk size K must be in [1, 4194304] "
+       "at cp=4, or auto"},
       {"layout --layout thd --cp 1024 --doc-lens " + ones(17000),
-       "cplab: error: thd cp=1024: a row of S=17000 with 17000 documents may pad to 35340288 "
+       "cplab: error: thd cp=1024: a row of S=17000 with 17000 documents may pad to 34834432 "
        "slots, more than cplab's limit of 33554432"},
   });
   // Just inside: C = 1024 and a doc list summing to exactly the row limit's neighbourhood.
@@ -220,16 +219,14 @@ TEST(BadInput, CheckLayoutOptionsOutsideTheirLimits) {
       "check --batch /nonexistent.pt --layout auto --cp 2 --shards a.pt b.pt ";
   expect_all({
       {check + "--block-size 0",
-       "cplab: error: ptrr block size must be at least 1, got block_size=0"},
+       "cplab: error: --block-size 0: ptrr block size B must be in [1, 16777216] at cp=2"},
       {check + "--block-size 16777217",
-       "cplab: error: ptrr block size B must be in [1, 16777216], got "
-       "block_size=16777217"},
+       "cplab: error: --block-size 16777217: ptrr block size B must be in [1, 16777216] at cp=2"},
       {check + "--block-size 9223372036854775808",
-       "cplab: --block-size: Value 9223372036854775808 is outside the range of a 64-bit integer"},
-      {check + "--block-size nan", "cplab: Could not convert: --block-size = nan"},
+       "cplab: error: --block-size '9223372036854775808': outside the range of a 64-bit integer"},
+      {check + "--block-size nan", "cplab: error: --block-size 'nan': expected an integer"},
       {check + "--ring-degree 1025",
-       "cplab: error: usp ring degree R must be in [1, 1024], got "
-       "ring_degree=1025"},
+       "cplab: error: --ring-degree 1025: usp ring degree R must be in [1, 1024] at cp=2"},
   });
 }
 

@@ -8,6 +8,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "layouts/ptrr.hpp"
+#include "layouts/usp.hpp"
 #include "reference/plan.hpp"
 #include "reference/verbs.hpp"
 #include "tests/cli/check_run.hpp"
@@ -261,14 +263,14 @@ TEST_F(CliCheck, AutoFindsUspsRingDegreeAndPtrrsBlockSize) {
   LayoutSpec usp;
   usp.layout = "usp";
   usp.cp = 4;
-  usp.ring_degree = 2;
+  layouts::usp_ring_degree.set(usp, 2);
   const auto found_usp = check(reference_shards(usp, batch), "auto", "", 4);
   EXPECT_EQ(found_usp.status, 0) << found_usp.out.dump(1) << found_usp.err;
   EXPECT_EQ(found_usp.out["spec"], "usp cp=4 ring_degree=2") << found_usp.out.dump(1);
   LayoutSpec ptrr;
   ptrr.layout = "ptrr";
   ptrr.cp = 2;
-  ptrr.block_size = 2;
+  layouts::ptrr_block_size.set(ptrr, 2);
   const auto found_ptrr = check(reference_shards(ptrr, batch), "auto");
   EXPECT_EQ(found_ptrr.status, 0) << found_ptrr.out.dump(1) << found_ptrr.err;
   // On one causal document ptrr's blocks of 2 are magi's chunks of 2: named, or an alias of it.

@@ -11,7 +11,8 @@
 #include <stdexcept>
 #include <system_error>
 
-#include "reference/layouts/magi_chunk_size.hpp"
+#include "layouts/contiguous.hpp"
+#include "layouts/magi.hpp"
 #include "reference/types/error.hpp"
 #include "reference/types/limits.hpp"
 #include "reference/types/tensor.hpp"
@@ -75,14 +76,14 @@ TEST(Limits, BothSidesOfEveryLimit) {
   spec.cp = limits::kMaxCp + 1;
   EXPECT_THROW(limits::check_spec(spec), Error);
   spec.cp = 2;
-  spec.pad_multiple = limits::kMaxPadUnit / 2;
+  layouts::contiguous_pad_multiple.set(spec, limits::kMaxPadUnit / 2);
   EXPECT_NO_THROW(limits::check_spec(spec));
-  spec.pad_multiple += 1;
+  layouts::contiguous_pad_multiple.set(spec, limits::kMaxPadUnit / 2 + 1);
   EXPECT_THROW(limits::check_spec(spec), Error);
-  spec.pad_multiple = 2;
-  spec.chunk_size = limits::kMaxPadUnit / 2;
+  layouts::contiguous_pad_multiple.set(spec, 2);
+  layouts::magi_chunk_size.set(spec, limits::kMaxPadUnit / 2);
   EXPECT_NO_THROW(limits::check_spec(spec));
-  spec.chunk_size += 1;
+  layouts::magi_chunk_size.set(spec, limits::kMaxPadUnit / 2 + 1);
   EXPECT_THROW(limits::check_spec(spec), Error);
   spec = LayoutSpec{};
   EXPECT_EQ(limits::padded_len_bound(spec, limits::kMaxRowTokens, 0), limits::kMaxRowTokens);
@@ -93,7 +94,7 @@ TEST(Limits, BothSidesOfEveryLimit) {
   // thd at C = 1024: 2C per document on top of the row.
   spec.layout = "thd";
   spec.cp = 1024;
-  spec.chunk_size = 1;
+  layouts::magi_chunk_size.set(spec, 1);
   const std::int64_t docs = (limits::kMaxPaddedLen - 2048) / 2048;
   EXPECT_EQ(limits::padded_len_bound(spec, 1, docs), 2048 + docs * 2048);
   EXPECT_THROW(limits::padded_len_bound(spec, 1, docs + 1), Error);
@@ -112,12 +113,12 @@ TEST(Limits, BothSidesOfEveryLimit) {
 
 TEST(Limits, MagiAutomaticChunkSizeNeverWraps) {
   // ceil(S / 8C) for any S and C the types hold: S + 8C - 1 is never formed.
-  EXPECT_EQ(reference::magi_auto_chunk_size(512, 17, 1), 3);
-  EXPECT_EQ(reference::magi_auto_chunk_size(512, 16, 1), 2);
-  EXPECT_EQ(reference::magi_auto_chunk_size(512, 0, 4), 1);
-  EXPECT_EQ(reference::magi_auto_chunk_size(512, INT64_MAX, 1024), 512);
-  EXPECT_EQ(reference::magi_auto_chunk_size(INT64_MAX, INT64_MAX, 1), INT64_MAX / 8 + 1);
-  EXPECT_EQ(reference::magi_auto_chunk_size(512, INT64_MAX, INT64_MAX), 1);
+  EXPECT_EQ(layouts::magi_auto_chunk_size(512, 17, 1), 3);
+  EXPECT_EQ(layouts::magi_auto_chunk_size(512, 16, 1), 2);
+  EXPECT_EQ(layouts::magi_auto_chunk_size(512, 0, 4), 1);
+  EXPECT_EQ(layouts::magi_auto_chunk_size(512, INT64_MAX, 1024), 512);
+  EXPECT_EQ(layouts::magi_auto_chunk_size(INT64_MAX, INT64_MAX, 1), INT64_MAX / 8 + 1);
+  EXPECT_EQ(layouts::magi_auto_chunk_size(512, INT64_MAX, INT64_MAX), 1);
 }
 
 TEST(ExitStatus, APathThatCannotBeMadeIsBadInput) {

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/npy.hpp"
+#include "layouts/magi.hpp"
 #include "reference/loss.hpp"
 #include "reference/plan.hpp"
 #include "tests/support/cli.hpp"
@@ -57,7 +58,7 @@ TEST_P(LossCommandTest, json_agrees_with_the_reference) {
     LayoutSpec spec;
     spec.layout = layout;
     spec.cp = cp;
-    spec.chunk_size = 3;
+    layouts::magi_chunk_size.set(spec, 3);
     const Inputs in = inputs(c.rows, c.seq, 7);
     Batch batch;
     batch.add(keys::input_ids, Tensor(DType::i64, {c.rows, c.seq}));

@@ -9,6 +9,7 @@
 #include <map>
 
 #include "gpu/host/attention_plan.hpp"
+#include "layouts/usp.hpp"
 #include "reference/plan.hpp"
 #include "reference/types/error.hpp"
 #include "sim/layout_descriptor.hpp"
@@ -49,7 +50,7 @@ TEST(AttentionPlanLayouts, every_planned_pair_is_the_rows_mask_once) {
       LayoutSpec spec;
       spec.layout = layout.name;
       spec.cp = cp;
-      spec.ring_degree = cp % 2 == 0 ? 2 : 1;
+      layouts::usp_ring_degree.set(spec, cp % 2 == 0 ? 2 : 1);
       for (const RowPlan& row : rows_for(layout, spec)) {
         for (AttentionAlgo algo :
              {AttentionAlgo::ring, AttentionAlgo::all_gather, AttentionAlgo::ulysses}) {

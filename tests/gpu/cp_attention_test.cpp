@@ -13,6 +13,7 @@
 #include "gpu/implementation.hpp"
 #include "gpu_test.hpp"
 #include "hand_schedules.hpp"
+#include "layouts/usp.hpp"
 #include "reference/plan.hpp"
 #include "sim/layout_descriptor.hpp"
 #include "sim/thread_comm.hpp"
@@ -319,7 +320,7 @@ TEST_F(CpAttentionLayouts, every_layouts_schedules_match_the_whole_row) {
       LayoutSpec spec;
       spec.layout = layout.name;
       spec.cp = cp;
-      spec.ring_degree = cp % 2 == 0 ? 2 : 1;
+      layouts::usp_ring_degree.set(spec, cp % 2 == 0 ? 2 : 1);
       std::vector<std::int64_t> docs{5, 3, 8 * cp};
       RowPlan row;
       try {

@@ -9,6 +9,9 @@
 #include "gpu/kernels/partition_tokens.hpp"
 #include "gpu/kernels/reduce_elementwise.hpp"
 #include "gpu_test.hpp"
+#include "layouts/magi.hpp"
+#include "layouts/ptrr.hpp"
+#include "layouts/usp.hpp"
 #include "reference/plan.hpp"
 #include "sim/layout_map.hpp"
 #include "tests/support/layouts.hpp"
@@ -52,8 +55,8 @@ TEST_F(IndexKernels, every_layouts_maps_equal_the_reference_construction) {
     LayoutSpec spec;
     spec.layout = layout;
     spec.cp = cp;
-    spec.chunk_size = 3;
-    spec.block_size = 1;
+    layouts::magi_chunk_size.set(spec, 3);
+    layouts::ptrr_block_size.set(spec, 1);
     if (testsupport::takes_rows(layout, false) && testsupport::takes_len(spec, 37))
       expect_maps_match(spec, reference::plan_row(spec, 37));
     if (testsupport::takes_rows(layout, true) && testsupport::takes_len(spec, 21)) {
@@ -71,7 +74,7 @@ TEST_F(IndexKernels, every_layouts_maps_at_two_level_ring_degrees_equal_the_refe
       LayoutSpec spec;
       spec.layout = layout;
       spec.cp = cp;
-      spec.ring_degree = ring;
+      layouts::usp_ring_degree.set(spec, ring);
       expect_maps_match(spec, reference::plan_row(spec, 37));
     }
   }

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include "gpu/kernels/layout_map.hpp"
+#include "layouts/magi.hpp"
+#include "layouts/ptrr.hpp"
 #include "reference/plan.hpp"
 #include "sim/layout_map.hpp"
 #include "tests/support/layouts.hpp"
@@ -98,8 +100,8 @@ TEST(ShiftedTarget, every_layout_and_cp_fetches_the_label_of_the_next_slot) {
       LayoutSpec spec;
       spec.layout = layout.name;
       spec.cp = cp;
-      spec.chunk_size = 3;
-      spec.block_size = 1;
+      layouts::magi_chunk_size.set(spec, 3);
+      layouts::ptrr_block_size.set(spec, 1);
       if (layout.cp_off && cp > 1) continue;
       std::vector<RowPlan> rows;
       // Where the padding is the caller's, the rows as the caller pads them for the layout.

@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include "layouts/contiguous.hpp"
+#include "layouts/magi.hpp"
+#include "layouts/ptrr.hpp"
 #include "properties/case.hpp"
 #include "properties/generators.hpp"
 #include "reference/types/error.hpp"
@@ -38,8 +41,8 @@ TEST(CaseFormat, ReadsEveryField) {
       "seed=1234");
   EXPECT_EQ(c.spec.layout, "thd");
   EXPECT_EQ(c.spec.cp, 3);
-  EXPECT_EQ(c.spec.pad_multiple, 1);
-  EXPECT_EQ(c.spec.chunk_size, 4);
+  EXPECT_EQ(layouts::contiguous_pad_multiple.of(c.spec), 1);
+  EXPECT_EQ(layouts::magi_chunk_size.of(c.spec), 4);
   EXPECT_EQ(c.spec.microbatches, 2);
   EXPECT_EQ(c.rows, 2);
   EXPECT_EQ(c.seq_len, 20);
@@ -126,12 +129,12 @@ TEST(CaseFormat, ReadsWhatRealBatchesHold) {
 
 TEST(CaseFormat, BlockSizeIsPrintedLastWhenNotTheDefault) {
   const Case c = parse_case("ptrr cp=2 docs=4,8,4 block=1");
-  EXPECT_EQ(c.spec.block_size, 1);
+  EXPECT_EQ(layouts::ptrr_block_size.of(c.spec), 1);
   const std::string line = print_case(c);
   EXPECT_EQ(line.substr(line.size() - 8), " block=1") << line;
   EXPECT_EQ(parse_case(line), c);
   EXPECT_EQ(print_case(parse_case("ptrr cp=2 docs=4,8,4")).find("block="), std::string::npos);
-  expect_error("ptrr cp=2 docs=4,8,4 block=0", "block must be >= 1");
+  expect_error("ptrr cp=2 docs=4,8,4 block=0", "ptrr block size B must be in [1, 16777216]");
   expect_error("ptrr cp=2 docs=4,8,4 block=x", "case key 'block'");
 }
 

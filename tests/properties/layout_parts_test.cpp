@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <set>
 
+#include "layouts/magi.hpp"
 #include "properties/layout_table.hpp"
 #include "reference/plan.hpp"
 #include "reference/types/error.hpp"
@@ -65,7 +66,7 @@ TEST(LayoutParts, one_row_of_every_layout_agrees_through_every_layer) {
       LayoutSpec spec;
       spec.layout = d.name;
       spec.cp = cp;
-      spec.chunk_size = 2;
+      layouts::magi_chunk_size.set(spec, 2);
       sim::MicrobatchRows rows;
       rows.rows = 1;
       // 13 slots, or 15 for a layout that pads nothing (it takes only multiples of its unit), as

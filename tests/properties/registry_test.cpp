@@ -4,6 +4,7 @@
 
 #include <set>
 
+#include "layouts/magi.hpp"
 #include "properties/implementation_registry.hpp"
 #include "properties/layout_table.hpp"
 #include "properties/property.hpp"
@@ -31,7 +32,7 @@ void expect_maps(const std::string& layout, std::int64_t cp, std::int64_t seq_le
   LayoutSpec spec;
   spec.layout = layout;
   spec.cp = cp;
-  spec.chunk_size = chunk_size;
+  layouts::magi_chunk_size.set(spec, chunk_size);
   const RowPlan row = reference::plan_row(spec, seq_len, docs);
   ASSERT_EQ(row.index.size(), expected.size());
   const sim::LayoutMap map = reference_map(layout_entry(layout), row);

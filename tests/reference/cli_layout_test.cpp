@@ -143,14 +143,14 @@ TEST(CliLayout, BadArgumentsExit2WithOneLine) {
       {"--layout thd --cp 2 --doc-lens 4,,2", "is not an integer"},
       {"--layout head-tail --cp two --seq-len 8", "--cp"},
       {"--layout usp --cp 4 --ring-degree 3 --seq-len 16", "ring degree R=3 does not divide"},
-      {"--layout usp --cp 4 --ring-degree 0 --seq-len 16", "ring_degree=0"},
+      {"--layout usp --cp 4 --ring-degree 0 --seq-len 16", "--ring-degree 0: usp ring degree R"},
       {"--layout usp --cp 4 --ring-degree 1025 --seq-len 16", "R must be in [1, 1024]"},
       {"--layout ptrr --cp 2 --block-size 16777217 --seq-len 16", "B must be in [1, 16777216]"},
       {"--layout ptrr --cp 2 --block-size 16777216 --seq-len 16", "do not divide over cp=2"},
       {"--layout ptrr --cp 2 --block-size nan --seq-len 16", "--block-size"},
       // Past int64: the value as typed, not the bound CLI11 would saturate it to.
       {"--layout usp --cp 4 --ring-degree 9223372036854775808 --seq-len 16",
-       "--ring-degree: Value 9223372036854775808 is outside the range of a 64-bit integer"},
+       "--ring-degree '9223372036854775808': outside the range of a 64-bit integer"},
       {"--layout contiguous --cp -9223372036854775809 --seq-len 16",
        "--cp: Value -9223372036854775809 is outside"},
       {"--layout per-doc-head-tail --cp 2 --doc-lens 5,3", "not a multiple of 2C=4"},
@@ -183,7 +183,7 @@ TEST(CliLayout, Example11Ptrr) {
   expect_usage_error(run_cplab("layout --layout ptrr --cp 2 --seq-len 10 --block-size 4"),
                      {"ptrr: L=12 is 3 blocks of B=4, which do not divide over cp=2"});
   expect_usage_error(run_cplab("layout --layout ptrr --cp 2 --seq-len 10 --block-size 0"),
-                     {"block size must be at least 1"});
+                     {"--block-size 0: ptrr block size B must be in [1, 16777216] at cp=2"});
 }
 
 TEST(CliLayout, EveryLayoutSideBySideIncludesPtrr) {

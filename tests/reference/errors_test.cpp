@@ -1,4 +1,7 @@
 // Every invalid spec, batch and plan request is a cplab::Error whose message names the values.
+#include "layouts/contiguous.hpp"
+#include "layouts/magi.hpp"
+#include "layouts/ptrr.hpp"
 #include "support.hpp"
 
 namespace cplab::testing {
@@ -11,10 +14,10 @@ TEST(SpecErrors, NameTheBadValue) {
   LayoutSpec spec = make_spec("head-tail", 0);
   EXPECT_ERROR(validate_spec(spec), "cp=0");
   spec = make_spec("contiguous", 2);
-  spec.pad_multiple = 0;
+  layouts::contiguous_pad_multiple.set(spec, 0);
   EXPECT_ERROR(validate_spec(spec), "pad_multiple=0");
   spec = make_spec("magi", 2);
-  spec.chunk_size = -3;
+  layouts::magi_chunk_size.set(spec, -3);
   EXPECT_ERROR(validate_spec(spec), "chunk_size=-3");
   spec = make_spec("thd", 2);
   spec.microbatches = 0;
@@ -27,14 +30,14 @@ TEST(SpecErrors, NameTheBadValue) {
 
 TEST(SpecErrors, BriefNamesTheOptionsThatDiffer) {
   LayoutSpec spec = make_spec("thd", 4);
-  spec.chunk_size = 512;
-  spec.block_size = 128;
+  layouts::magi_chunk_size.set(spec, 512);
+  layouts::ptrr_block_size.set(spec, 128);
   EXPECT_EQ(spec_brief(spec), "thd cp=4");
   spec.microbatches = 2;
   spec.shard_primary = false;
   spec.pad_policy = PadPolicy::zero;
   EXPECT_EQ(spec_brief(spec), "thd cp=4 microbatches=2 shard_primary=false pad_policy=zero");
-  spec.block_size = 4;
+  layouts::ptrr_block_size.set(spec, 4);
   EXPECT_NE(spec_brief(spec).find(" block_size=4"), std::string::npos);
 }
 

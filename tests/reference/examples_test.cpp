@@ -1,6 +1,8 @@
 // SPEC §9: every worked example, with exactly the numbers given there.
 #include <cmath>
 
+#include "layouts/ptrr.hpp"
+#include "layouts/usp.hpp"
 #include "reference/loss.hpp"
 #include "reference/verbs.hpp"
 #include "reference/work.hpp"
@@ -173,7 +175,7 @@ TEST(SpecExample8, LossIsNormalisedByTheGlobalCount) {
 // SPEC §9.13: usp, ring degree R × Ulysses degree U = C, global rank ring·U + ulysses.
 LayoutSpec usp_spec(std::int64_t cp, std::int64_t ring) {
   LayoutSpec spec = make_spec("usp", cp);
-  spec.ring_degree = ring;
+  layouts::usp_ring_degree.set(spec, ring);
   return spec;
 }
 
@@ -319,7 +321,7 @@ TEST(SpecExample10, PerDocHeadTailRefusesRowsTheCallerDidNotPad) {
 // SPEC §9.11: torch's docstring example, block size 1, documents of 4, 8 and 4 tokens, C = 2.
 TEST(SpecExample11, PtrrTorchDocstringExample) {
   LayoutSpec spec = make_spec("ptrr", 2);
-  spec.block_size = 1;
+  layouts::ptrr_block_size.set(spec, 1);
   const Ints docs{4, 8, 4};
   const RowPlan row = plan_row(spec, 16, &docs);
   EXPECT_EQ(row.padded_len, 16);
@@ -333,7 +335,7 @@ TEST(SpecExample11, PtrrTorchDocstringExample) {
 
 TEST(SpecExample11, PtrrBlocksOfTwoKeepTheirSlotsTogether) {
   LayoutSpec spec = make_spec("ptrr", 2);
-  spec.block_size = 2;
+  layouts::ptrr_block_size.set(spec, 2);
   const Ints docs{4, 8, 4};
   const RowPlan row = plan_row(spec, 16, &docs);
   // Blocks [0,1] [2,3] | [4,5] .. [10,11] | [12,13] [14,15]: costs 1 2 | 1 2 3 4 | 1 2.
@@ -345,7 +347,7 @@ TEST(SpecExample11, PtrrBlocksOfTwoKeepTheirSlotsTogether) {
 
 TEST(SpecExample11, PtrrRefusesBlocksThatDoNotDivideOverTheRanks) {
   LayoutSpec spec = make_spec("ptrr", 2);
-  spec.block_size = 4;
+  layouts::ptrr_block_size.set(spec, 4);
   EXPECT_ERROR(plan_row(spec, 10), "3 blocks of B=4, which do not divide over cp=2");
   EXPECT_EQ(plan_row(spec, 13).padded_len, 16);  // 4 blocks, the last one padded
   spec.cp = 1;

@@ -7,6 +7,7 @@
 #include <optional>
 #include <random>
 
+#include "layouts/layout_option.hpp"
 #include "reference/work.hpp"
 #include "sim/layout_map.hpp"
 #include "support.hpp"
@@ -172,35 +173,36 @@ bool same_row_plan(const std::optional<RowPlan>& a, const std::optional<RowPlan>
          a->caller_pos == b->caller_pos && a->local_cu_seqlens == b->local_cu_seqlens;
 }
 
-// Each layout reads exactly the options it declares (LayoutInfo::reads, what `check --layout auto`
-// searches over): another value (than make_spec's) of an option it does not declare leaves every
-// plan as it was, and each option it declares changes some row's plan.
+// Each layout reads exactly the options it declares (layouts/ID.cpp, what `check --layout auto`
+// searches over): other values (than make_spec's) of an option it does not declare leave every
+// plan as it was, at C = 1 and C = 4, and each option it declares changes some row's plan.
 TEST(LayoutOptions, EachLayoutReadsExactlyTheOptionsItDeclares) {
-  struct Option {
-    std::uint8_t bit;
-    std::int64_t LayoutSpec::*field;
-    std::int64_t other;
-    const char* name;
-  };
-  const Option options[] = {
-      {reference::kReadsPadMultiple, &LayoutSpec::pad_multiple, 3, "pad_multiple"},
-      {reference::kReadsChunkSize, &LayoutSpec::chunk_size, 8, "chunk_size"},
-      {reference::kReadsRingDegree, &LayoutSpec::ring_degree, 2, "ring_degree"},
-      {reference::kReadsBlockSize, &LayoutSpec::block_size, 2, "block_size"},
-  };
   const Ints docs = {16, 24, 8, 16};
   for (const reference::LayoutInfo& info : reference::layouts()) {
-    for (const Option& option : options) {
-      const LayoutSpec base = make_spec(info.name, 4);
-      LayoutSpec other = base;
-      other.*option.field = option.other;
-      const bool differs =
-          !same_row_plan(plan_or_refusal(base, 64, nullptr), plan_or_refusal(other, 64, nullptr)) ||
-          !same_row_plan(plan_or_refusal(base, 64, &docs), plan_or_refusal(other, 64, &docs));
-      EXPECT_EQ(differs, (info.reads & option.bit) != 0)
-          << info.name << " " << option.name
-          << (differs ? " changes its plans but is not declared"
-                      : " is declared but changes no plan");
+    const auto declared = layouts::options_of(info.name);
+    for (const layouts::LayoutOption* option : layouts::all_options()) {
+      bool differs = false;
+      for (std::int64_t cp : {1, 4}) {
+        const LayoutSpec base = make_spec(info.name, cp);
+        const std::vector<std::int64_t> values =
+            option->is_switch               ? std::vector<std::int64_t>{0, 1}
+            : option->candidates != nullptr ? option->candidates(4, 16)
+                                            : std::vector<std::int64_t>{option->fallback + 1};
+        for (std::int64_t value : values) {
+          LayoutSpec other = base;
+          option->set(other, value);
+          differs =
+              differs ||
+              !same_row_plan(plan_or_refusal(base, 64, nullptr),
+                             plan_or_refusal(other, 64, nullptr)) ||
+              !same_row_plan(plan_or_refusal(base, 64, &docs), plan_or_refusal(other, 64, &docs));
+        }
+      }
+      const bool is_declared =
+          std::find(declared.begin(), declared.end(), option) != declared.end();
+      EXPECT_EQ(differs, is_declared) << info.name << " " << option->name
+                                      << (differs ? " changes its plans but is not declared"
+                                                  : " is declared but changes no plan");
     }
   }
 }

@@ -2,6 +2,8 @@
 // ids, real flags and cu_seqlens, spelled out by hand; and the load-balance claims of §8.
 #include <algorithm>
 
+#include "layouts/contiguous.hpp"
+#include "layouts/magi.hpp"
 #include "reference/work.hpp"
 #include "support.hpp"
 #include "tests/support/layouts.hpp"
@@ -57,7 +59,7 @@ TEST(RowFacts, ThdRelaysDocumentsAndMovesTheirTokens) {
 
 TEST(RowFacts, MagiPositionsAreStreamIndices) {
   LayoutSpec spec = make_spec("magi", 2);
-  spec.chunk_size = 2;
+  layouts::magi_chunk_size.set(spec, 2);
   const Ints docs{3, 3};
   const RowPlan row = plan_row(spec, 6, &docs);
   EXPECT_EQ(row.padded_len, 8);
@@ -87,9 +89,9 @@ TEST(RowFacts, EveryLayoutAtCp1IsTheIdentity) {
 
 TEST(RowFacts, ContiguousPadMultipleOne) {
   LayoutSpec spec = make_spec("contiguous", 3);
-  spec.pad_multiple = 1;
+  layouts::contiguous_pad_multiple.set(spec, 1);
   EXPECT_EQ(plan_row(spec, 7).padded_len, 9);
-  spec.pad_multiple = 2;
+  layouts::contiguous_pad_multiple.set(spec, 2);
   EXPECT_EQ(plan_row(spec, 7).padded_len, 12);
 }
 

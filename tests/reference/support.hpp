@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "layouts/magi.hpp"
+#include "layouts/ptrr.hpp"
 #include "reference/plan.hpp"
 #include "reference/types/batch.hpp"
 #include "reference/types/error.hpp"
@@ -25,8 +27,8 @@ inline LayoutSpec make_spec(const std::string& layout, std::int64_t cp) {
   LayoutSpec spec;
   spec.layout = layout;
   spec.cp = cp;
-  spec.chunk_size = 4;
-  spec.block_size = 1;
+  layouts::magi_chunk_size.set(spec, 4);
+  layouts::ptrr_block_size.set(spec, 1);
   return spec;
 }
 

@@ -7,6 +7,8 @@
 
 #include <set>
 
+#include "layouts/magi.hpp"
+#include "layouts/ptrr.hpp"
 #include "reference/plan.hpp"
 #include "reference/types/error.hpp"
 #include "reference/work.hpp"
@@ -22,8 +24,8 @@ LayoutSpec spec_of(const std::string& layout, std::int64_t cp) {
   LayoutSpec spec;
   spec.layout = layout;
   spec.cp = cp;
-  spec.chunk_size = 4;
-  spec.block_size = 1;
+  layouts::magi_chunk_size.set(spec, 4);
+  layouts::ptrr_block_size.set(spec, 1);
   return spec;
 }
 

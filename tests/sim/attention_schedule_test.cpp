@@ -9,6 +9,7 @@
 #include <set>
 #include <tuple>
 
+#include "layouts/usp.hpp"
 #include "reference/plan.hpp"
 #include "reference/types/error.hpp"
 #include "sim/attention/block_mask.hpp"
@@ -23,7 +24,7 @@ LayoutSpec spec_of(const std::string& layout, std::int64_t cp, std::int64_t ring
   LayoutSpec spec;
   spec.layout = layout;
   spec.cp = cp;
-  spec.ring_degree = ring_degree;
+  layouts::usp_ring_degree.set(spec, ring_degree);
   return spec;
 }
 

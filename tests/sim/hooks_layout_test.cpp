@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "checks.hpp"
+#include "layouts/magi.hpp"
 
 namespace cplab::simtest {
 namespace {
@@ -158,7 +159,7 @@ TEST(LayoutHooks, positions_computed_after_partitioning) {
 TEST(LayoutHooks, magi_ties_broken_the_other_way) {
   MagiTiesLowerFirst variant;
   LayoutSpec spec = spec_for("magi", 4);
-  spec.chunk_size = 4;  // SPEC §9 example 6: equal areas 10, 10 and 26, 26
+  layouts::magi_chunk_size.set(spec, 4);  // SPEC §9 example 6: equal areas 10, 10 and 26, 26
   EXPECT_NE(
       check_shard_against_reference(spec, packed_batch({{8, 24}}, 32), variant).find("index map"),
       std::string::npos);

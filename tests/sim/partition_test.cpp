@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "layouts/magi.hpp"
 #include "sim/layout_map.hpp"
 #include "support.hpp"
 
@@ -125,7 +126,7 @@ TEST(MagiAssignment, spec_example_one_causal_document) {
   rows.rows = 1;
   rows.caller_len = 32;
   LayoutSpec spec = spec_for("magi", 4);
-  spec.chunk_size = 4;
+  layouts::magi_chunk_size.set(spec, 4);
   const sim::RowStream stream = sim::row_stream(spec, rows);
   const Ints& areas = stream.map_costs;
   ASSERT_EQ(areas.size(), 8U);
@@ -143,7 +144,7 @@ TEST(MagiAssignment, spec_example_two_documents) {
   rows.packed = true;
   rows.seq_lens = {8, 24};
   LayoutSpec spec = spec_for("magi", 4);
-  spec.chunk_size = 4;
+  layouts::magi_chunk_size.set(spec, 4);
   const sim::RowStream s4 = sim::row_stream(spec, rows);
   EXPECT_EQ(s4.map_costs, (Ints{10, 26, 10, 26, 42, 58, 74, 90}));
   EXPECT_EQ(s4.map.table, (Ints{0, 7, 2, 6, 1, 5, 3, 4}));

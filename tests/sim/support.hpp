@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "layouts/magi.hpp"
+#include "layouts/ptrr.hpp"
 #include "reference/plan.hpp"
 #include "reference/types/batch.hpp"
 #include "reference/types/error.hpp"
@@ -132,9 +134,10 @@ inline LayoutSpec spec_for(const std::string& layout, std::int64_t cp,
   LayoutSpec spec;
   spec.layout = layout;
   spec.cp = cp;
-  spec.chunk_size = 3;
+  layouts::magi_chunk_size.set(spec, 3);
   spec.microbatches = microbatches;
-  spec.block_size = 1;  // ptrr: blocks of one slot, so that rows of S divisible by C are taken
+  layouts::ptrr_block_size.set(
+      spec, 1);  // ptrr: blocks of one slot, so that rows of S divisible by C are taken
   return spec;
 }
 

@@ -2,6 +2,8 @@
 // only) and R = C (ring only) as well as two-level ones; every shrink keeps R dividing C, offers
 // smaller R and, at a smaller C, a two-level R where one exists; the case key R= round-trips and
 // is printed only when R differs from 1.
+#include "layouts/usp.hpp"
+
 #include <gtest/gtest.h>
 
 #include <set>
@@ -22,7 +24,7 @@ std::set<I> drawn_ring_degrees(I cp) {
   for (int i = 0; i < 200; ++i) {
     const Case c = gen(rc::Random(static_cast<std::uint64_t>(104729 * i + 3)), i % 101).value();
     EXPECT_EQ(c.spec.cp, cp);
-    seen.insert(c.spec.ring_degree);
+    seen.insert(layouts::usp_ring_degree.of(c.spec));
   }
   return seen;
 }
@@ -40,9 +42,9 @@ TEST(UspGenerators, ShrinksKeepRDividingCAndReachTwoLevels) {
   std::set<std::pair<I, I>> offered;  // (C, R)
   for (const Case& s : domain_shrinks(c)) {
     SCOPED_TRACE(print_case(s));
-    ASSERT_EQ(s.spec.cp % s.spec.ring_degree, 0);
+    ASSERT_EQ(s.spec.cp % layouts::usp_ring_degree.of(s.spec), 0);
     EXPECT_NO_THROW(Subject{s});  // the reference plans it
-    offered.insert({s.spec.cp, s.spec.ring_degree});
+    offered.insert({s.spec.cp, layouts::usp_ring_degree.of(s.spec)});
   }
   for (const std::pair<I, I>& want : {std::pair<I, I>{8, 1}, {8, 2}, {4, 4}, {4, 2}, {6, 2}}) {
     EXPECT_TRUE(offered.count(want)) << "C=" << want.first << " R=" << want.second;
@@ -51,7 +53,7 @@ TEST(UspGenerators, ShrinksKeepRDividingCAndReachTwoLevels) {
 
 TEST(UspGenerators, TheRingDegreeRoundTripsInTheCaseString) {
   const Case two = parse_case("usp cp=4 S=16 R=2");
-  EXPECT_EQ(two.spec.ring_degree, 2);
+  EXPECT_EQ(layouts::usp_ring_degree.of(two.spec), 2);
   const std::string printed = print_case(two);
   EXPECT_NE(printed.find(" seed=0 R=2"), std::string::npos) << printed;
   EXPECT_EQ(parse_case(printed), two);

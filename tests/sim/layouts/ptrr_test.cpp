@@ -1,6 +1,8 @@
 // ptrr on the twin (SPEC §10.2): the closed-form block costs and the snake against the reference's
 // block mask built slot by slot, torch's docstring example (SPEC §9.11), the refusal of blocks
 // that do not divide over the ranks, and the mask the costs are computed under as a hook.
+#include "layouts/ptrr.hpp"
+
 #include <gtest/gtest.h>
 
 #include "reference/plan.hpp"
@@ -14,7 +16,7 @@ LayoutSpec ptrr_spec(std::int64_t cp, std::int64_t block) {
   LayoutSpec spec;
   spec.layout = "ptrr";
   spec.cp = cp;
-  spec.block_size = block;
+  layouts::ptrr_block_size.set(spec, block);
   return spec;
 }
 

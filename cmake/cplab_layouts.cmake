@@ -1,0 +1,33 @@
+# The one list of layouts (layouts/layouts.def) as CMake sees it: CPLAB_LAYOUTS holds every
+# layout's identifier, the stem of its own files, and cplab_layout_sources(<var> <pattern>)
+# appends one source per layout, the pattern's @ replaced by the identifier
+# (cplab_layout_sources(srcs layouts/@.cpp) → layouts/contiguous.cpp, ...). A new layout is one
+# line of layouts.def and its own files; no CMakeLists names it.
+file(STRINGS ${PROJECT_SOURCE_DIR}/layouts/layouts.def cplab_layout_lines REGEX "^CPLAB_LAYOUT\\(")
+set(CPLAB_LAYOUTS)
+foreach(line IN LISTS cplab_layout_lines)
+  string(REGEX REPLACE "^CPLAB_LAYOUT\\(([a-z0-9_]+)\\).*$" "\\1" id "${line}")
+  list(APPEND CPLAB_LAYOUTS ${id})
+endforeach()
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/layouts/layouts.def)
+
+function(cplab_layout_sources out pattern)
+  set(sources ${${out}})
+  foreach(id IN LISTS CPLAB_LAYOUTS)
+    string(REPLACE "@" "${id}" source "${pattern}")
+    list(APPEND sources ${source})
+  endforeach()
+  set(${out} ${sources} PARENT_SCOPE)
+endfunction()
+
+# A layout's own test file in `folder` (folder/ID_test.cpp), for every layout that has one: a new
+# layout's test joins its suite without a CMakeLists line.
+function(cplab_layout_tests out folder)
+  set(sources ${${out}})
+  foreach(id IN LISTS CPLAB_LAYOUTS)
+    if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/${folder}/${id}_test.cpp)
+      list(APPEND sources ${folder}/${id}_test.cpp)
+    endif()
+  endforeach()
+  set(${out} ${sources} PARENT_SCOPE)
+endfunction()
