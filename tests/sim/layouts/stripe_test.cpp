@@ -1,0 +1,87 @@
+// stripe (SPEC §3.6): the worked examples of SPEC §9.9 by the reference, and the twin's closed-form
+// map against them: every rank's k-th slot and every slot's owner.
+#include <gtest/gtest.h>
+
+#include "reference/plan.hpp"
+#include "reference/work.hpp"
+#include "sim/layout_map.hpp"
+#include "sim/partition.hpp"
+#include "tests/sim/support.hpp"
+
+namespace cplab::simtest {
+namespace {
+
+LayoutSpec stripe_spec(std::int64_t cp) {
+  LayoutSpec spec;
+  spec.layout = "stripe";
+  spec.cp = cp;
+  return spec;
+}
+
+template <typename T>
+Ints local_values(const RowPlan& row, const std::vector<T>& values, std::size_t rank) {
+  Ints out;
+  for (std::int64_t g : row.index[rank]) out.push_back(values[static_cast<std::size_t>(g)]);
+  return out;
+}
+
+// The twin's map, built from what the reference recorded, agrees with the reference slot by slot.
+void expect_closed_form(const LayoutSpec& spec, const RowPlan& row) {
+  const sim::LayoutMap map(sim::layout_descriptor("stripe"), spec.cp, row.padded_len, row.map);
+  for (std::int64_t r = 0; r < spec.cp; ++r) {
+    for (std::int64_t k = 0; k < row.local_len(); ++k) {
+      const std::int64_t g = row.index[static_cast<std::size_t>(r)][static_cast<std::size_t>(k)];
+      EXPECT_EQ(map.global_index(r, k), g) << "rank " << r << " slot " << k;
+      const index_math::Slot owner = map.owner(g);
+      EXPECT_EQ(owner.rank, r) << "slot " << g;
+      EXPECT_EQ(owner.offset, k) << "slot " << g;
+    }
+  }
+}
+
+TEST(StripeExamples, SixteenTokensOnFourRanks) {
+  const LayoutSpec spec = stripe_spec(4);
+  const RowPlan row = reference::plan_row(spec, 16);
+  EXPECT_EQ(row.index,
+            (std::vector<Ints>{{0, 4, 8, 12}, {1, 5, 9, 13}, {2, 6, 10, 14}, {3, 7, 11, 15}}));
+  EXPECT_EQ(reference::causal_work(row), (Ints{28, 32, 36, 40}));
+  expect_closed_form(spec, row);
+}
+
+TEST(StripeExamples, TenTokensPadToTwelve) {
+  const LayoutSpec spec = stripe_spec(4);
+  const RowPlan row = reference::plan_row(spec, 10);
+  EXPECT_EQ(row.padded_len, 12);
+  EXPECT_EQ(row.index[2], (Ints{2, 6, 10}));
+  EXPECT_EQ(row.valid_tokens, (Ints{3, 3, 2, 2}));
+  expect_closed_form(spec, row);
+}
+
+TEST(StripeExamples, PackedDocumentsFiveAndThree) {
+  const LayoutSpec spec = stripe_spec(2);
+  const Ints docs = {5, 3};
+  const RowPlan row = reference::plan_row(spec, 8, &docs);
+  EXPECT_EQ(row.index, (std::vector<Ints>{{0, 2, 4, 6}, {1, 3, 5, 7}}));
+  EXPECT_EQ(local_values(row, row.positions, 0), (Ints{0, 2, 4, 1}));
+  EXPECT_EQ(local_values(row, row.positions, 1), (Ints{1, 3, 0, 2}));
+  EXPECT_EQ(local_values(row, row.doc_ids, 0), (Ints{1, 1, 1, 2}));
+  EXPECT_EQ(local_values(row, row.doc_ids, 1), (Ints{1, 1, 2, 2}));
+  EXPECT_EQ(reference::causal_work(row), (Ints{11, 10}));
+  expect_closed_form(spec, row);
+}
+
+// The twin lays the row out itself (no reference in between) and holds the same slots.
+TEST(StripeTwin, HoldsTheReferenceSlots) {
+  const LayoutSpec spec = stripe_spec(3);
+  sim::MicrobatchRows rows;
+  rows.rows = 1;
+  rows.caller_len = 10;
+  const sim::RowStream stream = sim::row_stream(spec, rows);
+  const RowPlan row = reference::plan_row(spec, 10);
+  ASSERT_EQ(stream.padded_len, row.padded_len);
+  for (std::int64_t r = 0; r < spec.cp; ++r)
+    EXPECT_EQ(sim::local_index(stream, r), row.index[static_cast<std::size_t>(r)]) << r;
+}
+
+}  // namespace
+}  // namespace cplab::simtest
