@@ -25,8 +25,8 @@ def doc_causal_work(lens, index):
     return [sum(g - doc[g][1] + 1 for g in ranks) for ranks in index]
 
 
-def stripe(length, cp):  # §3.6
-    return [[g for g in range(length) if g % cp == r] for r in range(cp)]
+def stripe(length, cp, g=1):  # §3.6: stripes of g slots, stripe j to rank j mod C
+    return [[x for x in range(length) if (x // g) % cp == r] for r in range(cp)]
 
 
 def per_doc_head_tail(lens, cp):  # §10.1
@@ -126,6 +126,10 @@ def main():
     positions = [0, 1, 2, 3, 4, 0, 1, 2]
     expect("9.9", [[positions[g] for g in r] for r in packed], [[0, 2, 4, 1], [1, 3, 0, 2]])
     expect("9.9", doc_causal_work([5, 3], packed), [11, 10])
+    wide = stripe(16, 2, 2)
+    expect("9.9", wide, [[0, 1, 4, 5, 8, 9, 12, 13], [2, 3, 6, 7, 10, 11, 14, 15]])
+    expect("9.9", doc_causal_work([16], wide), [60, 76])
+    expect("9.9", stripe(12, 2, 2), [[0, 1, 4, 5, 8, 9], [2, 3, 6, 7, 10, 11]])
 
     p = per_doc_head_tail([8, 4], 2)
     expect("9.10", p, [[0, 1, 6, 7, 8, 11], [2, 3, 4, 5, 9, 10]])

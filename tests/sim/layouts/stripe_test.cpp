@@ -1,5 +1,8 @@
-// stripe (SPEC §3.6): the worked examples of SPEC §9.9 by the reference, and the twin's closed-form
-// map against them: every rank's k-th slot and every slot's owner.
+// stripe (SPEC §3.6): the worked examples of SPEC §9.9 by the reference, at g = 1 and in stripes of
+// g > 1 tokens, and the twin's closed-form map against them: every rank's k-th slot and every
+// slot's owner.
+#include "layouts/stripe.hpp"
+
 #include <gtest/gtest.h>
 
 #include "reference/plan.hpp"
@@ -11,10 +14,11 @@
 namespace cplab::simtest {
 namespace {
 
-LayoutSpec stripe_spec(std::int64_t cp) {
+LayoutSpec stripe_spec(std::int64_t cp, std::int64_t granularity = 1) {
   LayoutSpec spec;
   spec.layout = "stripe";
   spec.cp = cp;
+  layouts::stripe_granularity.set(spec, granularity);
   return spec;
 }
 
@@ -70,17 +74,63 @@ TEST(StripeExamples, PackedDocumentsFiveAndThree) {
   expect_closed_form(spec, row);
 }
 
+TEST(StripeExamples, StripesOfTwoOnTwoRanks) {
+  const LayoutSpec spec = stripe_spec(2, 2);
+  const RowPlan row = reference::plan_row(spec, 16);
+  EXPECT_EQ(row.index,
+            (std::vector<Ints>{{0, 1, 4, 5, 8, 9, 12, 13}, {2, 3, 6, 7, 10, 11, 14, 15}}));
+  // C·g²·J(J-1)/2 + J·g²·r + J·g(g+1)/2 with J = 4 stripes a rank: 60 and 76.
+  EXPECT_EQ(reference::causal_work(row), (Ints{60, 76}));
+  EXPECT_EQ(row.map.unit, 2);
+  expect_closed_form(spec, row);
+}
+
+TEST(StripeExamples, StripesPadToAMultipleOfCTimesG) {
+  const RowPlan row = reference::plan_row(stripe_spec(2, 2), 10);
+  EXPECT_EQ(row.padded_len, 12);
+  EXPECT_EQ(row.index, (std::vector<Ints>{{0, 1, 4, 5, 8, 9}, {2, 3, 6, 7, 10, 11}}));
+  EXPECT_EQ(row.valid_tokens, (Ints{6, 4}));
+  expect_closed_form(stripe_spec(2, 2), row);
+  // g = ℓ is contiguous: one stripe a rank.
+  const RowPlan whole = reference::plan_row(stripe_spec(3, 4), 12);
+  EXPECT_EQ(whole.index, (std::vector<Ints>{{0, 1, 2, 3}, {4, 5, 6, 7}, {8, 9, 10, 11}}));
+}
+
+TEST(StripeExamples, StripesKeepPackedDocumentsAtTheirOffsets) {
+  const LayoutSpec spec = stripe_spec(2, 3);
+  const Ints docs = {5, 4};
+  const RowPlan row = reference::plan_row(spec, 9, &docs);
+  EXPECT_EQ(row.padded_len, 12);
+  EXPECT_EQ(row.index, (std::vector<Ints>{{0, 1, 2, 6, 7, 8}, {3, 4, 5, 9, 10, 11}}));
+  EXPECT_EQ(local_values(row, row.doc_ids, 0), (Ints{1, 1, 1, 2, 2, 2}));
+  EXPECT_EQ(local_values(row, row.positions, 1), (Ints{3, 4, 0, 4, 5, 6}));
+  expect_closed_form(spec, row);
+}
+
+// A recorded g that does not cut L into C·g stripes is refused before any index is formed.
+TEST(StripeMap, RefusesAGranularityThatDoesNotDivide) {
+  MapParams params;
+  params.unit = 3;
+  EXPECT_THROW(sim::LayoutMap(sim::layout_descriptor("stripe"), 2, 16, params), Error);
+  params.unit = 0;
+  EXPECT_THROW(sim::LayoutMap(sim::layout_descriptor("stripe"), 2, 16, params), Error);
+}
+
 // The twin lays the row out itself (no reference in between) and holds the same slots.
 TEST(StripeTwin, HoldsTheReferenceSlots) {
-  const LayoutSpec spec = stripe_spec(3);
-  sim::MicrobatchRows rows;
-  rows.rows = 1;
-  rows.caller_len = 10;
-  const sim::RowStream stream = sim::row_stream(spec, rows);
-  const RowPlan row = reference::plan_row(spec, 10);
-  ASSERT_EQ(stream.padded_len, row.padded_len);
-  for (std::int64_t r = 0; r < spec.cp; ++r)
-    EXPECT_EQ(sim::local_index(stream, r), row.index[static_cast<std::size_t>(r)]) << r;
+  for (const std::int64_t g : {1, 2, 3}) {
+    const LayoutSpec spec = stripe_spec(3, g);
+    sim::MicrobatchRows rows;
+    rows.rows = 1;
+    rows.caller_len = 10;
+    const sim::RowStream stream = sim::row_stream(spec, rows);
+    const RowPlan row = reference::plan_row(spec, 10);
+    ASSERT_EQ(stream.padded_len, row.padded_len) << "g=" << g;
+    EXPECT_EQ(stream.map.unit, g);
+    for (std::int64_t r = 0; r < spec.cp; ++r)
+      EXPECT_EQ(sim::local_index(stream, r), row.index[static_cast<std::size_t>(r)])
+          << "g=" << g << " rank " << r;
+  }
 }
 
 }  // namespace
