@@ -91,10 +91,9 @@ extern const PropertyInfo load_balance_property;
 const PropertyInfo load_balance_property{
     .name = "causal_work_is_balanced",
     .invariant =
-        "per-rank causal work is the reference partition's; head-tail equal on unpadded causal "
-        "rows, thd "
-        "equal inside unpadded documents, magi within total/C + max chunk area; contiguous "
-        "reported",
+        "per-rank causal work is the reference partition's, and keeps the layout's own balance "
+        "promise (SPEC §8, its property entry's rule); a layout without a bound reports its "
+        "imbalance",
     .check = check_load_balance,
     .coverage = {{kAnyCase, {}, Cross::cp}},
 };
