@@ -20,14 +20,21 @@ function(cplab_layout_sources out pattern)
   set(${out} ${sources} PARENT_SCOPE)
 endfunction()
 
-# A layout's own test file in `folder` (folder/ID_test.cpp), for every layout that has one: a new
-# layout's test joins its suite without a CMakeLists line.
-function(cplab_layout_tests out folder)
+# Each layout's file matching `pattern` (its @ replaced by the identifier) where the layout has one:
+# optional parts (its own mutants, its own tests) join their target without a CMakeLists line.
+function(cplab_layout_files out pattern)
   set(sources ${${out}})
   foreach(id IN LISTS CPLAB_LAYOUTS)
-    if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/${folder}/${id}_test.cpp)
-      list(APPEND sources ${folder}/${id}_test.cpp)
+    string(REPLACE "@" "${id}" source "${pattern}")
+    if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/${source})
+      list(APPEND sources ${source})
     endif()
   endforeach()
   set(${out} ${sources} PARENT_SCOPE)
+endfunction()
+
+# A layout's own test file in `folder` (folder/ID_test.cpp), for every layout that has one.
+function(cplab_layout_tests out folder)
+  cplab_layout_files(${out} ${folder}/@_test.cpp)
+  set(${out} ${${out}} PARENT_SCOPE)
 endfunction()

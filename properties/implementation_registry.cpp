@@ -47,8 +47,8 @@ std::vector<ImplementationInfo> all_entries() {
   for (auto&& list :
        {mutants::loss_mutants(), mutants::gather_mutants(), mutants::pad_mutants(),
         mutants::partition_mutants(), mutants::rare_case_mutants(), mutants::ulysses_mutants(),
-        mutants::usp_mutants(), mutants::per_doc_mutants(), mutants::ptrr_mutants(),
-        mutants::varlen_mutants(), mutants::attention_mutants()}) {
+        mutants::attention_mutants(), mutants::llama3_varlen_mutants(),
+        mutants::per_doc_head_tail_mutants(), mutants::ptrr_mutants(), mutants::usp_mutants()}) {
     found.insert(found.end(), list.begin(), list.end());
   }
   std::sort(found.begin(), found.end(),

@@ -45,10 +45,12 @@ std::vector<ImplementationInfo> pad_mutants();
 std::vector<ImplementationInfo> partition_mutants();
 std::vector<ImplementationInfo> rare_case_mutants();
 std::vector<ImplementationInfo> ulysses_mutants();
-std::vector<ImplementationInfo> usp_mutants();
-std::vector<ImplementationInfo> per_doc_mutants();
-std::vector<ImplementationInfo> ptrr_mutants();
-std::vector<ImplementationInfo> varlen_mutants();
 std::vector<ImplementationInfo> attention_mutants();
+// A layout's own mutants (bugs of that layout alone) live with its property entry, in
+// properties/layouts/ID_mutants.cpp.
+std::vector<ImplementationInfo> llama3_varlen_mutants();
+std::vector<ImplementationInfo> per_doc_head_tail_mutants();
+std::vector<ImplementationInfo> ptrr_mutants();
+std::vector<ImplementationInfo> usp_mutants();
 
 }  // namespace cplab::properties::mutants

@@ -2,7 +2,8 @@
 // switches on a layout kind; code reads the layout's descriptor instead. Greps every source file
 // of every module (layouts/, reference/, io/, check/, sim/, gpu/, mpi/, properties/, reports/,
 // cli/, python/, bench/, fuzz/ and tests/) for the names every registry holds.
-// A layout's own files are those under a layouts/ folder named after it (thd.cpp, thd_map.hpp).
+// A layout's own files are those under a layouts/ folder named after it (thd.cpp, thd_map.hpp,
+// ptrr_mutants.cpp).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -36,11 +37,11 @@ std::string identifier_of(std::string name) {
 }
 
 // The layout whose own file this is ("" for none): a file in a layouts/ folder named NAME.*,
-// NAME_map.* or NAME_test.*.
+// NAME_map.*, NAME_test.* or NAME_mutants.*.
 std::string own_layout(const fs::path& file, const std::vector<std::string>& names) {
   if (file.parent_path().filename() != "layouts") return {};
   std::string stem = file.stem().string();
-  for (const char* suffix : {"_map", "_test"}) {
+  for (const char* suffix : {"_map", "_test", "_mutants"}) {
     const std::string s = suffix;
     if (stem.size() > s.size() && stem.compare(stem.size() - s.size(), s.size(), s) == 0)
       stem.resize(stem.size() - s.size());

@@ -36,7 +36,7 @@ class PerDocDocumentMajor final : public Mutant {
 
 }  // namespace
 
-std::vector<ImplementationInfo> per_doc_mutants() {
+std::vector<ImplementationInfo> per_doc_head_tail_mutants() {
   return {
       entry<PerDocDocumentMajor>(
           "per_doc_document_major",

@@ -30,7 +30,7 @@ class VarlenKeysNotExtended final : public Mutant {
 
 }  // namespace
 
-std::vector<ImplementationInfo> varlen_mutants() {
+std::vector<ImplementationInfo> llama3_varlen_mutants() {
   return {
       entry<VarlenKeysNotExtended>(
           "varlen_keys_not_extended",
