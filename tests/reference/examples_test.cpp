@@ -9,12 +9,6 @@
 namespace cplab::testing {
 namespace {
 
-Ints local_values(const RowPlan& row, const Ints& values, std::int64_t rank) {
-  Ints out;
-  for (std::int64_t g : row.index[rank]) out.push_back(values[g]);
-  return out;
-}
-
 // Example 7: the target of every local token, in local order, tokens t_k labelled k.
 std::vector<Ints> local_targets(const Batch& batch) {
   const ShardPlan plan = reference::plan(make_spec("head-tail", 2), batch);

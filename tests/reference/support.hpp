@@ -57,4 +57,12 @@ inline std::int64_t sum(const Ints& v) {
   return std::accumulate(v.begin(), v.end(), std::int64_t{0});
 }
 
+// values[g] for every slot g rank `rank` holds, in its local order (its positions, doc ids, ...).
+inline Ints local_values(const RowPlan& row, const Ints& values, std::int64_t rank) {
+  Ints out;
+  for (std::int64_t g : row.index[static_cast<std::size_t>(rank)])
+    out.push_back(values[static_cast<std::size_t>(g)]);
+  return out;
+}
+
 }  // namespace cplab::testing

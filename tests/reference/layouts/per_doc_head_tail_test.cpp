@@ -9,12 +9,6 @@ namespace {
 using reference::causal_work;
 using reference::plan_row;
 
-Ints local_values(const RowPlan& row, const Ints& values, std::int64_t rank) {
-  Ints out;
-  for (std::int64_t g : row.index[rank]) out.push_back(values[g]);
-  return out;
-}
-
 // The document-major order of §9.4 / §9.10: every document's per-rank chunks in rank order, the
 // flattened stream cut into C equal contiguous pieces.
 std::vector<Ints> document_major(const RowPlan& row, const Ints& bounds) {

@@ -9,12 +9,6 @@ namespace {
 using reference::causal_work;
 using reference::plan_row;
 
-Ints local_values(const RowPlan& row, const Ints& values, std::int64_t rank) {
-  Ints out;
-  for (std::int64_t g : row.index[rank]) out.push_back(values[g]);
-  return out;
-}
-
 TEST(SpecExample3, ThdDocuments5And3And8AtCp2) {
   const Ints docs{5, 3, 8};
   const RowPlan row = plan_row(make_spec("thd", 2), sum(docs), &docs);
