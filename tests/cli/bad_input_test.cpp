@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cli/npy.hpp"
+#include "layouts/layout_option.hpp"
 #include "reference/plan.hpp"
 #include "tests/support/cli.hpp"
 
@@ -64,6 +65,36 @@ std::string ones(int n) {
 
 constexpr const char* kOneJob =
     "--layouts identity --impl sim --properties shard_then_gather_is_identity";
+
+// Every declared option's flag, on its own layout: a value either side of its range at C = 2, not
+// an integer, NaN and past int64 are each one line naming the flag, and exit 2; the range's ends
+// are taken.
+TEST(BadInput, EveryOptionFlagOutsideItsRange) {
+  int flags = 0;
+  for (const layouts::LayoutDeclaration& d : layouts::declarations()) {
+    for (const layouts::LayoutOption* o : d.options) {
+      if (o->is_switch) continue;
+      ++flags;
+      const std::string base =
+          fmt::format("layout --layout {} --cp 2 --seq-len 8 {} ", d.name, o->flag);
+      const std::int64_t most = o->most_at(2);
+      for (const std::string& bad :
+           {std::to_string(o->least - 1), std::to_string(most + 1), std::string("nan"),
+            std::string("1e3"), std::string("99999999999999999999")}) {
+        const CliRun run = run_cplab(base + "'" + bad + "'");
+        EXPECT_EQ(run.status, 2) << base << bad << ": " << run.err;
+        EXPECT_TRUE(run.out.empty()) << base << bad;
+        EXPECT_EQ(line_count(run.err), 1) << base << bad << ": " << run.err;
+        EXPECT_NE(run.err.find(o->flag), std::string::npos) << base << bad << ": " << run.err;
+      }
+      // The least value is taken (some rows of a layout refuse it, never with a crash).
+      const CliRun least = run_cplab(base + std::to_string(o->least));
+      EXPECT_TRUE(least.status == 0 || least.status == 2) << base << o->least << ": " << least.err;
+      EXPECT_LE(line_count(least.err), 1) << least.err;
+    }
+  }
+  EXPECT_GE(flags, 4) << "too few option flags declared";
+}
 
 TEST(BadInput, LayoutSizesAndOverflow) {
   expect_all({
