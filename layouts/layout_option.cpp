@@ -146,15 +146,6 @@ std::int64_t pad_unit_bound(const LayoutSpec& spec) {
   return unit;
 }
 
-LayoutSpec own_options_only(LayoutSpec spec) {
-  const auto own = options_of(spec.layout);
-  std::erase_if(spec.options, [&](const OptionValue& v) {
-    return std::none_of(own.begin(), own.end(),
-                        [&](const LayoutOption* o) { return v.name == o->name; });
-  });
-  return spec;
-}
-
 LayoutSpec without_options(LayoutSpec spec) {
   spec.options.clear();
   return spec;

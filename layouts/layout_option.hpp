@@ -73,8 +73,6 @@ const LayoutOption* option_keyed(std::string_view key);   // nullptr: none
 void check_options(const LayoutSpec& spec);
 // The largest padding unit spec's own options may make its layout pad to (at least 2C).
 std::int64_t pad_unit_bound(const LayoutSpec& spec);
-// The spec with every option its layout does not declare back at the default.
-LayoutSpec own_options_only(LayoutSpec spec);
 // The spec with every option back at its default.
 LayoutSpec without_options(LayoutSpec spec);
 
