@@ -16,12 +16,12 @@
 #include "bench/bench_support.hpp"
 #include "bench/cpu_suites.hpp"
 #include "bench/torch_baseline.hpp"
+#include "comm/thread_comm.hpp"
+#include "common/token_moves.hpp"
 #include "reference/cp_attention_reference.hpp"
-#include "reference/types/token_moves.hpp"
 #include "sim/attention/schedule.hpp"
 #include "sim/layout_descriptor.hpp"
 #include "sim/sim_implementation.hpp"
-#include "sim/thread_comm.hpp"
 
 namespace cplab::bench {
 namespace {

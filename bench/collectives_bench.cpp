@@ -12,7 +12,7 @@
 #include "bench/bench_support.hpp"
 #include "bench/collective_math.hpp"
 #include "bench/cpu_suites.hpp"
-#include "sim/thread_comm.hpp"
+#include "comm/thread_comm.hpp"
 
 namespace cplab::bench {
 namespace {

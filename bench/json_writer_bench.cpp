@@ -1,4 +1,4 @@
-// `cplab layout --json`'s writer (cli/json_text.hpp) on a planned row of S tokens, C = 8: every
+// `cplab layout --json`'s writer (reports/json_text.hpp) on a planned row of S tokens, C = 8: every
 // rank's indices and positions, written through its 1 MB buffer into a temporary file, against
 // fwrite of the very bytes it wrote (collected once) in 1 MB calls into the same file (rewound each
 // time: the page cache copy that `> out.json` costs; /dev/null would discard without copying).
@@ -9,13 +9,13 @@
 
 #include "bench/bench_support.hpp"
 #include "bench/cpu_suites.hpp"
-#include "cli/json_text.hpp"
 #include "reference/plan.hpp"
+#include "reports/json_text.hpp"
 
 namespace cplab::bench {
 namespace {
 
-void write_lists(cli::JsonSink& sink, const RowPlan& row) {
+void write_lists(reports::JsonSink& sink, const RowPlan& row) {
   sink.put('[');
   for (std::size_t r = 0; r < row.index.size(); ++r) {
     if (r != 0) sink.put(',');
@@ -36,14 +36,14 @@ void BM_json_writer(benchmark::State& state) {
     state.SkipWithError("cannot open a temporary file");
     return;
   }
-  cli::JsonSink collected;
+  reports::JsonSink collected;
   write_lists(collected, row);
   const std::string& text = collected.text();
   double seconds = 0.0, fwrite_seconds = 0.0;
   for (auto _ : state) {
     std::rewind(null);
     double start = thread_cpu_seconds();
-    cli::JsonSink sink(null);
+    reports::JsonSink sink(null);
     write_lists(sink, row);
     sink.finish();
     seconds += thread_cpu_seconds() - start;
@@ -75,7 +75,7 @@ void BM_json_writer(benchmark::State& state) {
         for (std::int64_t g : small.index[r]) positions.push_back(small.positions[g]);
         lists.push_back(positions);
       }
-      cli::JsonSink mine;
+      reports::JsonSink mine;
       write_lists(mine, small);
       if (mine.text() != lists.dump()) {
         state.SkipWithError("json writer: not the bytes nlohmann writes for the same lists");

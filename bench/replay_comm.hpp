@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "sim/comm.hpp"
+#include "comm/comm.hpp"
 
 namespace cplab::bench {
 

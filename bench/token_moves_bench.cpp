@@ -10,9 +10,9 @@
 #include "bench/bench_support.hpp"
 #include "bench/cpu_suites.hpp"
 #include "bench/replay_comm.hpp"
-#include "reference/types/token_moves.hpp"
+#include "comm/thread_comm.hpp"
+#include "common/token_moves.hpp"
 #include "sim/sim_implementation.hpp"
-#include "sim/thread_comm.hpp"
 
 namespace cplab::bench {
 namespace {

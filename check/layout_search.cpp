@@ -14,9 +14,9 @@
 #include <map>
 #include <optional>
 
+#include "common/token_moves.hpp"
 #include "reference/plan.hpp"
 #include "reference/types/error.hpp"
-#include "reference/types/token_moves.hpp"
 #include "sim/layout_descriptor.hpp"
 #include "sim/partition.hpp"
 

@@ -4,11 +4,11 @@
 #include <fmt/format.h>
 
 #include "cli/arguments.hpp"
-#include "cli/bench_compare.hpp"
-#include "cli/bench_history.hpp"
 #include "cli/bench_run.hpp"
 #include "cli/command.hpp"
 #include "cli/errors.hpp"
+#include "perf/bench_compare.hpp"
+#include "perf/bench_history.hpp"
 
 namespace cplab::cli {
 namespace {
@@ -16,26 +16,26 @@ namespace {
 struct BenchArgs {
   BenchRunArgs run;
   std::string base, now;
-  CompareOptions compare;
-  BenchHistoryArgs history;
+  perf::CompareOptions compare;
+  perf::BenchHistoryArgs history;
 };
 
 int run_compare(const BenchArgs& args) {
-  const BenchFile base = read_bench_file(args.base);
-  const BenchFile now = read_bench_file(args.now);
-  const std::vector<BenchChange> changes = compare_files(base, now, args.compare);
+  const perf::BenchFile base = perf::read_bench_file(args.base);
+  const perf::BenchFile now = perf::read_bench_file(args.now);
+  const std::vector<perf::BenchChange> changes = perf::compare_files(base, now, args.compare);
   // Everything taken from the files (names, messages, context) is escaped as stderr text is: a
   // benchmark name cannot add a line or a terminal escape to the table.
-  fmt::print("base: {}\nnew:  {}\n", escape_untrusted(describe_context(base.context)),
-             escape_untrusted(describe_context(now.context)));
-  for (const BenchFile* file : {&base, &now}) {
-    const std::string missing = describe_missing(*file);
+  fmt::print("base: {}\nnew:  {}\n", escape_untrusted(perf::describe_context(base.context)),
+             escape_untrusted(perf::describe_context(now.context)));
+  for (const perf::BenchFile* file : {&base, &now}) {
+    const std::string missing = perf::describe_missing(*file);
     if (!missing.empty()) fmt::print("note: {}\n", escape_untrusted(missing));
   }
   fmt::print("{:<58} {:>6} {:>12} {:>12} {:>8} {:>8} {:>7}  {}\n", "benchmark", "metric", "base",
              "new", "speed", "p", "reps", "verdict");
   std::size_t regressions = 0, untestable = 0, incomparable = 0;
-  for (const BenchChange& c : changes) {
+  for (const perf::BenchChange& c : changes) {
     const std::string name = escape_untrusted(c.name);
     if (!c.note.empty()) {
       fmt::print("{:<58} {}\n", name, escape_untrusted(c.note));
@@ -103,7 +103,7 @@ Command add_bench_command(CLI::App& app) {
   return {bench, [args, run, compare, history] {
             if (run->parsed()) return run_bench(args->run);
             if (compare->parsed()) return run_compare(*args);
-            if (history->parsed()) return run_bench_history(args->history);
+            if (history->parsed()) return perf::run_bench_history(args->history);
             return kUsageError;
           }};
 }

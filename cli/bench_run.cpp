@@ -16,9 +16,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "cli/bench_json.hpp"
-#include "cli/bench_name_index.hpp"
 #include "cli/errors.hpp"
+#include "perf/bench_json.hpp"
+#include "perf/bench_name_index.hpp"
 #include "reference/types/error.hpp"
 
 extern char** environ;
@@ -184,7 +184,7 @@ std::string describe_status(int status) {
 // it stopped ("" when every one has entries).
 std::string first_unwritten(const std::vector<std::string>& selected,
                             const nlohmann::json& benchmarks) {
-  NameIndex written;
+  perf::NameIndex written;
   for (const nlohmann::json& b : benchmarks) {
     if (b.contains("run_name") && b["run_name"].is_string())
       written.insert(b["run_name"].get<std::string>(), 0);
@@ -207,7 +207,7 @@ SuiteOutput read_suite_output(const fs::path& exe, const fs::path& part, int sta
   SuiteOutput out;
   std::error_code ec;
   const bool exists = fs::is_regular_file(part, ec);
-  const BenchJson parsed = parse_bench_json(exists ? read_text(part) : std::string());
+  const perf::BenchJson parsed = perf::parse_bench_json(exists ? read_text(part) : std::string());
   if (parsed.doc.is_object()) {
     if (parsed.doc.contains("context") && parsed.doc["context"].is_object())
       out.context = parsed.doc["context"];

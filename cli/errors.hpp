@@ -12,16 +12,14 @@
 #include <string>
 #include <string_view>
 
+#include "common/untrusted_text.hpp"  // escape_untrusted, which the messages go through
+
 namespace cplab::cli {
 
 inline constexpr int kOk = 0;
 inline constexpr int kCheckFailed = 1;
 inline constexpr int kUsageError = 2;
 inline constexpr int kInternalError = 3;
-
-// `text` as one printable line: bytes < 0x20, 0x7f and invalid UTF-8 become \xNN; longer than
-// max_bytes, it is cut with " …(N more bytes)".
-std::string escape_untrusted(std::string_view text, std::size_t max_bytes = 1000);
 
 // Prints "cplab: <kind>: <message>" for the exception and returns its exit status. With verbose,
 // the exception's type and any detail it carries follow on further lines.

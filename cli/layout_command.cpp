@@ -8,13 +8,13 @@
 #include <vector>
 
 #include "cli/command.hpp"
-#include "cli/json_text.hpp"
 #include "cli/layout_compare.hpp"
 #include "cli/layout_flags.hpp"
 #include "cli/layout_source.hpp"
 #include "reference/plan.hpp"
 #include "reference/types/error.hpp"
 #include "reference/work.hpp"
+#include "reports/json_text.hpp"
 #include "reports/layout_svg.hpp"
 #include "sim/layout_descriptor.hpp"
 
@@ -41,7 +41,7 @@ std::vector<std::int64_t> local_doc_ids(const RowPlan& row, std::size_t rank) {
 }
 
 // The layout's own facts of a rank (or of the whole layout), appended after the contract's fields.
-void add_facts(JsonObjectText& out, const std::vector<sim::NamedValue>& facts) {
+void add_facts(reports::JsonObjectText& out, const std::vector<sim::NamedValue>& facts) {
   for (const sim::NamedValue& fact : facts) out.set(fact.name, fact.value);
 }
 
@@ -58,24 +58,26 @@ std::string facts_text(const std::vector<sim::NamedValue>& facts) {
 }
 
 // A rank's object of the contract; its per-token lists are written straight into the sink.
-void write_rank(JsonSink& sink, const LayoutSpec& spec, const RowPlan& row,
+void write_rank(reports::JsonSink& sink, const LayoutSpec& spec, const RowPlan& row,
                 const std::vector<std::int64_t>& work, std::size_t r) {
-  JsonObjectText rank;
+  reports::JsonObjectText rank;
   rank.set("rank", r);
-  rank.set_writer("indices", [&](JsonSink& out) { out.ints(row.index[r]); });
+  rank.set_writer("indices", [&](reports::JsonSink& out) { out.ints(row.index[r]); });
   rank.set_writer("positions",
-                  [&](JsonSink& out) { out.ints_through(row.index[r], row.positions); });
+                  [&](reports::JsonSink& out) { out.ints_through(row.index[r], row.positions); });
   if (row.packed)
-    rank.set_writer("doc_ids", [&](JsonSink& out) { out.ints_through(row.index[r], row.doc_ids); });
+    rank.set_writer("doc_ids",
+                    [&](reports::JsonSink& out) { out.ints_through(row.index[r], row.doc_ids); });
   if (!row.local_cu_seqlens.empty())
-    rank.set_writer("cu_seqlens", [&](JsonSink& out) { out.ints(row.local_cu_seqlens[r]); });
+    rank.set_writer("cu_seqlens",
+                    [&](reports::JsonSink& out) { out.ints(row.local_cu_seqlens[r]); });
   rank.set("valid_tokens", row.valid_tokens[r]);
   rank.set("causal_work", work[r]);
   add_facts(rank, rank_facts(spec, static_cast<std::int64_t>(r)));
   if (!row.varlen.empty()) {  // layouts whose ranks attend through varlen segments
     const VarlenSegments& v = row.varlen[r];
-    rank.set_writer("cu_seqlens_q", [&](JsonSink& out) { out.ints(v.cu_seqlens_q); });
-    rank.set_writer("cu_seqlens_k", [&](JsonSink& out) { out.ints(v.cu_seqlens_k); });
+    rank.set_writer("cu_seqlens_q", [&](reports::JsonSink& out) { out.ints(v.cu_seqlens_q); });
+    rank.set_writer("cu_seqlens_k", [&](reports::JsonSink& out) { out.ints(v.cu_seqlens_k); });
     rank.set("k_slice", std::vector<std::int64_t>{v.k_begin, v.k_end});
   }
   rank.write(sink);
@@ -83,12 +85,12 @@ void write_rank(JsonSink& sink, const LayoutSpec& spec, const RowPlan& row,
 
 // Sets the single-row fields on out, in the order of the `cplab layout --json` contract. row and
 // work are read when out is written.
-void add_row_fields(JsonObjectText& out, const LayoutSpec& spec, const RowPlan& row,
+void add_row_fields(reports::JsonObjectText& out, const LayoutSpec& spec, const RowPlan& row,
                     const std::vector<std::int64_t>& work) {
   out.set("padded_seq_len", row.padded_len);
   out.set_text("original_seq_len", row.packed ? "null" : std::to_string(row.original_len));
   out.set("imbalance", reference::imbalance(work));
-  out.set_writer("ranks", [&spec, &row, &work](JsonSink& sink) {
+  out.set_writer("ranks", [&spec, &row, &work](reports::JsonSink& sink) {
     sink.put('[');
     for (std::size_t r = 0; r < row.index.size(); ++r) {
       if (r != 0) sink.put(',');
@@ -102,7 +104,7 @@ void add_row_fields(JsonObjectText& out, const LayoutSpec& spec, const RowPlan& 
 // row of the batch, each with its single-row fields and its "row" number) are added after it.
 void print_json(const LayoutSpec& spec, const LayoutSource& source,
                 const std::vector<std::vector<std::int64_t>>& works) {
-  JsonObjectText out;
+  reports::JsonObjectText out;
   out.set("layout", spec.layout);
   out.set("cp", spec.cp);
   const sim::LayoutDescriptor& descriptor = sim::layout_descriptor(spec.layout);
@@ -110,10 +112,10 @@ void print_json(const LayoutSpec& spec, const LayoutSource& source,
   add_row_fields(out, spec, source.rows[source.chosen], works[source.chosen]);
   if (source.from_batch) {
     out.set("row", source.chosen);
-    out.set_writer("rows", [&](JsonSink& sink) {
+    out.set_writer("rows", [&](reports::JsonSink& sink) {
       sink.put('[');
       for (std::size_t b = 0; b < source.rows.size(); ++b) {
-        JsonObjectText row;
+        reports::JsonObjectText row;
         row.set("row", b);
         add_row_fields(row, spec, source.rows[b], works[b]);
         if (b != 0) sink.put(',');
@@ -123,7 +125,7 @@ void print_json(const LayoutSpec& spec, const LayoutSource& source,
     });
   }
   std::fflush(stdout);
-  JsonSink sink(stdout);
+  reports::JsonSink sink(stdout);
   out.write(sink);
   sink.put('\n');
   sink.finish();

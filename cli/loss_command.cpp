@@ -15,13 +15,13 @@
 
 #include "cli/command.hpp"
 #include "cli/layout_source.hpp"
-#include "cli/npy.hpp"
 #include "cli/option_flags.hpp"
+#include "comm/thread_comm.hpp"
+#include "io/npy.hpp"
 #include "properties/implementation_registry.hpp"
 #include "reference/loss.hpp"
 #include "reference/plan.hpp"
 #include "reference/types/error.hpp"
-#include "sim/thread_comm.hpp"
 
 namespace cplab::cli {
 namespace {
@@ -42,7 +42,7 @@ struct LossFiles {
 
 LossFiles read_inputs(const LossOptions& options) {
   LossFiles in;
-  in.logits = npy::read(options.logits);
+  in.logits = io::npy::read(options.logits);
   CPLAB_CHECK(
       in.logits.dim() == 3 && (in.logits.dtype() == DType::f32 || in.logits.dtype() == DType::f16),
       "{}: logits must be float32 [B, S, V], got {}", options.logits, tensor_brief(in.logits));
@@ -55,7 +55,7 @@ LossFiles read_inputs(const LossOptions& options) {
                 options.logits, values[i], i);
   }
   const Shape rows_by_seq{in.logits.size(0), in.logits.size(1)};
-  const Tensor labels = npy::read(options.labels);
+  const Tensor labels = io::npy::read(options.labels);
   CPLAB_CHECK((labels.dtype() == DType::i64 || labels.dtype() == DType::i32) &&
                   labels.shape() == rows_by_seq,
               "{}: labels must be int64 or int32 {} to match the logits {}, got {}", options.labels,
@@ -65,7 +65,7 @@ LossFiles read_inputs(const LossOptions& options) {
     in.valid = Tensor(DType::b8, rows_by_seq);
     for (std::int64_t i = 0; i < in.valid.numel(); ++i) in.valid.set(i, 1.0);
   } else {
-    const Tensor valid = npy::read(options.valid);
+    const Tensor valid = io::npy::read(options.valid);
     CPLAB_CHECK(
         (valid.dtype() == DType::b8 || valid.dtype() == DType::u8) && valid.shape() == rows_by_seq,
         "{}: valid must be bool or uint8 {} to match the logits {}, got {}", options.valid,

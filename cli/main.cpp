@@ -66,7 +66,7 @@ int main(int argc, char** argv) {
           return app.exit(e);
         } catch (const CLI::ParseError& e) {
           cplab::cli::release_stop_signals();
-          std::fprintf(stderr, "cplab: %s\n", cplab::cli::escape_untrusted(e.what()).c_str());
+          std::fprintf(stderr, "cplab: %s\n", cplab::escape_untrusted(e.what()).c_str());
           return cplab::cli::kUsageError;
         }
         cplab::cli::set_verbose(verbose);

@@ -10,9 +10,9 @@
 #include "cli/arguments.hpp"
 #include "cli/command.hpp"
 #include "cli/sweep_processes.hpp"
+#include "common/limits.hpp"
 #include "properties/mutant_hunt.hpp"
 #include "properties/rank_processes.hpp"
-#include "reference/types/limits.hpp"
 
 namespace cplab::cli {
 namespace {

@@ -17,9 +17,9 @@
 #include "cli/command.hpp"
 #include "cli/stop_signals.hpp"
 #include "cli/sweep_processes.hpp"
+#include "common/limits.hpp"
 #include "properties/sweep.hpp"
 #include "reference/types/error.hpp"
-#include "reference/types/limits.hpp"
 #include "reports/sweep_report.hpp"
 
 namespace cplab::cli {

@@ -12,9 +12,9 @@
 #include "cli/arguments.hpp"
 #include "cli/errors.hpp"
 #include "cli/layout_source.hpp"
+#include "common/limits.hpp"
 #include "layouts/layout_option.hpp"
 #include "reference/types/error.hpp"
-#include "reference/types/limits.hpp"
 
 namespace {
 
@@ -39,7 +39,7 @@ std::vector<std::string> split(const std::string& text, char sep) {
 }
 
 void check_one_line(const std::string& message) {
-  const std::string line = cplab::cli::escape_untrusted(message);
+  const std::string line = cplab::escape_untrusted(message);
   for (unsigned char ch : line) {
     if (ch < 0x20 || ch == 0x7f) __builtin_trap();
   }

@@ -10,24 +10,24 @@
 #include <string>
 #include <vector>
 
-#include "cli/bench_compare.hpp"
-#include "cli/bench_history.hpp"
-#include "cli/bench_json.hpp"
-#include "cli/bench_results.hpp"
-#include "cli/errors.hpp"
+#include "common/untrusted_text.hpp"
+#include "perf/bench_compare.hpp"
+#include "perf/bench_history.hpp"
+#include "perf/bench_json.hpp"
+#include "perf/bench_results.hpp"
 #include "reference/types/error.hpp"
 
 namespace {
 
 void check_one_line(const std::string& text) {
-  for (unsigned char ch : cplab::cli::escape_untrusted(text)) {
+  for (unsigned char ch : cplab::escape_untrusted(text)) {
     if (ch < 0x20 || ch == 0x7f) __builtin_trap();
   }
 }
 
-void check_file(const cplab::cli::BenchFile& file) {
+void check_file(const cplab::perf::BenchFile& file) {
   if (file.index.size() != file.series.size()) __builtin_trap();
-  for (const cplab::cli::BenchSeries& s : file.series) {
+  for (const cplab::perf::BenchSeries& s : file.series) {
     if (file.find(s.name) != &s) __builtin_trap();
     if (s.time_ns.size() > s.repetitions || s.ratio.size() > s.repetitions) __builtin_trap();
     for (double v : s.time_ns) {
@@ -38,26 +38,26 @@ void check_file(const cplab::cli::BenchFile& file) {
     }
     check_one_line(s.name);
   }
-  check_one_line(cplab::cli::describe_missing(file));
-  check_one_line(cplab::cli::describe_context(file.context));
+  check_one_line(cplab::perf::describe_missing(file));
+  check_one_line(cplab::perf::describe_context(file.context));
 }
 
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string input(reinterpret_cast<const char*>(data), size);
-  std::vector<cplab::cli::BenchFile> files;
+  std::vector<cplab::perf::BenchFile> files;
   std::size_t start = 0;
   while (files.size() < 4 && start <= input.size()) {
     std::size_t end = input.find('\0', start);
     if (end == std::string::npos) end = input.size();
     const std::string text = input.substr(start, end - start);
     // What bench run keeps of a suite's output that does not parse.
-    const cplab::cli::BenchJson parsed = cplab::cli::parse_bench_json(text);
+    const cplab::perf::BenchJson parsed = cplab::perf::parse_bench_json(text);
     if (parsed.offset > text.size()) __builtin_trap();
     if (parsed.complete != parsed.error.empty()) __builtin_trap();
     try {
-      files.push_back(cplab::cli::read_bench_text(text, "f" + std::to_string(files.size())));
+      files.push_back(cplab::perf::read_bench_text(text, "f" + std::to_string(files.size())));
     } catch (const cplab::Error& e) {
       check_one_line(e.what());
       return 0;
@@ -66,12 +66,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     start = end + 1;
   }
   if (files.size() >= 2) {
-    const std::vector<cplab::cli::BenchChange> changes =
-        cplab::cli::compare_files(files[0], files[1], {});
+    const std::vector<cplab::perf::BenchChange> changes =
+        cplab::perf::compare_files(files[0], files[1], {});
     std::size_t names = files[0].series.size();
-    for (const cplab::cli::BenchSeries& s : files[1].series) names += files[0].find(s.name) ? 0 : 1;
+    for (const cplab::perf::BenchSeries& s : files[1].series)
+      names += files[0].find(s.name) ? 0 : 1;
     if (changes.size() != names) __builtin_trap();
-    for (const cplab::cli::BenchChange& c : changes) {
+    for (const cplab::perf::BenchChange& c : changes) {
       if (c.note.empty() != !c.verdict.empty()) __builtin_trap();
       if (c.comparable && (!(c.base > 0.0) || !(c.now > 0.0) || !std::isfinite(c.change)))
         __builtin_trap();
@@ -79,9 +80,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       check_one_line(c.verdict + c.note);
     }
   }
-  for (const cplab::cli::HistorySeries& series : cplab::cli::history_series(files, 10.0)) {
+  for (const cplab::perf::HistorySeries& series : cplab::perf::history_series(files, 10.0)) {
     if (series.points.empty()) __builtin_trap();
-    for (const cplab::cli::HistoryPoint& p : series.points) {
+    for (const cplab::perf::HistoryPoint& p : series.points) {
       if (!std::isfinite(p.median) || p.lo > p.hi) __builtin_trap();
     }
   }

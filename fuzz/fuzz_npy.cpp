@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <string>
 
-#include "cli/npy.hpp"
+#include "io/npy.hpp"
 #include "reference/types/error.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -21,7 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size > 0) std::fwrite(data, 1, size, file);
   std::fclose(file);
   try {
-    const cplab::Tensor t = cplab::cli::npy::read(path);
+    const cplab::Tensor t = cplab::io::npy::read(path);
     // What was read must fit in what was given (a wrapped size check would break this).
     if (t.nbytes() > size) __builtin_trap();
   } catch (const cplab::Error&) {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/npy.hpp"
+#include "io/npy.hpp"
 #include "reports/sweep_report.hpp"
 
 namespace {
@@ -76,7 +76,7 @@ int main(int argc, char** argv) {
     const fs::path path = npy_dir / "scratch.npy";
     cplab::Tensor t(dtype, shape);
     for (std::int64_t i = 0; i < t.numel(); ++i) t.set(i, static_cast<double>(i % 3));
-    cplab::cli::npy::write(path.string(), t);
+    cplab::io::npy::write(path.string(), t);
     put(npy_dir, n, read(path));
     fs::remove(path);
   }

@@ -9,8 +9,8 @@
 #include <map>
 #include <string>
 
+#include "common/limits.hpp"
 #include "reference/types/error.hpp"
-#include "reference/types/limits.hpp"
 
 namespace cplab::layouts {
 

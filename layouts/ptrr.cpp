@@ -1,8 +1,8 @@
 // What a caller may ask of ptrr: its block size B.
 #include "layouts/ptrr.hpp"
 
+#include "common/limits.hpp"
 #include "layouts/divisors.hpp"
-#include "reference/types/limits.hpp"
 
 namespace cplab::layouts {
 

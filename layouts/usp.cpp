@@ -1,7 +1,7 @@
 // What a caller may ask of usp: its ring degree R (U = C/R).
 #include "layouts/usp.hpp"
 
-#include "reference/types/limits.hpp"
+#include "common/limits.hpp"
 
 namespace cplab::layouts {
 

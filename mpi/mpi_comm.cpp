@@ -9,10 +9,10 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "comm/wire_bytes.hpp"
 #include "mpi/session.hpp"
 #include "mpi/transport.hpp"
 #include "reference/types/error.hpp"
-#include "sim/wire_bytes.hpp"
 
 namespace cplab::mpi {
 namespace {

@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/comm.hpp"
+#include "comm/comm.hpp"
 
 namespace cplab::mpi {
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/comm.hpp"
+#include "comm/comm.hpp"
 
 namespace cplab::mpi {
 

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "comm/wait_for.hpp"
 #include "reference/types/error.hpp"
-#include "sim/wait_for.hpp"
 
 namespace cplab::mpi::detail {
 

@@ -7,7 +7,7 @@
 // way (sent count = received count), asks every process to confirm that it has not moved since
 // its report. When all confirm, there was one moment when every process waited for a message that
 // nobody had sent: nothing can ever arrive. Then every process whose wait belongs to a run stops
-// at once with the wait-for picture (sim/wait_for.hpp); processes waiting for the run's results
+// at once with the wait-for picture (comm/wait_for.hpp); processes waiting for the run's results
 // keep waiting and receive the stopped ranks' results. A process that is busy, gone or killed
 // never confirms: the wait's timeout stays for those.
 //
@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/wait_for.hpp"
+#include "comm/wait_for.hpp"
 
 namespace cplab::mpi::detail {
 

@@ -2,10 +2,10 @@
 
 #include <chrono>
 
+#include "comm/thread_comm.hpp"
 #include "properties/case_data.hpp"
 #include "reference/plan.hpp"
 #include "reference/types/error.hpp"
-#include "sim/thread_comm.hpp"
 
 namespace cplab::properties {
 

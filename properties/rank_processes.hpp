@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/comm.hpp"
+#include "comm/comm.hpp"
 
 namespace cplab::properties {
 

@@ -21,6 +21,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/limits.hpp"
 #include "layouts/layout_option.hpp"
 #include "properties/case.hpp"
 #include "properties/coverage.hpp"
@@ -28,7 +29,6 @@
 #include "properties/layout_table.hpp"
 #include "reference/plan.hpp"
 #include "reference/types/error.hpp"
-#include "reference/types/limits.hpp"
 
 namespace cplab::properties {
 namespace {

@@ -6,7 +6,7 @@
 #include <new>
 #include <system_error>
 
-#include "cli/errors.hpp"
+#include "common/untrusted_text.hpp"
 #include "reference/types/error.hpp"
 
 namespace cplab::python {
@@ -41,7 +41,7 @@ void raise_check_failed(const std::string& message, py::dict details) {
   throw py::error_already_set();
 }
 
-std::string one_line(const std::string& message) { return cli::escape_untrusted(message); }
+std::string one_line(const std::string& message) { return escape_untrusted(message); }
 
 void register_errors(py::module_& m) {
   error_class();  // fails the import, not a later call, when cplab._error is missing

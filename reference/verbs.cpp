@@ -1,8 +1,8 @@
 // The global coordinate verbs: caller rows → padded global stream → rank shards, and back.
 #include "reference/verbs.hpp"
 
+#include "common/token_moves.hpp"
 #include "reference/plan_lengths.hpp"
-#include "reference/types/token_moves.hpp"
 
 namespace cplab::reference {
 

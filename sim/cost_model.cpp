@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
+#include "comm/wire_bytes.hpp"
 #include "sim/layout_map.hpp"
-#include "sim/wire_bytes.hpp"
 
 namespace cplab::sim {
 namespace {

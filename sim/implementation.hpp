@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "comm/comm.hpp"
 #include "reference/types/batch.hpp"
 #include "reference/types/error.hpp"
 #include "reference/types/layout_spec.hpp"
@@ -17,7 +18,6 @@
 #include "reference/types/ulysses_heads.hpp"
 #include "sim/attention/cp_attention.hpp"
 #include "sim/attention/schedule.hpp"
-#include "sim/comm.hpp"
 
 namespace cplab {
 

@@ -1,7 +1,7 @@
 #include "sim/layout_map.hpp"
 
+#include "common/map_checks.hpp"
 #include "reference/types/error.hpp"
-#include "reference/types/map_checks.hpp"
 
 namespace cplab::sim {
 

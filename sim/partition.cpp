@@ -6,8 +6,8 @@
 #include <queue>
 #include <utility>
 
+#include "common/map_checks.hpp"
 #include "reference/types/error.hpp"
-#include "reference/types/map_checks.hpp"
 #include "sim/index_math.hpp"
 
 namespace cplab::sim {

@@ -6,8 +6,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "common/token_moves.hpp"
 #include "reference/types/error.hpp"
-#include "reference/types/token_moves.hpp"
 #include "sim/sim_implementation.hpp"
 
 namespace cplab::sim {

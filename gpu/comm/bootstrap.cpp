@@ -6,10 +6,10 @@
 #include <memory>
 #include <mutex>
 
+#include "comm/rank_threads.hpp"
 #include "gpu/comm/device_sim_comm.hpp"
 #include "gpu/comm/nccl_comm.hpp"
 #include "reference/types/error.hpp"
-#include "sim/rank_threads.hpp"
 
 namespace cplab::gpu {
 namespace {

@@ -2,8 +2,8 @@
 // A Comm whose buffers are device memory: the GPU implementation hands it device pointers and
 // orders its kernels on the comm's stream. Comms that are not DeviceComms (ThreadComm) get host
 // buffers, staged by the implementation.
+#include "comm/comm.hpp"
 #include "gpu/device.hpp"
-#include "sim/comm.hpp"
 
 namespace cplab::gpu {
 

@@ -3,11 +3,11 @@
 #include <exception>
 #include <thread>
 
+#include "comm/wire_bytes.hpp"
 #include "gpu/comm/device_sim_group.hpp"
 #include "gpu/comm/reduce_elem.hpp"
 #include "gpu/kernels/reduce_elementwise.hpp"
 #include "reference/types/error.hpp"
-#include "sim/wire_bytes.hpp"
 
 namespace cplab::gpu {
 namespace {

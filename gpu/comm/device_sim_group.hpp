@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/comm.hpp"
-#include "sim/rendezvous.hpp"
+#include "comm/comm.hpp"
+#include "comm/rendezvous.hpp"
 
 namespace cplab::gpu::detail {
 

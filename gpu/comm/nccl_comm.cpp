@@ -6,10 +6,10 @@
 #include <cstring>
 #include <thread>
 
+#include "comm/wire_bytes.hpp"
 #include "gpu/comm/reduce_elem.hpp"
 #include "gpu/cuda_check.hpp"
 #include "reference/types/error.hpp"
-#include "sim/wire_bytes.hpp"
 
 namespace cplab::gpu {
 namespace {

@@ -1,8 +1,8 @@
 #pragma once
 // DType and ReduceOp of the Comm interface onto the device reduction's types
 // (gpu/kernels/reduce_elementwise).
+#include "comm/comm.hpp"
 #include "gpu/kernels/reduce_elementwise.hpp"
-#include "sim/comm.hpp"
 
 namespace cplab::gpu {
 

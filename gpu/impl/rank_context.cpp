@@ -4,9 +4,9 @@
 #include <memory>
 #include <vector>
 
+#include "comm/rank_threads.hpp"
 #include "gpu/comm/bootstrap.hpp"
 #include "reference/types/error.hpp"
-#include "sim/rank_threads.hpp"
 
 namespace cplab::gpu {
 namespace {

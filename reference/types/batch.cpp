@@ -5,7 +5,7 @@
 #include <numeric>
 #include <utility>
 
-#include "reference/types/limits.hpp"
+#include "common/limits.hpp"
 #include "reference/types/standard_keys.hpp"
 
 namespace cplab {

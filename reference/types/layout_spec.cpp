@@ -3,12 +3,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <algorithm>
-
+#include "common/limits.hpp"
 #include "layouts/layout_option.hpp"
-#include "reference/plan.hpp"
 #include "reference/types/error.hpp"
-#include "reference/types/limits.hpp"
 
 namespace cplab {
 
@@ -17,10 +14,11 @@ void validate_spec(const LayoutSpec& spec) {
   CPLAB_CHECK(spec.microbatches >= 1,
               "pipeline microbatches must be at least 1, got microbatches={}", spec.microbatches);
   limits::check_spec(spec);  // C and the options in range, so that C·m and K·C cannot overflow
-  // The registry is the one list of layout names; an unknown name lists the known ones.
-  const std::vector<std::string> names = reference::layout_names();
-  CPLAB_CHECK(std::find(names.begin(), names.end(), spec.layout) != names.end(),
-              "unknown layout '{}'; known layouts: {}", spec.layout, fmt::join(names, ", "));
+  // The declarations are the one list of layout names; an unknown name lists the known ones.
+  if (layouts::find_declaration(spec.layout) != nullptr) return;
+  std::vector<std::string> names;
+  for (const layouts::LayoutDeclaration& d : layouts::declarations()) names.emplace_back(d.name);
+  CPLAB_FAIL("unknown layout '{}'; known layouts: {}", spec.layout, fmt::join(names, ", "));
 }
 
 std::string spec_brief(const LayoutSpec& spec) {

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <span>
 
+#include "common/map_checks.hpp"
 #include "reference/types/error.hpp"
-#include "reference/types/map_checks.hpp"
 
 namespace cplab {
 namespace {

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "reference/types/block_cache.hpp"
+#include "common/block_cache.hpp"
 #include "reference/types/dtype.hpp"
 
 namespace cplab {

@@ -7,10 +7,10 @@
 #include <cstdint>
 #include <vector>
 
+#include "comm/comm.hpp"
 #include "reference/types/dtype.hpp"
 #include "reference/types/tensor.hpp"
 #include "sim/attention/schedule.hpp"
-#include "sim/comm.hpp"
 
 namespace cplab::sim {
 

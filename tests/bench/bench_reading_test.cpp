@@ -6,11 +6,11 @@
 #include <cmath>
 #include <string>
 
-#include "cli/bench_compare.hpp"
-#include "cli/bench_json.hpp"
-#include "cli/bench_results.hpp"
+#include "perf/bench_compare.hpp"
+#include "perf/bench_json.hpp"
+#include "perf/bench_results.hpp"
 
-namespace cplab::cli {
+namespace cplab::perf {
 namespace {
 
 std::string entry(const std::string& name, const std::string& real_time, const std::string& ratio) {
@@ -178,4 +178,4 @@ TEST(BenchCompareZero, a_positive_base_still_gets_its_change_and_verdict) {
 }
 
 }  // namespace
-}  // namespace cplab::cli
+}  // namespace cplab::perf

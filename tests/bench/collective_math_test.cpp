@@ -7,7 +7,7 @@
 
 #include <vector>
 
-#include "sim/thread_comm.hpp"
+#include "comm/thread_comm.hpp"
 
 namespace cplab::bench {
 namespace {

@@ -1,9 +1,9 @@
 // The U test behind `cplab bench compare`, on samples whose p-values are known.
-#include "cli/mann_whitney.hpp"
+#include "perf/mann_whitney.hpp"
 
 #include <gtest/gtest.h>
 
-namespace cplab::cli {
+namespace cplab::perf {
 namespace {
 
 TEST(MannWhitney, separated_samples_of_five_have_the_exact_smallest_p) {
@@ -43,4 +43,4 @@ TEST(MannWhitney, large_separated_samples_use_the_normal_approximation) {
 }
 
 }  // namespace
-}  // namespace cplab::cli
+}  // namespace cplab::perf

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/npy.hpp"
+#include "io/npy.hpp"
 #include "layouts/layout_option.hpp"
 #include "reference/plan.hpp"
 #include "tests/support/cli.hpp"
@@ -385,13 +385,13 @@ TEST(BadInput, NpyFiles) {
     return dir.file(name);
   };
   Tensor labels(DType::i64, {1, 4});
-  cli::npy::write(dir.file("labels.npy"), labels);
+  io::npy::write(dir.file("labels.npy"), labels);
   Tensor logits(DType::f32, {1, 4, 3});
   logits.set(5, std::nan(""));
-  cli::npy::write(dir.file("nan.npy"), logits);
+  io::npy::write(dir.file("nan.npy"), logits);
   logits.set(5, 0.0);
   logits.set(7, -std::numeric_limits<double>::infinity());
-  cli::npy::write(dir.file("inf.npy"), logits);
+  io::npy::write(dir.file("inf.npy"), logits);
   // 2^62 × 4 bytes wraps to 0: the size check must not pass it as an empty file.
   const std::string wrap = raw_npy(
       "wrap.npy",

@@ -1,5 +1,5 @@
 // The exit-status contract's one place (cli/errors.hpp): which exception gives which status and
-// line, escaping of untrusted text; and the limits of reference/types/limits.hpp at their edges
+// line, escaping of untrusted text; and the limits of common/limits.hpp at their edges
 // (the accepted sides that are too costly to reach through the command line).
 #include "cli/errors.hpp"
 
@@ -11,10 +11,10 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "common/limits.hpp"
 #include "layouts/contiguous.hpp"
 #include "layouts/magi.hpp"
 #include "reference/types/error.hpp"
-#include "reference/types/limits.hpp"
 #include "reference/types/tensor.hpp"
 
 namespace cplab::clitest {
@@ -60,11 +60,11 @@ TEST(ExitStatus, EachKindOfErrorHasItsStatusAndOneLine) {
 }
 
 TEST(ExitStatus, UntrustedTextIsEscapedAndCut) {
-  EXPECT_EQ(cli::escape_untrusted("plain · ℓ text"), "plain · ℓ text");  // valid UTF-8 kept
-  EXPECT_EQ(cli::escape_untrusted("a\nb\x1b[2J\x7f"), "a\\x0ab\\x1b[2J\\x7f");
-  EXPECT_EQ(cli::escape_untrusted("\xff\xc3(\xe2\x82"), "\\xff\\xc3(\\xe2\\x82");  // invalid UTF-8
-  EXPECT_EQ(cli::escape_untrusted("\xed\xa0\x80"), "\\xed\\xa0\\x80");             // a surrogate
-  EXPECT_EQ(cli::escape_untrusted(std::string(20, 'x'), 8), "xxxxxxxx …(12 more bytes)");
+  EXPECT_EQ(escape_untrusted("plain · ℓ text"), "plain · ℓ text");  // valid UTF-8 kept
+  EXPECT_EQ(escape_untrusted("a\nb\x1b[2J\x7f"), "a\\x0ab\\x1b[2J\\x7f");
+  EXPECT_EQ(escape_untrusted("\xff\xc3(\xe2\x82"), "\\xff\\xc3(\\xe2\\x82");  // invalid UTF-8
+  EXPECT_EQ(escape_untrusted("\xed\xa0\x80"), "\\xed\\xa0\\x80");             // a surrogate
+  EXPECT_EQ(escape_untrusted(std::string(20, 'x'), 8), "xxxxxxxx …(12 more bytes)");
   EXPECT_EQ(report(Error("name 'a\nb'")).err, "cplab: error: name 'a\\x0ab'\n");
 }
 

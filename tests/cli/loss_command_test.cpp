@@ -6,7 +6,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "cli/npy.hpp"
+#include "io/npy.hpp"
 #include "layouts/magi.hpp"
 #include "reference/loss.hpp"
 #include "reference/plan.hpp"
@@ -72,9 +72,9 @@ TEST_P(LossCommandTest, json_agrees_with_the_reference) {
     ++checked;
     const reference::LossReference ref =
         reference::shifted_loss_caller(plan, in.logits, in.labels, in.valid);
-    cli::npy::write(dir.file("logits.npy"), in.logits);
-    cli::npy::write(dir.file("labels.npy"), in.labels);
-    cli::npy::write(dir.file("valid.npy"), in.valid);
+    io::npy::write(dir.file("logits.npy"), in.logits);
+    io::npy::write(dir.file("labels.npy"), in.labels);
+    io::npy::write(dir.file("valid.npy"), in.valid);
     std::string args = "loss --layout " + layout + " --cp " + std::to_string(cp) + " --logits " +
                        dir.file("logits.npy") + " --labels " + dir.file("labels.npy") +
                        " --valid " + dir.file("valid.npy") + " --chunk-size 3 --json";
@@ -102,8 +102,8 @@ TEST_P(LossCommandTest, json_agrees_with_the_reference) {
   if (checked == 0) {
     // A row of 13, refused like the ones above (16 would be one document of a multiple of 2C).
     const Inputs in = inputs(1, 13, 7);
-    cli::npy::write(dir.file("logits.npy"), in.logits);
-    cli::npy::write(dir.file("labels.npy"), in.labels);
+    io::npy::write(dir.file("logits.npy"), in.logits);
+    io::npy::write(dir.file("labels.npy"), in.labels);
     const CliRun run =
         run_cplab("loss --layout " + layout + " --cp " + std::to_string(cp) + " --logits " +
                   dir.file("logits.npy") + " --labels " + dir.file("labels.npy") + " --json");
@@ -119,8 +119,8 @@ class LossCommandErrors : public ::testing::Test {
  protected:
   void SetUp() override {
     const Inputs in = inputs(1, 16, 7);
-    cli::npy::write(dir_.file("logits.npy"), in.logits);
-    cli::npy::write(dir_.file("labels.npy"), in.labels);
+    io::npy::write(dir_.file("logits.npy"), in.logits);
+    io::npy::write(dir_.file("labels.npy"), in.labels);
   }
   CliRun loss(const std::string& logits, const std::string& labels, const std::string& extra = "") {
     return run_cplab("loss --layout head-tail --cp 2 --logits " + logits + " --labels " + labels +
@@ -143,16 +143,16 @@ TEST_F(LossCommandErrors, not_an_npy_file) {
 }
 
 TEST_F(LossCommandErrors, labels_that_do_not_match_the_logits) {
-  cli::npy::write(dir_.file("short.npy"), Tensor(DType::i64, {1, 15}));
+  io::npy::write(dir_.file("short.npy"), Tensor(DType::i64, {1, 15}));
   expect_usage_error(loss(dir_.file("logits.npy"), dir_.file("short.npy")),
                      {"[1, 16]", "i64[1, 15]"});
-  cli::npy::write(dir_.file("floats.npy"), Tensor(DType::f32, {1, 16}));
+  io::npy::write(dir_.file("floats.npy"), Tensor(DType::f32, {1, 16}));
   expect_usage_error(loss(dir_.file("logits.npy"), dir_.file("floats.npy")),
                      {"int64 or int32", "f32[1, 16]"});
 }
 
 TEST_F(LossCommandErrors, valid_mask_of_the_wrong_shape_or_type) {
-  cli::npy::write(dir_.file("valid.npy"), Tensor(DType::f32, {1, 16}));
+  io::npy::write(dir_.file("valid.npy"), Tensor(DType::f32, {1, 16}));
   expect_usage_error(
       loss(dir_.file("logits.npy"), dir_.file("labels.npy"), "--valid " + dir_.file("valid.npy")),
       {"bool or uint8", "f32[1, 16]"});
@@ -174,8 +174,8 @@ namespace {
 TEST(LossCommandImplementations, a_mutant_shows_its_error_and_sim_does_not) {
   ScratchDir dir;
   const Inputs in = inputs(1, 16, 7);
-  cli::npy::write(dir.file("logits.npy"), in.logits);
-  cli::npy::write(dir.file("labels.npy"), in.labels);
+  io::npy::write(dir.file("logits.npy"), in.logits);
+  io::npy::write(dir.file("labels.npy"), in.labels);
   auto err_of = [&](const std::string& impl) {
     const CliRun run =
         run_cplab("loss --layout head-tail --cp 2 --logits " + dir.file("logits.npy") +

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <ostream>
 
+#include "comm/thread_comm.hpp"
 #include "gpu/comm/device_sim_comm.hpp"
 #include "gpu/implementation.hpp"
 #include "gpu_test.hpp"
@@ -16,7 +17,6 @@
 #include "layouts/usp.hpp"
 #include "reference/plan.hpp"
 #include "sim/layout_descriptor.hpp"
-#include "sim/thread_comm.hpp"
 
 namespace cplab::gputest {
 namespace {

@@ -4,10 +4,10 @@
 
 #include <atomic>
 
+#include "comm/thread_comm.hpp"
 #include "gpu/comm/bootstrap.hpp"
 #include "gpu_test.hpp"
 #include "reference/types/error.hpp"
-#include "sim/thread_comm.hpp"
 #include "tests/support/fixtures.hpp"
 
 namespace cplab::gputest {

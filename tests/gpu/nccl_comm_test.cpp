@@ -2,10 +2,10 @@
 // and bootstrapped over a host comm. With one GPU that is a group of one: still NCCL's code path.
 #include "gpu/comm/nccl_comm.hpp"
 
+#include "comm/thread_comm.hpp"
 #include "gpu/comm/bootstrap.hpp"
 #include "gpu_test.hpp"
 #include "reference/types/error.hpp"
-#include "sim/thread_comm.hpp"
 
 namespace cplab::gputest {
 namespace {

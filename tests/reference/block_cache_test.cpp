@@ -1,6 +1,6 @@
 // Large tensors' blocks are reused from the block cache (no fresh pages per tensor), and the
 // cache stays within its bound.
-#include "reference/types/block_cache.hpp"
+#include "common/block_cache.hpp"
 
 #include <gtest/gtest.h>
 

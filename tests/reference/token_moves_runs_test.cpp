@@ -5,7 +5,7 @@
 
 #include <random>
 
-#include "reference/types/token_moves.hpp"
+#include "common/token_moves.hpp"
 
 namespace cplab {
 namespace {

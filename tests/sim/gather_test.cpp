@@ -5,8 +5,8 @@
 
 #include <mutex>
 
+#include "common/token_moves.hpp"
 #include "reference/plan.hpp"
-#include "reference/types/token_moves.hpp"
 #include "reference/verbs.hpp"
 #include "sim_runner.hpp"
 

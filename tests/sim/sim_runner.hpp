@@ -5,8 +5,8 @@
 #include <functional>
 #include <vector>
 
+#include "comm/thread_comm.hpp"
 #include "sim/sim_implementation.hpp"
-#include "sim/thread_comm.hpp"
 #include "support.hpp"
 
 namespace cplab::simtest {

@@ -53,6 +53,7 @@ inline constexpr int kTimedOut = 124;
 // kill_after_seconds > 0 it is killed then (timeout -s KILL), and its status is kTimedOut.
 inline CliRun run_cplab(const std::string& args, int kill_after_seconds = 0) {
 #ifndef CPLAB_BINARY
+  (void)kill_after_seconds;
   ADD_FAILURE() << "built without the cplab executable; cannot run: cplab " << args;
   return {};
 #else
