@@ -1,7 +1,8 @@
 // DESIGN.md, layouts as data: outside a layout's own files nothing compares a layout's name or
 // switches on a layout kind; code reads the layout's descriptor instead. Greps every source file
-// of every module (layouts/, reference/, io/, check/, sim/, gpu/, mpi/, properties/, reports/,
-// cli/, python/, bench/, fuzz/ and tests/) for the names every registry holds.
+// of every module (layouts/, common/, reference/, io/, comm/, sim/, check/, gpu/, mpi/, perf/,
+// properties/, reports/, cli/, python/, bench/, fuzz/ and tests/) for the names every registry
+// holds.
 // A layout's own files are those under a layouts/ folder named after it (thd.cpp, thd_map.hpp,
 // ptrr_mutants.cpp).
 #include <gtest/gtest.h>
@@ -123,8 +124,9 @@ TEST(LayoutNamesRule, nothing_outside_a_layouts_files_compares_its_name_or_switc
   ASSERT_GE(names.size(), 5u);
   int scanned = 0;
   std::vector<std::string> found;
-  for (const char* folder : {"layouts", "reference", "io", "check", "sim", "gpu", "mpi",
-                             "properties", "reports", "cli", "python", "bench", "fuzz", "tests"}) {
+  for (const char* folder :
+       {"layouts", "common", "reference", "io", "comm", "sim", "check", "gpu", "mpi", "perf",
+        "properties", "reports", "cli", "python", "bench", "fuzz", "tests"}) {
     const auto here = violations(root / folder, names, scanned);
     found.insert(found.end(), here.begin(), here.end());
   }
