@@ -30,10 +30,13 @@ std::vector<std::string> exchange(std::uint32_t epoch, const std::string& mine,
     if (q == w.rank) continue;
     peers.push_back(q);
     detail::post(q, detail::kResultTag, header, mine.data(), mine.size());
+    // CPLAB_MPI_FAULT_BETWEEN_RESULTS=RANK: killed once one peer has its result, not the rest.
+    if (peers.size() == 1) detail::die_if_named("CPLAB_MPI_FAULT_BETWEEN_RESULTS", w.rank);
   }
   // For the deadlock watch this process has left the run: it waits for the others' results.
   sim::RankActivity activity;
   activity.kind = sim::RankActivity::Kind::finished;
+  activity.call = what;  // what another process's timeout quotes (the picture says "finished")
   std::map<int, detail::Message> got =
       detail::collect(peers, detail::kResultTag, epoch, timeout.count(), false,
                       {what, w.rank, w.size, activity, false});

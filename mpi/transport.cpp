@@ -73,26 +73,40 @@ void pause(int round) {
   nanosleep(&ts, nullptr);
 }
 
+}  // namespace
+
+void die_if_named(const char* variable, int rank) {
+  const char* text = std::getenv(variable);
+  if (text != nullptr && std::atoi(text) == rank) ::raise(SIGKILL);
+}
+
+namespace {
+
 // Fault injection for the tests of a rank that dies before its first message:
 // CPLAB_MPI_FAULT_AT_START=RANK makes world rank RANK send itself SIGKILL as it comes to its first
 // wait, before it has said so to the others or finished joining cplab's communicator.
-void maybe_die_at_start(int rank) {
-  const char* text = std::getenv("CPLAB_MPI_FAULT_AT_START");
-  if (text != nullptr && std::atoi(text) == rank) ::raise(SIGKILL);
-}
+void maybe_die_at_start(int rank) { die_if_named("CPLAB_MPI_FAULT_AT_START", rank); }
+// CPLAB_MPI_FAULT_IN_SETUP=RANK: the same right after it has said so, before the setup is done.
+void maybe_die_in_setup(int rank) { die_if_named("CPLAB_MPI_FAULT_IN_SETUP", rank); }
 
 // Our own copy of the world's group is made by a collective of every process. MPI_Comm_dup would
 // wait forever for a process killed before it joined, so the copy is started as MPI starts
 // (MPI_Comm_idup) and finished by the first wait that needs it, against that wait's deadline.
-// Meanwhile every process says on MPI_COMM_WORLD that it has come this far, so that the ones
-// still waiting at the deadline can name the processes that never did.
+// Meanwhile every process says on MPI_COMM_WORLD that it has come this far, says so again every
+// kBeatMs while it waits, and says when its part of the setup is done, so that the ones still
+// waiting at the deadline can name the processes that never came, and the ones that came and
+// then fell silent (killed while the setup, which needs all of them, was under way).
 struct Channel {
   MPI_Comm comm = MPI_COMM_NULL;
   MPI_Request setup = MPI_REQUEST_NULL;
   bool started = false, ready = false, announced = false;
-  std::vector<char> heard;  // heard[r]: process r has come as far as its first wait
-  char word = 1;            // what each process sends the others when it does
+  std::vector<std::int64_t> last_heard;  // when process r last spoke (ms; 0: never)
+  std::vector<char> set_up;              // process r has finished its part of the setup
 };
+// The words (one byte, from buffers that live as long as the process).
+const char kStillHere = 1;
+const char kSetUp = 2;
+constexpr std::int64_t kBeatMs = 100;
 Channel& channel_state() {
   static auto* state = new Channel();  // never destroyed: MPI may use it while the process exits
   return *state;
@@ -102,7 +116,7 @@ constexpr int kArrivedTag = 32000;  // on MPI_COMM_WORLD, below the MPI_TAG_UB e
 constexpr std::int64_t kChannelSetupMs = 60000;
 
 // Data: what the deadlock watch counts (not its own word, not a failure notice).
-bool is_data(int tag) { return tag != kAbortTag && tag != kMonitorTag; }
+bool is_data(int tag) { return tag != kAbortTag && tag != kMonitorTag && tag != kLostTag; }
 
 // Fault injection for the tests of a rank that dies while its message is on the way:
 // CPLAB_MPI_FAULT_MID_MESSAGE="RANK BYTES" makes world rank RANK send itself SIGKILL right after
@@ -124,6 +138,24 @@ void maybe_die_mid_message(std::size_t bytes) {
 }  // namespace
 
 namespace {
+
+// Marks the world lost, and says why to every other process (kLostTag) first.
+void lose_world(const std::string& message) {
+  if (lost()) return;
+  Header header;
+  header.kind = Kind::lost;
+  header.count = message.size();
+  const World w = world();
+  for (int q = 0; q < w.size; ++q) {
+    if (q == w.rank) continue;
+    try {
+      post(q, kLostTag, header, message.data(), message.size());
+    } catch (const Error&) {
+      // A process this one cannot send to learns nothing; the others still do.
+    }
+  }
+  mark_lost(message);
+}
 
 // A matched message whose body MPI is still receiving. A large message's body is read from the
 // sender's memory after its header has arrived (Open MPI's shared-memory transport copies it
@@ -171,7 +203,7 @@ bool body_arrived(Incoming& in) {
         fmt::format("a message from rank {} could not be read ({}): the rank is gone", in.source,
                     mpi_error_text(code));
     in.request = MPI_REQUEST_NULL;
-    mark_lost(message);
+    lose_world(message);
     throw Stopped(message);
   }
   return done != 0;
@@ -207,7 +239,7 @@ bool try_receive_from(int source, int tag, Message& out) {
           "is gone or stuck",
           in.source, kControlMessageMs);
       abandon(std::move(in));
-      mark_lost(message);
+      lose_world(message);
       throw Stopped(message);
     }
     pause(round);
@@ -247,25 +279,36 @@ void await_channel(std::int64_t timeout_ms, const std::string& where) {
   const World w = world();
   start_channel();
   CPLAB_CHECK(!lost(), "{}: the MPI world is lost: {}", where, lost_reason());
+  const auto tell_everyone = [&](const char* word) {
+    for (int q = 0; q < w.size; ++q) {
+      if (q == w.rank) continue;
+      // A send that fails (to a process already gone) is not this process's error: the silence
+      // of that process names it at the deadline.
+      MPI_Request request = MPI_REQUEST_NULL;
+      if (MPI_Isend(word, 1, MPI_CHAR, q, kArrivedTag, MPI_COMM_WORLD, &request) == MPI_SUCCESS)
+        MPI_Request_free(&request);
+    }
+  };
+  std::int64_t last_beat = now_ms();
   if (!c.announced) {
     maybe_die_at_start(w.rank);
     c.announced = true;
-    c.heard.assign(static_cast<std::size_t>(w.size), 0);
-    c.heard[static_cast<std::size_t>(w.rank)] = 1;
-    for (int q = 0; q < w.size; ++q) {
-      if (q == w.rank) continue;
-      MPI_Request request = MPI_REQUEST_NULL;
-      CPLAB_CHECK(
-          MPI_Isend(&c.word, 1, MPI_CHAR, q, kArrivedTag, MPI_COMM_WORLD, &request) == MPI_SUCCESS,
-          "MPI_Isend to rank {} failed", q);
-      MPI_Request_free(&request);  // one byte from a buffer that lives as long as the process
-    }
+    c.last_heard.assign(static_cast<std::size_t>(w.size), 0);
+    c.set_up.assign(static_cast<std::size_t>(w.size), 0);
+    tell_everyone(&kStillHere);
+    maybe_die_in_setup(w.rank);
   }
   const std::int64_t deadline = now_ms() + timeout_ms;
   for (int round = 0;; ++round) {
     int done = 0;
     CPLAB_CHECK(MPI_Test(&c.setup, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS,
                 "{}: MPI_Comm_idup failed", where);
+    const std::int64_t now = now_ms();
+    c.last_heard[static_cast<std::size_t>(w.rank)] = now;
+    if (!done && now - last_beat >= kBeatMs) {
+      tell_everyone(&kStillHere);
+      last_beat = now;
+    }
     for (int flag = 1; flag;) {
       MPI_Status status;
       CPLAB_CHECK(
@@ -275,22 +318,44 @@ void await_channel(std::int64_t timeout_ms, const std::string& where) {
       char word = 0;
       MPI_Recv(&word, 1, MPI_CHAR, status.MPI_SOURCE, kArrivedTag, MPI_COMM_WORLD,
                MPI_STATUS_IGNORE);
-      c.heard[static_cast<std::size_t>(status.MPI_SOURCE)] = 1;
+      const auto q = static_cast<std::size_t>(status.MPI_SOURCE);
+      c.last_heard[q] = now;
+      if (word == kSetUp) c.set_up[q] = 1;
     }
     if (done) {
+      tell_everyone(&kSetUp);
       MPI_Comm_set_errhandler(c.comm, MPI_ERRORS_RETURN);
       c.ready = true;
       return;
     }
-    if (now_ms() >= deadline) {
-      std::vector<int> missing, arrived;
-      for (int q = 0; q < w.size; ++q)
-        (c.heard[static_cast<std::size_t>(q)] ? arrived : missing).push_back(q);
-      const std::string message = fmt::format(
-          "{}: starting cplab's own MPI communicator: no word from rank{} {} within {} ms "
-          "(arrived: {}); a process of the job is gone or stuck",
-          where, missing.size() == 1 ? "" : "s", ranks_text(missing), timeout_ms,
-          ranks_text(arrived));
+    if (now >= deadline) {
+      // Silent: came, then said nothing for several beats, its part of the setup not done.
+      const std::int64_t silent_ms = std::max<std::int64_t>(10 * kBeatMs, timeout_ms / 4);
+      std::vector<int> missing, arrived, silent;
+      for (int q = 0; q < w.size; ++q) {
+        const auto i = static_cast<std::size_t>(q);
+        (c.last_heard[i] != 0 ? arrived : missing).push_back(q);
+        if (c.last_heard[i] != 0 && !c.set_up[i] && now - c.last_heard[i] > silent_ms)
+          silent.push_back(q);
+      }
+      std::string message;
+      if (!missing.empty())
+        message = fmt::format(
+            "{}: starting cplab's own MPI communicator: no word from rank{} {} within {} ms "
+            "(arrived: {}); a process of the job is gone or stuck",
+            where, missing.size() == 1 ? "" : "s", ranks_text(missing), timeout_ms,
+            ranks_text(arrived));
+      else if (!silent.empty())
+        message = fmt::format(
+            "{}: starting cplab's own MPI communicator: no word from rank{} {} for more than {} "
+            "ms, after it arrived, and the setup (which needs every process) not done within {} "
+            "ms; a process of the job is gone or stuck",
+            where, silent.size() == 1 ? "" : "s", ranks_text(silent), silent_ms, timeout_ms);
+      else
+        message = fmt::format(
+            "{}: starting cplab's own MPI communicator: every process came and is still "
+            "answering, but MPI did not finish the setup within {} ms",
+            where, timeout_ms);
       mark_lost(message);
       throw Stopped(message);
     }
@@ -318,6 +383,8 @@ const char* kind_name(Kind kind) {
       return "abort";
     case Kind::result:
       return "result";
+    case Kind::lost:
+      return "lost";
     case Kind::wait_report:
       return "wait_report";
     case Kind::wait_ask:
@@ -405,6 +472,12 @@ std::map<int, Message> collect(const std::vector<int>& sources, int tag, std::ui
       }
     }
     if (got.size() == sources.size()) return got;
+    if (Message m; try_receive_from(MPI_ANY_SOURCE, kLostTag, m)) {
+      const std::string text(reinterpret_cast<const char*>(m.payload.data()), m.payload.size());
+      const std::string message = fmt::format("{}: rank {} gave up: {}", where, m.source, text);
+      mark_lost(message);
+      throw Stopped(message);
+    }
     if (watch_abort) {
       Message m;
       while (try_receive_from(MPI_ANY_SOURCE, kAbortTag, m)) {
@@ -419,15 +492,26 @@ std::map<int, Message> collect(const std::vector<int>& sources, int tag, std::ui
       for (int source : sources) (got.count(source) ? arrived : missing).push_back(source);
       for (const auto& [source, in] : arriving) midway.push_back(source);
       std::sort(arrived.begin(), arrived.end());
+      // A silent rank that waits itself, for another silent one, is not the one to name: say
+      // what it waits for, and name the rest (unless every silent rank waits: a cycle).
+      std::vector<int> named = missing;
+      std::string in_turn;
+      for (const WaitingInTurn& turn : waiting_in_turn(missing)) {
+        named.erase(std::remove(named.begin(), named.end(), turn.rank), named.end());
+        in_turn +=
+            fmt::format("; rank {} waits in turn for rank{} {}, {}", turn.rank,
+                        turn.sources.size() == 1 ? "" : "s", ranks_text(turn.sources), turn.call);
+      }
+      if (named.empty()) named = missing;
       const std::string message = fmt::format(
-          "{}: no word from rank{} {} within {} ms (arrived: {}{}); a rank is gone, stuck or "
+          "{}: no word from rank{} {} within {} ms (arrived: {}{}{}); a rank is gone, stuck or "
           "called another collective",
-          where, missing.size() == 1 ? "" : "s", ranks_text(missing), timeout_ms,
-          ranks_text(arrived),
+          where, named.size() == 1 ? "" : "s", ranks_text(named), timeout_ms, ranks_text(arrived),
+          in_turn,
           midway.empty() ? std::string()
                          : fmt::format("; begun and never completed: the message of rank{} {}",
                                        midway.size() == 1 ? "" : "s", ranks_text(midway)));
-      mark_lost(message);
+      lose_world(message);
       throw Stopped(message);
     }
     pause(round);

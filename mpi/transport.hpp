@@ -33,6 +33,7 @@ enum class Kind : std::uint8_t {
   message,  // send / recv
   abort,    // a rank failed: the payload is its message
   result,   // a rank's result of a run (the rank exchange)
+  lost,     // a rank gave up on the world (a peer silent past a deadline): the payload is why
   // The deadlock watch (wait_monitor.hpp), on its own tag:
   wait_report,    // what a process waits for, and its message counts
   wait_ask,       // has any process moved since its report?
@@ -61,6 +62,10 @@ struct Message {
 inline constexpr int kCollectiveTag = 1;
 inline constexpr int kAbortTag = 2;
 inline constexpr int kResultTag = 3;
+// (4 is the deadlock watch's, wait_monitor.hpp.) A notice that the world is lost, whatever the
+// run: a rank that times out tells the others why before it leaves, so that a survivor whose wait
+// was left one message short (a peer killed between its sends) still names the rank that is gone.
+inline constexpr int kLostTag = 5;
 inline constexpr int kUserTagBase = 16;
 
 // What a wait is for, for its error messages: "all_gather #3", the rank waiting, the group size;
@@ -77,8 +82,8 @@ struct Waiting {
 // cplab's own copy of the world's communicator: started as MPI starts (every process joins it
 // then), finished by the first wait that needs it. await_channel finishes it within timeout_ms,
 // or marks the world lost and throws Stopped naming the processes that never came as far as
-// their first wait (`where` begins the message). Every wait and send calls it (the rank runner
-// with the run's timeout first).
+// their first wait, or that came and then fell silent (`where` begins the message). Every wait and
+// send calls it (the rank runner with the run's timeout first).
 void start_channel();
 void await_channel(std::int64_t timeout_ms, const std::string& where);
 
@@ -92,6 +97,10 @@ void post_abort(int size, int self, std::uint32_t epoch, const std::string& mess
 // once when `watch_abort` and a rank reports that it failed in this epoch.
 std::map<int, Message> collect(const std::vector<int>& sources, int tag, std::uint32_t epoch,
                                std::int64_t timeout_ms, bool watch_abort, const Waiting& what);
+
+// Fault injection for the process tests (tests/mpi/process_tests.sh): SIGKILL to this process
+// when the environment variable `variable` names world rank `rank`.
+void die_if_named(const char* variable, int rank);
 
 // Before MPI_Finalize: waits up to timeout_ms for the sends in flight to complete (the standard
 // requires it; a receiver may still be reading one), then lets MPI forget the rest.

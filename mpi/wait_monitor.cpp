@@ -242,6 +242,30 @@ void count_received(int source, int tag) {
   bump();
 }
 
+std::vector<WaitingInTurn> waiting_in_turn(const std::vector<int>& ranks) {
+  const Monitor& m = monitor();
+  const World w = world();
+  std::vector<WaitingInTurn> out;
+  for (int q : ranks) {
+    if (q < 0 || q >= static_cast<int>(m.peers.size()) || q == w.rank) continue;
+    const WaitState& s = m.peers[static_cast<std::size_t>(q)];
+    if (s.version == 0 || !s.waiting || s.outstanding.empty()) continue;
+    const bool fresh = std::all_of(m.received.begin(), m.received.end(), [&](const auto& entry) {
+      if (entry.first.first != q) return true;
+      const auto sent = s.sent.find({w.rank, entry.first.second});
+      return entry.second <= (sent == s.sent.end() ? 0 : sent->second);
+    });
+    if (!fresh) continue;
+    WaitingInTurn turn;
+    turn.rank = q;
+    for (const auto& [source, received] : s.outstanding) turn.sources.push_back(source);
+    turn.call = s.activity.kind == sim::RankActivity::Kind::finished ? "for " + s.activity.call
+                                                                     : sim::doing(s.activity);
+    out.push_back(std::move(turn));
+  }
+  return out;
+}
+
 WaitScope::WaitScope(const sim::RankActivity& activity, const std::vector<int>& sources, int tag,
                      bool stoppable, std::string where) {
   Monitor& m = monitor();

@@ -42,6 +42,17 @@ class WaitScope {
   void poll();
 };
 
+// Of `ranks` (world ranks a wait heard nothing from), those that wait themselves by their latest
+// report, one that no later message of theirs contradicts (this process has not received more
+// from them than the report says they sent): whom each waits for, and in what. A timeout uses it
+// to name the ranks that are gone rather than the ones that wait for them in turn.
+struct WaitingInTurn {
+  int rank = -1;
+  std::vector<int> sources;
+  std::string call;  // "in all_gather #3", or the wait's own words ("for the results of run 4")
+};
+std::vector<WaitingInTurn> waiting_in_turn(const std::vector<int>& ranks);
+
 // How long a wait stays unchanged before this process reports it (milliseconds).
 inline constexpr std::int64_t kQuietMs = 10;
 

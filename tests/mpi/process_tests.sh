@@ -10,6 +10,10 @@
 #                              the way (the others hold its header; the rest never comes)
 #   kill_rank_at_start         the job left running, rank 1 killed before its first message (as
 #                              the others set up cplab's communicator, which needs every process)
+#   kill_rank_in_setup         the same, rank 1 killed right after it said it came, the setup
+#                              under way (the others heard it once, then nothing)
+#   kill_rank_between_results  the same, rank 1 killed between its sends of a run's result: rank 0
+#                              has it and goes on, rank 2 times out and tells rank 0 why
 #   refuses_ambiguous          a sweep under mpirun that says neither how to use the processes
 set -uo pipefail
 test_name=$1 cplab=$2 mpirun=$3
@@ -92,7 +96,7 @@ assert len(properties) >= 9, properties
 assert len(a["results"]) == len(properties) * 3 * 2, len(a["results"])  # x 3 layouts x (sim, gpu)
 PY
   ;;
-kill_rank | kill_rank_no_teardown | kill_rank_mid_message | kill_rank_at_start)
+kill_rank | kill_rank_no_teardown | kill_rank_mid_message | kill_rank_at_start | kill_rank_in_setup | kill_rank_between_results)
   if [ "$test_name" != kill_rank ]; then
     # Keep the job running when a process dies: the others must find out by themselves.
     export MPIRUN_FLAGS="--mca orte_abort_on_non_zero_status 0"
@@ -104,6 +108,12 @@ kill_rank | kill_rank_no_teardown | kill_rank_mid_message | kill_rank_at_start)
   elif [ "$test_name" = kill_rank_at_start ]; then
     # Once a blocking MPI_Comm_dup at the first message: the others waited in it forever.
     export CPLAB_MPI_FAULT_AT_START=1
+  elif [ "$test_name" = kill_rank_in_setup ]; then
+    # Once "no word from ranks none (arrived: 0, 1, 2)": it had come, so nobody was named.
+    export CPLAB_MPI_FAULT_IN_SETUP=1
+  elif [ "$test_name" = kill_rank_between_results ]; then
+    # Once rank 0 waited in the next run and named "ranks 1, 2": rank 2 had left without a word.
+    export CPLAB_MPI_FAULT_BETWEEN_RESULTS=1
   else
     export CPLAB_MPI_FAULT="kill 1 400"
   fi
@@ -149,12 +159,18 @@ kill_rank | kill_rank_no_teardown | kill_rank_mid_message | kill_rank_at_start)
     grep -Eq "rank [02]/3: stopped by the launcher \(SIGTERM\)" "$tmp/k.log" ||
       grep -q "no word from rank 1" "$tmp/k.log" || fail "no survivor named its end"
   else
-    grep -q "no word from rank 1 within 3000 ms" "$tmp/k.log" || fail "the survivors did not name rank 1"
+    grep -Eq "no word from rank 1 (within|for more than) [0-9]+ ms" "$tmp/k.log" ||
+      fail "the survivors did not name rank 1"
     # Each survivor says so on stderr when it finds out, rank 2 (which prints nothing else) too.
     for survivor in 0 2; do
       grep -Eq "^cplab: error: rank $survivor/[0-9]+: .*no word from ranks? ([0-9]+, )*1([^0-9]|$)" "$tmp/k.log" ||
         fail "rank $survivor did not name rank 1 on stderr"
     done
+    if [ "$test_name" = kill_rank_between_results ]; then
+      # Rank 2 waits for rank 1 too: rank 0 names rank 1 alone, by rank 2's word or its report.
+      grep -Eq "^cplab: error: rank 0/3: .*no word from rank 1 within" "$tmp/k.log" ||
+        fail "rank 0 did not name rank 1 alone"
+    fi
     report_is_whole "$tmp/k/report.json" || fail "rank 0's report is not whole"
     grep -q "no word from rank 1" "$tmp/k/report.json" || fail "the report does not name rank 1"
     grep -q '"complete": true' "$tmp/k/report.json" || fail "rank 0's report is not complete"
