@@ -33,13 +33,21 @@ std::vector<CpClass> drawable_cp_classes(const LayoutEntry& entry,
   return out;
 }
 
+// Whether the layout pads a row it is given (its row rule leaves the padding to it), rather than
+// leaving the padding to the caller: its documents' (per-document rule) or its row's (a length it
+// pads nothing of).
+bool pads_rows(const LayoutEntry& entry) {
+  using Of = sim::RowRule::Of;
+  const Of of = entry.descriptor->row_rule.of;
+  return of == Of::anything || of == Of::padded_length;
+}
+
 std::vector<BatchKind> layout_kinds(const LayoutEntry& entry) {
   std::vector<BatchKind> kinds;
   if (entry.bshd_rows) kinds.push_back(BatchKind::bshd);
   // A layout whose padding is the caller's never pads a row: it refuses one it would have to; a
   // layout that pads nothing takes no row it would pad.
-  if (entry.bshd_rows && !entry.cp_off && entry.caller_pad_unit == nullptr && !entry.pads_nothing)
-    kinds.push_back(BatchKind::bshd_padded);
+  if (entry.bshd_rows && !entry.cp_off && pads_rows(entry)) kinds.push_back(BatchKind::bshd_padded);
   if (entry.packed_rows) kinds.push_back(BatchKind::packed);
   return kinds;
 }
@@ -143,9 +151,7 @@ std::map<std::string, std::int64_t> declared_combinations(
       if (!rule_takes(rule, kind)) continue;
       // What needs C > 1 needs the layout to pad something (at C = 1 it is the identity): a layout
       // whose padding is the caller's, or that pads nothing, never gives it.
-      if (needs_cp_above_one(rule, kind) &&
-          (entry.caller_pad_unit != nullptr || entry.pads_nothing))
-        continue;
+      if (needs_cp_above_one(rule, kind) && !pads_rows(entry)) continue;
       std::vector<CpClass> cps;
       for (CpClass cp : classes) {
         if (!(needs_cp_above_one(rule, kind) && cp == CpClass::one)) cps.push_back(cp);

@@ -6,6 +6,7 @@
 
 #include "layouts/layout_option.hpp"
 #include "sim/layout_descriptor.hpp"
+#include "sim/row_acceptance.hpp"
 
 namespace cplab::properties {
 
@@ -43,22 +44,25 @@ I packed_row_len(const LayoutEntry& entry, const LayoutSpec& spec,
   return len;
 }
 
-// The multiple every document must occupy when the padding is the caller's (0: the layout pads).
-I caller_unit(const LayoutEntry& entry, const LayoutSpec& spec) {
-  return entry.caller_pad_unit != nullptr ? entry.caller_pad_unit(spec) : 0;
+// The multiple every document must occupy when the padding is the caller's (the row rule of
+// documents; 0: the layout pads). At C = 1 too: the caller pads for the layout as it would at C.
+I caller_unit(const LayoutSpec& spec) {
+  return sim::row_rule_of(spec) == sim::RowRule::Of::documents ? sim::row_rule_multiple(spec) : 0;
 }
 
-// Whether a layout whose padding is the caller's takes every row of the case (C > 1): every
-// document a multiple of its unit and the documents filling the row (a BSHD row: S a multiple).
+// Whether a layout whose padding is the caller's takes every row of the case (the contract's row
+// rule; every other layout: true, its rows are fitted where they are drawn).
 bool caller_padded(const LayoutEntry& entry, const Case& c) {
-  const I unit = caller_unit(entry, c.spec);
-  if (unit == 0 || c.spec.cp == 1) return true;
-  if (!c.packed()) return c.seq_len % unit == 0;
-  for (const std::vector<Document>& row : c.docs) {
-    if (occupancy(row) != c.seq_len) return false;
-    for (const Document& d : row) {
-      if ((d.real + d.extra) % unit != 0) return false;
+  if (caller_unit(c.spec) == 0) return true;
+  for (I b = 0; b < (c.packed() ? static_cast<I>(c.docs.size()) : 1); ++b) {
+    sim::RowShape row = sim::bshd_row(c.seq_len);
+    if (c.packed()) {
+      std::vector<I> slots;
+      for (const Document& d : c.docs[static_cast<std::size_t>(b)])
+        slots.push_back(d.real + d.extra);
+      row = sim::packed_row(std::move(slots), c.seq_len);
     }
+    if (!sim::rule_refusal(*entry.descriptor, c.spec, row).empty()) return false;
   }
   return true;
 }
@@ -173,7 +177,7 @@ rc::Gen<I> gen_cp(const std::vector<I>& allowed, std::optional<CpClass> cls) {
 
 rc::Gen<I> gen_bshd_len(const LayoutEntry& entry, const LayoutSpec& spec, I max_tokens,
                         std::optional<BatchKind> kind) {
-  if (const I caller = caller_unit(entry, spec); caller > 0) {
+  if (const I caller = caller_unit(spec); caller > 0) {
     // The padding is the caller's: S a multiple of the unit (one document), never a padded row.
     const I most = std::max<I>(1, max_tokens / caller);
     return gen::map(gen::weightedOneOf<I>({{3, gen::inRange<I>(1, std::min<I>(most, 4) + 1)},
@@ -210,8 +214,7 @@ rc::Gen<I> gen_bshd_len(const LayoutEntry& entry, const LayoutSpec& spec, I max_
 
 rc::Gen<std::vector<Document>> gen_packed_row(const LayoutEntry& entry, const LayoutSpec& spec,
                                               I max_tokens) {
-  if (const I unit = caller_unit(entry, spec); unit > 0)
-    return gen_caller_padded_row(unit, max_tokens);
+  if (const I unit = caller_unit(spec); unit > 0) return gen_caller_padded_row(unit, max_tokens);
   const I two_c = 2 * spec.cp;
   const auto lengths = [](I count_lo, I count_hi, rc::Gen<I> length) {
     return gen::exec([=] {
@@ -303,15 +306,13 @@ rc::Gen<Case> gen_case(const LayoutEntry& entry, const GenOptions& options) {
         c.docs.push_back(*gen_packed_row(entry, c.spec, options.max_tokens));
         longest = std::max(longest, occupancy(c.docs.back()));
       }
-      const I caller = caller_unit(entry, c.spec);
+      const I caller = caller_unit(c.spec);
       const I row_padding =
           caller > 0 ? 0
                      : *gen::weightedOneOf<I>({{3, gen::just<I>(0)}, {1, gen::inRange<I>(1, 6)}});
       c.seq_len = std::max<I>(1, longest + row_padding);
-      if (entry.fit_seq_len != nullptr) c.seq_len = entry.fit_seq_len(c.spec, c.seq_len);
-      // A layout that pads nothing takes only rows that are a multiple of its unit already.
-      if (entry.pads_nothing && c.spec.cp > 1)
-        c.seq_len = ceil_to(c.seq_len, entry.pad_unit(c.spec));
+      // Onto the nearest length the layout takes (one that pads nothing: a multiple of its unit).
+      c.seq_len = sim::nearest_accepted_len(c.spec, c.seq_len);
       // The caller pads every row to the longest: the rest goes to its last document.
       if (caller > 0) {
         for (auto& row : c.docs) row.back().extra += c.seq_len - occupancy(row);
@@ -322,7 +323,7 @@ rc::Gen<Case> gen_case(const LayoutEntry& entry, const GenOptions& options) {
                *gen::weightedOneOf<I>({{2, gen::just<I>(1)}, {1, gen::just<I>(2)}});
       c.seq_len = *gen_bshd_len(entry, c.spec, options.max_tokens,
                                 want_bshd ? std::optional<BatchKind>(cell->kind) : std::nullopt);
-      if (entry.fit_seq_len != nullptr) c.seq_len = entry.fit_seq_len(c.spec, c.seq_len);
+      c.seq_len = sim::nearest_accepted_len(c.spec, c.seq_len);
       c.row_positions = *gen::weightedOneOf<RowPositions>({{2, gen::just(RowPositions::arange)},
                                                            {1, gen::just(RowPositions::offset)},
                                                            {1, gen::just(RowPositions::restart)}});
@@ -405,11 +406,12 @@ std::vector<Case> domain_shrinks(const Case& c, const std::vector<I>& allowed_cp
     resolve_case_options(smaller);
     // A layout that takes only some lengths: S moves onto the nearest it takes at or above, else
     // the nearest below (never longer than c's, so that shrinking cannot go round in a circle).
-    if (entry.fit_seq_len != nullptr) {
-      I len = entry.fit_seq_len(smaller.spec, smaller.seq_len);
+    if (sim::row_rule_of(smaller.spec) == sim::RowRule::Of::padded_length) {
+      const auto fit = [&](I n) { return sim::nearest_accepted_len(smaller.spec, n); };
+      I len = fit(smaller.seq_len);
       if (len > c.seq_len) {
         len = std::min(smaller.seq_len, c.seq_len);
-        while (len >= 1 && entry.fit_seq_len(smaller.spec, len) != len) --len;
+        while (len >= 1 && fit(len) != len) --len;
         if (len < 1 || (smaller.packed() && len < occupancy_of(smaller.docs))) return;
       }
       smaller.seq_len = len;
@@ -553,8 +555,7 @@ std::vector<Case> domain_shrinks(const Case& c, const std::vector<I>& allowed_cp
   }
   // Where the padding is the caller's, whole units: a document (and its slots) out of a one-row
   // case, a document a unit shorter (its own padding first), a document's padding made real.
-  if (const I caller = caller_unit(entry, c.spec);
-      caller > 0 && c.spec.cp > 1 && c.docs.size() == 1) {
+  if (const I caller = caller_unit(c.spec); caller > 0 && c.spec.cp > 1 && c.docs.size() == 1) {
     const std::vector<Document>& row = c.docs.front();
     for (std::size_t i = 0; i < row.size(); ++i) {
       const I slots = row[i].real + row[i].extra;
@@ -602,11 +603,11 @@ std::vector<Case> domain_shrinks(const Case& c, const std::vector<I>& allowed_cp
   }
   // A layout whose padding is the caller's refuses the rest: keep only the rows it takes.
   std::erase_if(out, [&](const Case& s) { return !caller_padded(entry, s); });
-  if (entry.pads_nothing) {
+  if (sim::row_rule_of(c.spec) == sim::RowRule::Of::length) {
     // Rows it takes only: S a multiple of the unit (C > 1). A packed row shrinks to the multiple
     // that still holds its documents.
-    if (c.packed() && unit > 1) {
-      const I fits = ceil_to(occupancy_of(c.docs), unit);
+    if (c.packed() && partitions(entry, c.spec)) {
+      const I fits = sim::nearest_accepted_len(c.spec, occupancy_of(c.docs));
       if (fits < c.seq_len) {
         Case s = c;
         s.seq_len = fits;
@@ -619,7 +620,7 @@ std::vector<Case> domain_shrinks(const Case& c, const std::vector<I>& allowed_cp
     // still holds its documents (the row cannot lose one slot at a time).
     std::vector<Case> valid;
     for (Case& s : out) {
-      const I need = s.spec.cp > 1 ? entry.pad_unit(s.spec) : 1;
+      const I need = partitions(entry, s.spec) ? sim::row_rule_multiple(s.spec) : 1;
       if (s.packed() && ceil_to(occupancy_of(s.docs), need) < s.seq_len) {
         Case tight = s;
         tight.seq_len = ceil_to(occupancy_of(s.docs), need);

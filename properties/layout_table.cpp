@@ -38,8 +38,6 @@ std::vector<LayoutEntry> registered(std::vector<LayoutEntry> entries) {
                 "layout '{}' keeps whole local documents but registers no valid-count rule "
                 "(local_document_valid)",
                 entry.name);
-    entry.caller_pad_unit = entry.descriptor->caller_pad_unit;
-    entry.pads_nothing = entry.descriptor->pads_nothing;
   }
   std::sort(entries.begin(), entries.end(),
             [](const auto& a, const auto& b) { return a.name < b.name; });

@@ -72,17 +72,6 @@ struct LayoutEntry {
   // tokens rank `rank` holds when the document occupies `padded` stream slots (C > 1; SPEC §3).
   std::int64_t (*local_document_valid)(std::int64_t real, std::int64_t padded, std::int64_t cp,
                                        std::int64_t rank) = nullptr;
-  // The padding is the caller's (C > 1; nullptr: the layout pads): every document occupies a
-  // multiple of caller_pad_unit(spec) and the documents fill the row, so the generators draw only
-  // such rows (BSHD: S a multiple of it) and the shrinks keep them so. Copied from the descriptor.
-  std::int64_t (*caller_pad_unit)(const LayoutSpec&) = nullptr;
-  // The nearest caller row length at or above seq_len that the layout lays out under spec, the
-  // padding it adds unchanged where it can (nullptr: every length); generators and shrinks move S
-  // onto it, so that no case is one the layout refuses.
-  std::int64_t (*fit_seq_len)(const LayoutSpec& spec, std::int64_t seq_len) = nullptr;
-  // Pads nothing (C > 1): every row it is given must already be a multiple of pad_unit(spec)
-  // (copied from the descriptor).
-  bool pads_nothing = false;
   // The layout's promise for the critical path of its attention schedules (SPEC §13.4): a
   // failure message, or empty; nullptr: reported, not bounded.
   std::string (*schedule_balance)(const ScheduleBalanceFacts&) = nullptr;

@@ -37,6 +37,23 @@ enum class AttentionBlocking : std::uint8_t {
   whole,  // the whole buffer is one block, masked by global slot (stripe's shifted diagonal)
 };
 
+// What a layout asks of a row where it partitions (SPEC §3): one multiple, of one length. The
+// acceptance contract (sim/row_acceptance.hpp: accepts, refusal, nearest_accepted) reads it, and
+// nothing else decides which rows a layout takes.
+struct RowRule {
+  enum class Of : std::uint8_t {
+    anything,       // it pads any row
+    length,         // S itself: the layout pads nothing, the row's padding is the caller's
+    padded_length,  // L = ceil_to(S, pad_unit): the row as the layout pads it
+    documents,      // every document's slots (a BSHD row is one document), the documents filling
+                    // the row: the caller pads every document
+  };
+  Of of = Of::anything;
+  std::int64_t (*multiple)(const LayoutSpec&) = nullptr;  // required unless of = anything
+  const char* multiple_name = "";  // as the spec writes it ("C", "2C", "B·C")
+  const char* why = "";            // what needs the multiple, for the refusal ("" : nothing said)
+};
+
 struct LayoutDescriptor {
   const char* name = nullptr;
   int form = 0;  // its closed-form map type: index_math::form_of<Map>() (closed_forms.hpp)
@@ -71,16 +88,9 @@ struct LayoutDescriptor {
   // Whether the layout's options ask it to pad and map at C = 1 too (the one rank then holds the
   // whole padded stream); nullptr: never, every layout at C = 1 is the caller row as it is.
   bool (*partitions_at_cp1)(const LayoutSpec&) = nullptr;
-  // The padding is the caller's (C > 1; nullptr: the layout pads as pad_unit says): every document
-  // of a row (a BSHD row is one) occupies a multiple of caller_pad_unit(spec) slots and the
-  // documents fill the row, else the row is refused. The generators draw only such rows.
-  std::int64_t (*caller_pad_unit)(const LayoutSpec&) = nullptr;
-  // Whether a row padded to L = ceil_to(S, pad_unit(spec)) can be laid out at C > 1 (the layout
-  // refuses it otherwise, with an error); nullptr: every L. Suites ask before trying a row.
-  bool (*takes_padded_len)(const LayoutSpec& spec, std::int64_t padded_len) = nullptr;
-  // Pads nothing (C > 1): a row's S must already be a multiple of pad_unit(spec), else an error
-  // (the padding is the caller's).
-  bool pads_nothing = false;
+  // What it asks of a row where it partitions: one multiple of one length (sim/row_acceptance.hpp
+  // is the one place that reads it; default: it pads any row).
+  RowRule row_rule = {};
   // Ranks attend through varlen segments (cu_seqlens_q, cu_seqlens_k and a slice of the gathered
   // keys, PartitionRules::varlen_segments) instead of the document-causal mask over every key.
   bool varlen_segments = false;

@@ -10,6 +10,7 @@
 #include "reference/types/error.hpp"
 #include "sim/index_math.hpp"
 #include "sim/partition.hpp"
+#include "sim/row_acceptance.hpp"
 
 namespace cplab::sim {
 namespace {
@@ -81,20 +82,12 @@ RowStream row_stream(const LayoutSpec& spec, const MicrobatchRows& rows,
   stream.cp = spec.cp;
   stream.caller_len = rows.caller_len;
   stream.packed = rows.packed;
-  const std::int64_t cp = spec.cp, len = rows.caller_len;
-  if (!layout.bshd_rows) {
-    CPLAB_CHECK(rows.packed,
-                "{} partitions packed rows (documents with seq_lens); got a BSHD row of S={}",
-                layout.name, len);
-    CPLAB_CHECK(!rows.seq_lens.empty(),
-                "{}: a packed row with no documents (S={}) has nothing to partition", layout.name,
-                len);
-  }
-  CPLAB_CHECK(layout.packed_rows || !rows.packed,
-              "{} partitions BSHD rows; got a packed row of S={}", layout.name, len);
-  if (layout.cp_off) {
-    CPLAB_CHECK(cp == 1, "the {} layout is CP off: it needs cp=1, got cp={}", layout.name, cp);
-  }
+  const std::int64_t len = rows.caller_len;
+  const RowShape shape =
+      rows.packed
+          ? packed_row(rows.seq_lens_padded.empty() ? rows.seq_lens : rows.seq_lens_padded, len)
+          : bshd_row(len);
+  if (std::string why = kind_refusal(layout, spec, shape); !why.empty()) CPLAB_FAIL("{}", why);
   layouts::check_options(spec);  // every option inside its declared range
   if (layout.check_spec != nullptr) layout.check_spec(spec);
   if (!partitions(layout, spec)) {  // C = 1: the caller row as it is (SPEC §3)
@@ -103,10 +96,7 @@ RowStream row_stream(const LayoutSpec& spec, const MicrobatchRows& rows,
     return stream;
   }
   const std::int64_t pad_unit = layout.pad_unit(spec);
-  CPLAB_CHECK(!layout.pads_nothing || len % pad_unit == 0,
-              "{} pads nothing: the row length S={} must be a multiple of {} (C={}; the padding is "
-              "the caller's)",
-              layout.name, len, pad_unit, cp);
+  if (std::string why = rule_refusal(layout, spec, shape); !why.empty()) CPLAB_FAIL("{}", why);
   if (rows.packed && layout.document_unit != nullptr) {
     relaid_documents(stream, rows, layout.document_unit(spec), pad_unit, rules);
   } else {

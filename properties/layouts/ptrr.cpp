@@ -81,16 +81,6 @@ std::string ptrr_balance(const BalanceFacts& f) {
   return {};
 }
 
-// S = q·B + o (o < B): the blocks, q or q + 1, raised to a multiple of C; o kept, so that a row the
-// layout pads stays one it pads and one it does not stays so.
-I ptrr_fit_seq_len(const LayoutSpec& spec, I seq_len) {
-  const I block = layouts::ptrr_block_size.of(spec), cp = spec.cp;
-  const auto ceil_to = [](I x, I m) { return (x + m - 1) / m * m; };
-  const I q = seq_len / block, o = seq_len % block;
-  if (o == 0) return ceil_to(std::max<I>(q, 1), cp) * block;
-  return (ceil_to(q + 1, cp) - 1) * block + o;
-}
-
 }  // namespace
 
 extern const LayoutEntry ptrr_entry;
@@ -107,7 +97,6 @@ const LayoutEntry ptrr_entry{
               spec, *gen::weightedOneOf<I>({{3, gen::inRange<I>(least, 5)},
                                             {1, gen::inRange<I>(least, largest + 1)}}));
         },
-    .fit_seq_len = ptrr_fit_seq_len,
 };
 
 }  // namespace cplab::properties

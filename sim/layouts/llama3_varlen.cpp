@@ -13,7 +13,9 @@ const LayoutDescriptor llama3_varlen_descriptor{
     .form = index_math::form_of<index_math::ContiguousMap>(),
     .bshd_rows = false,
     .pad_unit = [](const LayoutSpec& spec) { return spec.cp; },
-    .pads_nothing = true,
+    .row_rule = {.of = RowRule::Of::length,
+                 .multiple = [](const LayoutSpec& spec) { return spec.cp; },
+                 .multiple_name = "C"},
     .varlen_segments = true,
     .refuses_algo = [](AttentionAlgo algo) -> const char* {
       if (algo == AttentionAlgo::ring)

@@ -13,29 +13,15 @@ namespace {
 
 std::int64_t two_c(const LayoutSpec& spec) { return 2 * spec.cp; }
 
-// The caller's document bounds, refused unless every document is a multiple of 2C and they fill
-// the row: the layout pads nothing, so a row it cannot cut is the caller's to pad.
-void derive_bounds(RowStream& stream, const LayoutSpec& spec, const PartitionRules&) {
-  const std::int64_t unit = two_c(spec);
+// The caller's document bounds (the row rule, checked before, made sure every document is a
+// multiple of 2C and that they fill the row: the layout pads nothing, so a row it cannot cut is
+// the caller's to pad). A BSHD row is one document.
+void derive_bounds(RowStream& stream, const LayoutSpec&, const PartitionRules&) {
   if (!stream.packed) {
-    CPLAB_CHECK(stream.caller_len % unit == 0,
-                "per-doc-head-tail: a BSHD row of S={} is one document, not a multiple of 2C={} "
-                "(cp={}); the padding is the caller's",
-                stream.caller_len, unit, spec.cp);
     stream.map.table = {0, stream.caller_len};
     return;
   }
   const std::vector<std::int64_t>& bounds = stream.doc_bounds;
-  for (std::size_t i = 1; i < bounds.size(); ++i) {
-    CPLAB_CHECK((bounds[i] - bounds[i - 1]) % unit == 0,
-                "per-doc-head-tail: document {} occupies {} slots, not a multiple of 2C={} "
-                "(cp={}); the padding is the caller's: pad every document to a multiple of 2C",
-                i, bounds[i] - bounds[i - 1], unit, spec.cp);
-  }
-  CPLAB_CHECK(bounds.back() == stream.caller_len,
-              "per-doc-head-tail: the documents occupy {} of the row's S={} slots; they must fill "
-              "the row (the padding is the caller's: give it to the last document)",
-              bounds.back(), stream.caller_len);
   // A row of no documents (S = 0) is one empty document to the map.
   stream.map.table = bounds.size() >= 2 ? bounds : std::vector<std::int64_t>{0, stream.caller_len};
 }
@@ -68,7 +54,7 @@ const LayoutDescriptor per_doc_head_tail_descriptor{
     .stream_positions = true,
     .derive_map = derive_bounds,
     .prepare = check_bounds,
-    .caller_pad_unit = two_c,
+    .row_rule = {.of = RowRule::Of::documents, .multiple = two_c, .multiple_name = "2C"},
     .refuses_algo = [](AttentionAlgo algo) -> const char* {
       return algo == AttentionAlgo::usp ? kUspAlgoNeedsUspLayout : nullptr;
     },

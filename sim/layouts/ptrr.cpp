@@ -43,7 +43,6 @@ void check_blocks(std::int64_t padded_len, std::int64_t block, std::int64_t cp) 
 
 void derive_round_robin(RowStream& stream, const LayoutSpec& spec, const PartitionRules& rules) {
   const std::int64_t block = layouts::ptrr_block_size.of(spec), cp = stream.cp;
-  check_blocks(stream.padded_len, block, cp);
   const std::int64_t blocks = stream.padded_len / block;
   std::vector<std::int64_t> costs = block_costs(rules.balance_documents(stream), block, blocks);
   std::vector<std::int64_t> order(static_cast<std::size_t>(blocks));
@@ -96,11 +95,13 @@ const LayoutDescriptor ptrr_descriptor{
     .pad_unit = [](const LayoutSpec& spec) { return layouts::ptrr_block_size.of(spec); },
     .derive_map = derive_round_robin,
     .prepare = invert_blocks,
-    .takes_padded_len =
-        [](const LayoutSpec& spec, std::int64_t padded_len) {
-          const std::int64_t block = layouts::ptrr_block_size.of(spec);
-          return block >= 1 && padded_len % block == 0 && (padded_len / block) % spec.cp == 0;
-        },
+    .row_rule = {.of = RowRule::Of::padded_length,
+                 .multiple =
+                     [](const LayoutSpec& spec) {
+                       return layouts::ptrr_block_size.of(spec) * spec.cp;
+                     },
+                 .multiple_name = "B·C",
+                 .why = "its L/B blocks are dealt out over the ranks"},
     .refuses_algo = [](AttentionAlgo algo) -> const char* {
       return algo == AttentionAlgo::usp ? kUspAlgoNeedsUspLayout : nullptr;
     },

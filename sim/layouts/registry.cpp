@@ -37,6 +37,8 @@ std::vector<LayoutDescriptor> registered(std::vector<LayoutDescriptor> entries) 
     CPLAB_CHECK((d.source == MapSource::shape) == (d.derive_map == nullptr),
                 "layout '{}': a data-dependent map needs derive_map, a shape-only one none",
                 d.name);
+    CPLAB_CHECK(d.row_rule.of == RowRule::Of::anything || d.row_rule.multiple != nullptr,
+                "layout '{}': its row rule names no multiple", d.name);
     CPLAB_CHECK(i < layouts::declarations().size() &&
                     std::strcmp(layouts::declarations()[i].name, d.name) == 0,
                 "the descriptor of layout '{}' is not the one its layouts.def line declares",

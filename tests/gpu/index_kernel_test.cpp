@@ -57,11 +57,14 @@ TEST_F(IndexKernels, every_layouts_maps_equal_the_reference_construction) {
     spec.cp = cp;
     layouts::magi_chunk_size.set(spec, 3);
     layouts::ptrr_block_size.set(spec, 1);
-    if (testsupport::takes_rows(layout, false) && testsupport::takes_len(spec, 37))
-      expect_maps_match(spec, reference::plan_row(spec, 37));
-    if (testsupport::takes_rows(layout, true) && testsupport::takes_len(spec, 21)) {
-      for (const Ints& docs : doc_sets)
-        expect_maps_match(spec, reference::plan_row(spec, 21, &docs));
+    // The rows nearest to these that the layout takes (the acceptance contract).
+    if (testsupport::takes_rows(layout, false))
+      expect_maps_match(spec, reference::plan_row(spec, sim::nearest_accepted_len(spec, 37)));
+    if (testsupport::takes_rows(layout, true)) {
+      for (const Ints& docs : doc_sets) {
+        const sim::RowShape row = sim::nearest_accepted(spec, sim::packed_row(docs, 21));
+        expect_maps_match(spec, reference::plan_row(spec, row.seq_len, &docs, &row.documents));
+      }
     }
   }
 }

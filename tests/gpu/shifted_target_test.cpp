@@ -104,23 +104,14 @@ TEST(ShiftedTarget, every_layout_and_cp_fetches_the_label_of_the_next_slot) {
       layouts::ptrr_block_size.set(spec, 1);
       if (layout.cp_off && cp > 1) continue;
       std::vector<RowPlan> rows;
-      // Where the padding is the caller's, the rows as the caller pads them for the layout.
-      const auto slots = [&](std::int64_t n) {
-        return testsupport::caller_padded(layout.name, cp, n);
-      };
-      if (layout.bshd_rows && testsupport::takes_len(spec, slots(13)))
-        rows.push_back(reference::plan_row(spec, slots(13)));
+      // The rows nearest to these that the layout takes (as the caller pads them for it, or
+      // fitted to the lengths it takes).
+      if (layout.bshd_rows)
+        rows.push_back(reference::plan_row(spec, sim::nearest_accepted_len(spec, 13)));
       if (layout.packed_rows) {
         for (const auto& docs : doc_sets) {
-          std::vector<std::int64_t> padded;
-          std::int64_t filled = 0;
-          for (std::int64_t n : docs) filled += padded.emplace_back(slots(n));
-          // 21 slots; 24 for a layout that pads nothing (every C here divides it).
-          const std::int64_t seq = testsupport::caller_pad_unit(layout.name, cp) != 0 ? filled
-                                   : layout.pads_nothing                              ? 24
-                                                                                      : 21;
-          if (testsupport::takes_len(spec, seq))
-            rows.push_back(reference::plan_row(spec, seq, &docs, &padded));
+          const sim::RowShape row = sim::nearest_accepted(spec, sim::packed_row(docs, 21));
+          rows.push_back(reference::plan_row(spec, row.seq_len, &docs, &row.documents));
         }
       }
       for (const RowPlan& row : rows) {

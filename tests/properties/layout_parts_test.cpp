@@ -69,11 +69,8 @@ TEST(LayoutParts, one_row_of_every_layout_agrees_through_every_layer) {
       layouts::magi_chunk_size.set(spec, 2);
       sim::MicrobatchRows rows;
       rows.rows = 1;
-      // 13 slots, or 15 for a layout that pads nothing (it takes only multiples of its unit), as
-      // the caller pads it where the padding is the caller's.
-      rows.caller_len = testsupport::caller_padded(d.name, cp, d.pads_nothing ? 15 : 13);
-      const LayoutEntry& entry = layout_entry(d.name);
-      if (entry.fit_seq_len != nullptr) rows.caller_len = entry.fit_seq_len(spec, rows.caller_len);
+      // 13 slots, or the nearest length the layout takes (as the caller pads it for the layout).
+      rows.caller_len = sim::nearest_accepted_len(spec, 13);
       const Ints docs = {5, 3, 4};
       if (!d.bshd_rows) {
         rows.packed = true;

@@ -41,9 +41,8 @@ std::vector<std::pair<std::string, Case>> reductions(const Case& c) {
     } catch (const Error&) {
       return;
     }
-    // Nor is a length the layout refuses (ptrr: L/B blocks must divide over C).
-    const LayoutEntry& entry = layout_entry(s.spec.layout);
-    if (entry.fit_seq_len != nullptr && entry.fit_seq_len(s.spec, s.seq_len) != s.seq_len) return;
+    // Nor is a length the layout refuses (the acceptance contract).
+    if (sim::nearest_accepted_len(s.spec, s.seq_len) != s.seq_len) return;
     out.emplace_back(std::move(what), std::move(s));
   };
   if (c.spec.microbatches > 1) {
@@ -106,13 +105,8 @@ void expect_minimal(const PropertyInfo& property, const JobResult& result,
   const Case c = parse_case(result.counterexample);
   EXPECT_FALSE(run_case(property, c, planted).failure.empty()) << result.counterexample;
   for (const auto& [what, smaller] : reductions(c)) {
-    // A row the layout refuses (its padding is the caller's, it pads nothing, or it takes only
-    // some lengths) is no smaller case of it.
-    if (!testsupport::caller_padding_fits(smaller.spec.layout, smaller.spec.cp,
-                                          make_batch(smaller)) ||
-        !testsupport::takes_length(smaller.spec.layout, smaller.spec.cp, smaller.seq_len) ||
-        !testsupport::takes_len(smaller.spec, smaller.seq_len))
-      continue;
+    // A row the layout refuses (the acceptance contract) is no smaller case of it.
+    if (!sim::accepts(smaller.spec, make_batch(smaller))) continue;
     EXPECT_TRUE(run_case(property, smaller, planted).failure.empty())
         << result.counterexample << "\n  still fails with " << what << ": " << print_case(smaller);
   }

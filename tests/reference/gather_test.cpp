@@ -20,23 +20,16 @@ struct GatherCase {
 std::vector<GatherCase> gather_cases() {
   std::vector<GatherCase> cases;
   for (const auto& [layout, cp] : testsupport::layouts_at({1, 2, 3, 5})) {
-    // Where the padding is the caller's, the same rows as the caller pads them for the layout.
-    const auto slots = [&](std::int64_t len) {
-      return testsupport::caller_padded(layout, cp, len);
-    };
+    // The rows each nearest to one the layout takes (as the caller pads them for it, or fitted
+    // to the lengths it takes).
     const LayoutSpec spec = make_spec(layout, cp);
-    const auto takes = [&](std::int64_t len) {
-      return testsupport::takes_len(spec, len) && testsupport::takes_length(layout, cp, len);
-    };
-    if (testsupport::takes_rows(layout, false) && takes(slots(13)))
-      cases.push_back({layout, cp, bshd_batch(2, slots(13))});
+    if (testsupport::takes_rows(layout, false)) {
+      const sim::RowShape row = sim::nearest_accepted(spec, sim::bshd_row(13));
+      cases.push_back({layout, cp, bshd_batch(2, row.seq_len)});
+    }
     if (testsupport::takes_rows(layout, true)) {
-      const Ints padded{slots(6), slots(1), slots(3), slots(2)};
-      const std::int64_t seq = testsupport::caller_pad_unit(layout, cp) == 0 ? 14 : sum(padded);
-      if (takes(seq)) cases.push_back({layout, cp, packed_batch({{5, 0, 3, 2}}, seq, {padded})});
-      // A layout that pads nothing is tried on a packed row of 30 slots (every C here divides it).
-      if (!testsupport::takes_length(layout, cp, 14) && takes(30))
-        cases.push_back({layout, cp, packed_batch({{5, 0, 3, 2}}, 30, {{6, 1, 3, 2}})});
+      const sim::RowShape row = sim::nearest_accepted(spec, sim::packed_row({6, 1, 3, 2}, 14));
+      cases.push_back({layout, cp, packed_batch({{5, 0, 3, 2}}, row.seq_len, {row.documents})});
     }
   }
   return cases;

@@ -40,17 +40,15 @@ std::vector<RowCase> row_cases() {
   return cases;
 }
 
-// The row as a caller pads it for a layout whose padding is the caller's (SPEC §10.1): every
-// document's slots up to a multiple of `unit`, the row exactly their sum (BSHD: S up to one).
-RowCase padded_by_caller(RowCase rc, std::int64_t unit) {
-  const auto ceil_to = [](std::int64_t x, std::int64_t m) { return (x + m - 1) / m * m; };
-  if (!rc.packed) {
-    rc.seq = std::max(unit, ceil_to(rc.seq, unit));
-    return rc;
-  }
-  if (rc.docs_padded.empty()) rc.docs_padded = rc.docs;
-  for (auto& slots : rc.docs_padded) slots = ceil_to(slots, unit);
-  rc.seq = sum(rc.docs_padded);
+// The row nearest to rc that the layout takes (the acceptance contract): where the padding is the
+// caller's (SPEC §10.1) every document's slots up to a multiple of the layout's unit, the row
+// exactly their sum; where it takes only some lengths, S up to the next it takes.
+RowCase nearest_accepted(const LayoutSpec& spec, RowCase rc) {
+  const Ints& occupied = rc.docs_padded.empty() ? rc.docs : rc.docs_padded;
+  const sim::RowShape near = sim::nearest_accepted(
+      spec, rc.packed ? sim::packed_row(occupied, rc.seq) : sim::bshd_row(rc.seq));
+  rc.seq = near.seq_len;
+  if (rc.packed && near.documents != occupied) rc.docs_padded = near.documents;
   return rc;
 }
 
@@ -93,13 +91,10 @@ TEST_P(LayoutInvariants, HoldOnEveryRow) {
   LayoutSpec spec = make_spec(layout, cp);
   const sim::LayoutDescriptor& descriptor = sim::layout_descriptor(layout);
   for (const RowCase& given : row_cases()) {
-    const RowCase rc = descriptor.caller_pad_unit != nullptr && cp > 1
-                           ? padded_by_caller(given, descriptor.caller_pad_unit(spec))
-                           : given;
-    if (!rc.packed && !descriptor.bshd_rows) continue;  // refused (errors_test)
-    if (rc.packed && !descriptor.packed_rows) continue;
-    if (!testsupport::takes_len(spec, rc.seq)) continue;           // refused (its own tests)
-    if (!testsupport::takes_length(layout, cp, rc.seq)) continue;  // refused (errors_test)
+    if (!testsupport::takes_rows(layout, given.packed)) continue;  // refused (errors_test)
+    // The row nearest to it that the layout takes (as the caller pads it for the layout, or
+    // fitted to the lengths it takes); the refusals are errors_test's and the layouts' own.
+    const RowCase rc = nearest_accepted(spec, given);
     SCOPED_TRACE(::testing::Message()
                  << "S=" << rc.seq << " docs=" << ::testing::PrintToString(rc.docs)
                  << " padded=" << ::testing::PrintToString(rc.docs_padded));

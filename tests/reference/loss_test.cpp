@@ -90,10 +90,7 @@ TEST(ShiftedLoss, EqualsTheUnshardedShiftedMean) {
     const double expected = hf_shifted_mean(batch, in, 6);
     for (const auto& [layout, cp] : testsupport::layouts_at({1, 2, 3, 4})) {
       {
-        if (!testsupport::takes_rows(layout, batch.packed())) continue;
-        if (!testsupport::caller_padding_fits(layout, cp, batch)) continue;
-        if (!testsupport::takes_len(make_spec(layout, cp), batch.seq_len())) continue;
-        if (!testsupport::takes_length(layout, cp, batch.seq_len())) continue;
+        if (!sim::accepts(make_spec(layout, cp), batch)) continue;
         SCOPED_TRACE(::testing::Message()
                      << layout << " cp=" << cp << " packed=" << batch.packed());
         const ShardPlan plan = reference::plan(make_spec(layout, cp), batch);

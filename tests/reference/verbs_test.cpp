@@ -68,18 +68,21 @@ TEST(Microbatches, PackedRowsArePartitionedOnTheirOwn) {
 
 TEST(ShardPrimary, LaterShardingGivesWhatShardingNowGives) {
   for (const auto& [layout, cp] : testsupport::layouts_at({3})) {
-    if (!testsupport::takes_rows(layout, true) || !testsupport::takes_length(layout, 3, 11))
-      continue;
+    if (!testsupport::takes_rows(layout, true)) continue;
     SCOPED_TRACE(layout);
     LayoutSpec spec = make_spec(layout, 3);
-    if (!testsupport::takes_len(spec, 11)) continue;
     spec.microbatches = 2;
     spec.pad_token_id = 5;
-    // Where the padding is the caller's, the same documents as the caller pads them for it.
-    const std::int64_t unit = testsupport::caller_pad_unit(layout, 3);
-    const Batch batch = unit == 0 ? packed_batch({{5, 3}, {4, 1, 2}}, 11, {{6, 3}, {4, 1, 2}})
-                                  : packed_batch({{5, 3}, {4, 1, 2}}, 3 * unit,
-                                                 {{unit, 2 * unit}, {unit, unit, unit}});
+    // Two rows of one length, each the row nearest to its documents that the layout takes (as the
+    // caller pads them for it, or fitted to the lengths it takes), the shorter one's padding given
+    // to its last document.
+    sim::RowShape first = sim::nearest_accepted(spec, sim::packed_row({6, 3}, 11));
+    sim::RowShape second = sim::nearest_accepted(spec, sim::packed_row({4, 1, 2}, 11));
+    const std::int64_t seq = std::max(first.seq_len, second.seq_len);
+    first = sim::nearest_accepted(spec, sim::packed_row(first.documents, seq));
+    second = sim::nearest_accepted(spec, sim::packed_row(second.documents, seq));
+    ASSERT_EQ(first.seq_len, second.seq_len);
+    const Batch batch = packed_batch({{5, 3}, {4, 1, 2}}, seq, {first.documents, second.documents});
     const auto now = shard_batch(reference::plan(spec, batch), batch);
     spec.shard_primary = false;
     const ShardPlan plan = reference::plan(spec, batch);
@@ -101,9 +104,8 @@ TEST(ShardPrimary, LaterShardingGivesWhatShardingNowGives) {
 TEST(ShardTokenTensor, ShardsExactlyLikeTheBatch) {
   for (const auto& [layout, cp] : testsupport::layouts_at({2})) {
     if (!testsupport::takes_rows(layout, false)) continue;
-    if (!testsupport::takes_len(make_spec(layout, 2), 13)) continue;
     SCOPED_TRACE(layout);
-    const Batch batch = bshd_batch(2, testsupport::caller_padded(layout, 2, 13));
+    const Batch batch = bshd_batch(2, sim::nearest_accepted_len(make_spec(layout, 2), 13));
     const ShardPlan plan = reference::plan(make_spec(layout, 2), batch);
     const auto sharded = shard_batch(plan, batch);
     const Tensor& labels = batch.at(keys::labels);

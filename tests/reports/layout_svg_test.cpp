@@ -29,17 +29,12 @@ LayoutSpec spec_of(const std::string& layout, std::int64_t cp) {
   return spec;
 }
 
-// The documents back to back; for a layout that pads nothing, row padding up to its next multiple
-// of 12 (every C these tests draw divides it).
-// Where the padding is the caller's, every document padded as the caller pads it for the layout.
+// The documents back to back, in the row nearest to them that the layout takes (as the caller
+// pads them for it, or fitted to the lengths it takes).
 RowPlan packed_row(const std::string& layout, std::int64_t cp, const Ints& docs) {
-  Ints padded;
-  std::int64_t total = 0;
-  for (std::int64_t n : docs)
-    total += padded.emplace_back(testsupport::caller_padded(layout, cp, n));
-  if (!testsupport::takes_length(layout, cp, total)) total += (12 - total % 12) % 12;
-  const bool callers = testsupport::caller_pad_unit(layout, cp) != 0;
-  return reference::plan_row(spec_of(layout, cp), total, &docs, callers ? &padded : nullptr);
+  const LayoutSpec spec = spec_of(layout, cp);
+  const sim::RowShape row = sim::nearest_accepted(spec, sim::packed_row(docs));
+  return reference::plan_row(spec, row.seq_len, &docs, &row.documents);
 }
 
 SvgDocument draw(const RowPlan& row, const std::string& title = "test") {
@@ -72,17 +67,13 @@ TEST(LayoutSvg, WellFormedForEveryLayoutAndC) {
     {
       // A packed row, a BSHD row that does not divide (a layout of packed rows only: one
       // document), and an empty row (which those refuse).
-      // (Each where the layout takes a row of that length.)
-      const auto takes = [&](std::int64_t len) {
-        return testsupport::takes_len(spec_of(layout, cp), len);
-      };
       std::vector<RowPlan> rows;
-      if (takes(16)) rows.push_back(packed_row(layout, cp, {5, 3, 8}));
+      rows.push_back(packed_row(layout, cp, {5, 3, 8}));
       if (!testsupport::takes_rows(layout, false)) {
-        if (takes(13)) rows.push_back(packed_row(layout, cp, {13}));
+        rows.push_back(packed_row(layout, cp, {13}));
       } else {
-        const std::int64_t len = testsupport::caller_padded(layout, cp, 13);
-        if (takes(len)) rows.push_back(reference::plan_row(spec_of(layout, cp), len));
+        const std::int64_t len = sim::nearest_accepted_len(spec_of(layout, cp), 13);
+        rows.push_back(reference::plan_row(spec_of(layout, cp), len));
         rows.push_back(reference::plan_row(spec_of(layout, cp), 0));
       }
       for (const RowPlan& row : rows) {

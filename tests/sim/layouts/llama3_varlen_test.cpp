@@ -98,7 +98,7 @@ TEST(Llama3Varlen, KeyWindowsAlignTheDiagonalBottomRight) {
 
 TEST(Llama3Varlen, RefusesRowsThatAreNotAMultipleOfCAndBshdRows) {
   EXPECT_ERROR(sim::partition_rank(llama3(4), 0, packed_row({4, 6}, 10)), "pads nothing", "S=10",
-               "multiple of 4");
+               "multiple of C=4");
   sim::MicrobatchRows bshd;
   bshd.rows = 1;
   bshd.caller_len = 8;

@@ -81,7 +81,8 @@ TEST(PtrrTwin, refuses_blocks_that_do_not_divide_over_the_ranks) {
   rows.rows = 1;
   rows.caller_len = 10;
   const std::string error = error_of([&] { sim::row_stream(ptrr_spec(2, 4), rows); });
-  EXPECT_NE(error.find("ptrr: L=12 is 3 blocks of B=4, which do not divide over cp=2"),
+  EXPECT_NE(error.find("ptrr: L=12 (S=10 padded to a multiple of 4) is not a multiple of B·C=8: "
+                       "its L/B blocks are dealt out over the ranks (cp=2)"),
             std::string::npos)
       << error;
   EXPECT_NE(error_of([&] { sim::row_stream(ptrr_spec(2, 0), rows); }).find("block size"),
