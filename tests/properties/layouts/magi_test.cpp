@@ -1,0 +1,40 @@
+// magi's own property cases: a row of one-slot chunks at C = 64 scatters every rank's slots, so
+// its Ulysses schedule runs past cplab's bound on one schedule (SPEC §13.2). cplab refuses such a
+// schedule as bad input, so the schedule properties (12, 13) pass over it, tagged, rather than
+// failing the sweep: a nightly sweep with a random seed drew exactly this case and went red.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "properties/case.hpp"
+#include "properties/property.hpp"
+#include "properties/runner.hpp"
+#include "sim/sim_implementation.hpp"
+
+namespace cplab::properties {
+namespace {
+
+TEST(MagiProperties, a_schedule_past_the_bounds_is_no_case_of_the_schedule_properties) {
+  const Case c = parse_case(
+      "magi cp=64 m=2 K=1 mb=1 rows=1 S=367 docs=- vocab=2 pad_id=0 policy=spec shard_primary=1 "
+      "primary=ids dim=1 dtype=b8 pos=none rowpos=arange left_pad=0 kdt=wide keys=- ignore=0 "
+      "invalid=0 pad_content=0 seed=0");
+  sim::SimImplementation sim;
+  for (const char* name :
+       {"ring_schedule_covers_mask_once", "attention_critical_path_is_balanced"}) {
+    SCOPED_TRACE(name);
+    const CaseOutcome out = run_case(find_property(name), c, sim);
+    EXPECT_EQ(out.failure, "");
+    const auto& tags = out.notes.tags;
+    EXPECT_TRUE(std::any_of(tags.begin(), tags.end(), [](const std::string& t) {
+      return t.find("past the schedule bounds") != std::string::npos;
+    })) << ::testing::PrintToString(tags);
+    // The algorithms within the bounds are still checked.
+    EXPECT_TRUE(std::any_of(tags.begin(), tags.end(), [](const std::string& t) {
+      return t.find("all-gather") != std::string::npos && t.find("past") == std::string::npos;
+    })) << ::testing::PrintToString(tags);
+  }
+}
+
+}  // namespace
+}  // namespace cplab::properties
