@@ -11,6 +11,7 @@
 #include "bench/cpu_suites.hpp"
 #include "reference/plan.hpp"
 #include "reports/json_text.hpp"
+#include "sim/row_acceptance.hpp"
 
 namespace cplab::bench {
 namespace {
@@ -61,12 +62,14 @@ void BM_json_writer(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<std::int64_t>(text.size()) * state.iterations());
   report_ratio(state, seconds, fwrite_seconds / iterations);
   state.counters["times_fwrite"] = fwrite_seconds > 0 ? seconds / fwrite_seconds : 0.0;
-  // The same bytes as nlohmann writes for the same lists, on rows small enough to build as json:
-  // stripe has no runs (every value formatted anew), head-tail runs across 999 → 1000 and
-  // 9999 → 10000 (the text that grows a digit in place).
-  for (const char* layout : {"stripe", "head-tail"}) {
+  // The same bytes as nlohmann writes for the same lists, on rows small enough to build as json,
+  // of every layout that takes them: among them lists of no runs (stripe: every value formatted
+  // anew) and runs across 999 → 1000 and 9999 → 10000 (head-tail: the text that grows a digit in
+  // place).
+  for (const std::string& layout : reference::layout_names()) {
     for (const std::int64_t len : {4096, 10007}) {
       spec.layout = layout;
+      if (!sim::accepts(spec, sim::bshd_row(len))) continue;  // a layout of packed rows
       const RowPlan small = reference::plan_row(spec, len);
       nlohmann::ordered_json lists = nlohmann::ordered_json::array();
       for (std::size_t r = 0; r < small.index.size(); ++r) {

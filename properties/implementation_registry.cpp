@@ -37,6 +37,15 @@ std::vector<ImplementationInfo> registered(std::vector<ImplementationInfo> entri
                   "implementation '{}' names unknown layout '{}'", info.name, layout);
     }
   }
+  // A layout that says it carries a mutant names one that registers (a typo would hide the
+  // mutant from that layout's hunt).
+  for (const LayoutEntry& layout : layout_table()) {
+    for (const std::string& mutant : layout.carries_mutants) {
+      CPLAB_CHECK(names.count(mutant) != 0,
+                  "layout '{}' carries mutant '{}', which no mutant file registers", layout.name,
+                  mutant);
+    }
+  }
   return entries;
 }
 

@@ -75,6 +75,9 @@ struct LayoutEntry {
   // The layout's promise for the critical path of its attention schedules (SPEC §13.4): a
   // failure message, or empty; nullptr: reported, not bounded.
   std::string (*schedule_balance)(const ScheduleBalanceFacts&) = nullptr;
+  // The shared mutants (properties/mutants/, registered with on_claiming_layouts) whose bug lies
+  // on this layout's code path: the mutant hunt runs each only on the layouts that name it here.
+  std::vector<std::string> carries_mutants = {};
 };
 
 // Every layout, in the reference registry's order. Each entry was validated when it registered:

@@ -32,6 +32,16 @@ const LayoutEntry contiguous_entry{
                                             {2, gen::just<I>(1)},
                                             {1, gen::elementOf(std::vector<I>{3, 4})}}));
         },
+    // The shared mutants whose bug lies on this layout's code path (the hunt runs them here).
+    .carries_mutants =
+        {
+            "attention_backward_against_first_kv",
+            "attention_causal_mask_on_full_block",
+            "attention_dkv_delivered_early",
+            "attention_dkv_delivered_late",
+            "attention_backward_ring_reversed",
+            "attention_lse_merge_unstable",
+        },
 };
 
 }  // namespace cplab::properties

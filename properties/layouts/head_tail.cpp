@@ -41,6 +41,19 @@ const LayoutEntry head_tail_entry{
           return std::string{};
         },
     .schedule_balance = head_tail_schedule_balance,
+    // The shared mutants whose bug lies on this layout's code path (the hunt runs them here).
+    .carries_mutants =
+        {
+            "attention_backward_against_first_kv",
+            "attention_causal_mask_on_full_block",
+            "attention_zigzag_halves_swapped",
+            "attention_dkv_delivered_early",
+            "attention_dkv_delivered_late",
+            "attention_backward_ring_reversed",
+            "attention_lse_merge_unstable",
+            "gather_without_reorder",
+            "tail_chunk_2c_minus_r",
+        },
 };
 
 }  // namespace cplab::properties

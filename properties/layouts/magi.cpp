@@ -62,6 +62,12 @@ const LayoutEntry magi_entry{
                         {{3, gen::inRange<I>(1, 5)}, {1, gen::inRange<I>(1, largest + 1)}}));
         },
     .draw_case_options = draw_magi_options,
+    // The shared mutants whose bug lies on this layout's code path (the hunt runs them here).
+    .carries_mutants =
+        {
+            "gather_without_reorder",
+            "magi_ties_reversed",
+        },
 };
 
 }  // namespace cplab::properties

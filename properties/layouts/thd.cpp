@@ -70,6 +70,15 @@ const LayoutEntry thd_entry{
     .balance = equal_per_document,
     .local_document_valid = valid_in_document,
     .schedule_balance = thd_schedule_balance,
+    // The shared mutants whose bug lies on this layout's code path (the hunt runs them here).
+    .carries_mutants =
+        {
+            "attention_document_boundary_block_skipped",
+            "gather_without_reorder",
+            "thd_document_major",
+            "thd_unpadded_cu_seqlens",
+            "thd_length_rounded_down",
+        },
 };
 
 }  // namespace cplab::properties

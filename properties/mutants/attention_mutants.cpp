@@ -128,41 +128,37 @@ std::vector<ImplementationInfo> attention_mutants() {
   auto matches = checked_first_by(
       "cp_attention_matches_unsharded",
       {
-          entry<BackwardAgainstFirstKv>(
+          on_claiming_layouts<BackwardAgainstFirstKv>(
               "attention_backward_against_first_kv",
-              "ring backward recomputes every step against the step-0 K/V (diffusers 14265)",
-              {"head-tail", "contiguous"}),
-          entry<CausalMaskOnFullBlock>(
+              "ring backward recomputes every step against the step-0 K/V (diffusers 14265)"),
+          on_claiming_layouts<CausalMaskOnFullBlock>(
               "attention_causal_mask_on_full_block",
-              "an off-diagonal block computed in full launched with the causal mask, diagonal 0",
-              {"head-tail", "contiguous"}),
-          entry<ZigzagHalvesSwapped>("attention_zigzag_halves_swapped",
-                                     "zigzag ring: the held K/V's two halves swapped",
-                                     {"head-tail"}),
-          entry<DkvDeliveredEarly>("attention_dkv_delivered_early",
-                                   "ring backward: dK/dV delivered to their owners one step early",
-                                   {"head-tail", "contiguous"}),
-          entry<DkvDeliveredLate>("attention_dkv_delivered_late",
-                                  "ring backward: dK/dV delivered to their owners one step late",
-                                  {"head-tail", "contiguous"}),
+              "an off-diagonal block computed in full launched with the causal mask, diagonal 0"),
+          on_claiming_layouts<ZigzagHalvesSwapped>(
+              "attention_zigzag_halves_swapped", "zigzag ring: the held K/V's two halves swapped"),
+          on_claiming_layouts<DkvDeliveredEarly>(
+              "attention_dkv_delivered_early",
+              "ring backward: dK/dV delivered to their owners one step early"),
+          on_claiming_layouts<DkvDeliveredLate>(
+              "attention_dkv_delivered_late",
+              "ring backward: dK/dV delivered to their owners one step late"),
           entry<OutAccumulatedInBf16>("attention_out_accumulated_in_bf16",
                                       "the running attention output kept in bf16 between merges"),
-          entry<BackwardRingReversed>(
+          on_claiming_layouts<BackwardRingReversed>(
               "attention_backward_ring_reversed",
-              "ring backward sends K/V and dK/dV to the previous rank (forward: the next)",
-              {"head-tail", "contiguous"}),
+              "ring backward sends K/V and dK/dV to the previous rank (forward: the next)"),
           entry<SoftmaxScaleTwice>("attention_softmax_scale_twice",
                                    "softmax scale applied twice: 1/d instead of 1/sqrt(d)"),
-          entry<DocumentBoundaryBlockSkipped>(
+          on_claiming_layouts<DocumentBoundaryBlockSkipped>(
               "attention_document_boundary_block_skipped",
-              "a step's last block skipped where its blocks cross a document boundary", {"thd"}),
+              "a step's last block skipped where its blocks cross a document boundary"),
       });
-  auto stable = checked_first_by(
-      "lse_merge_is_stable",
-      {entry<LseMergeUnstable>("attention_lse_merge_unstable",
-                               "LSE merged as lse + log(1 + exp(lse_b - lse)): overflows at large "
-                               "logits",
-                               {"head-tail", "contiguous"})});
+  auto stable =
+      checked_first_by("lse_merge_is_stable",
+                       {on_claiming_layouts<LseMergeUnstable>(
+                           "attention_lse_merge_unstable",
+                           "LSE merged as lse + log(1 + exp(lse_b - lse)): overflows at large "
+                           "logits")});
   matches.insert(matches.end(), stable.begin(), stable.end());
   return matches;
 }

@@ -50,9 +50,8 @@ class GatherTokensBackwardWithoutSum final : public Mutant {
 std::vector<ImplementationInfo> gather_mutants() {
   std::vector<ImplementationInfo> forward = checked_first_by(
       "shard_then_gather_is_identity",
-      {entry<GatherWithoutReorder>("gather_without_reorder",
-                                   "gather_token_tensor concatenates in rank order, no reorder",
-                                   {"head-tail", "thd", "magi"})});
+      {on_claiming_layouts<GatherWithoutReorder>(
+          "gather_without_reorder", "gather_token_tensor concatenates in rank order, no reorder")});
   std::vector<ImplementationInfo> backward = checked_first_by(
       "gather_backward_sums_to_owner",
       {entry<TokenBackwardKeepsLocal>(

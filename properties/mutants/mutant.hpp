@@ -1,12 +1,15 @@
 #pragma once
 // What every mutant shares: it is `sim` with exactly one protected step overridden (a bug that has
 // shipped in real CP code), under its own name.
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "properties/implementation_registry.hpp"
+#include "properties/layout_table.hpp"
+#include "reference/types/error.hpp"
 #include "sim/sim_implementation.hpp"
 
 namespace cplab::properties::mutants {
@@ -29,6 +32,23 @@ ImplementationInfo entry(std::string name, std::string bug, std::vector<std::str
                             .in_default_sweep = false,
                             .layouts = std::move(layouts),
                             .make = [name] { return std::make_unique<M>(name); }};
+}
+
+// The registry entry of a shared mutant class M whose bug lies on some layouts' code paths only:
+// run on the layouts whose property entry names it (LayoutEntry::carries_mutants), at least one.
+template <typename M>
+ImplementationInfo on_claiming_layouts(std::string name, std::string bug) {
+  std::vector<std::string> layouts;
+  for (const LayoutEntry& layout : layout_table()) {
+    const auto& claimed = layout.carries_mutants;
+    if (std::find(claimed.begin(), claimed.end(), name) != claimed.end())
+      layouts.push_back(layout.name);
+  }
+  CPLAB_CHECK(!layouts.empty(),
+              "mutant '{}' runs on the layouts that carry it, and no layout's property entry "
+              "(carries_mutants) names it",
+              name);
+  return entry<M>(std::move(name), std::move(bug), std::move(layouts));
 }
 
 // The entries with `property` named as the one that checks their bug first (the hunt's order).

@@ -84,19 +84,17 @@ class MagiTiesReversed final : public Mutant {
 
 std::vector<ImplementationInfo> partition_mutants() {
   return {
-      entry<TailChunkTwoCMinusR>("tail_chunk_2c_minus_r",
-                                 "head-tail's tail chunk 2C - r instead of 2C - 1 - r",
-                                 {"head-tail"}),
-      entry<ThdDocumentMajor>("thd_document_major",
-                              "THD chunks laid out document-major (load-balance bug only)",
-                              {"thd"}),
-      entry<ThdUnpaddedCuSeqlens>("thd_unpadded_cu_seqlens",
-                                  "THD local cu_seqlens from the unpadded cu_seqlens", {"thd"}),
-      entry<ThdLengthRoundedDown>(
+      on_claiming_layouts<TailChunkTwoCMinusR>(
+          "tail_chunk_2c_minus_r", "head-tail's tail chunk 2C - r instead of 2C - 1 - r"),
+      on_claiming_layouts<ThdDocumentMajor>(
+          "thd_document_major", "THD chunks laid out document-major (load-balance bug only)"),
+      on_claiming_layouts<ThdUnpaddedCuSeqlens>(
+          "thd_unpadded_cu_seqlens", "THD local cu_seqlens from the unpadded cu_seqlens"),
+      on_claiming_layouts<ThdLengthRoundedDown>(
           "thd_length_rounded_down",
-          "THD document length rounded down to a multiple of 2C (last tokens lost)", {"thd"}),
-      entry<MagiTiesReversed>("magi_ties_reversed",
-                              "magi equal-area chunks ordered lower index first", {"magi"}),
+          "THD document length rounded down to a multiple of 2C (last tokens lost)"),
+      on_claiming_layouts<MagiTiesReversed>("magi_ties_reversed",
+                                            "magi equal-area chunks ordered lower index first"),
   };
 }
 

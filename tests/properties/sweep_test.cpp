@@ -8,10 +8,17 @@
 #include <csignal>
 #include <map>
 
+#include "properties/layout_table.hpp"
 #include "reference/types/error.hpp"
 
 namespace cplab::properties {
 namespace {
+
+// Two registered layouts (the sweep engine's tests need jobs of more than one, of any kind).
+std::vector<std::string> two_layouts() {
+  const std::vector<std::string> names = layout_table_names();
+  return {names.at(0), names.at(1)};
+}
 
 TEST(Sweep, DefaultSelectionIsEveryPropertyAndLayoutOnSimAndGpu) {
   const std::vector<Job> jobs = all_jobs(SweepOptions{});
@@ -69,7 +76,7 @@ TEST(Sweep, AJobDrawsTheSameCasesInAnyShard) {
   options.seed = 7;
   options.cases = 4;
   options.impls = {"sim"};
-  options.layouts = {"thd", "head-tail"};
+  options.layouts = two_layouts();
   options.properties = {"index_maps_are_a_closed_form_permutation",
                         "local_documents_match_cu_seqlens"};
   const SweepReport full = run_sweep(options);
@@ -220,7 +227,7 @@ TEST(SweepStop, AStopRequestLeavesAnIncompleteReportOfWhatRan) {
   options.seed = 12;
   options.cases = 3;
   options.impls = {"sim"};
-  options.layouts = {"identity", "thd"};
+  options.layouts = two_layouts();
   options.properties = {"shard_then_gather_is_identity"};
   std::vector<std::size_t> checkpoints;
   const auto progress = [&](const Job&, std::int64_t done, std::int64_t, const JobResult* fin) {

@@ -22,8 +22,10 @@ TEST(SpecErrors, NameTheBadValue) {
   spec = make_spec("thd", 2);
   spec.microbatches = 0;
   EXPECT_ERROR(validate_spec(spec), "microbatches=0");
-  EXPECT_ERROR(validate_spec(make_spec("zigzag", 2)), "unknown layout 'zigzag'", "contiguous",
-               "head-tail", "identity", "magi", "thd");
+  const std::string unknown = error_of([] { validate_spec(make_spec("zigzag", 2)); });
+  EXPECT_NE(unknown.find("unknown layout 'zigzag'"), std::string::npos) << unknown;
+  for (const std::string& name : reference::layout_names())
+    EXPECT_NE(unknown.find(name), std::string::npos) << name << " not listed: " << unknown;
   EXPECT_ERROR(reference::layout_info("no-such-layout"), "unknown layout 'no-such-layout'", "thd");
   EXPECT_ERROR(plan_row(make_spec("identity", 2), 8), "identity", "cp=2");
 }

@@ -85,9 +85,9 @@ TEST(LayoutSvg, WellFormedForEveryLayoutAndC) {
 }
 
 TEST(LayoutSvg, OneBandPerRankHoldingItsIndexMapInLocalOrder) {
-  for (const RowPlan& row :
-       {packed_row("thd", 2, {5, 3, 8}), packed_row("magi", 4, {8, 24}),
-        packed_row("contiguous", 3, {5, 3, 7}), reference::plan_row(spec_of("head-tail", 4), 16)}) {
+  for (const auto& [layout, cp] : testsupport::layouts_at({2, 3, 4})) {
+    SCOPED_TRACE(::testing::Message() << layout << " cp=" << cp);
+    const RowPlan row = packed_row(layout, cp, {5, 3, 8});
     const SvgDocument doc = draw(row);
     ASSERT_EQ(doc.error, "");
     const auto cells = cells_by_rank(doc);
@@ -101,9 +101,12 @@ TEST(LayoutSvg, OneBandPerRankHoldingItsIndexMapInLocalOrder) {
 }
 
 TEST(LayoutSvg, ColoursFollowTheDocumentIds) {
-  // thd pads documents (5 → 8, 3 → 4); contiguous at C=3 pads the row's end (15 → 18).
-  for (const RowPlan& row :
-       {packed_row("thd", 2, {5, 3, 8}), packed_row("contiguous", 3, {5, 3, 7})}) {
+  // Every layout at C = 2 and 3: among them document padding (a layout that re-lays documents:
+  // 5 → 8, 3 → 4) and row padding (one that pads the row's end: 15 → 18 at C = 3).
+  std::set<std::string> kinds_seen;
+  for (const auto& [layout, cp] : testsupport::layouts_at({2, 3})) {
+    SCOPED_TRACE(::testing::Message() << layout << " cp=" << cp);
+    const RowPlan row = packed_row(layout, cp, {5, 3, 7});
     const SvgDocument doc = draw(row);
     ASSERT_EQ(doc.error, "");
     std::map<std::string, std::set<std::string>> fills_of;  // "real 2", "pad 1", "row pad" → fills
@@ -114,6 +117,7 @@ TEST(LayoutSvg, ColoursFollowTheDocumentIds) {
                                : row.doc_ids[g] > 0 ? "pad " + std::to_string(row.doc_ids[g])
                                                     : "row pad";
       fills_of[kind].insert(cell->attr("fill"));
+      kinds_seen.insert(kind.substr(0, kind.find(' ')));
       if (row.real[g]) {
         EXPECT_EQ(cell->attr("fill"), reports::document_colour(row.doc_ids[g]));
       }
@@ -132,6 +136,8 @@ TEST(LayoutSvg, ColoursFollowTheDocumentIds) {
       EXPECT_TRUE(defined) << id;
     }
   }
+  EXPECT_EQ(kinds_seen, (std::set<std::string>{"pad", "real", "row"}))
+      << "the rows drew no document or no row padding";
   for (std::int32_t d = 1; d < 40; ++d) {
     EXPECT_NE(reports::document_colour(d), reports::document_colour(d + 1)) << d;
     EXPECT_NE(reports::document_pad_fill(d), reports::document_pad_fill(d + 1)) << d;
@@ -155,11 +161,14 @@ TEST(LayoutSvg, CellsAreLabelledWithTheirGlobalIndexWhileTheyFit) {
 }
 
 TEST(LayoutSvg, TicksMarkWhereTheLocalOrderJumpsInGlobalIndex) {
-  for (const RowPlan& row : {packed_row("thd", 2, {5, 3, 8}), packed_row("magi", 4, {8, 24})}) {
+  std::int64_t jumps = 0;
+  for (const auto& [layout, cp] : testsupport::layouts_at({2, 4})) {
+    SCOPED_TRACE(::testing::Message() << layout << " cp=" << cp);
+    const RowPlan row = packed_row(layout, cp, {8, 24});
     const SvgDocument doc = draw(row);
     ASSERT_EQ(doc.error, "");
     const auto cells = cells_by_rank(doc);
-    EXPECT_FALSE(with_class(doc, "jump").empty());
+    jumps += static_cast<std::int64_t>(with_class(doc, "jump").size());
     for (std::size_t r = 0; r < cells.size(); ++r) {
       std::vector<std::string> expected, drawn;
       for (std::size_t k = 1; k < row.index[r].size(); ++k) {
@@ -172,6 +181,7 @@ TEST(LayoutSvg, TicksMarkWhereTheLocalOrderJumpsInGlobalIndex) {
       EXPECT_EQ(drawn, expected) << "rank " << r;
     }
   }
+  EXPECT_GT(jumps, 0) << "no layout's local order jumps: the ticks went untested";
 }
 
 TEST(LayoutSvg, LongRowsStayReadableAndSmall) {

@@ -50,9 +50,12 @@ SweepReport sample_report(std::int64_t index, std::int64_t count) {
   report.shards = {{index, count}};
   report.impls = {"sim", "gpu"};
   report.seconds = 2.0;
+  // Two layouts' names as the report's data (the expectations below quote the text they make).
+  const std::string x = "thd";
+  const std::string y = "magi";
   const std::vector<JobResult> all = {
-      result(0, "a", "thd", JobStatus::passed), result(1, "a", "magi", JobStatus::failed),
-      result(2, "b", "thd", JobStatus::skipped), result(3, "b", "magi", JobStatus::passed)};
+      result(0, "a", x, JobStatus::passed), result(1, "a", y, JobStatus::failed),
+      result(2, "b", x, JobStatus::skipped), result(3, "b", y, JobStatus::passed)};
   for (const JobResult& r : all) {
     if (r.job % count == index) report.results.push_back(r);
   }

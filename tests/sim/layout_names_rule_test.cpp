@@ -1,5 +1,7 @@
-// DESIGN.md, layouts as data: outside a layout's own files nothing compares a layout's name or
-// switches on a layout kind; code reads the layout's descriptor instead. Greps every source file
+// DESIGN.md, layouts as data: outside a layout's own files nothing compares a layout's name,
+// switches on a layout kind or lists layouts by name (two names or more on one line: a suite or a
+// rule written out where the registry should be iterated); code reads the layout's descriptor and
+// property entry instead. Greps every C++ source file
 // of every module (layouts/, common/, reference/, io/, comm/, sim/, check/, gpu/, mpi/, perf/,
 // properties/, reports/, cli/, python/, bench/, fuzz/ and tests/) for the names every registry
 // holds.
@@ -55,6 +57,7 @@ std::string own_layout(const fs::path& file, const std::vector<std::string>& nam
 
 struct Patterns {
   std::vector<std::pair<std::string, std::regex>> per_name;  // (layout, pattern)
+  std::vector<std::pair<std::string, std::regex>> literals;  // (layout, "layout" or 'layout')
   std::regex layout_compared{R"(\.layout(\(\))?\s*(==|!=)|(==|!=)\s*\w+\.layout\b(?!s))"};
   std::regex enum_start{R"(\benum\b(\s+(class|struct))?\s+\w+)"};
   std::regex layouts_paired{R"(\w+\.layout(\(\))?\s*(==|!=)\s*(\w+\.layout\b(?!s)|at::k\w+))"};
@@ -68,6 +71,9 @@ Patterns patterns_for(const std::vector<std::string>& names) {
     const std::string id = identifier_of(name);
     // A name literal next to == / != (either side, std::string(...) or not), strcmp'd, or a kind
     // enumerator of that name used as a value (case MapKind::thd, Kind::head_tail).
+    p.literals.emplace_back(
+        name,
+        std::regex("[\"']" + std::regex_replace(name, std::regex(R"([-])"), R"(\-)") + "[\"']"));
     p.per_name.emplace_back(name, std::regex("(==|!=)\\s*(std::string(_view)?\\()?" + quoted + "|" +
                                              quoted + "\\)?\\s*(==|!=)|strcmp\\([^;]*" + quoted +
                                              "|\\b\\w+::" + id + "\\b(?!_)"));
@@ -111,6 +117,16 @@ std::vector<std::string> violations(const fs::path& folder, const std::vector<st
             in_enum && std::regex_search(code, std::regex("\\b" + identifier_of(name) + "\\b"));
         bad = bad || enumerator || std::regex_search(code, pattern);
       }
+      // A literal list of layouts ({"thd", "magi"}: two names or more on one line) is a suite or a
+      // rule written out where the registry should be iterated or the layouts' own files asked.
+      int listed = 0;
+      bool foreign = false;
+      for (const auto& [name, literal] : p.literals) {
+        if (!std::regex_search(code, literal)) continue;
+        ++listed;
+        foreign = foreign || name != own;
+      }
+      bad = bad || (listed >= 2 && foreign);
       if (bad) found.push_back(at);  // one report per line
       if (in_enum && code.find('}') != std::string::npos) in_enum = false;
     }
@@ -146,16 +162,17 @@ TEST(LayoutNamesRule, the_patterns_catch_comparisons_and_switches_but_not_a_layo
                                       << "spec.layout = \"thd\";  // choosing is fine\n"
                                       << "if (alias.layout == leader.layout) return;\n"
                                       << "CHECK(t.layout() == at::kStrided);\n"
-                                      << "// a comment may say spec.layout == \"thd\"\n";
+                                      << "// a comment may say spec.layout == \"thd\"\n"
+                                      << "for (auto l : {\"thd\", \"magi\"}) run(l);\n";  // 7
   std::ofstream(folder / "layouts" / "thd.cpp") << "if (name == \"thd\") return;\n";
   std::ofstream(folder / "layouts" / "magi.cpp") << "if (name == \"thd\") return;\n";  // 6
   int scanned = 0;
   const auto found = violations(folder, layout_names(), scanned);
   fs::remove_all(folder);
   EXPECT_EQ(scanned, 3);
-  ASSERT_EQ(found.size(), 6u) << ::testing::PrintToString(found);
+  ASSERT_EQ(found.size(), 7u) << ::testing::PrintToString(found);
   for (const char* where : {"probe.cpp:1:", "probe.cpp:2:", "probe.cpp:3:", "probe.cpp:4:",
-                            "probe.cpp:5:", "magi.cpp:1:"}) {
+                            "probe.cpp:5:", "magi.cpp:1:", "probe.cpp:10:"}) {
     EXPECT_TRUE(
         std::any_of(found.begin(), found.end(),
                     [&](const std::string& f) { return f.find(where) != std::string::npos; }))
