@@ -17,12 +17,14 @@ namespace cplab::sim {
 struct RowStream;
 class PartitionRules;
 
-// What a layout's map is computed from.
+// What a layout's map is computed from, as far as code below the registries asks: nothing but the
+// shape (no derive_map), an assignment balanced over the row's contents (`cplab layout` shows its
+// costs), or parameters derive_map records from the row (its document bounds: thd) or from the
+// layout's own options (usp's ring degree).
 enum class MapSource : std::uint8_t {
   shape,       // C and L alone
-  documents,   // the row's documents (the stream's document bounds are its table)
   assignment,  // an assignment computed from the row's contents (costs balanced greedily)
-  options,     // C, L and the layout's own options, recorded as the map's parameters
+  recorded,    // C, L and what derive_map records as the map's parameters
 };
 
 // A named integer fact of a layout or of one rank, as `cplab layout` shows it.

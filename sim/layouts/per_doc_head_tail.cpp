@@ -49,7 +49,7 @@ extern const LayoutDescriptor per_doc_head_tail_descriptor;
 const LayoutDescriptor per_doc_head_tail_descriptor{
     .name = "per-doc-head-tail",
     .form = index_math::form_of<index_math::ThdMap>(),
-    .source = MapSource::documents,
+    .source = MapSource::recorded,
     .pad_unit = two_c,
     .stream_positions = true,
     .derive_map = derive_bounds,

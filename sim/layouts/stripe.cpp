@@ -14,7 +14,7 @@ extern const LayoutDescriptor stripe_descriptor;
 const LayoutDescriptor stripe_descriptor{
     .name = "stripe",
     .form = index_math::form_of<index_math::StripeMap>(),
-    .source = MapSource::options,
+    .source = MapSource::recorded,
     .pad_unit =
         [](const LayoutSpec& spec) { return spec.cp * layouts::stripe_granularity.of(spec); },
     .derive_map =

@@ -33,7 +33,7 @@ extern const LayoutDescriptor thd_descriptor;
 const LayoutDescriptor thd_descriptor{
     .name = "thd",
     .form = index_math::form_of<index_math::ThdMap>(),
-    .source = MapSource::documents,
+    .source = MapSource::recorded,
     .bshd_rows = false,
     .pad_unit = [](const LayoutSpec& spec) { return 2 * spec.cp; },
     .document_unit = [](const LayoutSpec& spec) { return 2 * spec.cp; },

@@ -24,7 +24,7 @@ extern const LayoutDescriptor usp_descriptor;
 const LayoutDescriptor usp_descriptor{
     .name = "usp",
     .form = index_math::form_of<index_math::UspMap>(),
-    .source = MapSource::options,
+    .source = MapSource::recorded,
     .pad_unit = [](const LayoutSpec& spec) { return 2 * spec.cp; },
     .check_spec = check_ring_degree,
     .derive_map =
