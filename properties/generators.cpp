@@ -46,14 +46,17 @@ I packed_row_len(const LayoutEntry& entry, const LayoutSpec& spec,
 
 // The multiple every document must occupy when the padding is the caller's (the row rule of
 // documents; 0: the layout pads). At C = 1 too: the caller pads for the layout as it would at C.
-I caller_unit(const LayoutSpec& spec) {
-  return sim::row_rule_of(spec) == sim::RowRule::Of::documents ? sim::row_rule_multiple(spec) : 0;
+I caller_unit(const LayoutEntry& entry, const LayoutSpec& spec) {
+  const sim::RowRule& rule = entry.descriptor->row_rule;
+  return rule.of == sim::RowRule::Of::documents ? rule.multiple(spec) : 0;
 }
+
+sim::RowRule::Of rule_of(const LayoutEntry& entry) { return entry.descriptor->row_rule.of; }
 
 // Whether a layout whose padding is the caller's takes every row of the case (the contract's row
 // rule; every other layout: true, its rows are fitted where they are drawn).
 bool caller_padded(const LayoutEntry& entry, const Case& c) {
-  if (caller_unit(c.spec) == 0) return true;
+  if (caller_unit(entry, c.spec) == 0) return true;
   for (I b = 0; b < (c.packed() ? static_cast<I>(c.docs.size()) : 1); ++b) {
     sim::RowShape row = sim::bshd_row(c.seq_len);
     if (c.packed()) {
@@ -177,7 +180,7 @@ rc::Gen<I> gen_cp(const std::vector<I>& allowed, std::optional<CpClass> cls) {
 
 rc::Gen<I> gen_bshd_len(const LayoutEntry& entry, const LayoutSpec& spec, I max_tokens,
                         std::optional<BatchKind> kind) {
-  if (const I caller = caller_unit(spec); caller > 0) {
+  if (const I caller = caller_unit(entry, spec); caller > 0) {
     // The padding is the caller's: S a multiple of the unit (one document), never a padded row.
     const I most = std::max<I>(1, max_tokens / caller);
     return gen::map(gen::weightedOneOf<I>({{3, gen::inRange<I>(1, std::min<I>(most, 4) + 1)},
@@ -214,7 +217,8 @@ rc::Gen<I> gen_bshd_len(const LayoutEntry& entry, const LayoutSpec& spec, I max_
 
 rc::Gen<std::vector<Document>> gen_packed_row(const LayoutEntry& entry, const LayoutSpec& spec,
                                               I max_tokens) {
-  if (const I unit = caller_unit(spec); unit > 0) return gen_caller_padded_row(unit, max_tokens);
+  if (const I unit = caller_unit(entry, spec); unit > 0)
+    return gen_caller_padded_row(unit, max_tokens);
   const I two_c = 2 * spec.cp;
   const auto lengths = [](I count_lo, I count_hi, rc::Gen<I> length) {
     return gen::exec([=] {
@@ -306,7 +310,7 @@ rc::Gen<Case> gen_case(const LayoutEntry& entry, const GenOptions& options) {
         c.docs.push_back(*gen_packed_row(entry, c.spec, options.max_tokens));
         longest = std::max(longest, occupancy(c.docs.back()));
       }
-      const I caller = caller_unit(c.spec);
+      const I caller = caller_unit(entry, c.spec);
       const I row_padding =
           caller > 0 ? 0
                      : *gen::weightedOneOf<I>({{3, gen::just<I>(0)}, {1, gen::inRange<I>(1, 6)}});
@@ -406,7 +410,7 @@ std::vector<Case> domain_shrinks(const Case& c, const std::vector<I>& allowed_cp
     resolve_case_options(smaller);
     // A layout that takes only some lengths: S moves onto the nearest it takes at or above, else
     // the nearest below (never longer than c's, so that shrinking cannot go round in a circle).
-    if (sim::row_rule_of(smaller.spec) == sim::RowRule::Of::padded_length) {
+    if (rule_of(entry) == sim::RowRule::Of::padded_length) {
       const auto fit = [&](I n) { return sim::nearest_accepted_len(smaller.spec, n); };
       I len = fit(smaller.seq_len);
       if (len > c.seq_len) {
@@ -555,7 +559,8 @@ std::vector<Case> domain_shrinks(const Case& c, const std::vector<I>& allowed_cp
   }
   // Where the padding is the caller's, whole units: a document (and its slots) out of a one-row
   // case, a document a unit shorter (its own padding first), a document's padding made real.
-  if (const I caller = caller_unit(c.spec); caller > 0 && c.spec.cp > 1 && c.docs.size() == 1) {
+  if (const I caller = caller_unit(entry, c.spec);
+      caller > 0 && c.spec.cp > 1 && c.docs.size() == 1) {
     const std::vector<Document>& row = c.docs.front();
     for (std::size_t i = 0; i < row.size(); ++i) {
       const I slots = row[i].real + row[i].extra;
@@ -603,7 +608,7 @@ std::vector<Case> domain_shrinks(const Case& c, const std::vector<I>& allowed_cp
   }
   // A layout whose padding is the caller's refuses the rest: keep only the rows it takes.
   std::erase_if(out, [&](const Case& s) { return !caller_padded(entry, s); });
-  if (sim::row_rule_of(c.spec) == sim::RowRule::Of::length) {
+  if (rule_of(entry) == sim::RowRule::Of::length) {
     // Rows it takes only: S a multiple of the unit (C > 1). A packed row shrinks to the multiple
     // that still holds its documents.
     if (c.packed() && partitions(entry, c.spec)) {
@@ -620,7 +625,7 @@ std::vector<Case> domain_shrinks(const Case& c, const std::vector<I>& allowed_cp
     // still holds its documents (the row cannot lose one slot at a time).
     std::vector<Case> valid;
     for (Case& s : out) {
-      const I need = partitions(entry, s.spec) ? sim::row_rule_multiple(s.spec) : 1;
+      const I need = partitions(entry, s.spec) ? entry.descriptor->row_rule.multiple(s.spec) : 1;
       if (s.packed() && ceil_to(occupancy_of(s.docs), need) < s.seq_len) {
         Case tight = s;
         tight.seq_len = ceil_to(occupancy_of(s.docs), need);

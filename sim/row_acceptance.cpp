@@ -15,13 +15,13 @@ namespace {
 
 using index_math::ceil_to;
 
-std::int64_t occupied(const RowShape& row) {
+std::int64_t occupied(RowView row) {
   return std::accumulate(row.documents.begin(), row.documents.end(), std::int64_t{0});
 }
 
 // "" when every document is a multiple of m and they fill the row (a BSHD row is one document).
-std::string documents_refusal(const LayoutDescriptor& layout, const LayoutSpec& spec,
-                              const RowShape& row, std::int64_t m) {
+std::string documents_refusal(const LayoutDescriptor& layout, const LayoutSpec& spec, RowView row,
+                              std::int64_t m) {
   const char* unit = layout.row_rule.multiple_name;
   if (!row.packed) {
     if (row.seq_len % m == 0) return {};
@@ -68,8 +68,7 @@ std::vector<RowShape> row_shapes(const Batch& batch) {
   return rows;
 }
 
-std::string kind_refusal(const LayoutDescriptor& layout, const LayoutSpec& spec,
-                         const RowShape& row) {
+std::string kind_refusal(const LayoutDescriptor& layout, const LayoutSpec& spec, RowView row) {
   if (!layout.bshd_rows && !row.packed) {
     return fmt::format(
         "{} partitions packed rows (documents with seq_lens); got a BSHD row of S={}", layout.name,
@@ -89,8 +88,7 @@ std::string kind_refusal(const LayoutDescriptor& layout, const LayoutSpec& spec,
   return {};
 }
 
-std::string rule_refusal(const LayoutDescriptor& layout, const LayoutSpec& spec,
-                         const RowShape& row) {
+std::string rule_refusal(const LayoutDescriptor& layout, const LayoutSpec& spec, RowView row) {
   const RowRule& rule = layout.row_rule;
   if (rule.of == RowRule::Of::anything || !partitions(layout, spec)) return {};
   const std::int64_t m = rule.multiple(spec);
@@ -139,15 +137,6 @@ bool accepts(const LayoutSpec& spec, const Batch& batch) {
     if (!accepts(spec, row)) return false;
   }
   return true;
-}
-
-RowRule::Of row_rule_of(const LayoutSpec& spec) {
-  return layout_descriptor(spec.layout).row_rule.of;
-}
-
-std::int64_t row_rule_multiple(const LayoutSpec& spec) {
-  const RowRule& rule = layout_descriptor(spec.layout).row_rule;
-  return rule.of == RowRule::Of::anything ? 1 : rule.multiple(spec);
 }
 
 RowShape nearest_accepted(const LayoutSpec& spec, RowShape row) {

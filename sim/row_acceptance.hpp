@@ -4,6 +4,7 @@
 // (LayoutDescriptor::row_rule) and nothing else; the twin's stream (row_stream) refuses through
 // it, and the generators, the shrinks, coverage and the tests ask it, never a layout's name.
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,14 @@
 
 namespace cplab::sim {
 
+// A row to judge, its documents borrowed: the twin's stream judges every row on every rank, and
+// needs no copy of them for it.
+struct RowView {
+  std::int64_t seq_len = 0;
+  bool packed = false;
+  std::span<const std::int64_t> documents = {};
+};
+
 // A row as a layout is given it: its length S and, for a packed row, the slots each document
 // occupies in it (the caller's padding included: seq_lens_padded, else seq_lens).
 struct RowShape {
@@ -19,6 +28,7 @@ struct RowShape {
   bool packed = false;
   std::vector<std::int64_t> documents = {};
   bool operator==(const RowShape&) const = default;
+  operator RowView() const { return {seq_len, packed, documents}; }  // NOLINT: a view of it
 };
 
 RowShape bshd_row(std::int64_t seq_len);
@@ -28,22 +38,15 @@ std::vector<RowShape> row_shapes(const Batch& batch);  // every row of the batch
 
 // Why the layout refuses the row's kind under spec (a BSHD row to a layout of packed rows, a packed
 // row of no documents, C > 1 to a CP-off layout), or "".
-std::string kind_refusal(const LayoutDescriptor& layout, const LayoutSpec& spec,
-                         const RowShape& row);
+std::string kind_refusal(const LayoutDescriptor& layout, const LayoutSpec& spec, RowView row);
 // Why the layout's row rule refuses the row under spec (a valid spec; only where the layout
 // partitions), or "".
-std::string rule_refusal(const LayoutDescriptor& layout, const LayoutSpec& spec,
-                         const RowShape& row);
+std::string rule_refusal(const LayoutDescriptor& layout, const LayoutSpec& spec, RowView row);
 
 // The whole contract: the row's kind, the spec's options, the row rule; "" when the row is taken.
 std::string refusal(const LayoutSpec& spec, const RowShape& row);
 bool accepts(const LayoutSpec& spec, const RowShape& row);
 bool accepts(const LayoutSpec& spec, const Batch& batch);  // every row
-
-// The layout's row rule at this spec, whether or not it partitions here (what a caller pads to
-// for it: the generators draw rows of it at C = 1 too).
-RowRule::Of row_rule_of(const LayoutSpec& spec);
-std::int64_t row_rule_multiple(const LayoutSpec& spec);  // 1 where the rule asks nothing
 
 // The accepted row nearest to `row` (of a kind the layout takes): no shorter, its real tokens where
 // they are, equal to it exactly when the layout takes it. A length it needs is added at the row's

@@ -83,10 +83,12 @@ RowStream row_stream(const LayoutSpec& spec, const MicrobatchRows& rows,
   stream.caller_len = rows.caller_len;
   stream.packed = rows.packed;
   const std::int64_t len = rows.caller_len;
-  const RowShape shape =
-      rows.packed
-          ? packed_row(rows.seq_lens_padded.empty() ? rows.seq_lens : rows.seq_lens_padded, len)
-          : bshd_row(len);
+  const RowView shape{.seq_len = len,
+                      .packed = rows.packed,
+                      .documents = rows.packed && !rows.seq_lens_padded.empty()
+                                       ? rows.seq_lens_padded
+                                   : rows.packed ? rows.seq_lens
+                                                 : std::span<const std::int64_t>{}};
   if (std::string why = kind_refusal(layout, spec, shape); !why.empty()) CPLAB_FAIL("{}", why);
   layouts::check_options(spec);  // every option inside its declared range
   if (layout.check_spec != nullptr) layout.check_spec(spec);
