@@ -6,6 +6,7 @@
 #include <random>
 
 #include "support.hpp"
+#include "tests/support/layouts.hpp"
 
 namespace cplab::testing {
 namespace {
@@ -86,15 +87,30 @@ void expect_close(const Tensor& got, const Tensor& want, const char* what) {
     EXPECT_NEAR(got.get(i), want.get(i), 1e-5) << what << "[" << i << "]";
 }
 
+// Every layout at C = 3, on the rows nearest to these that it takes (as the caller pads them for
+// it, or fitted to the lengths it takes): two BSHD rows of 11; a packed row with a caller-padded
+// and an empty document; a packed row of two documents and row padding after them.
+std::vector<std::pair<std::string, Batch>> attention_cases() {
+  std::vector<std::pair<std::string, Batch>> cases;
+  for (const auto& [layout, cp] : testsupport::layouts_at({3})) {
+    const LayoutSpec spec = make_spec(layout, cp);
+    if (testsupport::takes_rows(layout, false)) {
+      cases.emplace_back(layout,
+                         bshd_batch(2, sim::nearest_accepted(spec, sim::bshd_row(11)).seq_len));
+    }
+    if (testsupport::takes_rows(layout, true)) {
+      sim::RowShape row = sim::nearest_accepted(spec, sim::packed_row({6, 1, 3, 2}, 13));
+      cases.emplace_back(layout, packed_batch({{5, 0, 3, 2}}, row.seq_len, {row.documents}));
+      row = sim::nearest_accepted(spec, sim::packed_row({4, 4}, 9));
+      cases.emplace_back(layout, packed_batch({{4, 4}}, row.seq_len, {row.documents}));
+    }
+  }
+  return cases;
+}
+
 TEST(Attention, MatchesNaiveLoops) {
-  const std::vector<std::pair<const char*, Batch>> cases{
-      {"head-tail", bshd_batch(2, 11)},
-      {"thd", packed_batch({{5, 0, 3, 2}}, 13, {{6, 1, 3, 2}})},
-      {"magi", packed_batch({{7, 6}}, 14)},
-      {"contiguous", packed_batch({{4, 4}}, 9)},
-  };
-  for (const auto& [layout, batch] : cases) {
-    SCOPED_TRACE(layout);
+  for (const auto& [layout, batch] : attention_cases()) {
+    SCOPED_TRACE(::testing::Message() << layout << " S=" << batch.seq_len());
     const ShardPlan plan = reference::plan(make_spec(layout, 3), batch);
     const Qkv x = random_qkv(batch.rows(), plan.rows[0].padded_len, 4, 17);
     const auto got = reference::attention(plan, x.q, x.k, x.v, x.grad_out);
@@ -115,10 +131,11 @@ TEST(Attention, MatchesNaiveLoops) {
   }
 }
 
+// The backward and the refusals, whatever the layout: a plain one, its L from its plan.
 TEST(Attention, BackwardMatchesFiniteDifferences) {
   const Batch batch = packed_batch({{3, 4}}, 8);
-  const ShardPlan plan = reference::plan(make_spec("head-tail", 2), batch);
-  const Qkv x = random_qkv(1, 8, 3, 23);
+  const ShardPlan plan = reference::plan(make_spec(testsupport::a_plain_layout(), 2), batch);
+  const Qkv x = random_qkv(1, plan.rows[0].padded_len, 3, 23);
   const auto base = reference::attention(plan, x.q, x.k, x.v, x.grad_out);
   // The scalar whose gradient the backward returns: Σ grad_out · out.
   auto objective = [&](const Tensor& q, const Tensor& k, const Tensor& v) {
@@ -144,10 +161,13 @@ TEST(Attention, BackwardMatchesFiniteDifferences) {
 }
 
 TEST(Attention, RefusesMismatchedInputs) {
-  const ShardPlan plan = reference::plan(make_spec("head-tail", 2), bshd_batch(1, 8));
-  const Qkv x = random_qkv(1, 8, 3, 1);
-  EXPECT_ERROR(reference::attention(plan, x.q, Tensor(DType::f32, {1, 8, 2}), x.v, x.grad_out), "k",
-               "f32[1, 8, 2]");
+  const ShardPlan plan =
+      reference::plan(make_spec(testsupport::a_plain_layout(), 2), bshd_batch(1, 8));
+  const std::int64_t len = plan.rows[0].padded_len;
+  const Qkv x = random_qkv(1, len, 3, 1);
+  const std::string shape = "f32[1, " + std::to_string(len) + ", 2]";
+  EXPECT_ERROR(reference::attention(plan, x.q, Tensor(DType::f32, {1, len, 2}), x.v, x.grad_out),
+               "k", shape.c_str());
   EXPECT_ERROR(reference::attention(plan, x.q.to(DType::bf16), x.k, x.v, x.grad_out), "q", "bf16");
 }
 

@@ -116,15 +116,21 @@ TEST(Gather, BackwardGivesCTimesOnOwnedSlots) {
   }
 }
 
+// The refusals, whatever the layout: a plain one, its L from its plan.
 TEST(Gather, RefusesMismatchedShards) {
   const Batch batch = bshd_batch(1, 8);
-  const ShardPlan plan = reference::plan(make_spec("head-tail", 2), batch);
-  EXPECT_ERROR(gather_token_tensor(plan, {distinct(1, 4, 1)}, 1, false), "1 local shards", "cp=2");
-  EXPECT_ERROR(gather_token_tensor(plan, {distinct(1, 4, 1), distinct(1, 3, 1)}, 1, false),
-               "rank 1", "3 tokens", "ℓ=L/C=8/2=4");
+  const ShardPlan plan = reference::plan(make_spec(testsupport::a_plain_layout(), 2), batch);
+  const std::int64_t len = plan.rows[0].padded_len, local = len / 2;
+  const std::string short_shard = std::to_string(local - 1) + " tokens";
+  const std::string local_len = "ℓ=L/C=" + std::to_string(len) + "/2=" + std::to_string(local);
+  EXPECT_ERROR(gather_token_tensor(plan, {distinct(1, local, 1)}, 1, false), "1 local shards",
+               "cp=2");
+  EXPECT_ERROR(
+      gather_token_tensor(plan, {distinct(1, local, 1), distinct(1, local - 1, 1)}, 1, false),
+      "rank 1", short_shard.c_str(), local_len.c_str());
   EXPECT_ERROR(gather_token_tensor_backward(plan, distinct(1, 7, 1), 1, true, 0), "7 tokens",
                "S=8");
-  Tensor ids(DType::i64, {1, 8});
+  Tensor ids(DType::i64, {1, len});
   EXPECT_ERROR(gather_token_tensor_backward(plan, ids, 1, false, 0), "f32, bf16 or f16");
 }
 

@@ -107,54 +107,58 @@ TEST(ShiftedLoss, EqualsTheUnshardedShiftedMean) {
 
 TEST(ShiftedLoss, GradientMatchesFiniteDifferences) {
   const Batch batch = packed_batch({{4, 3}}, 8);
-  const ShardPlan plan = reference::plan(make_spec("head-tail", 2), batch);  // L = 8
-  const std::int64_t vocab = 4, len = 8;
-  CallerInputs in = random_inputs(1, len, vocab, 11);
-  for (std::int64_t g = 0; g < len; ++g) in.valid.set(g, 1);
-  const auto loss = shifted_loss(plan, in.logits, in.labels, in.valid);
-  ASSERT_GT(loss.contributing_total, 2);
-  const double h = 1e-2;
-  for (std::int64_t g = 0; g < len; ++g) {
-    const std::int64_t owner = std::find(plan.rows[0].index[0].begin(), plan.rows[0].index[0].end(),
-                                         g) != plan.rows[0].index[0].end()
-                                   ? 0
-                                   : 1;
-    for (std::int64_t v = 0; v < vocab; ++v) {
-      const std::int64_t at = g * vocab + v;
-      Tensor up = in.logits, down = in.logits;
-      up.set(at, in.logits.get(at) + h);
-      down.set(at, in.logits.get(at) - h);
-      const auto plus = shifted_loss(plan, up, in.labels, in.valid);
-      const auto minus = shifted_loss(plan, down, in.labels, in.valid);
-      const double grad = loss.grad_global.get(at);
-      EXPECT_NEAR((plus.global_mean - minus.global_mean) / (2 * h), grad, 2e-4)
-          << "g=" << g << " v=" << v;
-      EXPECT_EQ(grad == 0.0, !loss.contributes[0][g]) << "g=" << g;
-      for (std::int64_t r = 0; r < 2; ++r) {
-        const double want = r == owner ? 2.0 * grad : 0.0;  // C · ∂(mean) on the owner, 0 elsewhere
-        EXPECT_NEAR((plus.rank_loss[r] - minus.rank_loss[r]) / (2 * h), want, 4e-4)
-            << "r=" << r << " g=" << g;
+  for (const auto& [layout, cp] : testsupport::layouts_at({2})) {
+    if (!sim::accepts(make_spec(layout, cp), batch)) continue;
+    SCOPED_TRACE(layout);
+    const ShardPlan plan = reference::plan(make_spec(layout, cp), batch);
+    const std::int64_t vocab = 4, len = plan.rows[0].padded_len;
+    CallerInputs in = random_inputs(1, len, vocab, 11);
+    for (std::int64_t g = 0; g < len; ++g) in.valid.set(g, 1);
+    const auto loss = shifted_loss(plan, in.logits, in.labels, in.valid);
+    ASSERT_GT(loss.contributing_total, 2);
+    const double h = 1e-2;
+    for (std::int64_t g = 0; g < len; ++g) {
+      const Ints& rank0 = plan.rows[0].index[0];
+      const std::int64_t owner = std::find(rank0.begin(), rank0.end(), g) != rank0.end() ? 0 : 1;
+      for (std::int64_t v = 0; v < vocab; ++v) {
+        const std::int64_t at = g * vocab + v;
+        Tensor up = in.logits, down = in.logits;
+        up.set(at, in.logits.get(at) + h);
+        down.set(at, in.logits.get(at) - h);
+        const auto plus = shifted_loss(plan, up, in.labels, in.valid);
+        const auto minus = shifted_loss(plan, down, in.labels, in.valid);
+        const double grad = loss.grad_global.get(at);
+        EXPECT_NEAR((plus.global_mean - minus.global_mean) / (2 * h), grad, 2e-4)
+            << "g=" << g << " v=" << v;
+        EXPECT_EQ(grad == 0.0, !loss.contributes[0][g]) << "g=" << g;
+        for (std::int64_t r = 0; r < 2; ++r) {
+          const double want = r == owner ? 2.0 * grad : 0.0;  // C · ∂(mean) on the owner, 0 else
+          EXPECT_NEAR((plus.rank_loss[r] - minus.rank_loss[r]) / (2 * h), want, 4e-4)
+              << "r=" << r << " g=" << g;
+        }
       }
     }
   }
 }
 
+// The loss machinery, whatever the layout: a plain one, its L from its plan.
 TEST(ShiftedLoss, NothingContributes) {
   const Batch batch = bshd_batch(1, 8);
-  const ShardPlan plan = reference::plan(make_spec("head-tail", 2), batch);
-  CallerInputs in = random_inputs(1, 8, 3, 5);
-  for (std::int64_t g = 0; g < 8; ++g) in.valid.set(g, 0);
+  const ShardPlan plan = reference::plan(make_spec(testsupport::a_plain_layout(), 2), batch);
+  const std::int64_t len = plan.rows[0].padded_len;
+  CallerInputs in = random_inputs(1, len, 3, 5);
+  for (std::int64_t g = 0; g < len; ++g) in.valid.set(g, 0);
   const auto loss = shifted_loss(plan, in.logits, in.labels, in.valid);
   EXPECT_EQ(loss.contributing_total, 0);
   EXPECT_EQ(loss.global_mean, 0.0);
   EXPECT_EQ(loss.rank_loss, (std::vector<double>{0.0, 0.0}));
-  EXPECT_EQ(loss.grad_global, Tensor(DType::f32, {1, 8, 3}));
+  EXPECT_EQ(loss.grad_global, Tensor(DType::f32, {1, len, 3}));
 }
 
 TEST(ShiftedLoss, Bf16LogitsAreReadAsFloat) {
   const Batch batch = bshd_batch(1, 8);
-  const ShardPlan plan = reference::plan(make_spec("contiguous", 2), batch);
-  const CallerInputs in = random_inputs(1, 8, 5, 3);
+  const ShardPlan plan = reference::plan(make_spec(testsupport::a_plain_layout(), 2), batch);
+  const CallerInputs in = random_inputs(1, plan.rows[0].padded_len, 5, 3);
   const Tensor rounded = in.logits.to(DType::bf16);
   const auto from_bf16 = shifted_loss(plan, rounded, in.labels, in.valid);
   const auto from_f32 = shifted_loss(plan, rounded.to(DType::f32), in.labels, in.valid);
@@ -164,13 +168,16 @@ TEST(ShiftedLoss, Bf16LogitsAreReadAsFloat) {
 
 TEST(ShiftedLoss, RefusesBadInputs) {
   const Batch batch = bshd_batch(1, 8);
-  const ShardPlan plan = reference::plan(make_spec("head-tail", 2), batch);
-  CallerInputs in = random_inputs(1, 8, 3, 5);
-  for (std::int64_t g = 0; g < 8; ++g) in.valid.set(g, 1);
-  in.labels.set(4, 9.0);
+  const ShardPlan plan = reference::plan(make_spec(testsupport::a_plain_layout(), 2), batch);
+  const std::int64_t len = plan.rows[0].padded_len;
+  const std::string logits_shape = "[1, " + std::to_string(len) + ", V]";
+  CallerInputs in = random_inputs(1, len, 3, 5);
+  for (std::int64_t g = 0; g < len; ++g) in.valid.set(g, 1);
+  in.labels.set(4, 9.0);  // slot 4 of a BSHD row is caller token 4: slot 3's target
   EXPECT_ERROR(shifted_loss(plan, in.logits, in.labels, in.valid), "slot 3", "label 9", "[0, 3)");
-  EXPECT_ERROR(shifted_loss(plan, Tensor(DType::f32, {1, 7, 3}), in.labels, in.valid), "[1, 8, V]");
-  EXPECT_ERROR(shifted_loss(plan, Tensor(DType::i64, {1, 8, 3}), in.labels, in.valid),
+  EXPECT_ERROR(shifted_loss(plan, Tensor(DType::f32, {1, len - 1, 3}), in.labels, in.valid),
+               logits_shape.c_str());
+  EXPECT_ERROR(shifted_loss(plan, Tensor(DType::i64, {1, len, 3}), in.labels, in.valid),
                "f32, bf16 or f16");
   EXPECT_ERROR(shifted_loss_caller(plan, in.logits, Tensor(DType::i64, {1, 9}), in.valid), "labels",
                "[1, 8]");

@@ -88,10 +88,11 @@ TEST(MapChecks, TokenMovesRefuseWrongMapsBeforeMovingAByte) {
                   {"place_tokens: row 0 map: entry 3 is 6, outside [0, 6)"});
 }
 
-// Rank 1 of 2 over L = 8, one row: ℓ = 4 slots.
+// Rank 1 of 2 over L = 8, one row: ℓ = 4 slots. The checks judge the recorded maps alone, never
+// the layout's name: the record names none of the registered layouts.
 ShardLayout good_layout() {
   ShardLayout l;
-  l.layout = "head-tail";
+  l.layout = "hand-written";
   l.cp = 2;
   l.rank = 1;
   l.padded_len = 8;

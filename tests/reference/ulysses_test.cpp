@@ -7,6 +7,7 @@
 #include "reference/attention.hpp"
 #include "reference/plan.hpp"
 #include "support.hpp"
+#include "tests/support/layouts.hpp"
 
 namespace cplab::testing {
 namespace {
@@ -48,7 +49,8 @@ TEST(UlyssesReference, head_split_by_hand) {
 }
 
 TEST(UlyssesReference, multi_head_attention_uses_each_query_heads_kv_head) {
-  const ShardPlan plan = reference::plan(make_spec("contiguous", 1), bshd_batch(1, 6));
+  const ShardPlan plan =
+      reference::plan(make_spec(testsupport::a_plain_layout(), 1), bshd_batch(1, 6));
   Tensor q(DType::f32, {1, 6, 4, 2}), k(DType::f32, {1, 6, 2, 2}), v(DType::f32, {1, 6, 2, 2});
   for (std::int64_t i = 0; i < q.numel(); ++i) q.set(i, 0.1 * static_cast<double>(i % 7) - 0.3);
   for (std::int64_t i = 0; i < k.numel(); ++i) k.set(i, 0.2 * static_cast<double>(i % 5) - 0.4);

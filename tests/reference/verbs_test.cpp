@@ -4,6 +4,7 @@
 
 #include "support.hpp"
 #include "tests/support/layouts.hpp"
+#include "verbs_support.hpp"
 
 namespace cplab::testing {
 namespace {
@@ -12,58 +13,32 @@ using reference::microbatch_plan;
 using reference::shard_batch;
 using reference::shard_token_tensor;
 
-// What local token k of row b on rank r must hold for a located key: the caller token, or `pad`.
-double expected_local(const RowPlan& row, std::int64_t caller_row, std::int64_t r, std::int64_t k,
-                      double pad) {
-  const std::int64_t caller = row.caller_pos[row.index[r][k]];
-  return caller >= 0 ? token_value(caller_row, caller) : pad;
-}
-
+// The verbs' machinery, whatever the layout: a plain one where one layout is enough, its L from
+// its plan; each layout's own verbs are in tests/reference/layouts/ID_test.cpp.
 TEST(Microbatches, EachIsShardedAlike) {
-  LayoutSpec spec = make_spec("head-tail", 3);
+  LayoutSpec spec = make_spec(testsupport::a_plain_layout(), 3);
   spec.microbatches = 2;
   spec.pad_token_id = -1;
   const Batch batch = bshd_batch(4, 10);
   const ShardPlan plan = reference::plan(spec, batch);
-  ASSERT_EQ(plan.rows[0].padded_len, 12);
+  const std::int64_t local = plan.rows[0].padded_len / 3;
+  ASSERT_GT(plan.rows[0].padded_len, 10) << "no padding to check";
   const auto sharded = shard_batch(plan, batch);
   ASSERT_EQ(sharded.size(), 2u);
   for (std::int64_t m = 0; m < 2; ++m) {
     ASSERT_EQ(sharded[m].size(), 3u);
     for (std::int64_t r = 0; r < 3; ++r) {
       const Tensor ids = sharded[m][r].at(keys::input_ids);
-      ASSERT_EQ(ids.shape(), (Shape{2, 4}));
+      ASSERT_EQ(ids.shape(), (Shape{2, local}));
       for (std::int64_t b = 0; b < 2; ++b) {
-        for (std::int64_t k = 0; k < 4; ++k) {
-          EXPECT_EQ(ids.get(b * 4 + k), expected_local(plan.rows[m * 2 + b], m * 2 + b, r, k, -1.0))
+        for (std::int64_t k = 0; k < local; ++k) {
+          EXPECT_EQ(ids.get(b * local + k),
+                    expected_local(plan.rows[m * 2 + b], m * 2 + b, r, k, -1.0))
               << "m=" << m << " r=" << r << " b=" << b << " k=" << k;
         }
       }
     }
   }
-}
-
-TEST(Microbatches, PackedRowsArePartitionedOnTheirOwn) {
-  LayoutSpec spec = make_spec("thd", 2);
-  spec.microbatches = 2;
-  spec.pad_token_id = -1;
-  const Batch batch = packed_batch({{5, 3, 8}, {9, 9}}, 20);
-  const ShardPlan plan = reference::plan(spec, batch);
-  EXPECT_EQ(plan.rows[0].padded_len, 20);
-  EXPECT_EQ(plan.rows[1].padded_len, 24);
-  EXPECT_EQ(plan.rows[1].local_cu_seqlens[0], (Ints{0, 6, 12}));
-  const auto sharded = shard_batch(plan, batch);
-  for (std::int64_t m = 0; m < 2; ++m) {
-    for (std::int64_t r = 0; r < 2; ++r) {
-      const Tensor ids = sharded[m][r].at(keys::input_ids);
-      const std::int64_t local = plan.rows[m].padded_len / 2;
-      ASSERT_EQ(ids.shape(), (Shape{1, local}));
-      for (std::int64_t k = 0; k < local; ++k)
-        EXPECT_EQ(ids.get(k), expected_local(plan.rows[m], m, r, k, -1.0));
-    }
-  }
-  EXPECT_ERROR(reference::pad_to_global(plan, batch.tokens.at(keys::labels)), "L=24", "L=20",
-               "microbatch_plan");
 }
 
 TEST(ShardPrimary, LaterShardingGivesWhatShardingNowGives) {
@@ -118,22 +93,10 @@ TEST(ShardTokenTensor, ShardsExactlyLikeTheBatch) {
   }
 }
 
-TEST(ShardTokenTensor, ThdRowsNeedNoFill) {
-  const Batch batch = packed_batch({{5, 3}}, 10, {{6, 4}});
-  const ShardPlan plan = reference::plan(make_spec("thd", 2), batch);
-  const auto sharded = shard_batch(plan, batch);
-  for (std::int64_t r = 0; r < 2; ++r) {
-    EXPECT_EQ(shard_token_tensor(plan, batch.at(keys::labels), 1, -100.0, r),
-              sharded[0][r].at(keys::labels));
-    const Tensor ids = shard_token_tensor(plan, batch.at(keys::input_ids), 1, std::nullopt, r);
-    for (std::int64_t k = 0; k < ids.numel(); ++k)
-      EXPECT_EQ(ids.get(k), expected_local(plan.rows[0], 0, r, k, 0.0));
-  }
-}
-
 TEST(ShardTokenTensor, AnyDtypeTrailingDimsAndSeqDim) {
   const Batch batch = bshd_batch(2, 6);
-  const ShardPlan plan = reference::plan(make_spec("head-tail", 2), batch);  // L = 8
+  const ShardPlan plan = reference::plan(make_spec(testsupport::a_plain_layout(), 2), batch);
+  const std::int64_t local_len = plan.rows[0].padded_len / 2;
   // Small integers: exact in every dtype, u8 included.
   auto small = [](std::int64_t b, std::int64_t s, std::int64_t e) {
     return static_cast<double>(10 * b + s + e);
@@ -146,34 +109,50 @@ TEST(ShardTokenTensor, AnyDtypeTrailingDimsAndSeqDim) {
       }
     }
     const Tensor local = shard_token_tensor(plan, value, 1, 3.0, 1);
-    ASSERT_EQ(local.shape(), (Shape{2, 4, 5}));
+    ASSERT_EQ(local.shape(), (Shape{2, local_len, 5}));
     ASSERT_EQ(local.dtype(), dtype);
-    for (std::int64_t k = 0; k < 4; ++k) {
+    for (std::int64_t k = 0; k < local_len; ++k) {
       const std::int64_t caller = plan.rows[1].caller_pos[plan.rows[1].index[1][k]];
       for (std::int64_t e = 0; e < 5; ++e) {
-        EXPECT_EQ(local.get((1 * 4 + k) * 5 + e), caller >= 0 ? small(1, caller, e) : 3.0)
+        EXPECT_EQ(local.get((1 * local_len + k) * 5 + e), caller >= 0 ? small(1, caller, e) : 3.0)
             << dtype_name(dtype) << " k=" << k << " e=" << e;
       }
     }
   }
   Tensor planes(DType::i64, {3, 2, 6});  // seq on dim 2
   for (std::int64_t i = 0; i < planes.numel(); ++i) planes.set(i, static_cast<double>(i));
-  const Tensor local = shard_token_tensor(plan, planes, 2, -1.0, 0);
-  ASSERT_EQ(local.shape(), (Shape{3, 2, 4}));
-  EXPECT_EQ(local.get((2 * 2 + 1) * 4 + 0), static_cast<double>((2 * 2 + 1) * 6 + 0));
-  EXPECT_EQ(local.get((2 * 2 + 1) * 4 + 3), -1.0);  // index [0, 1, 6, 7]: slot 7 is padding
+  bool padding_seen = false;
+  for (std::int64_t r = 0; r < 2; ++r) {
+    const Tensor local = shard_token_tensor(plan, planes, 2, -1.0, r);
+    ASSERT_EQ(local.shape(), (Shape{3, 2, local_len}));
+    for (std::int64_t p = 0; p < 3; ++p) {
+      for (std::int64_t b = 0; b < 2; ++b) {
+        for (std::int64_t k = 0; k < local_len; ++k) {
+          const std::int64_t caller = plan.rows[b].caller_pos[plan.rows[b].index[r][k]];
+          padding_seen = padding_seen || caller < 0;
+          EXPECT_EQ(local.get((p * 2 + b) * local_len + k),
+                    caller >= 0 ? static_cast<double>((p * 2 + b) * 6 + caller) : -1.0)
+              << "r=" << r << " plane " << p << " b=" << b << " k=" << k;
+        }
+      }
+    }
+  }
+  EXPECT_TRUE(padding_seen) << "L=" << plan.rows[0].padded_len << " pads no slot of S=6";
 }
 
 TEST(ShardTokenTensor, RefusesOtherLengths) {
   const Batch batch = bshd_batch(2, 6);
-  const ShardPlan plan = reference::plan(make_spec("contiguous", 2), batch);  // L = 8
-  EXPECT_ERROR(shard_token_tensor(plan, located(DType::f32, 2, 7), 1, 0.0, 0), "7 tokens", "L=8",
-               "S=6");
+  const ShardPlan plan = reference::plan(make_spec(testsupport::a_plain_layout(), 2), batch);
+  const std::int64_t len = plan.rows[0].padded_len;
+  ASSERT_NE(len, 7);
+  const std::string padded = "L=" + std::to_string(len);
+  EXPECT_ERROR(shard_token_tensor(plan, located(DType::f32, 2, 7), 1, 0.0, 0), "7 tokens",
+               padded.c_str(), "S=6");
   EXPECT_ERROR(shard_token_tensor(plan, located(DType::f32, 2, 6), 1, std::nullopt, 0), "S=6",
-               "L=8", "explicit fill");
-  EXPECT_ERROR(shard_token_tensor(plan, located(DType::f32, 3, 8), 1, std::nullopt, 0), "3 rows",
+               padded.c_str(), "explicit fill");
+  EXPECT_ERROR(shard_token_tensor(plan, located(DType::f32, 3, len), 1, std::nullopt, 0), "3 rows",
                "B=2");
-  EXPECT_ERROR(shard_token_tensor(plan, located(DType::f32, 2, 8), 1, std::nullopt, 2), "rank 2",
+  EXPECT_ERROR(shard_token_tensor(plan, located(DType::f32, 2, len), 1, std::nullopt, 2), "rank 2",
                "cp=2");
 }
 

@@ -1,6 +1,9 @@
-// llama3-varlen (SPEC §10.3): the worked examples of §9.12 by the reference.
+// llama3-varlen (SPEC §10.3): the worked examples of §9.12 by the reference and through `cplab
+// layout`.
 #include "reference/plan.hpp"
+#include "tests/reference/cli_layout.hpp"
 #include "tests/reference/support.hpp"
+#include "tests/support/layouts.hpp"
 
 namespace cplab::testing {
 namespace {
@@ -49,6 +52,29 @@ TEST(SpecExample12, Llama3VarlenRefusesARowThatIsNotAMultipleOfC) {
   EXPECT_ERROR(plan_row(make_spec("llama3-varlen", 4), 10, &docs), "llama3-varlen pads nothing",
                "S=10", "multiple of C=4");
   EXPECT_ERROR(plan_row(make_spec("llama3-varlen", 2), 10), "packed rows");
+}
+
+// §9.12 through the CLI: llama3-varlen ranks add cu_seqlens_q, cu_seqlens_k and k_slice; other
+// layouts' ranks do not have them.
+TEST(CliLayout, Example12Llama3Varlen) {
+  const auto out = layout_json("--layout llama3-varlen --cp 4 --doc-lens 7,6,7");
+  EXPECT_EQ(out["padded_seq_len"], 20);
+  EXPECT_EQ(indices(out)[2], (Ints{10, 11, 12, 13, 14}));
+  const auto& rank2 = out["ranks"][2];
+  EXPECT_EQ(rank2["cu_seqlens_q"], (Ints{0, 3, 5}));
+  EXPECT_EQ(rank2["cu_seqlens_k"], (Ints{0, 6, 8}));
+  EXPECT_EQ(rank2["k_slice"], (Ints{7, 15}));
+  EXPECT_EQ(out["ranks"][1]["cu_seqlens_k"], (Ints{0, 7, 10}));
+  EXPECT_EQ(out["ranks"][3]["k_slice"], (Ints{13, 20}));
+  EXPECT_FALSE(rank2.contains("cu_seqlens"));
+  const std::string other = testsupport::a_plain_layout();
+  ASSERT_NE(other, "llama3-varlen");
+  const auto plain = layout_json("--layout " + other + " --cp 4 --doc-lens 7,6,7");
+  EXPECT_FALSE(plain["ranks"][0].contains("cu_seqlens_q"));
+  EXPECT_FALSE(plain["ranks"][0].contains("k_slice"));
+  testsupport::expect_usage_error(
+      testsupport::run_cplab("layout --layout llama3-varlen --cp 4 --doc-lens 7,6"),
+      {"pads nothing", "S=13", "multiple of C=4"}, "llama3-varlen S=13");
 }
 
 }  // namespace

@@ -1,6 +1,9 @@
-// per-doc-head-tail (SPEC §10.1): the worked examples of §9.10 by the reference.
+// per-doc-head-tail (SPEC §10.1): the worked examples of §9.10 by the reference and through
+// `cplab layout`, and its refusals there.
 #include "reference/plan.hpp"
 #include "reference/work.hpp"
+#include "sim/layouts/thd_map.hpp"
+#include "tests/reference/cli_layout.hpp"
 #include "tests/reference/support.hpp"
 
 namespace cplab::testing {
@@ -50,7 +53,17 @@ TEST(SpecExample10, PerDocHeadTailDocuments8And4) {
 TEST(SpecExample10, PerDocHeadTailDocuments4And12IsThdsMap) {
   const Ints docs{4, 12};
   RowPlan row = plan_row(make_spec("per-doc-head-tail", 2), sum(docs), &docs);
-  EXPECT_EQ(row.index, plan_row(make_spec("thd", 2), sum(docs), &docs).index);
+  // Documents already multiples of 2C: the closed form of head-tail inside every document over the
+  // row's own document bounds (index_math::ThdMap), every rank.
+  ASSERT_EQ(row.cu_seqlens_padded, (Ints{0, 4, 16}));
+  const index_math::ThdMap per_document{
+      .cp = 2, .cu_padded = row.cu_seqlens_padded.data(), .n_docs = 2};
+  std::vector<Ints> closed_form(2);
+  for (std::int64_t r = 0; r < 2; ++r) {
+    for (std::int64_t k = 0; k < per_document.local_len(); ++k)
+      closed_form[r].push_back(per_document.global_index(r, k));
+  }
+  EXPECT_EQ(row.index, closed_form);
   EXPECT_EQ(row.index,
             (std::vector<Ints>{{0, 3, 4, 5, 6, 13, 14, 15}, {1, 2, 7, 8, 9, 10, 11, 12}}));
   EXPECT_EQ(causal_work(row), (Ints{44, 44}));
@@ -90,6 +103,32 @@ TEST(SpecExample10, PerDocHeadTailRefusesRowsTheCallerDidNotPad) {
   const LayoutSpec one = make_spec("per-doc-head-tail", 1);
   EXPECT_EQ(plan_row(one, 8, &odd).index, (std::vector<Ints>{{0, 1, 2, 3, 4, 5, 6, 7}}));
   EXPECT_EQ(plan_row(one, 10).padded_len, 10);
+}
+
+// SPEC §9.10 through `cplab layout`.
+TEST(CliLayout, Example10PerDocHeadTail) {
+  const auto out = layout_json("--layout per-doc-head-tail --cp 2 --doc-lens 8,4");
+  EXPECT_EQ(out["layout"], "per-doc-head-tail");
+  EXPECT_EQ(out["padded_seq_len"], 12);
+  EXPECT_EQ(indices(out), (std::vector<Ints>{{0, 1, 6, 7, 8, 11}, {2, 3, 4, 5, 9, 10}}));
+  EXPECT_EQ(out["ranks"][0]["positions"].get<Ints>(), (Ints{0, 1, 6, 7, 8, 11}));
+  EXPECT_EQ(out["ranks"][1]["doc_ids"].get<Ints>(), (Ints{1, 1, 1, 1, 2, 2}));
+  EXPECT_EQ(out["ranks"][0]["causal_work"], 23);
+  EXPECT_EQ(out["ranks"][1]["causal_work"], 23);
+  EXPECT_EQ(out["imbalance"].get<double>(), 1.0);
+  // A BSHD row is one document: chunk r, then chunk 2C-1-r, of the whole row (SPEC §9.1's map).
+  EXPECT_EQ(indices(layout_json("--layout per-doc-head-tail --cp 4 --seq-len 16")),
+            (std::vector<Ints>{{0, 1, 14, 15}, {2, 3, 12, 13}, {4, 5, 10, 11}, {6, 7, 8, 9}}));
+}
+
+TEST(CliLayout, PerDocHeadTailBadArgumentsExit2WithOneLine) {
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"--layout per-doc-head-tail --cp 2 --doc-lens 5,3", "not a multiple of 2C=4"},
+      {"--layout per-doc-head-tail --cp 2 --seq-len 10", "not a multiple of 2C=4"},
+  };
+  for (const auto& [args, part] : cases) {
+    testsupport::expect_usage_error(testsupport::run_cplab("layout " + args), {part}, args);
+  }
 }
 
 }  // namespace
