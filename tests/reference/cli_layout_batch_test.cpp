@@ -3,6 +3,8 @@
 // single-row JSON contract is unchanged without --batch, and bad combinations exit 2 with one line.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -10,6 +12,7 @@
 #include "reference/plan.hpp"
 #include "tests/reports/svg_reader.hpp"
 #include "tests/support/cli.hpp"
+#include "tests/support/layouts.hpp"
 
 namespace cplab::testing {
 namespace {
@@ -19,6 +22,12 @@ using testsupport::run_cplab;
 using testsupport::ScratchDir;
 using testsupport::slurp;
 using Ints = std::vector<std::int64_t>;
+
+// The plumbing of --batch, --row and --svg, whatever the layout: a plain one (it takes BSHD and
+// packed rows), every expected value from its own --doc-lens / --seq-len run or from its plan.
+std::string plain_spec(std::int64_t cp) {
+  return "--layout " + testsupport::a_plain_layout() + " --cp " + std::to_string(cp) + " ";
+}
 
 // A batch of B rows of S tokens; packed when seq_lens is given (one entry per row).
 Batch make_batch(std::int64_t rows, std::int64_t seq, const std::vector<Ints>& seq_lens = {}) {
@@ -88,7 +97,7 @@ TEST_F(CliLayoutBatch, EveryPackedRowIsPlannedOnItsOwnAndRowChoosesOne) {
   const std::string path = dir.file("rows.pt");
   const std::vector<std::string> docs = {"5,3,8", "16", "4,12"};
   io::save_torch_batch(make_batch(3, 16, {{5, 3, 8}, {16}, {4, 12}}), path);
-  const std::string spec = "--layout thd --cp 2 ";
+  const std::string spec = plain_spec(2);
   const auto all = layout_json(spec + "--batch " + path + " --row 2");
   EXPECT_EQ(all["row"], 2);
   EXPECT_EQ(row_fields(all), row_fields(layout_json(spec + "--doc-lens 4,12")));
@@ -101,15 +110,19 @@ TEST_F(CliLayoutBatch, EveryPackedRowIsPlannedOnItsOwnAndRowChoosesOne) {
   const auto table = run_cplab("layout " + spec + "--batch " + path + " --row 1");
   ASSERT_EQ(table.status, 0) << table.err;
   EXPECT_NE(table.out.find("row 1 of 3"), std::string::npos) << table.out;
-  EXPECT_NE(table.out.find("row   1: padded length 16, imbalance 1.000  (shown above)"),
-            std::string::npos)
-      << table.out;
+  // Row 1 as --doc-lens 16 lays it out: its padded length and imbalance, to three places.
+  const auto row1 = layout_json(spec + "--doc-lens 16");
+  char line[96];
+  std::snprintf(line, sizeof line, "row   1: padded length %lld, imbalance %.3f  (shown above)",
+                static_cast<long long>(row1["padded_seq_len"].get<std::int64_t>()),
+                row1["imbalance"].get<double>());
+  EXPECT_NE(table.out.find(line), std::string::npos) << line << "\n" << table.out;
 }
 
 TEST_F(CliLayoutBatch, BshdBatchGivesTheSameMapsAsSeqLen) {
   const std::string path = dir.file("bshd.pt");
   io::save_torch_batch(make_batch(2, 13), path);
-  const std::string spec = "--layout head-tail --cp 2 ";
+  const std::string spec = plain_spec(2);
   const auto batch = layout_json(spec + "--batch " + path + " --row 1");
   EXPECT_EQ(row_fields(batch), row_fields(layout_json(spec + "--seq-len 13")));
   EXPECT_EQ(batch["original_seq_len"], 13);
@@ -118,9 +131,8 @@ TEST_F(CliLayoutBatch, BshdBatchGivesTheSameMapsAsSeqLen) {
 
 TEST(CliLayoutContract, WithoutBatchTheJsonHasExactlyTheSingleRowFields) {
   const ScratchDir dir;
-  for (const std::string& args :
-       {std::string("--layout thd --cp 2 --doc-lens 5,3,8"),
-        "--layout head-tail --cp 2 --seq-len 8 --svg " + dir.file("a.svg")}) {
+  for (const std::string& args : {plain_spec(2) + "--doc-lens 5,3,8",
+                                  plain_spec(2) + "--seq-len 8 --svg " + dir.file("a.svg")}) {
     std::vector<std::string> keys;
     const auto run = run_cplab("layout --json " + args);
     ASSERT_EQ(run.status, 0) << args << ": " << run.err;
@@ -134,8 +146,8 @@ TEST(CliLayoutContract, WithoutBatchTheJsonHasExactlyTheSingleRowFields) {
 
 TEST(CliLayoutSvg, DrawsTheShownRowWithOneBandPerRank) {
   const ScratchDir dir;
-  const std::string svg = dir.file("thd.svg");
-  const auto run = run_cplab("layout --layout thd --cp 2 --doc-lens 5,3,8 --svg " + svg);
+  const std::string svg = dir.file("row.svg");
+  const auto run = run_cplab("layout " + plain_spec(2) + "--doc-lens 5,3,8 --svg " + svg);
   ASSERT_EQ(run.status, 0) << run.err;
   EXPECT_NE(run.out.find("picture: " + svg), std::string::npos) << run.out;
   const SvgDocument doc = read_svg(slurp(svg));
@@ -148,8 +160,19 @@ TEST(CliLayoutSvg, DrawsTheShownRowWithOneBandPerRank) {
       cells[e.attr("data-rank")].push_back(std::stoll(e.attr("data-g")));
   }
   EXPECT_EQ(bands, 2);
-  EXPECT_EQ(cells["0"], (Ints{0, 1, 6, 7, 8, 11, 12, 13, 18, 19}));
-  EXPECT_EQ(cells["1"], (Ints{2, 3, 4, 5, 9, 10, 14, 15, 16, 17}));
+  // One cell per slot each rank holds: the reference's plan of the same row.
+  LayoutSpec spec;
+  spec.layout = testsupport::a_plain_layout();
+  spec.cp = 2;
+  const Ints docs{5, 3, 8};
+  const RowPlan row = reference::plan_row(spec, 16, &docs);
+  for (std::int64_t r = 0; r < 2; ++r) {
+    Ints want = row.index[static_cast<std::size_t>(r)];
+    std::sort(want.begin(), want.end());
+    Ints got = cells[std::to_string(r)];
+    std::sort(got.begin(), got.end());
+    EXPECT_EQ(got, want) << "rank " << r;
+  }
 }
 
 TEST(CliLayoutBatchErrors, BadCombinationsExit2WithOneLine) {
@@ -177,7 +200,7 @@ TEST(CliLayoutBatchErrors, BadCombinationsExit2WithOneLine) {
     cases.emplace_back("--batch " + good, "no libtorch");
   }
   for (const auto& [args, part] : cases) {
-    expect_usage_error(run_cplab("layout --layout head-tail --cp 2 " + args), {part}, args);
+    expect_usage_error(run_cplab("layout " + plain_spec(2) + args), {part}, args);
   }
 }
 
