@@ -1,6 +1,6 @@
 // The cost model: causal work per rank equals the reference's counting for every layout and C;
-// its predicted bytes per verb equal what ThreadComm counts when the sim runs the verb; SPEC §9's
-// work figures, including the document-major THD bug's imbalance.
+// its predicted bytes per verb equal what ThreadComm counts when the sim runs the verb. SPEC §9's
+// work figures of one layout live in its own file (tests/sim/layouts/ID_test.cpp).
 #include "sim/cost_model.hpp"
 
 #include <gtest/gtest.h>
@@ -105,56 +105,6 @@ TEST_P(CostModelTest, predicted_bytes_equal_measured_bytes) {
 
 INSTANTIATE_TEST_SUITE_P(EveryLayout, CostModelTest, ::testing::ValuesIn(every_layout_and_cp()),
                          layout_cp_name);
-
-sim::MicrobatchRows one_row(std::int64_t len, std::vector<std::int64_t> docs = {}) {
-  sim::MicrobatchRows rows;
-  rows.rows = 1;
-  rows.caller_len = len;
-  rows.packed = !docs.empty();
-  rows.seq_lens = std::move(docs);
-  return rows;
-}
-
-std::vector<std::int64_t> work_of(const std::vector<sim::RankCost>& costs) {
-  std::vector<std::int64_t> work;
-  for (const auto& cost : costs) work.push_back(cost.causal_work);
-  return work;
-}
-
-TEST(CostModelExamples, head_tail_balances_a_causal_row) {
-  EXPECT_EQ(work_of(sim::rank_costs(spec_for("head-tail", 4), one_row(16))),
-            (Ints{34, 34, 34, 34}));
-  EXPECT_DOUBLE_EQ(sim::work_imbalance(sim::rank_costs(spec_for("head-tail", 4), one_row(16))),
-                   1.0);
-}
-
-// SPEC §9 example 4's known bug: per-document chunk lists concatenated document-major (doc i:
-// rank 0's two chunks, rank 1's, ...) and the flattened stream cut into C equal pieces.
-class DocumentMajorThd : public sim::PartitionRules {
- public:
-  Ints local_index(const sim::RowStream& stream, const sim::LayoutMap& map,
-                   std::int64_t rank) const override {
-    const std::int64_t cp = map.cp();
-    const Ints& bounds = stream.doc_bounds;
-    Ints flat;
-    for (std::size_t i = 0; i + 1 < bounds.size(); ++i) {
-      const std::int64_t len = bounds[i + 1] - bounds[i];
-      const sim::LayoutMap one(map.layout(), cp, len, MapParams{.table = {0, len}});
-      for (std::int64_t r = 0; r < cp; ++r) {
-        for (std::int64_t g : one.local_index(r)) flat.push_back(bounds[i] + g);
-      }
-    }
-    const std::int64_t piece = bounds.back() / cp;
-    return Ints(flat.begin() + rank * piece, flat.begin() + (rank + 1) * piece);
-  }
-};
-
-TEST(CostModelExamples, thd_balances_documents_and_document_major_does_not) {
-  EXPECT_EQ(work_of(sim::rank_costs(spec_for("thd", 2), one_row(16, {4, 12}))), (Ints{44, 44}));
-  EXPECT_EQ(
-      work_of(sim::rank_costs(spec_for("thd", 2), one_row(16, {4, 12}), {}, DocumentMajorThd{})),
-      (Ints{26, 62}));
-}
 
 }  // namespace
 }  // namespace cplab::simtest

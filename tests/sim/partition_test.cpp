@@ -4,7 +4,6 @@
 
 #include <gtest/gtest.h>
 
-#include "layouts/magi.hpp"
 #include "sim/layout_map.hpp"
 #include "support.hpp"
 
@@ -101,54 +100,6 @@ TEST_P(PartitionTest, closed_form_owner_inverts_global_index) {
 
 INSTANTIATE_TEST_SUITE_P(EveryLayout, PartitionTest, ::testing::ValuesIn(every_layout_and_cp()),
                          layout_cp_name);
-
-TEST(MagiPartition, closed_form_areas_and_heap_assignment_equal_the_counted_ones) {
-  for (std::int64_t cp : cp_sizes()) {
-    if (cp == 1) continue;  // magi at C = 1 is the identity: no chunks
-    for (const BatchCase& c : batch_cases()) {
-      SCOPED_TRACE(::testing::Message() << c.name << " cp " << cp);
-      const LayoutSpec spec = spec_for("magi", cp, c.microbatches);
-      const ShardPlan plan = reference::plan(spec, c.batch);
-      const auto micro = sim::microbatch_rows(spec, c.batch);
-      for (std::int64_t m = 0; m < spec.microbatches; ++m) {
-        const sim::RowStream stream = sim::row_stream(spec, micro[m]);
-        const RowPlan& row = plan.rows[static_cast<std::size_t>(m * plan.rows_per_microbatch())];
-        EXPECT_EQ(stream.map_costs, row.map_costs);
-        EXPECT_EQ(stream.map, row.map);
-      }
-    }
-  }
-}
-
-// SPEC §9 examples 5 and 6, worked by hand.
-TEST(MagiAssignment, spec_example_one_causal_document) {
-  sim::MicrobatchRows rows;
-  rows.rows = 1;
-  rows.caller_len = 32;
-  LayoutSpec spec = spec_for("magi", 4);
-  layouts::magi_chunk_size.set(spec, 4);
-  const sim::RowStream stream = sim::row_stream(spec, rows);
-  const Ints& areas = stream.map_costs;
-  ASSERT_EQ(areas.size(), 8U);
-  for (std::int64_t j = 0; j < 8; ++j) EXPECT_EQ(areas[j], 16 * j + 10) << "chunk " << j;
-  const std::vector<Ints> expected = {{0, 7}, {1, 6}, {2, 5}, {3, 4}};
-  EXPECT_EQ(sim::greedy_assign(areas, 4), expected);
-  EXPECT_EQ(stream.map.table, (Ints{0, 7, 1, 6, 2, 5, 3, 4}));  // rank-major
-  EXPECT_EQ(stream.map.unit, 4);
-}
-
-TEST(MagiAssignment, spec_example_two_documents) {
-  sim::MicrobatchRows rows;
-  rows.rows = 1;
-  rows.caller_len = 32;
-  rows.packed = true;
-  rows.seq_lens = {8, 24};
-  LayoutSpec spec = spec_for("magi", 4);
-  layouts::magi_chunk_size.set(spec, 4);
-  const sim::RowStream s4 = sim::row_stream(spec, rows);
-  EXPECT_EQ(s4.map_costs, (Ints{10, 26, 10, 26, 42, 58, 74, 90}));
-  EXPECT_EQ(s4.map.table, (Ints{0, 7, 2, 6, 1, 5, 3, 4}));
-}
 
 }  // namespace
 }  // namespace cplab::simtest

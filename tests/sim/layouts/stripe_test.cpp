@@ -1,6 +1,6 @@
 // stripe (SPEC §3.6): the worked examples of SPEC §9.9 by the reference, at g = 1 and in stripes of
-// g > 1 tokens, and the twin's closed-form map against them: every rank's k-th slot and every
-// slot's owner.
+// g > 1 tokens, the twin's closed-form map against them (every rank's k-th slot and every slot's
+// owner), and its CP ring schedule's shifted diagonal.
 #include "layouts/stripe.hpp"
 
 #include <gtest/gtest.h>
@@ -9,6 +9,7 @@
 #include "reference/work.hpp"
 #include "sim/layout_map.hpp"
 #include "sim/partition.hpp"
+#include "tests/sim/schedule_fixtures.hpp"
 #include "tests/sim/support.hpp"
 
 namespace cplab::simtest {
@@ -135,3 +136,28 @@ TEST(StripeTwin, HoldsTheReferenceSlots) {
 
 }  // namespace
 }  // namespace cplab::simtest
+
+namespace cplab::sim {
+namespace {
+
+using namespace schedule_test;
+
+// Stripe (whole buffers): rank r's local i is slot i·C + r and a source's key j is j·C + src, so
+// the key is at or before the query iff j <= i + floor((r - src) / C): diagonal 0 for a source at
+// or before the rank, -1 after it.
+TEST(AttentionSchedule, StripeRingHasTheShiftedDiagonal) {
+  const LayoutSpec spec = spec_of("stripe", 2);
+  const AttentionSchedule s = schedule_of(spec, causal_row(spec, 8), AttentionAlgo::ring);
+  expect_blocks(s.steps[0].ranks[0], {{{0, 4}, {0, 4}, MaskKind::causal, 0, 10}});
+  expect_blocks(s.steps[0].ranks[1], {{{0, 4}, {0, 4}, MaskKind::causal, 0, 10}});
+  expect_blocks(s.steps[1].ranks[0], {{{0, 4}, {0, 4}, MaskKind::causal, -1, 6}});
+  expect_blocks(s.steps[1].ranks[1], {{{0, 4}, {0, 4}, MaskKind::causal, 0, 10}});
+  // A padded row: the ranks holding a pad read per-token facts.
+  const AttentionSchedule padded = schedule_of(spec, causal_row(spec, 7), AttentionAlgo::ring);
+  EXPECT_EQ(padded.steps[0].ranks[0].blocks[0].mask, MaskKind::causal);
+  EXPECT_EQ(padded.steps[0].ranks[1].blocks[0].mask, MaskKind::doc_causal);
+  EXPECT_EQ(padded.steps[0].ranks[1].blocks[0].pairs, 6);  // slots 1, 3, 5 (7 is the pad)
+}
+
+}  // namespace
+}  // namespace cplab::sim
