@@ -4,8 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <set>
 
 #include "loss_check.hpp"
+#include "tests/support/layouts.hpp"
 
 namespace cplab::simtest {
 namespace {
@@ -13,12 +15,33 @@ namespace {
 using namespace std::chrono_literals;
 using sim::Fault;
 
-// head-tail, C = 2, one causal row of 16 tokens with a label everywhere: rank 0 must send rank 1
-// the label of slot 12 (the target of rank 1's last early-chunk token, slot 11).
+// One causal row of 16 tokens with a label everywhere, at C = 2.
 Batch boundary_batch() { return dense_batch(1, 16); }
 
+// A layout in which rank 1 holds a token whose target (the next slot) rank 0 holds, so that rank 0
+// must send rank 1 that label: the first registered layout of that kind (the reference's plan of
+// the boundary row at C = 2 says which).
+const std::string& boundary_layout() {
+  static const std::string layout = testsupport::first_layout(
+      "one in which rank 0 sends rank 1 a label at C = 2", [](const sim::LayoutDescriptor& d) {
+        if (d.cp_off || !d.bshd_rows) return false;
+        ShardPlan plan;
+        if (!error_of([&] {
+               plan = reference::plan(spec_for(d.name, 2), boundary_batch());
+             }).empty())
+          return false;
+        const RowPlan& row = plan.rows[0];
+        const std::set<std::int64_t> on_rank0(row.index[0].begin(), row.index[0].end());
+        for (std::int64_t g : row.index[1]) {
+          if (on_rank0.count(g + 1) != 0 && g + 1 < row.caller_len) return true;
+        }
+        return false;
+      });
+  return layout;
+}
+
 TEST(FaultDetection, clean_run_passes_the_check) {
-  EXPECT_EQ(check_loss_against_reference(spec_for("head-tail", 2), boundary_batch()), "");
+  EXPECT_EQ(check_loss_against_reference(spec_for(boundary_layout(), 2), boundary_batch()), "");
 }
 
 TEST(FaultDetection, corrupted_label_exchange_is_reported) {
@@ -30,7 +53,7 @@ TEST(FaultDetection, corrupted_label_exchange_is_reported) {
                       .corrupt = {}};
   std::int64_t fired = 0;
   const std::string report =
-      check_loss_against_reference(spec_for("head-tail", 2), boundary_batch(), nullptr,
+      check_loss_against_reference(spec_for(boundary_layout(), 2), boundary_batch(), nullptr,
                                    {.timeout = 60s, .faults = {corrupt}}, &fired);
   EXPECT_GE(fired, 1) << "the fault never fired: the check proved nothing";
   EXPECT_NE(report.find("rank 1: loss"), std::string::npos) << report;
@@ -44,9 +67,9 @@ TEST(FaultDetection, dropped_rank_is_reported_by_name) {
                    .delay = {},
                    .corrupt = {}};
   std::int64_t fired = 0;
-  const std::string report =
-      check_loss_against_reference(spec_for("thd", 3), packed_batch({{5, 3, 8}}, 16), nullptr,
-                                   {.timeout = 60s, .faults = {drop}}, &fired);
+  const std::string report = check_loss_against_reference(
+      spec_for(testsupport::a_plain_layout(), 3), packed_batch({{5, 3, 8}}, 16), nullptr,
+      {.timeout = 60s, .faults = {drop}}, &fired);
   EXPECT_EQ(fired, 1);
   EXPECT_NE(report.find("all_reduce #0: rank 1 "), std::string::npos) << report;
 }
@@ -61,8 +84,9 @@ TEST(FaultDetection, dropped_label_message_is_a_deadlock_reported_at_once_with_i
                    .delay = {},
                    .corrupt = {}};
   const auto start = std::chrono::steady_clock::now();
-  const std::string report = check_loss_against_reference(
-      spec_for("head-tail", 2), boundary_batch(), nullptr, {.timeout = 60s, .faults = {drop}});
+  const std::string report =
+      check_loss_against_reference(spec_for(boundary_layout(), 2), boundary_batch(), nullptr,
+                                   {.timeout = 60s, .faults = {drop}});
   EXPECT_LT(std::chrono::steady_clock::now() - start, 20s);
   EXPECT_NE(report.find("deadlock"), std::string::npos) << report;
   EXPECT_NE(report.find("rank 1 waits in recv from rank 0 tag 427"), std::string::npos) << report;
@@ -81,8 +105,8 @@ class CountSummedTwice : public sim::SimImplementation {
 
 TEST(FaultDetection, count_summed_twice_is_reported) {
   CountSummedTwice twice;
-  const std::string report =
-      check_loss_against_reference(spec_for("contiguous", 4), bshd_batch(2, 13), &twice);
+  const std::string report = check_loss_against_reference(
+      spec_for(testsupport::a_plain_layout(), 4), bshd_batch(2, 13), &twice);
   EXPECT_NE(report.find("N "), std::string::npos) << report;
   EXPECT_NE(report.find("gradient differs"), std::string::npos) << report;
 }
@@ -95,7 +119,7 @@ TEST(FaultDetection, late_but_complete_exchange_is_not_a_failure) {
                    .delay = 20ms,
                    .corrupt = {}};
   std::int64_t fired = 0;
-  EXPECT_EQ(check_loss_against_reference(spec_for("head-tail", 2), boundary_batch(), nullptr,
+  EXPECT_EQ(check_loss_against_reference(spec_for(boundary_layout(), 2), boundary_batch(), nullptr,
                                          {.timeout = 60s, .faults = {late}}, &fired),
             "");
   EXPECT_GE(fired, 1);

@@ -7,6 +7,7 @@
 #include "reference/plan.hpp"
 #include "reference/verbs.hpp"
 #include "sim_runner.hpp"
+#include "tests/support/layouts.hpp"
 
 namespace cplab::simtest {
 namespace {
@@ -131,14 +132,14 @@ TEST(ShardErrors, verbs_refuse_a_layout_never_recorded) {
 }
 
 TEST(ShardErrors, comm_size_must_match_the_spec) {
+  const std::string layout = testsupport::a_plain_layout();
   sim::SimImplementation sim;
   sim::World world(2);
   const std::string message = error_of([&] {
-    world.run([&](sim::RankContext& ctx) {
-      sim.shard(ctx.comm, spec_for("head-tail", 4), bshd_batch(1, 8));
-    });
+    world.run(
+        [&](sim::RankContext& ctx) { sim.shard(ctx.comm, spec_for(layout, 4), bshd_batch(1, 8)); });
   });
-  EXPECT_NE(message.find("the comm has 2 ranks, the spec (head-tail) cp=4"), std::string::npos)
+  EXPECT_NE(message.find("the comm has 2 ranks, the spec (" + layout + ") cp=4"), std::string::npos)
       << message;
 }
 

@@ -4,11 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <mutex>
 
 #include "reference/verbs.hpp"
 #include "sim/sharder.hpp"
 #include "sim_runner.hpp"
+#include "tests/support/layouts.hpp"
 
 namespace cplab::simtest {
 namespace {
@@ -34,53 +36,72 @@ std::vector<double> values(const Tensor& t) {
   return out;
 }
 
-// L = 8 contiguous on U = C = 2, H = 4 query heads, H_kv = 1 KV head: rank 0 holds slots 0-3,
-// rank 1 slots 4-7. After the all-to-all every rank has all 8 slots in order, rank 0 heads 0-1,
-// rank 1 heads 2-3, and both the one KV head (repeated).
+// L = 8 on U = C = 2, H = 4 query heads, H_kv = 1 KV head, on every layout that lays the row out at
+// L = 8: after the all-to-all every rank has all 8 slots in global order, rank 0 heads 0-1, rank 1
+// heads 2-3, and both the one KV head (repeated), whichever slots each rank held before.
 TEST(Ulysses, worked_example_by_hand) {
-  sim::SimImplementation impl;
-  const UlyssesHeads heads{.query = 4, .kv = 1};
-  std::vector<std::vector<double>> query(2), kv(2);
-  // One byte per rank: two ranks writing bits of one std::vector<bool> word would race.
-  std::vector<char> round_trip(2, 0);
-  sim::World world(2);
-  world.run([&](sim::RankContext& ctx) {
-    sim::Sharder sharder(impl, ctx.comm, spec_for("contiguous", 2));
-    sharder.shard(bshd_batch(1, 8));
-    const Tensor q = located(sharder.layout(), 4, 0.0), k = located(sharder.layout(), 1, 100.0);
-    const Tensor q_heads = sharder.ulysses_all_to_all(q, heads, HeadKind::query);
-    const Tensor k_heads = sharder.ulysses_all_to_all(k, heads, HeadKind::kv);
-    const auto r = static_cast<std::size_t>(ctx.rank);
-    query[r] = values(q_heads);
-    kv[r] = values(k_heads);
-    round_trip[r] = sharder.ulysses_all_to_all_inverse(q_heads, heads, HeadKind::query) == q &&
-                    sharder.ulysses_all_to_all_inverse(k_heads, heads, HeadKind::kv) == k;
-  });
-  EXPECT_EQ(query[0],
-            (std::vector<double>{0, 1, 10, 11, 20, 21, 30, 31, 40, 41, 50, 51, 60, 61, 70, 71}));
-  EXPECT_EQ(query[1],
-            (std::vector<double>{2, 3, 12, 13, 22, 23, 32, 33, 42, 43, 52, 53, 62, 63, 72, 73}));
-  const std::vector<double> kv_all{100, 110, 120, 130, 140, 150, 160, 170};
-  EXPECT_EQ(kv[0], kv_all);
-  EXPECT_EQ(kv[1], kv_all);
-  EXPECT_TRUE(round_trip[0] && round_trip[1]);
+  int layouts_tried = 0;
+  for (const sim::LayoutDescriptor& descriptor : sim::layout_descriptors()) {
+    const std::string layout = descriptor.name;
+    if (descriptor.cp_off ||
+        !error_of([&] { reference::plan(spec_for(layout, 2), bshd_batch(1, 8)); }).empty())
+      continue;
+    if (reference::plan(spec_for(layout, 2), bshd_batch(1, 8)).rows[0].padded_len != 8) continue;
+    SCOPED_TRACE(layout);
+    ++layouts_tried;
+    sim::SimImplementation impl;
+    const UlyssesHeads heads{.query = 4, .kv = 1};
+    std::vector<std::vector<double>> query(2), kv(2);
+    // One byte per rank: two ranks writing bits of one std::vector<bool> word would race.
+    std::vector<char> round_trip(2, 0);
+    sim::World world(2);
+    world.run([&](sim::RankContext& ctx) {
+      sim::Sharder sharder(impl, ctx.comm, spec_for(layout, 2));
+      sharder.shard(bshd_batch(1, 8));
+      const Tensor q = located(sharder.layout(), 4, 0.0), k = located(sharder.layout(), 1, 100.0);
+      const Tensor q_heads = sharder.ulysses_all_to_all(q, heads, HeadKind::query);
+      const Tensor k_heads = sharder.ulysses_all_to_all(k, heads, HeadKind::kv);
+      const auto r = static_cast<std::size_t>(ctx.rank);
+      query[r] = values(q_heads);
+      kv[r] = values(k_heads);
+      round_trip[r] = sharder.ulysses_all_to_all_inverse(q_heads, heads, HeadKind::query) == q &&
+                      sharder.ulysses_all_to_all_inverse(k_heads, heads, HeadKind::kv) == k;
+    });
+    EXPECT_EQ(query[0],
+              (std::vector<double>{0, 1, 10, 11, 20, 21, 30, 31, 40, 41, 50, 51, 60, 61, 70, 71}));
+    EXPECT_EQ(query[1],
+              (std::vector<double>{2, 3, 12, 13, 22, 23, 32, 33, 42, 43, 52, 53, 62, 63, 72, 73}));
+    const std::vector<double> kv_all{100, 110, 120, 130, 140, 150, 160, 170};
+    EXPECT_EQ(kv[0], kv_all);
+    EXPECT_EQ(kv[1], kv_all);
+    EXPECT_TRUE(round_trip[0] && round_trip[1]);
+  }
+  EXPECT_GE(layouts_tried, 1) << "no layout lays out 8 tokens at L = 8 on two ranks";
 }
 
-// SPEC §9.14: U = 4, H = 8, H_kv = 2: ranks 0 and 1 hold KV head 0, ranks 2 and 3 KV head 1.
+// SPEC §9.14: U = 4, H = 8, H_kv = 2: ranks 0 and 1 hold KV head 0, ranks 2 and 3 KV head 1 (every
+// element of rank r's buffer is 10·g + its KV head).
 TEST(Ulysses, kv_heads_fewer_than_u_go_with_their_query_heads) {
   sim::SimImplementation impl;
   const UlyssesHeads heads{.query = 8, .kv = 2};
   std::vector<double> first_kv(4);
+  std::vector<char> one_head(4, 0);
   sim::World world(4);
   world.run([&](sim::RankContext& ctx) {
-    sim::Sharder sharder(impl, ctx.comm, spec_for("contiguous", 4));
+    sim::Sharder sharder(impl, ctx.comm, spec_for(testsupport::a_plain_layout(), 4));
     sharder.shard(bshd_batch(1, 8));
     const Tensor k_heads =
         sharder.ulysses_all_to_all(located(sharder.layout(), 2, 0.0), heads, HeadKind::kv);
     CPLAB_CHECK(k_heads.shape() == (Shape{1, 8, 1, 1}), "KV heads {}", tensor_brief(k_heads));
-    first_kv[static_cast<std::size_t>(ctx.rank)] = k_heads.get(0);  // slot 0: 10·0 + head
+    const auto r = static_cast<std::size_t>(ctx.rank);
+    first_kv[r] = std::fmod(k_heads.get(0), 10.0);  // 10·g + head
+    bool same = true;
+    for (std::int64_t i = 0; i < k_heads.numel(); ++i)
+      same = same && std::fmod(k_heads.get(i), 10.0) == first_kv[r];
+    one_head[r] = same;
   });
   EXPECT_EQ(first_kv, (std::vector<double>{0, 0, 1, 1}));
+  EXPECT_EQ(one_head, (std::vector<char>{1, 1, 1, 1}));
 }
 
 class UlyssesLayouts : public ::testing::TestWithParam<LayoutCp> {};
@@ -123,13 +144,16 @@ TEST_P(UlyssesLayouts, all_to_all_is_the_reference_head_split_and_inverts) {
 INSTANTIATE_TEST_SUITE_P(EveryLayout, UlyssesLayouts, ::testing::ValuesIn(every_layout_and_cp()),
                          layout_cp_name);
 
-std::string error_on_four_ranks(const UlyssesHeads& heads, std::int64_t local_heads) {
+// The error of a query all-to-all on four ranks of a plain layout, 8 tokens; `local_len` is ℓ.
+std::string error_on_four_ranks(const UlyssesHeads& heads, std::int64_t local_heads,
+                                std::int64_t* local_len = nullptr) {
   sim::SimImplementation impl;
   sim::World world(4);
   return error_of([&] {
     world.run([&](sim::RankContext& ctx) {
-      sim::Sharder sharder(impl, ctx.comm, spec_for("contiguous", 4));
+      sim::Sharder sharder(impl, ctx.comm, spec_for(testsupport::a_plain_layout(), 4));
       sharder.shard(bshd_batch(1, 8));
+      if (local_len != nullptr && ctx.rank == 0) *local_len = sharder.layout().local_len();
       sharder.ulysses_all_to_all(Tensor(DType::f32, {1, 2, local_heads, 1}), heads,
                                  HeadKind::query);
     });
@@ -143,21 +167,28 @@ TEST(Ulysses, refuses_heads_the_group_cannot_split) {
   message = error_on_four_ranks({.query = 12, .kv = 3}, 12);
   EXPECT_NE(message.find("H_kv = 3 KV heads neither split over U = 4"), std::string::npos)
       << message;
-  message = error_on_four_ranks({.query = 8, .kv = 8}, 5);
-  EXPECT_NE(message.find("expected [B, ℓ, H, d] = [1, 2, 8, d]"), std::string::npos) << message;
+  std::int64_t local_len = -1;
+  message = error_on_four_ranks({.query = 8, .kv = 8}, 5, &local_len);
+  EXPECT_NE(message.find(fmt::format("expected [B, ℓ, H, d] = [1, {}, 8, d]", local_len)),
+            std::string::npos)
+      << message;
 }
 
 TEST(Ulysses, refuses_verbs_before_the_first_shard) {
-  sim::SimImplementation impl;
-  sim::World world(2);
-  const std::string message = error_of([&] {
-    world.run([&](sim::RankContext& ctx) {
-      sim::Sharder sharder(impl, ctx.comm, spec_for("thd", 2));
-      sharder.ulysses_all_to_all(Tensor(DType::f32, {1, 4, 2, 1}), {.query = 2, .kv = 2},
-                                 HeadKind::query);
+  for (const sim::LayoutDescriptor& descriptor : sim::layout_descriptors()) {
+    if (descriptor.cp_off) continue;
+    const std::string layout = descriptor.name;
+    sim::SimImplementation impl;
+    sim::World world(2);
+    const std::string message = error_of([&] {
+      world.run([&](sim::RankContext& ctx) {
+        sim::Sharder sharder(impl, ctx.comm, spec_for(layout, 2));
+        sharder.ulysses_all_to_all(Tensor(DType::f32, {1, 4, 2, 1}), {.query = 2, .kv = 2},
+                                   HeadKind::query);
+      });
     });
-  });
-  EXPECT_FALSE(message.empty());
+    EXPECT_FALSE(message.empty()) << layout;
+  }
 }
 
 }  // namespace
