@@ -1,7 +1,11 @@
 import os
 import sys
 
-# The example sharders are what the tests check; they import as plain modules.
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
+HERE = os.path.dirname(__file__)
+# The example sharders are what the tests check; they import as plain modules, one per layout
+# (python/examples/layouts/ID.py). The tests about one layout (layouts/ID_test.py) and the
+# generic ones share the helpers beside this file (layout_kinds).
+sys.path.insert(0, os.path.join(HERE, "..", "examples", "layouts"))
+sys.path.insert(0, HERE)
 
 pytest_plugins = ["cplab.pytest_plugin"]

@@ -3,6 +3,10 @@ import pytest
 import torch
 
 import cplab
+from layout_kinds import a_plain_layout
+
+# The check engine's plumbing: any layout that takes packed rows and needs no option.
+PLAIN = a_plain_layout()
 
 
 def _packed_batch():
@@ -10,22 +14,12 @@ def _packed_batch():
     return {"input_ids": ids, "labels": ids.clone(), "seq_lens": torch.tensor([[5, 3, 8]])}
 
 
-def test_auto_names_the_layout_of_reference_shards():
-    batch = _packed_batch()
-    shards = cplab.shard(batch, "thd", 2)
-    result = cplab.check_shards(batch, shards, 2)
-    assert result.ok and result.auto and result.layout == "thd"
-    assert result.conventions["cu_seqlens"] == "local"
-    assert "MATCH" in result.report
-    result.raise_for_failure()  # nothing to raise
-
-
 def test_a_moved_token_is_a_difference_with_rank_key_slots_expected_and_got():
     batch = _packed_batch()
-    shards = cplab.shard(batch, "thd", 2)
+    shards = cplab.shard(batch, PLAIN, 2)
     ids = shards[1]["input_ids"]
     ids[0, [0, 1]] = ids[0, [1, 0]]
-    result = cplab.check_shards(batch, shards, 2, "thd")
+    result = cplab.check_shards(batch, shards, 2, PLAIN)
     assert not result.ok
     first = result.differences[0]
     assert (first.rank, first.key, first.kind) == (1, "input_ids", "slot")
@@ -39,9 +33,9 @@ def test_a_moved_token_is_a_difference_with_rank_key_slots_expected_and_got():
 
 def test_a_missing_key_is_a_difference():
     batch = _packed_batch()
-    shards = cplab.shard(batch, "head-tail", 2)
+    shards = cplab.shard(batch, PLAIN, 2)
     del shards[0]["labels"]
-    result = cplab.check_shards(batch, shards, 2, "head-tail")
+    result = cplab.check_shards(batch, shards, 2, PLAIN)
     assert [(d.rank, d.key, d.kind) for d in result.differences] == [(0, "labels", "missing_key")]
 
 
@@ -49,5 +43,5 @@ def test_gathered_output_is_checked():
     batch = _packed_batch()
     gathered = batch["input_ids"].clone()
     gathered[0, 4] = 0
-    result = cplab.check_shards(batch, cplab.shard(batch, "thd", 2), 2, "thd", gathered=gathered)
+    result = cplab.check_shards(batch, cplab.shard(batch, PLAIN, 2), 2, PLAIN, gathered=gathered)
     assert [d.rank for d in result.differences] == [None]

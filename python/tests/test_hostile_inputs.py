@@ -4,7 +4,14 @@ import pytest
 import torch
 
 import cplab
-from round_robin import shard_head_tail
+from layout_kinds import (a_layout_with_an_example, a_layout_with_option, a_packed_only_layout,
+                          a_plain_layout, example_sharder)
+
+# Generic plumbing: any layout that takes every row and needs no option, and for the sharder
+# tests a layout with a sharder known to be right (its example) taking BSHD rows.
+PLAIN = a_plain_layout()
+SHARDED = a_layout_with_an_example("bshd")
+shard_example = example_sharder(SHARDED)
 
 
 def _batch():
@@ -25,8 +32,8 @@ def _error(call, kind="bad_input"):
 def test_wrong_dtype():
     batch = _batch()
     batch["labels"] = batch["labels"].double()
-    assert "batch['labels'] has dtype torch.float64" in _error(lambda: cplab.shard(batch, "head-tail", 2))
-    shards = cplab.shard(_batch(), "head-tail", 2)
+    assert "batch['labels'] has dtype torch.float64" in _error(lambda: cplab.shard(batch, PLAIN, 2))
+    shards = cplab.shard(_batch(), PLAIN, 2)
     shards[0]["input_ids"] = shards[0]["input_ids"].to(torch.complex64)
     assert "shards[0]['input_ids'] has dtype torch.complex64" in _error(
         lambda: cplab.check_shards(_batch(), shards, 2))
@@ -35,13 +42,13 @@ def test_wrong_dtype():
 def test_a_tensor_on_another_device():
     batch = _batch()
     batch["input_ids"] = torch.empty(1, 8, dtype=torch.long, device="meta")
-    assert "meta" in _error(lambda: cplab.shard(batch, "head-tail", 2))
+    assert "meta" in _error(lambda: cplab.shard(batch, PLAIN, 2))
 
 
 def test_a_sparse_tensor():
     batch = _batch()
     batch["labels"] = batch["labels"].to_sparse()
-    _error(lambda: cplab.shard(batch, "head-tail", 2))
+    _error(lambda: cplab.shard(batch, PLAIN, 2))
 
 
 def test_a_non_contiguous_tensor_is_read_through_its_strides():
@@ -49,33 +56,33 @@ def test_a_non_contiguous_tensor_is_read_through_its_strides():
     view = wide[:, ::2].t().contiguous().t()  # strides (1, 2): not contiguous
     assert not view.is_contiguous()
     batch = {"input_ids": view, "labels": view}
-    got = cplab.shard(batch, "contiguous", 2)
+    got = cplab.shard(batch, PLAIN, 2)
     want = cplab.shard({"input_ids": view.contiguous(), "labels": view.contiguous()},
-                       "contiguous", 2)
+                       PLAIN, 2)
     assert all(torch.equal(g["input_ids"], w["input_ids"]) for g, w in zip(got, want))
 
 
 @pytest.mark.parametrize("batch", [None, "batch", [1, 2], {"input_ids": [1, 2]}, {3: torch.ones(2)}])
 def test_a_batch_that_is_not_a_dict_of_tensors(batch):
-    _error(lambda: cplab.shard(batch, "head-tail", 2))
+    _error(lambda: cplab.shard(batch, PLAIN, 2))
 
 
 def test_bad_layout_and_options():
     assert "known layouts" in _error(lambda: cplab.plan("zigzag", 2, seq_len=8))
-    _error(lambda: cplab.plan("head-tail", 0, seq_len=8))
-    _error(lambda: cplab.plan("head-tail", 2))
-    _error(lambda: cplab.plan("contiguous", 2, seq_len=8, pad_multiple=0))
-    _error(lambda: cplab.plan("head-tail", 2, seq_len=8, pad_policy="sometimes"))
-    _error(lambda: cplab.plan("head-tail", 2, seq_len=-3))
+    _error(lambda: cplab.plan(PLAIN, 0, seq_len=8))
+    _error(lambda: cplab.plan(PLAIN, 2))
+    _error(lambda: cplab.plan(a_layout_with_option("pad_multiple"), 2, seq_len=8, pad_multiple=0))
+    _error(lambda: cplab.plan(PLAIN, 2, seq_len=8, pad_policy="sometimes"))
+    _error(lambda: cplab.plan(PLAIN, 2, seq_len=-3))
 
 
 def test_wrong_argument_types_are_cplab_errors():
-    _error(lambda: cplab.plan("head-tail", "two", seq_len=8))
-    _error(lambda: cplab.gather("not a list", "head-tail", 2, seq_len=8))
+    _error(lambda: cplab.plan(PLAIN, "two", seq_len=8))
+    _error(lambda: cplab.gather("not a list", PLAIN, 2, seq_len=8))
 
 
 def test_shard_count_and_shard_dicts():
-    shards = cplab.shard(_batch(), "head-tail", 2)
+    shards = cplab.shard(_batch(), PLAIN, 2)
     assert "3 shards for cp=2" in _error(lambda: cplab.check_shards(_batch(), shards + shards[:1], 2))
     _error(lambda: cplab.check_shards(_batch(), shards[0], 2))
     _error(lambda: cplab.check_shards(_batch(), [shards[0], "rank1.pt"], 2))
@@ -83,11 +90,11 @@ def test_shard_count_and_shard_dicts():
 
 def test_a_shard_dict_missing_a_key_fails_the_check():
     def drops_labels(batch, cp_rank, cp_size):
-        shard = shard_head_tail(batch, cp_rank, cp_size)
+        shard = shard_example(batch, cp_rank, cp_size)
         shard.pop("labels")
         return shard
 
-    message = _error(lambda: cplab.testing.check_sharder(drops_labels, "head-tail", rows="bshd",
+    message = _error(lambda: cplab.testing.check_sharder(drops_labels, SHARDED, rows="bshd",
                                                          cases=20, seed=1), kind="check_failed")
     assert "labels: missing" in message
 
@@ -96,10 +103,10 @@ def test_a_sharder_that_raises_is_a_shrunk_failure_with_its_cause():
     def raises(batch, cp_rank, cp_size):
         if cp_size > 1:
             raise ValueError("no CP here")
-        return shard_head_tail(batch, cp_rank, cp_size)
+        return shard_example(batch, cp_rank, cp_size)
 
     with pytest.raises(cplab.Error) as caught:
-        cplab.testing.check_sharder(raises, "head-tail", rows="bshd", cases=20, seed=1)
+        cplab.testing.check_sharder(raises, SHARDED, rows="bshd", cases=20, seed=1)
     assert caught.value.kind == "check_failed"
     assert "fn raised ValueError: no CP here" in str(caught.value)
     assert isinstance(caught.value.__cause__, ValueError)
@@ -108,17 +115,17 @@ def test_a_sharder_that_raises_is_a_shrunk_failure_with_its_cause():
 
 @pytest.mark.parametrize("returned", [None, 7, "shard"])
 def test_a_sharder_returning_no_dict(returned):
-    message = _error(lambda: cplab.testing.check_sharder(lambda b, r, c: returned, "head-tail",
+    message = _error(lambda: cplab.testing.check_sharder(lambda b, r, c: returned, SHARDED,
                                                          cases=5, seed=1))
     assert "not a dict" in message
 
 
 def test_a_sharder_returning_every_rank_at_once():
     def all_ranks(batch, cp_rank, cp_size):
-        return [shard_head_tail(batch, r, cp_size) for r in range(cp_size)]
+        return [shard_example(batch, r, cp_size) for r in range(cp_size)]
 
     assert "returned a list of" in _error(lambda: cplab.testing.check_sharder(
-        all_ranks, "head-tail", rows="bshd", cases=5, seed=1))
+        all_ranks, SHARDED, rows="bshd", cases=5, seed=1))
 
 
 def test_a_sharder_returning_other_values():
@@ -126,19 +133,19 @@ def test_a_sharder_returning_other_values():
         return {"input_ids": [1, 2, 3], "labels": 4}
 
     # Entries that are not tensors are ignored, as `cplab check` ignores them: keys are missing.
-    _error(lambda: cplab.testing.check_sharder(numbers, "head-tail", cases=5, seed=1),
+    _error(lambda: cplab.testing.check_sharder(numbers, SHARDED, cases=5, seed=1),
            kind="check_failed")
 
 
 def test_testing_arguments():
-    _error(lambda: cplab.testing.check_sharder(shard_head_tail, "zigzag"))
-    _error(lambda: cplab.testing.check_sharder(shard_head_tail, "head-tail", cp=0))
-    _error(lambda: cplab.testing.check_sharder(shard_head_tail, "head-tail", cases=0))
-    _error(lambda: cplab.testing.check_sharder(shard_head_tail, "head-tail", seed=-1))
-    _error(lambda: cplab.testing.check_sharder(shard_head_tail, "head-tail", rows="thd"))
-    _error(lambda: cplab.testing.check_sharder("shard_head_tail", "head-tail", cases=1))
-    _error(lambda: cplab.testing.check_sharder(shard_head_tail, "thd", rows="bshd"))
-    _error(lambda: cplab.testing.replay(shard_head_tail, "head-tail cp=two"))
+    _error(lambda: cplab.testing.check_sharder(shard_example, "zigzag"))
+    _error(lambda: cplab.testing.check_sharder(shard_example, SHARDED, cp=0))
+    _error(lambda: cplab.testing.check_sharder(shard_example, SHARDED, cases=0))
+    _error(lambda: cplab.testing.check_sharder(shard_example, SHARDED, seed=-1))
+    _error(lambda: cplab.testing.check_sharder(shard_example, SHARDED, rows="thd"))
+    _error(lambda: cplab.testing.check_sharder("shard_example", SHARDED, cases=1))
+    _error(lambda: cplab.testing.check_sharder(shard_example, a_packed_only_layout(), rows="bshd"))
+    _error(lambda: cplab.testing.replay(shard_example, f"{SHARDED} cp=two"))
 
 
 def test_a_loss_that_raises_or_returns_nonsense():
@@ -146,10 +153,10 @@ def test_a_loss_that_raises_or_returns_nonsense():
         raise RuntimeError("boom")
 
     assert "fn raised RuntimeError: boom" in _error(
-        lambda: cplab.testing.check_loss(raises, "contiguous", cases=5, seed=1),
+        lambda: cplab.testing.check_loss(raises, PLAIN, cases=5, seed=1),
         kind="check_failed")
     assert "returns (loss, grad)" in _error(lambda: cplab.testing.check_loss(
-        lambda logits, labels, r, c: "loss", "contiguous", cases=5, seed=1))
+        lambda logits, labels, r, c: "loss", PLAIN, cases=5, seed=1))
 
 
 def test_a_loss_rank_that_never_joins_the_all_reduce_breaks_the_group():
@@ -159,6 +166,6 @@ def test_a_loss_rank_that_never_joins_the_all_reduce_breaks_the_group():
         group.all_reduce(torch.ones(1))
         return torch.zeros(()), torch.zeros_like(logits)
 
-    message = _error(lambda: cplab.testing.check_loss(rank0_skips, "contiguous", cp=2, cases=5,
+    message = _error(lambda: cplab.testing.check_loss(rank0_skips, PLAIN, cp=2, cases=5,
                                                       seed=1), kind="check_failed")
     assert "rank 0 left" in message

@@ -1,0 +1,7 @@
+"""magi: its registry entry (its options)."""
+import cplab
+
+
+def test_layouts_name_every_layout_with_its_rows_and_options():
+    layouts = {entry["name"]: entry for entry in cplab.layouts()}
+    assert "chunk_size" in layouts["magi"]["options"]
