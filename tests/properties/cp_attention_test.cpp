@@ -16,6 +16,7 @@
 #include "sim/attention/schedule.hpp"
 #include "sim/layout_descriptor.hpp"
 #include "tests/properties/test_seed.hpp"
+#include "tests/support/layouts.hpp"
 
 namespace cplab::properties {
 namespace {
@@ -244,10 +245,11 @@ TEST(CpAttentionErrors, BadSchedulesAndTensorsAreOneLineErrors) {
 }
 
 // bf16's dK bound can be as large as a dK that cancels (SPEC §13.3), so a 2× gradient error is
-// f32's to catch: a job of the default size declares f32 at C > 1 as coverage and draws it.
+// f32's to catch: a job of the default size declares f32 at C > 1 as coverage and draws it (the
+// job of a plainly sharding layout, tests/support/layouts.hpp).
 TEST(CpAttentionCoverage, EveryJobDrawsF32CasesAtCAboveOne) {
-  const JobSpec job{&find_property("cp_attention_matches_unsharded"), &layout_entry("head-tail"),
-                    &find_implementation("sim")};
+  const JobSpec job{&find_property("cp_attention_matches_unsharded"),
+                    &layout_entry(testsupport::a_plain_layout()), &find_implementation("sim")};
   RunOptions options;
   options.cases = kDefaultCasesPerJob;
   options.seed = job_seed(test_seed(), job);

@@ -4,7 +4,6 @@
 // still valid. Case data is a pure function of the case and locates itself.
 #include "properties/generators.hpp"
 
-#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,6 +13,7 @@
 #include "properties/case_data.hpp"
 #include "properties/harness.hpp"
 #include "reference/plan.hpp"
+#include "tests/support/layouts.hpp"
 
 namespace cplab::properties {
 namespace {
@@ -145,8 +145,11 @@ TEST(Generators, CoverTheShapesThatBreakLayouts) {
 TEST(Generators, RestrictedCpListIsRespected) {
   GenOptions options;
   options.cp = {3, 5};
-  for (const Case& c : sample(layout_entry("head-tail"), 100, options))
-    EXPECT_TRUE(c.spec.cp == 3 || c.spec.cp == 5);
+  for (const LayoutEntry& entry : layout_table()) {
+    if (entry.cp_off) continue;  // C is always 1
+    for (const Case& c : sample(entry, 100, options))
+      EXPECT_TRUE(c.spec.cp == 3 || c.spec.cp == 5) << print_case(c);
+  }
 }
 
 TEST(Generators, EveryDrawableCellIsDrawnWhenAsked) {
@@ -167,34 +170,9 @@ TEST(Generators, EveryDrawableCellIsDrawnWhenAsked) {
   GenOptions options;
   options.cp = {3};
   options.cell = CaseCell{BatchKind::bshd, DTypeClass::integer, CpClass::two};
-  for (const Case& c : sample(layout_entry("head-tail"), 10, options)) EXPECT_EQ(c.spec.cp, 3);
-}
-
-TEST(Generators, DomainShrinksTakeOneDocumentOrTokenAndEverySmallerC) {
-  const Case c = parse_case("thd cp=5 docs=13+2,7,27 S=50 vocab=9 seed=4");
-  const std::vector<Case> shrinks = domain_shrinks(c);
-  const auto has = [&](const std::string& line) {
-    const Case want = parse_case(line);
-    return std::any_of(shrinks.begin(), shrinks.end(), [&](const Case& s) { return s == want; });
-  };
-  EXPECT_TRUE(has("thd cp=5 docs=7,27 S=50 vocab=9 seed=4"));       // a document removed
-  EXPECT_TRUE(has("thd cp=5 docs=13+2,7,26 S=50 vocab=9 seed=4"));  // one token shorter
-  EXPECT_TRUE(has("thd cp=5 docs=13+2,7,21 S=50 vocab=9 seed=4"));  // one past 2C's multiple
-  EXPECT_TRUE(has("thd cp=5 docs=13+2,7,20 S=50 vocab=9 seed=4"));  // to 2C's multiple
-  EXPECT_TRUE(has("thd cp=5 docs=13+1,7,27 S=50 vocab=9 seed=4"));  // a padding slot fewer
-  EXPECT_TRUE(has("thd cp=5 docs=13+2,7,27 S=49 vocab=9 seed=4"));  // row padding, one slot
-  for (std::int64_t cp = 1; cp < 5; ++cp) {
-    EXPECT_TRUE(has(fmt::format("thd cp={} docs=13+2,7,27 S=50 vocab=9 seed=4", cp))) << cp;
-  }
-  // C last, smallest first.
-  EXPECT_EQ(shrinks.back().spec.cp, 4);
-  EXPECT_EQ(shrinks[shrinks.size() - 4].spec.cp, 1);
-  // BSHD rows toward the unit's multiple (head-tail: 2C = 6).
-  const std::vector<Case> bshd = domain_shrinks(parse_case("head-tail cp=3 S=23 rows=2 seed=1"));
-  for (std::int64_t len : {22, 19, 18, 11}) {
-    EXPECT_TRUE(std::any_of(bshd.begin(), bshd.end(), [&](const Case& s) {
-      return s.seq_len == len && s.spec.cp == 3;
-    })) << len;
+  for (const LayoutEntry& entry : layout_table()) {
+    if (entry.cp_off || !entry.bshd_rows) continue;
+    for (const Case& c : sample(entry, 10, options)) EXPECT_EQ(c.spec.cp, 3) << print_case(c);
   }
 }
 
@@ -214,9 +192,12 @@ TEST(Generators, DomainShrinksAreSmallerAndValid) {
   }
 }
 
+// Case data does not depend on the layout (only sharding does): the lines below name a plainly
+// sharding one (tests/support/layouts.hpp), which takes BSHD and packed rows.
 TEST(CaseData, IsAPureFunctionOfTheCaseAndLocatesItself) {
   const Case c = parse_case(
-      "thd cp=3 docs=5,3+1,8/12 mb=2 vocab=50 dtype=f32 dim=2 seed=99 ignore=300 invalid=200");
+      testsupport::a_plain_layout() +
+      " cp=3 docs=5,3+1,8/12 mb=2 vocab=50 dtype=f32 dim=2 seed=99 ignore=300 invalid=200");
   const Batch a = make_batch(c), b = make_batch(c);
   for (const auto& [name, field] : a.tokens)
     EXPECT_TRUE(field.value == b.tokens.at(name).value) << name;
@@ -245,9 +226,10 @@ TEST(CaseData, IsAPureFunctionOfTheCaseAndLocatesItself) {
 
 TEST(CaseData, RowsDifferAsRealBatchesDo) {
   // Left padding: row b starts with (b + seed) mod 4 pad slots, marked in every key.
-  const Case c = parse_case(
-      "contiguous cp=2 rows=3 S=8 pos=per_row left_pad=3 seed=5 vocab=9 "
-      "pad_id=4 keys=padding_mask,loss_mask");
+  const std::string layout = testsupport::a_plain_layout();
+  const Case c = parse_case(layout +
+                            " cp=2 rows=3 S=8 pos=per_row left_pad=3 seed=5 vocab=9 "
+                            "pad_id=4 keys=padding_mask,loss_mask");
   const Batch batch = make_batch(c);
   for (std::int64_t b = 0; b < 3; ++b) {
     const std::int64_t pad = left_pad_slots(c, b);
@@ -267,9 +249,9 @@ TEST(CaseData, RowsDifferAsRealBatchesDo) {
     EXPECT_TRUE(caller_real(c, b, 0));  // the layout cannot tell them from tokens
   }
   // Offsets differ per row; narrow keys keep their values in i32 / u8 / bf16.
-  Case offset = parse_case(
-      "head-tail cp=2 rows=2 S=6 pos=mrope rowpos=offset kdt=narrow seed=9 "
-      "primary=embeds keys=extra,planes,features dim=2");
+  Case offset = parse_case(layout +
+                           " cp=2 rows=2 S=6 pos=mrope rowpos=offset kdt=narrow seed=9 "
+                           "primary=embeds keys=extra,planes,features dim=2");
   const Batch narrow = make_batch(offset);
   EXPECT_NE(caller_position(offset, 0, 0), caller_position(offset, 1, 0));
   EXPECT_EQ(narrow.at(keys::position_ids).dtype(), DType::i32);
@@ -281,7 +263,7 @@ TEST(CaseData, RowsDifferAsRealBatchesDo) {
   EXPECT_EQ(narrow.at(kPlanesKey).shape(), (Shape{2, 2, 6, 2}));
   EXPECT_EQ(narrow.at(kFeaturesKey).shape(), (Shape{2, 6, 2}));
   // A shared [1,S] row is the same for the whole batch and for each microbatch of it.
-  const Case shared = parse_case("magi cp=2 mb=2 rows=2 S=5 pos=shared rowpos=restart seed=3");
+  const Case shared = parse_case(layout + " cp=2 mb=2 rows=2 S=5 pos=shared rowpos=restart seed=3");
   EXPECT_TRUE(make_batch(shared).at(keys::position_ids) ==
               make_batch_rows(shared, 1, 1).at(keys::position_ids));
 }

@@ -64,26 +64,5 @@ TEST(ProtocolMutant, SkippedSendIsKilledByTheDeadlockCheckNotTheTimeout) {
   EXPECT_LT(verdict.seconds, static_cast<double>(kCollectiveTimeoutMs) / 1000.0);
 }
 
-// THD laid out document-major is a balance-only bug (every token still held once, loss and
-// attention still right): the load-balance property catches it on its own, not only the index-map
-// comparison. (magi_ties_reversed is not such a bug for this property: equal-area chunks trade
-// places without changing any rank's work, so only the assignment check of property 1 sees it.)
-TEST(BalanceOnlyMutant, ThdDocumentMajorIsKilledByTheLoadBalanceProperty) {
-  const JobSpec job{&find_property("causal_work_is_balanced"), &layout_entry("thd"),
-                    &find_implementation("thd_document_major")};
-  RunOptions options;
-  options.cases = kDefaultHuntCases;
-  options.seed = job_seed(test_seed(), job);
-  const JobResult result = run_job(job, options);
-  ASSERT_EQ(result.status, JobStatus::failed);
-  EXPECT_NE(result.message.find(" work "), std::string::npos) << result.message;
-  // SPEC §9 example 4 (documents of 4 and 12 tokens, C = 2): the layout SPEC calls the bug.
-  const auto broken = job.impl->make();
-  const CaseOutcome example = run_case(*job.property, parse_case("thd cp=2 docs=4,12"), *broken);
-  EXPECT_NE(example.failure.find("unequal work"), std::string::npos) << example.failure;
-  const auto sim = find_implementation("sim").make();
-  EXPECT_EQ(run_case(*job.property, parse_case("thd cp=2 docs=4,12"), *sim).failure, "");
-}
-
 }  // namespace
 }  // namespace cplab::properties

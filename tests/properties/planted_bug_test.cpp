@@ -1,29 +1,36 @@
 // A bug planted in a layout is caught, shrunk to a small case, and that case's replay string
-// reproduces it. The plant is narrow on purpose — head-tail's map is wrong only for C = 3 and only
-// on rows of at least 24 slots — so that finding it takes random search and a real shrink.
+// reproduces it. The plant is narrow on purpose — the map is wrong only for C = 3 and only on rows
+// of at least 24 slots — so that finding it takes random search and a real shrink. It is planted
+// in a plainly sharding layout (tests/support/layouts.hpp), whichever the registry holds.
 #include <gtest/gtest.h>
 
 #include "properties/case.hpp"
 #include "properties/runner.hpp"
 #include "sim/sim_implementation.hpp"
 #include "tests/properties/test_seed.hpp"
+#include "tests/support/layouts.hpp"
 
 namespace cplab::properties {
 namespace {
 
-class PlantedHeadTailBug final : public sim::SimImplementation {
+class PlantedBug final : public sim::SimImplementation {
  public:
   std::string name() const override { return "planted"; }
 
  protected:
-  // Ranks 1 and 2 swap their tail chunks: a permutation still, every rank still holds L/C slots.
+  // Ranks 1 and 2 swap the second halves of their local orders (head-tail's tail chunks): a
+  // permutation still, every rank still holds L/C slots.
   std::vector<std::int64_t> local_index(const sim::RowStream& stream, const sim::LayoutMap& map,
                                         std::int64_t rank) const override {
     std::vector<std::int64_t> index = SimImplementation::local_index(stream, map, rank);
     const std::int64_t cp = map.cp(), padded_len = map.padded_len();
     if (cp != 3 || padded_len < 24 || rank == 0) return index;
-    const std::int64_t chunk = padded_len / (2 * cp), other = rank == 1 ? 2 : 1;
-    for (std::int64_t k = 0; k < chunk; ++k) index[chunk + k] = (2 * cp - 1 - other) * chunk + k;
+    const std::vector<std::int64_t> other =
+        SimImplementation::local_index(stream, map, rank == 1 ? 2 : 1);
+    const std::int64_t half = padded_len / (2 * cp);
+    for (std::int64_t k = half; k < 2 * half; ++k) {
+      index[static_cast<std::size_t>(k)] = other[static_cast<std::size_t>(k)];
+    }
     return index;
   }
 };
@@ -31,9 +38,10 @@ class PlantedHeadTailBug final : public sim::SimImplementation {
 TEST(PlantedBug, IsCaughtShrunkAndReplayable) {
   const ImplementationInfo planted{
       .name = "planted",
-      .summary = "head-tail tail chunks of ranks 1 and 2 swapped at C = 3, L >= 24",
-      .make = [] { return std::make_unique<PlantedHeadTailBug>(); }};
-  const JobSpec job{&find_property("shard_then_gather_is_identity"), &layout_entry("head-tail"),
+      .summary = "second halves of ranks 1 and 2 swapped at C = 3, L >= 24",
+      .make = [] { return std::make_unique<PlantedBug>(); }};
+  const std::string layout = testsupport::a_plain_layout();
+  const JobSpec job{&find_property("shard_then_gather_is_identity"), &layout_entry(layout),
                     &planted};
   RunOptions options;
   options.cases = 300;
@@ -49,12 +57,12 @@ TEST(PlantedBug, IsCaughtShrunkAndReplayable) {
   EXPECT_EQ(c.spec.microbatches, 1);
   EXPECT_LE(c.seq_len, 24);
   EXPECT_GT(c.seq_len, 18);
-  EXPECT_NE(result.message.find("head-tail cp=3"), std::string::npos) << result.message;
+  EXPECT_NE(result.message.find(layout + " cp=3"), std::string::npos) << result.message;
   EXPECT_NE(result.message.find("first wrong element"), std::string::npos) << result.message;
 
   // The replay string reproduces the failure exactly, and only with the bug.
   EXPECT_EQ(result.replay, replay_command("planted", job.property->name, c));
-  PlantedHeadTailBug bug;
+  PlantedBug bug;
   EXPECT_EQ(run_case(*job.property, c, bug).failure, result.message);
   const auto sim = find_implementation("sim").make();
   EXPECT_TRUE(run_case(*job.property, c, *sim).failure.empty());

@@ -1,10 +1,10 @@
-// The three tables the sweep iterates: layouts (one entry per reference layout, closed forms that
-// agree with SPEC §9), implementations (sim, the gpu entries, at least 20 mutants) and properties.
+// The three tables the sweep iterates: layouts (one entry per reference layout; each layout's
+// closed form against SPEC §9's examples is in its own file, layouts/ID_test.cpp),
+// implementations (sim, the gpu entries, at least 20 mutants) and properties.
 #include <gtest/gtest.h>
 
 #include <set>
 
-#include "layouts/magi.hpp"
 #include "properties/implementation_registry.hpp"
 #include "properties/layout_table.hpp"
 #include "properties/property.hpp"
@@ -22,51 +22,6 @@ TEST(LayoutTable, HasOneEntryPerReferenceLayout) {
     EXPECT_EQ(entry.descriptor, &sim::layout_descriptor(entry.name));
   }
   EXPECT_THROW(layout_entry("no-such-layout"), Error);
-}
-
-// The closed form against the index maps SPEC §9 writes out.
-void expect_maps(const std::string& layout, std::int64_t cp, std::int64_t seq_len,
-                 const std::vector<std::int64_t>* docs,
-                 const std::vector<std::vector<std::int64_t>>& expected,
-                 std::int64_t chunk_size = 512) {
-  LayoutSpec spec;
-  spec.layout = layout;
-  spec.cp = cp;
-  layouts::magi_chunk_size.set(spec, chunk_size);
-  const RowPlan row = reference::plan_row(spec, seq_len, docs);
-  ASSERT_EQ(row.index.size(), expected.size());
-  const sim::LayoutMap map = reference_map(layout_entry(layout), row);
-  for (std::size_t r = 0; r < expected.size(); ++r) {
-    EXPECT_EQ(row.index[r], expected[r]) << layout << " rank " << r;
-    for (std::size_t k = 0; k < expected[r].size(); ++k) {
-      EXPECT_EQ(map.global_index(static_cast<std::int64_t>(r), static_cast<std::int64_t>(k)),
-                expected[r][k]);
-      const index_math::Slot owner = map.owner(expected[r][k]);
-      EXPECT_EQ(owner.rank, static_cast<std::int64_t>(r));
-      EXPECT_EQ(owner.offset, static_cast<std::int64_t>(k));
-    }
-  }
-}
-
-TEST(LayoutTable, ClosedFormsGiveSpecExamples) {
-  expect_maps("head-tail", 4, 16, nullptr,
-              {{0, 1, 14, 15}, {2, 3, 12, 13}, {4, 5, 10, 11}, {6, 7, 8, 9}});
-  const std::vector<std::int64_t> ex3 = {5, 3, 8}, ex4 = {4, 12}, ex5 = {32};
-  expect_maps("thd", 2, 16, &ex3,
-              {{0, 1, 6, 7, 8, 11, 12, 13, 18, 19}, {2, 3, 4, 5, 9, 10, 14, 15, 16, 17}});
-  expect_maps("thd", 2, 16, &ex4, {{0, 3, 4, 5, 6, 13, 14, 15}, {1, 2, 7, 8, 9, 10, 11, 12}});
-  expect_maps("magi", 4, 32, &ex5,
-              {{0, 1, 2, 3, 28, 29, 30, 31},
-               {4, 5, 6, 7, 24, 25, 26, 27},
-               {8, 9, 10, 11, 20, 21, 22, 23},
-               {12, 13, 14, 15, 16, 17, 18, 19}},
-              4);
-}
-
-TEST(LayoutTable, ClosedFormRefusesParametersItCannotIndex) {
-  const MapParams bad{.table = {0, 3, 8}, .unit = 0};  // 3 is not a multiple of 2C; no K
-  EXPECT_THROW(sim::LayoutMap(*layout_entry("thd").descriptor, 2, 8, bad), Error);
-  EXPECT_THROW(sim::LayoutMap(*layout_entry("magi").descriptor, 2, 8, bad), Error);
 }
 
 TEST(ImplementationRegistry, HoldsSimGpuAndAtLeastTwentyMutants) {

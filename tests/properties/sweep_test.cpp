@@ -10,6 +10,7 @@
 
 #include "properties/layout_table.hpp"
 #include "reference/types/error.hpp"
+#include "tests/support/layouts.hpp"
 
 namespace cplab::properties {
 namespace {
@@ -18,6 +19,12 @@ namespace {
 std::vector<std::string> two_layouts() {
   const std::vector<std::string> names = layout_table_names();
   return {names.at(0), names.at(1)};
+}
+
+// A layout whose cases are cheapest: CP off, every case one rank.
+std::string a_cp_off_layout() {
+  return testsupport::first_layout("CP-off",
+                                   [](const sim::LayoutDescriptor& d) { return d.cp_off; });
 }
 
 TEST(Sweep, DefaultSelectionIsEveryPropertyAndLayoutOnSimAndGpu) {
@@ -35,7 +42,7 @@ TEST(Sweep, DefaultSelectionIsEveryPropertyAndLayoutOnSimAndGpu) {
 TEST(Sweep, RefusesACpSizeBelowOneBeforeItsFirstCase) {
   SweepOptions options;
   options.impls = {"sim"};
-  options.layouts = {"head-tail"};
+  options.layouts = {testsupport::a_plain_layout()};
   options.cases = 1;
   options.cps = {2, 0};
   try {
@@ -107,7 +114,7 @@ TEST(Sweep, JobsBeyondTheTimeBudgetAreSkippedNotPassed) {
   SweepOptions options;
   options.cases = 2;
   options.impls = {"sim"};
-  options.layouts = {"thd"};
+  options.layouts = {testsupport::a_plain_layout()};
   options.time_budget_seconds = 1e-9;  // spent before the first job starts
   const SweepReport spent = run_sweep(options);
   ASSERT_EQ(spent.results.size(), property_table().size());
@@ -129,7 +136,8 @@ TEST(Sweep, FailuresComeWithAReplayAndARerunOfTheirJob) {
   options.seed = 3;
   options.cases = 30;
   options.impls = {"mean_of_rank_means"};
-  options.layouts = {"head-tail"};
+  const std::string layout = testsupport::a_plain_layout();
+  options.layouts = {layout};
   options.properties = {"rank_losses_average_to_global_shifted_loss"};
   options.cps = {2, 3};
   const SweepReport report = run_sweep(options);
@@ -147,28 +155,8 @@ TEST(Sweep, FailuresComeWithAReplayAndARerunOfTheirJob) {
   EXPECT_TRUE(c.spec.cp == 2 || c.spec.cp == 3);
   EXPECT_EQ(rerun_command(options, r),
             "cplab sweep --seed 3 --cases 30 --properties "
-            "rank_losses_average_to_global_shifted_loss --layouts head-tail "
-            "--impl mean_of_rank_means --cp 2,3");
-}
-
-TEST(SweepCoverage, AJobCountsEveryCombinationItsPropertyDeclares) {
-  const JobSpec job{&find_property("shard_then_gather_is_identity"), &layout_entry("thd"),
-                    &find_implementation("sim")};
-  RunOptions options;
-  options.cases = 120;
-  options.seed = 11;
-  const JobResult result = run_job(job, options);
-  ASSERT_EQ(result.status, JobStatus::passed) << result.message;
-  // thd: packed rows only, each THD form × 3 dtype classes × 4 C classes, the padded-length forms
-  // × 3 C classes above 1, the batch keys × 4 and narrow keys once.
-  EXPECT_EQ(result.combinations.size(), 3u * 12 + 2 * 3 + 4 + 1);
-  // Every other case strides over the 12 cells: each THD form meets every cell.
-  for (const auto& [name, count] : result.combinations) {
-    if (name.rfind("THD", 0) == 0) {
-      EXPECT_GT(count, 0) << name;
-    }
-  }
-  EXPECT_TRUE(result.combinations.count("THD fill · packed · byte · C>=8"));
+            "rank_losses_average_to_global_shifted_loss --layouts " +
+                layout + " --impl mean_of_rank_means --cp 2,3");
 }
 
 TEST(SweepCoverage, ADefaultSweepFailsNamingWhatItNeverDrew) {
@@ -205,7 +193,7 @@ TEST(SweepStop, TheTimeBudgetCutsAJobBetweenCases) {
   options.seed = 11;
   options.cases = 10'000'000;
   options.impls = {"sim"};
-  options.layouts = {"identity"};
+  options.layouts = {a_cp_off_layout()};
   options.properties = {"shard_then_gather_is_identity"};
   options.time_budget_seconds = 0.5;
   const SweepReport report = run_sweep(options);

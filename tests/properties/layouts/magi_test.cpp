@@ -1,4 +1,5 @@
-// magi's own property cases: a row of one-slot chunks at C = 64 scatters every rank's slots, so
+// magi's own property cases: its closed form gives SPEC §9's example 5 and refuses parameters
+// without K; and a row of one-slot chunks at C = 64 scatters every rank's slots, so
 // its Ulysses schedule runs past cplab's bound on one schedule (SPEC §13.2). cplab refuses such a
 // schedule as bad input, so the schedule properties (12, 13) pass over it, tagged, rather than
 // failing the sweep: a nightly sweep with a random seed drew exactly this case and went red.
@@ -10,6 +11,7 @@
 #include "properties/property.hpp"
 #include "properties/runner.hpp"
 #include "sim/sim_implementation.hpp"
+#include "tests/properties/closed_form_examples.hpp"
 
 namespace cplab::properties {
 namespace {
@@ -34,6 +36,21 @@ TEST(MagiProperties, a_schedule_past_the_bounds_is_no_case_of_the_schedule_prope
       return t.find("all-gather") != std::string::npos && t.find("past") == std::string::npos;
     })) << ::testing::PrintToString(tags);
   }
+}
+
+TEST(LayoutTable, MagiClosedFormGivesSpecExample5) {
+  const std::vector<std::int64_t> ex5 = {32};
+  expect_maps("magi", 4, 32, &ex5,
+              {{0, 1, 2, 3, 28, 29, 30, 31},
+               {4, 5, 6, 7, 24, 25, 26, 27},
+               {8, 9, 10, 11, 20, 21, 22, 23},
+               {12, 13, 14, 15, 16, 17, 18, 19}},
+              4);
+}
+
+TEST(LayoutTable, MagiClosedFormRefusesParametersItCannotIndex) {
+  const MapParams bad{.table = {0, 3, 8}, .unit = 0};  // no K
+  EXPECT_THROW(sim::LayoutMap(*layout_entry("magi").descriptor, 2, 8, bad), Error);
 }
 
 }  // namespace
