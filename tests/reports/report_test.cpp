@@ -9,6 +9,7 @@
 
 #include "reference/types/error.hpp"
 #include "reports/sweep_report.hpp"
+#include "tests/support/layouts.hpp"
 
 namespace cplab::reports {
 namespace {
@@ -16,6 +17,18 @@ namespace {
 using properties::JobResult;
 using properties::JobStatus;
 using properties::SweepReport;
+
+// Two registered layouts' names, read from the registry, as the report's data (the expectations
+// below build the text they make from the same names): x takes packed rows at C = 2 (the failure's
+// counterexample, a row of x, is drawn in the HTML page), y is another.
+std::string layout_x() { return testsupport::a_plain_layout(); }
+std::string layout_y() {
+  return testsupport::first_layout(
+      "another layout", [](const sim::LayoutDescriptor& d) { return d.name != layout_x(); });
+}
+// The failure's counterexample, its message and its replay, all of a row of x.
+std::string counterexample() { return layout_x() + " cp=2 docs=5"; }
+std::string replay() { return "cplab replay --impl sim --property p '" + counterexample() + "'"; }
 
 JobResult result(std::int64_t job, const std::string& property, const std::string& layout,
                  JobStatus status) {
@@ -30,14 +43,14 @@ JobResult result(std::int64_t job, const std::string& property, const std::strin
   r.failed = status == JobStatus::failed ? 1 : 0;
   r.seed = 18446744073709551557ull;  // above 2^53: must survive as an unsigned 64-bit integer
   r.seconds = 0.25;
-  r.coverage = {{"thd cp=odd packed", 6}, {"thd cp=pow2 packed", 4}};
+  r.coverage = {{layout_x() + " cp=odd packed", 6}, {layout_x() + " cp=pow2 packed", 4}};
   if (status != JobStatus::skipped)
     r.combinations = {{"THD · packed · C=2", 3}, {"N=0 · packed", 0}};
   if (status == JobStatus::failed) {
     r.shrinks = 5;
-    r.counterexample = "thd cp=2 docs=5";
-    r.message = "thd cp=2 dtype=f32 docs=5: rank 1 <wrong> & \"quoted\"";
-    r.replay = "cplab replay --impl sim --property p 'thd cp=2 docs=5'";
+    r.counterexample = counterexample();
+    r.message = layout_x() + " cp=2 dtype=f32 docs=5: rank 1 <wrong> & \"quoted\"";
+    r.replay = replay();
   }
   if (status == JobStatus::skipped) r.message = "no CUDA device";
   return r;
@@ -50,9 +63,8 @@ SweepReport sample_report(std::int64_t index, std::int64_t count) {
   report.shards = {{index, count}};
   report.impls = {"sim", "gpu"};
   report.seconds = 2.0;
-  // Two layouts' names as the report's data (the expectations below quote the text they make).
-  const std::string x = "thd";
-  const std::string y = "magi";
+  const std::string x = layout_x();
+  const std::string y = layout_y();
   const std::vector<JobResult> all = {
       result(0, "a", x, JobStatus::passed), result(1, "a", y, JobStatus::failed),
       result(2, "b", x, JobStatus::skipped), result(3, "b", y, JobStatus::passed)};
@@ -85,7 +97,7 @@ TEST(SweepReportJson, FollowsTheDocumentedSchema) {
   }
   EXPECT_EQ(failed.at("status"), "failed");
   EXPECT_EQ(failed.at("seed").get<std::uint64_t>(), 18446744073709551557ull);
-  EXPECT_EQ(failed.at("replay"), "cplab replay --impl sim --property p 'thd cp=2 docs=5'");
+  EXPECT_EQ(failed.at("replay"), replay());
   EXPECT_TRUE(doc.at("results").at(0).at("counterexample").is_null());
   EXPECT_EQ(doc.at("results").at(2).at("message"), "no CUDA device");
 }
@@ -118,7 +130,8 @@ TEST(SweepReportJson, CountsDeclaredCombinationsAndReadsReportsWithout) {
   EXPECT_EQ(first.at("combinations").at("THD · packed · C=2"), 3);
   EXPECT_EQ(first.at("missing_combinations"), 1);
   EXPECT_NE(to_markdown(report).find("6 declared combinations"), std::string::npos);
-  EXPECT_NE(to_markdown(report).find("a · thd · sim: N=0 · packed"), std::string::npos);
+  EXPECT_NE(to_markdown(report).find("a · " + layout_x() + " · sim: N=0 · packed"),
+            std::string::npos);
   // A report written before combinations existed reads back with none.
   nlohmann::json old = doc;
   for (auto& r : old["results"]) {
@@ -170,7 +183,8 @@ TEST(JunitXml, CountsFailuresAndSkipsAndEscapes) {
   EXPECT_NE(xml.find("<testsuite name=\"a\" tests=\"2\" failures=\"1\" skipped=\"0\""),
             std::string::npos)
       << xml;
-  EXPECT_NE(xml.find("<testcase classname=\"cplab.a\" name=\"magi/sim\""), std::string::npos);
+  EXPECT_NE(xml.find("<testcase classname=\"cplab.a\" name=\"" + layout_y() + "/sim\""),
+            std::string::npos);
   EXPECT_NE(xml.find("&lt;wrong&gt; &amp; &quot;quoted&quot;"), std::string::npos);
   EXPECT_EQ(xml.find("<wrong>"), std::string::npos);
   EXPECT_NE(xml.find("<skipped message=\"no CUDA device\"/>"), std::string::npos);
@@ -179,11 +193,12 @@ TEST(JunitXml, CountsFailuresAndSkipsAndEscapes) {
 TEST(MarkdownSummary, ShowsTheGridAndEveryFailureWithItsReplay) {
   const std::string md = to_markdown(sample_report(0, 1));
   EXPECT_NE(md.find("**RED**"), std::string::npos);
-  EXPECT_NE(md.find("| property | thd | magi |\n|---|---|---|\n| a | ok 10 | **FAIL** after 10 |"),
+  EXPECT_NE(md.find("| property | " + layout_x() + " | " + layout_y() +
+                    " |\n|---|---|---|\n| a | ok 10 | **FAIL** after 10 |"),
             std::string::npos)
       << md;
-  EXPECT_NE(md.find("cplab replay --impl sim --property p 'thd cp=2 docs=5'"), std::string::npos);
-  EXPECT_NE(md.find("- b · thd · sim: no CUDA device"), std::string::npos);
+  EXPECT_NE(md.find(replay()), std::string::npos);
+  EXPECT_NE(md.find("- b · " + layout_x() + " · sim: no CUDA device"), std::string::npos);
 }
 
 }  // namespace
