@@ -1,5 +1,6 @@
 // CP attention forward + backward through the twin (SimImplementation::cp_attention on every rank
-// of a ThreadComm World, ranks = threads) on one causal head-tail row [1, L, H, d] f32:
+// of a ThreadComm World, ranks = threads) on one causal row [1, L, H, d] f32 of the first causally
+// balanced layout (bench_layouts.hpp: head-tail today):
 //   BM_cpu_ring_attention  the ring schedule (zigzag), against the all-gather schedule of the
 //                          same row and heads, equal work (the same pairs × heads), as the
 //                          same-process baseline (ratio_to_baseline = all-gather seconds / ring
@@ -13,6 +14,7 @@
 #include <optional>
 #include <random>
 
+#include "bench/bench_layouts.hpp"
 #include "bench/bench_support.hpp"
 #include "bench/cpu_suites.hpp"
 #include "bench/torch_baseline.hpp"
@@ -48,7 +50,7 @@ struct Problem {
 
 Problem make_problem(std::int64_t cp, std::int64_t len, std::int64_t heads, std::int64_t d) {
   Problem p;
-  p.part = partition_row("head-tail", cp, len);
+  p.part = partition_row(a_balanced_layout(), cp, len);
   p.row = row_plan(p.part);
   std::mt19937 rng(11);
   std::uniform_real_distribution<float> unit(-1.0f, 1.0f);

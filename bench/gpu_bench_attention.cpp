@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_layouts.hpp"
 #include "bench/gpu_bench.hpp"
 #include "gpu/comm/device_sim_comm.hpp"
 #include "gpu/host/attention_plan.hpp"
@@ -23,8 +24,12 @@
 namespace cplab::bench {
 namespace {
 
-// A zigzag ring: the layout production pairs with ring attention.
-constexpr const char* kLayout = "head-tail";
+// A zigzag ring: the layout production pairs with ring attention, the first causally balanced one
+// (bench_layouts.hpp: head-tail today).
+const std::string& balanced_layout() {
+  static const std::string layout = a_balanced_layout();
+  return layout;
+}
 constexpr int kExchangeReps = 4;
 
 // One row of `len` tokens sharded on `cp` ranks: its schedule and what each rank holds.
@@ -36,7 +41,7 @@ struct AttentionRow {
 
 ShardLayout rank_layout(const RowPlan& plan, std::int64_t r) {
   ShardLayout l;
-  l.layout = kLayout;
+  l.layout = balanced_layout();
   l.cp = plan.cp;
   l.rank = r;
   l.padded_len = plan.padded_len;
@@ -64,12 +69,12 @@ ShardLayout rank_layout(const RowPlan& plan, std::int64_t r) {
 AttentionRow attention_row(std::int64_t cp, std::int64_t len, sim::AttentionAlgo algo,
                            const sim::AttentionShape& shape) {
   LayoutSpec spec;
-  spec.layout = kLayout;
+  spec.layout = balanced_layout();
   spec.cp = cp;
   AttentionRow row;
   row.plan = reference::plan_row(spec, len);
   row.schedule = {
-      sim::build_schedule(sim::layout_descriptor(kLayout), spec, row.plan, algo, shape)};
+      sim::build_schedule(sim::layout_descriptor(balanced_layout()), spec, row.plan, algo, shape)};
   for (std::int64_t r = 0; r < cp; ++r) row.layouts.push_back(rank_layout(row.plan, r));
   return row;
 }

@@ -1,12 +1,14 @@
-// `cplab layout --json`'s writer (reports/json_text.hpp) on a planned row of S tokens, C = 8: every
-// rank's indices and positions, written through its 1 MB buffer into a temporary file, against
-// fwrite of the very bytes it wrote (collected once) in 1 MB calls into the same file (rewound each
-// time: the page cache copy that `> out.json` costs; /dev/null would discard without copying).
-// Target: within 2x of fwrite (times_fwrite <= 2). The text is checked against nlohmann's dump of
-// the same lists, with and without runs of consecutive values, once after timing.
+// `cplab layout --json`'s writer (reports/json_text.hpp) on a planned row of S tokens, C = 8, of
+// the first causally balanced layout (bench_layouts.hpp: head-tail today): every rank's indices and
+// positions, written through its 1 MB buffer into a temporary file, against fwrite of the very
+// bytes it wrote (collected once) in 1 MB calls into the same file (rewound each time: the page
+// cache copy that `> out.json` costs; /dev/null would discard without copying). Target: within 2x
+// of fwrite (times_fwrite <= 2). The text is checked against nlohmann's dump of the same lists,
+// with and without runs of consecutive values, once after timing.
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "bench/bench_layouts.hpp"
 #include "bench/bench_support.hpp"
 #include "bench/cpu_suites.hpp"
 #include "reference/plan.hpp"
@@ -29,7 +31,7 @@ void write_lists(reports::JsonSink& sink, const RowPlan& row) {
 
 void BM_json_writer(benchmark::State& state) {
   LayoutSpec spec;
-  spec.layout = "head-tail";
+  spec.layout = a_balanced_layout();  // runs of two chunks per rank
   spec.cp = 8;
   const RowPlan row = reference::plan_row(spec, state.range(0));
   std::FILE* null = std::tmpfile();

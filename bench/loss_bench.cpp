@@ -12,6 +12,7 @@
 #include <optional>
 #include <random>
 
+#include "bench/bench_layouts.hpp"
 #include "bench/bench_support.hpp"
 #include "bench/cpu_suites.hpp"
 #include "bench/torch_baseline.hpp"
@@ -36,7 +37,7 @@ double minor_faults() {
 void BM_cpu_shifted_ce(benchmark::State& state) {
   const auto threads = static_cast<std::int64_t>(state.range(0));
   const std::int64_t len = state.range(1), vocab = state.range(2);
-  const RowPartition part = partition_row("head-tail", threads, len);
+  const RowPartition part = partition_row(a_balanced_layout(), threads, len);
   std::mt19937 rng(7);
   std::normal_distribution<float> normal(0.0f, 2.0f);
   Tensor logits(DType::f32, {1, part.padded_len, vocab}, Uninitialized{});

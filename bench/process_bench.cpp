@@ -14,12 +14,15 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_layouts.hpp"
 #include "bench/bench_support.hpp"
 #include "bench/cpu_suites.hpp"
 #include "io/torch_batch.hpp"
 #include "io/torch_tensors.hpp"
+#include "reference/plan.hpp"
 #include "reference/types/batch.hpp"
 #include "reference/types/standard_keys.hpp"
+#include "reference/verbs.hpp"
 
 extern char** environ;
 
@@ -59,8 +62,7 @@ std::string scratch_path(const std::string& name) {
 }
 
 // A BSHD row of 64 tokens (input_ids 1000 + t, labels 2000 + t).
-std::string small_batch() {
-  const std::string path = scratch_path("batch.pt");
+Batch small_row() {
   Batch batch;
   std::vector<std::int64_t> ids(64), labels(64);
   for (std::size_t i = 0; i < ids.size(); ++i) {
@@ -69,27 +71,42 @@ std::string small_batch() {
   }
   batch.add(keys::input_ids, Tensor::from<std::int64_t>({1, 64}, ids));
   batch.add(keys::labels, Tensor::from<std::int64_t>({1, 64}, labels));
-  io::save_torch_batch(batch, path);
+  return batch;
+}
+
+// small_row() saved as a batch file.
+std::string small_batch() {
+  const std::string path = scratch_path("batch.pt");
+  io::save_torch_batch(small_row(), path);
   return path;
 }
 
-// Rank r's shard of small_batch() under contiguous at C = 2 (tokens [32r, 32r + 32)), as a
-// sharder saves it: the check then answers MATCH, exit 0.
-std::string small_shard(int rank) {
+// Rank r's shard of small_batch() at C = 2 under `layout` (its input_ids and labels, as the
+// reference shards them), as a sharder saves it: the check then answers MATCH, exit 0.
+std::string small_shard(const std::string& layout, int rank) {
   const std::string path = scratch_path("shard" + std::to_string(rank) + ".pt");
-  std::vector<std::int64_t> ids(32), labels(32);
-  for (std::size_t i = 0; i < ids.size(); ++i) {
-    ids[i] = 1000 + 32 * rank + static_cast<std::int64_t>(i);
-    labels[i] = 2000 + 32 * rank + static_cast<std::int64_t>(i);
-  }
-  io::save_torch_tensors({{keys::input_ids, Tensor::from<std::int64_t>({1, 32}, ids)},
-                          {keys::labels, Tensor::from<std::int64_t>({1, 32}, labels)}},
-                         path);
+  const Batch batch = small_row();
+  LayoutSpec spec;
+  spec.layout = layout;
+  spec.cp = 2;
+  const auto sharded = reference::shard_batch(reference::plan(spec, batch), batch);
+  const Batch& local = sharded[0][static_cast<std::size_t>(rank)];
+  io::save_torch_tensors(
+      {{keys::input_ids, local.at(keys::input_ids)}, {keys::labels, local.at(keys::labels)}}, path);
   return path;
+}
+
+// The value of `--layout` in args ("" where none is given).
+std::string layout_of(const std::vector<std::string>& args) {
+  for (std::size_t i = 0; i + 1 < args.size(); ++i) {
+    if (args[i] == "--layout") return args[i + 1];
+  }
+  return {};
 }
 
 void BM_cplab_process(benchmark::State& state, std::vector<std::string> args) {
   const std::string binary = cplab_path();
+  const std::string layout = layout_of(args);
   std::vector<std::string> scratch;  // files made for this benchmark, removed after it
   for (std::string& a : args) {
     if (a != "BATCH" && a != "SHARD0" && a != "SHARD1") continue;
@@ -97,7 +114,7 @@ void BM_cplab_process(benchmark::State& state, std::vector<std::string> args) {
       state.SkipWithError("built without libtorch: no batch file to read");
       return;
     }
-    a = a == "BATCH" ? small_batch() : small_shard(a == "SHARD0" ? 0 : 1);
+    a = a == "BATCH" ? small_batch() : small_shard(layout, a == "SHARD0" ? 0 : 1);
     scratch.push_back(a);
   }
   std::vector<std::string> argv = {binary};
@@ -136,26 +153,27 @@ void register_one(const std::string& name, std::vector<std::string> args, int it
 }  // namespace
 
 void register_process_benchmarks() {
+  // The layouts by kind (bench_layouts.hpp): head-tail and contiguous today.
+  const std::string balanced = a_balanced_layout(), plain = a_plain_layout();
   register_one("help", {"--help"}, 50);
   register_one("layout_small",
-               {"layout", "--layout", "head-tail", "--cp", "4", "--seq-len", "64", "--json"}, 50);
+               {"layout", "--layout", balanced, "--cp", "4", "--seq-len", "64", "--json"}, 50);
   register_one("layout_batch_small",
-               {"layout", "--layout", "head-tail", "--cp", "2", "--json", "--batch", "BATCH"}, 10);
-  register_one("check_small",
-               {"check", "--layout", "contiguous", "--cp", "2", "--batch", "BATCH", "--shards",
-                "SHARD0", "SHARD1"},
-               10);
+               {"layout", "--layout", balanced, "--cp", "2", "--json", "--batch", "BATCH"}, 10);
+  register_one(
+      "check_small",
+      {"check", "--layout", plain, "--cp", "2", "--batch", "BATCH", "--shards", "SHARD0", "SHARD1"},
+      10);
   for (const auto& [tokens, name] :
        std::vector<std::pair<std::string, std::string>>{{"1048576", "1M"}, {"16777216", "16M"}}) {
     const int iterations = 0;
     register_one("layout_json_" + name,
-                 {"layout", "--layout", "head-tail", "--cp", "8", "--seq-len", tokens, "--json"},
+                 {"layout", "--layout", balanced, "--cp", "8", "--seq-len", tokens, "--json"},
                  iterations);
     register_one("layout_all_" + name,
                  {"layout", "--layout", "all", "--cp", "8", "--seq-len", tokens}, iterations);
     register_one("explain_" + name,
-                 {"explain", "--layout", "head-tail", "--cp", "8", "--seq-len", tokens},
-                 iterations);
+                 {"explain", "--layout", balanced, "--cp", "8", "--seq-len", tokens}, iterations);
   }
 }
 

@@ -1,7 +1,8 @@
 // Writes the fuzzers' seed corpora, OUT/<target>/seed-N, with cplab's own writers: .npy files of
 // every dtype the reader takes, printed cases, sweep reports of two shards, argument lines, and
 // batch declarations; report folders; and benchmark results as Google Benchmark writes them
-// (repetitions, aggregates, a NaN cv, a file cut short). Usage: fuzz_make_corpus OUT
+// (repetitions, aggregates, a NaN cv, a file cut short). The layouts are the registry's (each with
+// its own options, as its declaration says), never a list written here. Usage: fuzz_make_corpus OUT
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -9,6 +10,8 @@
 #include <vector>
 
 #include "io/npy.hpp"
+#include "layouts/layout_option.hpp"
+#include "reference/plan.hpp"
 #include "reports/sweep_report.hpp"
 
 namespace {
@@ -25,7 +28,20 @@ std::string read(const fs::path& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-cplab::properties::SweepReport shard_report(std::int64_t index) {
+// The layout's own options as `key=value` words joined by `sep`, each one above its default (a
+// switch on); with `automatic`, only the keys of those that take an automatic value.
+std::string own_options(const std::string& layout, char sep, bool automatic = false) {
+  std::string out;
+  for (const cplab::layouts::LayoutOption* option : cplab::layouts::options_of(layout)) {
+    if (automatic && option->automatic == nullptr) continue;
+    if (!out.empty()) out += sep;
+    out += option->key;
+    if (!automatic) out += "=" + std::to_string(option->is_switch ? 1 : option->fallback + 1);
+  }
+  return out;
+}
+
+cplab::properties::SweepReport shard_report(const std::string& layout, std::int64_t index) {
   cplab::properties::SweepReport report;
   report.seed = 42;
   report.cases_per_job = 10;
@@ -35,7 +51,7 @@ cplab::properties::SweepReport shard_report(std::int64_t index) {
   cplab::properties::JobResult r;
   r.job = index;
   r.property = "shard_then_gather_is_identity";
-  r.layout = "thd";
+  r.layout = layout;
   r.impl = "sim";
   r.status =
       index == 0 ? cplab::properties::JobStatus::passed : cplab::properties::JobStatus::failed;
@@ -44,11 +60,11 @@ cplab::properties::SweepReport shard_report(std::int64_t index) {
   r.failed = index == 0 ? 0 : 1;
   r.seed = 18446744073709551557ull;
   if (index == 1) {
-    r.counterexample = "thd cp=2 docs=5";
+    r.counterexample = layout + " cp=2 docs=5";
     r.message = "rank 1 <wrong>";
-    r.replay = "cplab replay --impl sim 'thd cp=2 docs=5'";
+    r.replay = "cplab replay --impl sim '" + r.counterexample + "'";
   }
-  r.coverage = {{"thd cp=pow2 packed", 10}};
+  r.coverage = {{layout + " cp=pow2 packed", 10}};
   report.results = {r};
   return report;
 }
@@ -80,35 +96,51 @@ int main(int argc, char** argv) {
     put(npy_dir, n, read(path));
     fs::remove(path);
   }
+  const std::vector<std::string> layouts = cplab::reference::layout_names();
+  // Case lines of every layout: every key of the format (the layout's own options among them),
+  // and shorter ones (C = 1, several rows, documents, another primary).
   n = 0;
-  for (const char* text :
-       {"thd cp=3 m=2 K=4 mb=2 rows=2 S=20 docs=5,3+1,8/12 vocab=37 pad_id=7 policy=spec "
-        "shard_primary=1 primary=ids dim=3 dtype=bf16 pos=none keys=loss_mask ignore=100 "
-        "invalid=50 pad_content=100 seed=1234",
-        "identity cp=1 S=8", "head-tail cp=4 rows=2 S=17 pos=mrope keys=padding_mask,extra",
-        "magi cp=2 K=3 docs=4,4,1 primary=embeds dim=2 dtype=f16", "contiguous cp=5 m=3 S=31"}) {
-    put(out / "case", n, text);
+  for (const std::string& layout : layouts) {
+    std::string options = own_options(layout, ' ');
+    if (!options.empty()) options += ' ';
+    const std::vector<std::string> lines = {
+        "cp=3 " + options +
+            "mb=2 rows=2 S=20 docs=5,3+1,8/12 vocab=37 pad_id=7 policy=spec shard_primary=1 "
+            "primary=ids dim=3 dtype=bf16 pos=none keys=loss_mask ignore=100 invalid=50 "
+            "pad_content=100 seed=1234",
+        "cp=1 S=8", "cp=4 rows=2 S=17 pos=mrope keys=padding_mask,extra",
+        "cp=2 " + options + "docs=4,4,1 primary=embeds dim=2 dtype=f16",
+        "cp=5 " + options + "S=31"};
+    for (const std::string& rest : lines) put(out / "case", n, layout + " " + rest);
   }
   n = 0;
-  put(out / "merge", n,
-      cplab::reports::to_json(shard_report(0)) + std::string(1, '\0') +
-          cplab::reports::to_json(shard_report(1)));
-  put(out / "merge", n, cplab::reports::to_json(shard_report(0)));
+  for (const std::string& layout : layouts) {
+    put(out / "merge", n,
+        cplab::reports::to_json(shard_report(layout, 0)) + std::string(1, '\0') +
+            cplab::reports::to_json(shard_report(layout, 1)));
+    put(out / "merge", n, cplab::reports::to_json(shard_report(layout, 0)));
+  }
   // merge_folders: a shard count, each shard's kind (0: report.json in its folder, 1: the file
   // named, 2: a FIFO, 3: a folder, 4: a link to a FIFO, 5: nothing), then the texts.
   n = 0;
-  const std::string two_shards = cplab::reports::to_json(shard_report(0)) + std::string(1, '\0') +
-                                 cplab::reports::to_json(shard_report(1));
+  const std::string& first = layouts.front();
+  const std::string two_shards = cplab::reports::to_json(shard_report(first, 0)) +
+                                 std::string(1, '\0') +
+                                 cplab::reports::to_json(shard_report(first, 1));
   put(out / "merge_folders", n, std::string("\x01\x00\x01", 3) + two_shards);
   put(out / "merge_folders", n, std::string("\x01\x00\x02", 3) + two_shards);
   put(out / "merge_folders", n,
-      std::string("\x00\x01", 2) + cplab::reports::to_json(shard_report(0)));
+      std::string("\x00\x01", 2) + cplab::reports::to_json(shard_report(first, 0)));
   put(out / "merge_folders", n, std::string("\x02\x03\x04\x05", 4) + two_shards);
+  // Argument lines (fuzz_args.cpp): layout, C, its options, the keys given as auto, --doc-lens or
+  // --seq-len, the seed; an option word without a key among them.
   n = 0;
-  for (const char* text :
-       {"thd\n2\n\n\n5,3,8\n42", "contiguous\n4\n3\n\n17\n0",
-        "magi\n8\n\n16\n100,28\n18446744073709551615", "head-tail\n1024\n\n\n2048\n7"}) {
-    put(out / "args", n, text);
+  for (const std::string& layout : layouts) {
+    const std::string options = own_options(layout, ','), autos = own_options(layout, ',', true);
+    const std::vector<std::string> lines = {"2\n" + options + "\n\n5,3,8\n42", "4\n3\n\n17\n0",
+                                            "8\n\n" + autos + "\n100,28\n18446744073709551615",
+                                            "1024\n" + options + "\n" + autos + "\n2048\n7"};
+    for (const std::string& rest : lines) put(out / "args", n, layout + "\n" + rest);
   }
   n = 0;
   const std::string bench_context =

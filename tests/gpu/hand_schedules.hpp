@@ -1,13 +1,18 @@
 #pragma once
 // Attention schedules written by hand for the GPU path's tests, independent of the schedule
-// builder: a contiguous layout (rank r holds slots [r·ℓ, (r+1)·ℓ) in order) with documents of
-// given lengths, as a ring or an all-gather. Pair counts come from the global rule (key slot <=
-// query slot, both real, same document), not from the mask predicate the code under test asks.
+// builder: rank r holds slots [r·ℓ, (r+1)·ℓ) in order, under the first registered layout that maps
+// a row so (hand_layout()), with documents of given lengths, as a ring or an all-gather. Pair
+// counts come from the global rule (key slot <= query slot, both real, same document), not from the
+// mask predicate the code under test asks.
 #include <cstdint>
 #include <numeric>
+#include <string>
 #include <vector>
 
+#include "reference/plan.hpp"
 #include "sim/attention/schedule.hpp"
+#include "sim/layout_descriptor.hpp"
+#include "tests/support/layouts.hpp"
 
 namespace cplab::gputest {
 
@@ -22,6 +27,29 @@ inline std::vector<std::int64_t> contiguous_index(std::int64_t r, std::int64_t l
   std::vector<std::int64_t> index(static_cast<std::size_t>(local));
   std::iota(index.begin(), index.end(), r * local);
   return index;
+}
+
+// The layout the hand schedules name, so that what the code under test asks of it (its descriptor)
+// fits them: the first that shards plainly, attends over the document-causal mask (no varlen
+// segments) and holds rank r's slots [r·ℓ, (r+1)·ℓ) in order on BSHD rows it pads (contiguous
+// today).
+inline const std::string& hand_layout() {
+  static const std::string name = testsupport::first_layout(
+      "a plain layout of consecutive rank slices", [](const sim::LayoutDescriptor& layout) {
+        if (!testsupport::plain_sharding(layout) || layout.varlen_segments) return false;
+        for (const std::int64_t cp : {2, 3, 4}) {
+          LayoutSpec spec;
+          spec.layout = layout.name;
+          spec.cp = cp;
+          const RowPlan row = reference::plan_row(spec, 4 * layout.pad_unit(spec));
+          for (std::int64_t r = 0; r < cp; ++r) {
+            if (row.index[static_cast<std::size_t>(r)] != contiguous_index(r, row.local_len()))
+              return false;
+          }
+        }
+        return true;
+      });
+  return name;
 }
 
 // Documents of `doc_lens` from slot 0, the rest row padding (document 0, not real).
@@ -89,7 +117,7 @@ inline sim::AttentionSchedule hand_schedule(sim::AttentionAlgo algo, std::int64_
   sim::AttentionSchedule s;
   s.shape = shape;
   const std::int64_t heads = shape.heads;
-  s.layout = "contiguous";
+  s.layout = hand_layout();
   s.algo = algo;
   s.cp = cp;
   s.padded_len = cp * local;
