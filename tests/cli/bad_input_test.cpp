@@ -18,6 +18,7 @@
 #include "layouts/layout_option.hpp"
 #include "reference/plan.hpp"
 #include "tests/support/cli.hpp"
+#include "tests/support/layouts.hpp"
 
 namespace cplab::clitest {
 namespace {
@@ -476,8 +477,13 @@ TEST_F(MergeTest, RefusesReportsThatDoNotMatchTheirSweep) {
   wrong_seed["results"][0]["seed"] = 12345;
   nlohmann::json wrong_counts = report_;
   wrong_counts["results"][0]["passed"] = 7;
+  // Job 0 renamed to another registered layout than its own.
+  const std::string job_layout = report_["results"][0]["layout"];
+  const std::string other = testsupport::first_layout(
+      "a layout other than the sweep's",
+      [&](const sim::LayoutDescriptor& layout) { return layout.name != job_layout; });
   nlohmann::json wrong_name = report_;
-  wrong_name["results"][0]["layout"] = "thd";
+  wrong_name["results"][0]["layout"] = other;
   const std::string a = write(no_shards), b = write(wrong_job), c = write(wrong_seed),
                     d = write(wrong_counts), e = write(wrong_name);
   const std::uint64_t seed = report_["results"][0]["seed"].get<std::uint64_t>();
@@ -499,8 +505,9 @@ TEST_F(MergeTest, RefusesReportsThatDoNotMatchTheirSweep) {
       {"sweep --merge " + e + out,
        "cplab: error: " + e +
            ": not a report of the sweep it names: result for job 0 names "
-           "shard_then_gather_is_identity thd sim; job 0 of this selection is "
-           "shard_then_gather_is_identity identity sim"},
+           "shard_then_gather_is_identity " +
+           other + " sim; job 0 of this selection is shard_then_gather_is_identity " + job_layout +
+           " sim"},
   });
   // The report as written merges (one of two shards: a note, exit 0).
   const CliRun ok = run_cplab("sweep --merge " + base_ + out);

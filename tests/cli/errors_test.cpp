@@ -13,9 +13,11 @@
 
 #include "common/limits.hpp"
 #include "layouts/contiguous.hpp"
+#include "layouts/layout_option.hpp"
 #include "layouts/magi.hpp"
 #include "reference/types/error.hpp"
 #include "reference/types/tensor.hpp"
+#include "tests/support/layouts.hpp"
 
 namespace cplab::clitest {
 namespace {
@@ -69,8 +71,9 @@ TEST(ExitStatus, UntrustedTextIsEscapedAndCut) {
 }
 
 TEST(Limits, BothSidesOfEveryLimit) {
+  // C and the options' ranges are checked whatever the layout: any one will do.
   LayoutSpec spec;
-  spec.layout = "contiguous";
+  spec.layout = testsupport::a_plain_layout();
   spec.cp = limits::kMaxCp;
   EXPECT_NO_THROW(limits::check_spec(spec));
   spec.cp = limits::kMaxCp + 1;
@@ -91,8 +94,14 @@ TEST(Limits, BothSidesOfEveryLimit) {
   EXPECT_THROW(limits::padded_len_bound(spec, -1, 0), Error);
   EXPECT_NO_THROW(limits::padded_len_bound(spec, 4, limits::kMaxDocuments));
   EXPECT_THROW(limits::padded_len_bound(spec, 4, limits::kMaxDocuments + 1), Error);
-  // thd at C = 1024: 2C per document on top of the row.
-  spec.layout = "thd";
+  // C = 1024, a layout whose options never widen its padding unit past 2C: the row padded to 2C,
+  // and 2C per document on top of it.
+  spec.layout = testsupport::first_layout(
+      "a layout whose padding unit is 2C", [](const sim::LayoutDescriptor& layout) {
+        const auto options = layouts::options_of(layout.name);
+        return std::none_of(options.begin(), options.end(),
+                            [](const layouts::LayoutOption* o) { return o->pad_unit != nullptr; });
+      });
   spec.cp = 1024;
   layouts::magi_chunk_size.set(spec, 1);
   const std::int64_t docs = (limits::kMaxPaddedLen - 2048) / 2048;

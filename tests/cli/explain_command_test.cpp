@@ -132,7 +132,11 @@ TEST(CliMagiOptions, ChunkPaddingAtCpOneAndTheAutoChunkSize) {
 }
 
 TEST_F(CliExplain, BadArgumentsExitTwoWithOneLine) {
-  expect_usage_error(run_cplab("explain --layout thd --cp 2 --seq-len 16"), {"thd", "BSHD"});
+  const std::string packed_only = testsupport::first_layout(
+      "a layout that takes no BSHD rows",
+      [](const sim::LayoutDescriptor& layout) { return !layout.bshd_rows; });
+  expect_usage_error(run_cplab("explain --layout " + packed_only + " --cp 2 --seq-len 16"),
+                     {packed_only, "BSHD"});
   expect_usage_error(run_cplab("explain --layout nope --cp 2 --seq-len 16"), {"nope"});
   expect_usage_error(run_cplab("explain --layout all --cp 2 --seq-len 16 --format pdf"), {"pdf"});
 }

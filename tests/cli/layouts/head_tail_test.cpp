@@ -1,0 +1,164 @@
+// head-tail's own checks end to end: `cplab check --layout auto` naming the zero-padded head-tail
+// shards Automodel writes (check_fixture.hpp) and its BSHD files with padding_mask
+// (automodel_fixtures.hpp), however many ranks; SPEC §13.2's schedule example; and a batch's own
+// positions as `cplab layout` shows them.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tests/cli/automodel_check.hpp"
+#include "tests/cli/check_fixture.hpp"
+#include "tests/support/cli.hpp"
+
+namespace cplab::testing {
+namespace {
+
+using testsupport::run_cplab;
+
+TEST_F(CliCheck, AutoReadsAutomodelsZeroPaddedHeadTail) {
+  io::save_torch_batch(bshd_batch(13), dir.file("batch.pt"));
+  const auto run = check(head_tail_zero_pad_shards(13, kCp), "auto");
+  EXPECT_EQ(run.status, 0) << run.out.dump(1) << run.err;
+  EXPECT_EQ(run.out["layout"], "head-tail");
+  EXPECT_EQ(run.out["conventions"]["pad_policy"], "zero");
+  // The same shards under the SPEC convention are wrong exactly at the padded positions.
+  const auto strict = check(head_tail_zero_pad_shards(13, kCp), "head-tail", "--pad-policy spec");
+  EXPECT_EQ(strict.status, 1);
+  for (const auto& d : strict.out["differences"]) {
+    EXPECT_EQ(d["key"], "position_ids") << d;
+    EXPECT_EQ(d["kind"], "pad") << d;
+  }
+}
+
+// --layout auto plans few candidates: a long row at C = 8 has over a hundred (every magi chunk
+// size and ptrr block size dividing a rank's 6930 tokens); its head-tail shards are named after one
+// full plan, and a fault in them still leaves the search at three at most.
+TEST_F(CliCheck, AutoPlansAFewCandidatesOfALongRow) {
+  constexpr std::int64_t kSeq = 55440, kRanks = 8;
+  io::save_torch_batch(bshd_batch(kSeq), dir.file("batch.pt"));
+  auto shards = head_tail_zero_pad_shards(kSeq, kRanks);
+  auto run = check(shards, "auto", "", kRanks);
+  EXPECT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(run.out["layout"], "head-tail");
+  EXPECT_GT(run.out["candidates"].get<int>(), 100);
+  EXPECT_EQ(run.out["planned"], 1);
+  // On one causal row magi's and ptrr's 16 chunks, per-doc-head-tail and usp with R = C are
+  // head-tail too: aliases, found through their closed-form maps without planning them.
+  EXPECT_EQ(run.out["also_explained_by"],
+            nlohmann::json({"magi cp=8 chunk_size=3465", "per-doc-head-tail cp=8",
+                            "ptrr cp=8 block_size=3465", "usp cp=8 ring_degree=8"}));
+  auto ids = tensor_values(shards[3][keys::input_ids]);
+  std::swap(ids[5], ids[6]);
+  shards[3][keys::input_ids] = row_tensor(ids);
+  run = check(shards, "auto", "", kRanks);
+  EXPECT_EQ(run.status, 1);
+  EXPECT_EQ(run.out["layout"], "head-tail");
+  EXPECT_LE(run.out["planned"].get<int>(), 3);
+  EXPECT_EQ(first_difference(run, 3, keys::input_ids)["begin"], 5);
+}
+
+// A thousand ranks of two tokens each: every candidate is ruled out or confirmed at its samples,
+// so the search plans one, as the named layout does.
+TEST_F(CliCheck, AutoOnAThousandRanksPlansOne) {
+  constexpr std::int64_t kSeq = 2048, kRanks = 1024;
+  io::save_torch_batch(bshd_batch(kSeq), dir.file("batch.pt"));
+  const auto run = check(head_tail_zero_pad_shards(kSeq, kRanks), "auto", "", kRanks);
+  EXPECT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(run.out["layout"], "head-tail");
+  EXPECT_EQ(run.out["planned"], 1);
+}
+
+// A row's own position_ids (an offset of 18) are what `cplab layout --batch` shows, as the shard
+// holds them.
+TEST(CliBatchFiles, TheBatchsOwnPositions) {
+  if (!io::torch_available()) GTEST_SKIP() << "skipped: this cplab reads no torch.save files";
+  testsupport::ScratchDir dir;
+  Ints offset(16);
+  for (std::int64_t t = 0; t < 16; ++t) offset[t] = 18 + t;
+  Batch bshd = bshd_batch(16);
+  io::save_torch_tensors({{keys::input_ids, bshd.at(keys::input_ids)},
+                          {keys::labels, bshd.at(keys::labels)},
+                          {keys::position_ids, row_tensor(offset)}},
+                         dir.file("bshd.pt"));
+  const auto run = testsupport::run_cplab("layout --json --layout head-tail --cp 2 --batch " +
+                                          dir.file("bshd.pt"));
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(nlohmann::json::parse(run.out)["ranks"][0]["positions"],
+            nlohmann::json({18, 19, 20, 21, 30, 31, 32, 33}));
+}
+
+nlohmann::json schedule_json(const std::string& args) {
+  const auto run = run_cplab("schedule " + args + " --json");
+  EXPECT_EQ(run.status, 0) << args << ": " << run.err;
+  return nlohmann::json::parse(run.out);
+}
+
+// SPEC §13.2's example: head-tail C = 2, L = 8, ring.
+TEST(CliSchedule, JsonGivesBlocksInGlobalSlots) {
+  const nlohmann::json j = schedule_json(
+      "--layout head-tail --cp 2 --seq-len 8 --algo ring --heads 2 --kv-heads 1 "
+      "--head-dim 4 --dtype bf16");
+  EXPECT_EQ(j["layout"], "head-tail");
+  EXPECT_EQ(j["algo"], "ring");
+  EXPECT_EQ(j["cp"], 2);
+  EXPECT_EQ(j["padded_seq_len"], 8);
+  EXPECT_EQ(j["critical_path"], 36);
+  EXPECT_DOUBLE_EQ(j["ideal"].get<double>(), 36.0);
+  ASSERT_EQ(j["steps"].size(), 2u);
+  const nlohmann::json& rank0 = j["steps"][0]["ranks"][0];
+  EXPECT_EQ(rank0["rank"], 0);
+  EXPECT_EQ(rank0["kv_from"], 0);
+  ASSERT_EQ(rank0["blocks"].size(), 3u);
+  // Buffer positions [2, 4) of rank 0 are its second chunk, global [6, 8).
+  EXPECT_EQ(rank0["blocks"][1]["q"], nlohmann::json::parse("[[6,8]]"));
+  EXPECT_EQ(rank0["blocks"][1]["k"], nlohmann::json::parse("[[0,2]]"));
+  EXPECT_EQ(rank0["blocks"][1]["mask"], "full");
+  EXPECT_EQ(rank0["blocks"][0]["mask"], "causal");
+  EXPECT_EQ(rank0["work"], 20);
+  const nlohmann::json& rank1 = j["steps"][1]["ranks"][1];
+  EXPECT_EQ(rank1["kv_from"], 0);
+  EXPECT_EQ(rank1["blocks"][0]["q"], nlohmann::json::parse("[[2,6]]"));
+  EXPECT_EQ(rank1["blocks"][0]["k"], nlohmann::json::parse("[[0,2]]"));
+  EXPECT_EQ(rank1["bytes_received"], 2 * 4 * 4 * 2);
+  EXPECT_EQ(rank1["bytes_sent"], 2 * 4 * 4 * 2);
+}
+
+}  // namespace
+}  // namespace cplab::testing
+
+namespace cplab::testing::automodel {
+namespace {
+
+TEST_F(AutomodelCheck, PaddingMaskStandsForTheBatchsAttentionMask) {
+  const Files files = head_tail({13, 9}, 13, 2);  // L = 16: three added slots per row
+  for (const char* layout : {"head-tail", "auto"}) {
+    const auto run = check(files, layout);
+    ASSERT_EQ(run.status, 0) << layout << ": " << run.out.dump(1) << run.err;
+    EXPECT_EQ(run.out["layout"], "head-tail");
+    EXPECT_EQ(run.out["conventions"]["padding_mask_for_attention_mask"], true);
+  }
+  // A real token marked as padding: row 1, global slot 8 (rank 0 holds slots 0..3 and 12..15 of
+  // each row; rank 1 holds 4..7 and 8..11, so slot 8 is rank 1's local slot 4).
+  Files wrong = files;
+  Ints mask = values(wrong.ranks[1], "padding_mask");
+  ASSERT_EQ(mask[8 + 4], 0);
+  mask[8 + 4] = 1;
+  set_values(wrong.ranks[1], "padding_mask", mask);
+  const auto run = check(wrong, "head-tail");
+  EXPECT_EQ(run.status, 1);
+  const auto d = first_difference(run, 1, "padding_mask");
+  EXPECT_EQ(d["row"], 1);
+  EXPECT_EQ(d["begin"], 4);
+  EXPECT_EQ(d["should_hold"], nlohmann::json({8}));
+  // An added slot marked as a real token is a wrong pad.
+  wrong = files;
+  mask = values(wrong.ranks[0], "padding_mask");
+  ASSERT_EQ(mask[7], 1);  // row 0, global slot 15: added
+  mask[7] = 0;
+  set_values(wrong.ranks[0], "padding_mask", mask);
+  EXPECT_EQ(first_difference(check(wrong, "head-tail"), 0, "padding_mask")["kind"], "pad");
+}
+
+}  // namespace
+}  // namespace cplab::testing::automodel

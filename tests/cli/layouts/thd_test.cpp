@@ -1,0 +1,347 @@
+// thd's own checks end to end: `cplab check` on the shards a thd sharder writes (check_fixture.hpp,
+// built from SPEC's formulas) and on the files Automodel's THD path writes
+// (automodel_fixtures.hpp), clean and with one planted bug each, under --layout thd and --layout
+// auto; and thd's map of a packed batch file as `cplab layout` shows it.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "tests/cli/automodel_check.hpp"
+#include "tests/cli/check_fixture.hpp"
+#include "tests/support/cli.hpp"
+
+namespace cplab::testing {
+namespace {
+
+using testsupport::run_cplab;
+
+TEST_F(CliCheck, CleanShardsMatchThdAndAutoNamesThd) {
+  const auto named = check(clean.ranks, "thd");
+  EXPECT_EQ(named.status, 0) << named.out.dump(1) << named.err;
+  EXPECT_EQ(named.out["match"], true);
+  EXPECT_EQ(named.out["conventions"]["cu_seqlens"], "local");
+  EXPECT_EQ(named.out["conventions"]["pad_id"], 0);
+  const auto found = check(clean.ranks, "auto");
+  EXPECT_EQ(found.status, 0) << found.out.dump(1) << found.err;
+  EXPECT_EQ(found.out["layout"], "thd");
+  EXPECT_EQ(found.out["auto"], true);
+}
+
+// Each planted bug, checked under the named layout and under auto (which must still pick thd as
+// the closest and flag the same slot).
+class PlantedBug : public CliCheck, public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(PlantedBug, SwappedTokensAreFlaggedAtBothSlots) {
+  auto shards = clean.ranks;
+  auto ids = tensor_values(shards[1][keys::input_ids]);
+  std::swap(ids[1], ids[4]);  // global 3 and global 9
+  shards[1][keys::input_ids] = row_tensor(ids);
+  const auto run = check(shards, GetParam());
+  EXPECT_EQ(run.status, 1) << run.err;
+  EXPECT_EQ(run.out["layout"], "thd");
+  ASSERT_EQ(run.out["differences"].size(), 2u) << run.out.dump(1);
+  const auto a = run.out["differences"][0], b = run.out["differences"][1];
+  EXPECT_EQ(a["rank"], 1);
+  EXPECT_EQ(a["key"], "input_ids");
+  EXPECT_EQ(a["kind"], "slot");
+  EXPECT_EQ(a["begin"], 1);
+  EXPECT_EQ(a["should_hold"], nlohmann::json({3}));
+  EXPECT_EQ(a["holds"], nlohmann::json({9}));
+  EXPECT_EQ(b["begin"], 4);
+  EXPECT_EQ(b["should_hold"], nlohmann::json({9}));
+  EXPECT_EQ(b["holds"], nlohmann::json({3}));
+}
+
+TEST_P(PlantedBug, LabelsShiftedAfterTheSplitAreFlaggedFromTheFirstSlot) {
+  auto shards = clean.ranks;
+  auto labels = tensor_values(shards[0][keys::labels]);
+  labels.erase(labels.begin());  // the HF shift done locally, after the split
+  labels.push_back(-100);
+  shards[0][keys::labels] = row_tensor(labels);
+  const auto run = check(shards, GetParam());
+  EXPECT_EQ(run.status, 1) << run.err;
+  const auto d = first_difference(run, 0, "labels");
+  EXPECT_EQ(d["begin"], 0);
+  EXPECT_EQ(d["should_hold"][0], 0);
+  EXPECT_EQ(d["holds"][0], 1);
+  EXPECT_NE(d["message"].get<std::string>().find("shifted by +1"), std::string::npos) << d;
+}
+
+TEST_P(PlantedBug, APadHoldingARealIdIsFlaggedAtThatPad) {
+  auto shards = clean.ranks;
+  auto ids = tensor_values(shards[0][keys::input_ids]);
+  ASSERT_EQ(clean.global_of[0][2], 6);  // document 1's padding
+  ids[2] = 1003;                        // the id of global 3
+  shards[0][keys::input_ids] = row_tensor(ids);
+  const auto run = check(shards, GetParam());
+  EXPECT_EQ(run.status, 1) << run.err;
+  ASSERT_EQ(run.out["differences"].size(), 1u) << run.out.dump(1);
+  const auto d = run.out["differences"][0];
+  EXPECT_EQ(d["rank"], 0);
+  EXPECT_EQ(d["kind"], "pad");
+  EXPECT_EQ(d["begin"], 2);
+  EXPECT_EQ(d["end"], 3);
+  EXPECT_EQ(d["should_hold"], nlohmann::json({6}));
+  EXPECT_EQ(d["holds"], nlohmann::json({3}));
+}
+
+TEST_P(PlantedBug, PositionsRestartedPerRankAreFlaggedAsComputedAfterTheCut) {
+  auto shards = clean.ranks;
+  Ints arange(clean.global_of[1].size());
+  for (std::size_t k = 0; k < arange.size(); ++k) arange[k] = static_cast<std::int64_t>(k);
+  shards[1][keys::position_ids] = row_tensor(arange);
+  const auto run = check(shards, GetParam());
+  EXPECT_EQ(run.status, 1) << run.err;
+  const auto d = first_difference(run, 1, "position_ids");
+  EXPECT_EQ(d["begin"], 0);
+  EXPECT_EQ(d["should_hold"][0], 2);
+  EXPECT_NE(d["message"].get<std::string>().find("positions computed after the cut"),
+            std::string::npos)
+      << d;
+  for (const auto& other : run.out["differences"]) EXPECT_EQ(other["rank"], 1) << other;
+}
+
+TEST_P(PlantedBug, CuSeqlensFromUnpaddedLengthsAreFlaggedAtTheFirstWrongEntry) {
+  auto shards = clean.ranks;
+  const std::vector<std::int32_t> unpadded = {0, 5, 8, 16};
+  shards[0]["cu_seqlens"] = Tensor::from<std::int32_t>({4}, unpadded);
+  const auto run = check(shards, GetParam());
+  EXPECT_EQ(run.status, 1) << run.err;
+  ASSERT_EQ(run.out["differences"].size(), 1u) << run.out.dump(1);
+  const auto d = run.out["differences"][0];
+  EXPECT_EQ(d["rank"], 0);
+  EXPECT_EQ(d["kind"], "cu_seqlens");
+  EXPECT_EQ(d["begin"], 1);
+  EXPECT_NE(d["message"].get<std::string>().find("unpadded"), std::string::npos) << d;
+}
+
+INSTANTIATE_TEST_SUITE_P(NamedAndAuto, PlantedBug, ::testing::Values("thd", "auto"));
+
+TEST_F(CliCheck, MasksTheSharderAddsAreCheckedAgainstTheDocuments) {
+  auto shards = clean.ranks;
+  for (std::size_t r = 0; r < shards.size(); ++r) {
+    std::vector<bool> pad;
+    for (std::int64_t g : clean.global_of[r]) pad.push_back(clean.global_ids[g] == 0);
+    shards[r][keys::padding_mask] = Tensor::from_bools({1, 10}, pad);
+  }
+  auto run = check(shards, "thd");
+  EXPECT_EQ(run.status, 0) << run.out.dump(1);
+  auto pad = tensor_values(shards[1][keys::padding_mask]);
+  pad[0] = 1;  // global 2, a real token, marked as padding
+  shards[1][keys::padding_mask] =
+      Tensor::from_bools({1, 10}, std::vector<bool>(pad.begin(), pad.end()));
+  run = check(shards, "thd");
+  EXPECT_EQ(run.status, 1);
+  const auto d = first_difference(run, 1, "padding_mask");
+  EXPECT_EQ(d["begin"], 0);
+  EXPECT_EQ(d["should_hold"], nlohmann::json({2}));
+}
+
+TEST_F(CliCheck, KeysShapesAndDtypesAreChecked) {
+  auto shards = clean.ranks;
+  shards[0].erase(keys::labels);
+  shards[1]["attention_mask"] = row_tensor(Ints(10, 1));
+  shards[1][keys::input_ids] = shards[1][keys::input_ids].to(DType::i32);
+  const auto run = check(shards, "thd");
+  EXPECT_EQ(run.status, 1);
+  std::vector<std::string> kinds;
+  for (const auto& d : run.out["differences"]) kinds.push_back(d["kind"]);
+  EXPECT_EQ(kinds, (std::vector<std::string>{"missing_key", "dtype", "extra_key"}))
+      << run.out.dump(1);
+}
+
+TEST_F(CliCheck, GatheredOutputsAreCheckedTrimmedOrNot) {
+  const std::string gathered = dir.file("gathered.pt");
+  const Batch batch = packed_batch(kDocs);
+  io::save_torch_tensors({{keys::input_ids, batch.at(keys::input_ids)}}, gathered);
+  const std::string base = "check --json --batch " + dir.file("batch.pt") +
+                           " --layout thd --cp 2 --gathered " + gathered;
+  auto run = run_cplab(base);
+  EXPECT_EQ(run.status, 0) << run.out << run.err;
+  io::save_torch_tensors({{keys::input_ids, row_tensor(clean.global_ids)}}, gathered);
+  run = run_cplab(base);
+  EXPECT_EQ(run.status, 0) << run.out << run.err;
+  Ints wrong = clean.global_ids;
+  std::swap(wrong[12], wrong[13]);
+  io::save_torch_tensors({{keys::input_ids, row_tensor(wrong)}}, gathered);
+  run = run_cplab(base);
+  EXPECT_EQ(run.status, 1);
+  const auto out = nlohmann::json::parse(run.out);
+  ASSERT_EQ(out["differences"].size(), 1u) << out.dump(1);
+  EXPECT_EQ(out["differences"][0]["begin"], 12);
+  EXPECT_EQ(out["differences"][0]["holds"], nlohmann::json({13, 12}));
+}
+
+// Batch files as Automodel's collater writes them: seq_lens end in -1000 (any negative sentinel).
+TEST(CliBatchFiles, AnyNegativeSentinel) {
+  if (!io::torch_available()) GTEST_SKIP() << "skipped: this cplab reads no torch.save files";
+  testsupport::ScratchDir dir;
+  const Batch packed = packed_batch({5, 3, 8});
+  io::save_torch_tensors(
+      {{keys::input_ids, packed.at(keys::input_ids)},
+       {keys::labels, packed.at(keys::labels)},
+       {"seq_lens", Tensor::from<std::int64_t>({1, 5}, {5, 3, 8, -1000, -1000})}},
+      dir.file("packed.pt"));
+  auto run =
+      testsupport::run_cplab("layout --json --layout thd --cp 2 --batch " + dir.file("packed.pt"));
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(nlohmann::json::parse(run.out)["ranks"][0]["indices"],
+            nlohmann::json({0, 1, 6, 7, 8, 11, 12, 13, 18, 19}));
+  io::save_torch_tensors({{keys::input_ids, packed.at(keys::input_ids)},
+                          {keys::labels, packed.at(keys::labels)},
+                          {"seq_lens", Tensor::from<std::int64_t>({1, 4}, {5, -1000, 3, 8})}},
+                         dir.file("bad.pt"));
+  testsupport::expect_usage_error(
+      testsupport::run_cplab("layout --layout thd --cp 2 --batch " + dir.file("bad.pt")),
+      {"seq_lens", "after"});
+}
+
+}  // namespace
+}  // namespace cplab::testing
+
+namespace cplab::testing::automodel {
+namespace {
+
+using testsupport::run_cplab;
+
+TEST_F(AutomodelCheck, ThdOneRowWithMaxSeqlenAndPlainValuesMatches) {
+  const Files files = thd({{5, 3, 8}}, 2, 24);
+  for (const char* layout : {"thd", "auto"}) {
+    const auto run = check(files, layout);
+    ASSERT_EQ(run.status, 0) << layout << ": " << run.out.dump(1) << run.err;
+    EXPECT_EQ(run.out["layout"], "thd");
+    const auto& conventions = run.out["conventions"];
+    EXPECT_EQ(conventions["cu_seqlens"], "global");
+    EXPECT_FALSE(conventions["max_seqlen"].is_null()) << conventions;
+    EXPECT_EQ(conventions["cu_seqlens_filler"], nlohmann::json::array());
+  }
+}
+
+TEST_F(AutomodelCheck, AWrongMaxSeqlenIsADifferenceOfThatRank) {
+  Files files = thd({{5, 3, 8}}, 2, 24);
+  // cu_seqlens [0, 8, 12, 24]: the longest segment is the last, 12 tokens.
+  files.ranks[1]["max_seqlen"] = int32s({}, {11});
+  const auto run = check(files, "thd");
+  EXPECT_EQ(run.status, 1) << run.out.dump(1);
+  const auto d = first_difference(run, 1, "max_seqlen");
+  EXPECT_EQ(d["kind"], "max_seqlen");
+  EXPECT_EQ(d["begin"], 2);
+  EXPECT_NE(d["message"].get<std::string>().find("11"), std::string::npos) << d;
+  EXPECT_EQ(run.out["differences"].size(), 1u) << run.out.dump(1);
+  // A bound larger than needed is within TE's contract.
+  files.ranks[1]["max_seqlen"] = int32s({}, {100});
+  EXPECT_EQ(check(files, "thd").status, 0);
+}
+
+// Hostile max_seqlen and cu_seqlens values are differences of their rank and key (exit 1), never a
+// crash or a wrong read: a float or NaN max_seqlen, a [2, 2] or [1, 1] one, a row of filler only,
+// and filler in the middle of a row. A max_seqlen past int32 is no difference.
+TEST_F(AutomodelCheck, HostileTablesAreDifferencesOfTheirRankAndKey) {
+  const Files clean = thd({{5, 3, 8}}, 2, 24);
+  struct Bad {
+    const char* key;
+    Tensor value;
+    const char* kind;
+  };
+  const std::vector<Bad> cases = {
+      {"max_seqlen", Tensor::from<float>({}, {12.5f}), "dtype"},
+      {"max_seqlen", Tensor::from<float>({}, {std::numeric_limits<float>::quiet_NaN()}), "dtype"},
+      {"max_seqlen", int32s({2, 2}, {12, 12, 12, 12}), "shape"},
+      {"max_seqlen", int32s({1, 1}, {12}), "shape"},
+      {"cu_seqlens", int32s({4}, {kFiller, kFiller, kFiller, kFiller}), "cu_seqlens"},
+      {"cu_seqlens", int32s({4}, {0, 8, kFiller, 24}), "cu_seqlens"},
+  };
+  for (const Bad& bad : cases) {
+    Files files = clean;
+    files.ranks[1][bad.key] = bad.value;
+    const auto run = check(files, "thd");
+    EXPECT_EQ(run.status, 1) << bad.key << " " << tensor_brief(bad.value) << run.err;
+    EXPECT_EQ(first_difference(run, 1, bad.key)["kind"], bad.kind) << tensor_brief(bad.value);
+  }
+  // Past int32 is still an integer at least the longest segment: no difference.
+  Files files = clean;
+  files.ranks[1]["max_seqlen"] = ints({}, {std::int64_t{1} << 40});
+  EXPECT_EQ(check(files, "thd").status, 0);
+}
+
+TEST_F(AutomodelCheck, StackedRowsWithFillerMatchAndAutoNamesThd) {
+  const Files files = thd({{5, 3, 8}, {18}, {4, 4, 4, 4}}, 2, 24);
+  const auto run = check(files, "auto");
+  ASSERT_EQ(run.status, 0) << run.out.dump(1) << run.err;
+  EXPECT_EQ(run.out["layout"], "thd");
+  EXPECT_EQ(run.out["conventions"]["cu_seqlens_filler"], nlohmann::json({kFiller}));
+  const auto text = check(files, "thd", "", true);
+  EXPECT_EQ(text.status, 0);
+  EXPECT_NE(text.out.get<std::string>().find("filler -1000"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.get<std::string>().find("max_seqlen"), std::string::npos) << text.out;
+}
+
+TEST_F(AutomodelCheck, AWrongEntryBeforeTheFillerIsStillFound) {
+  Files files = thd({{5, 3, 8}, {18}, {4, 4, 4, 4}}, 2, 24);
+  Ints cu = values(files.ranks[0], "cu_seqlens");  // [3, 5]: row 1 is [0, 24, -1000 ...]
+  cu[5 + 1] = 18;
+  set_values(files.ranks[0], "cu_seqlens", cu);
+  for (const char* layout : {"thd", "auto"}) {
+    const auto run = check(files, layout);
+    EXPECT_EQ(run.status, 1) << layout << ": " << run.out.dump(1);
+    EXPECT_EQ(run.out["layout"], "thd") << layout;
+    const auto d = first_difference(run, 0, "cu_seqlens");
+    EXPECT_EQ(d["row"], 1);
+    EXPECT_EQ(d["begin"], 1);
+  }
+  // A stacked max_seqlen is checked row by row: the rows' longest segments are 12, 24 and 12.
+  files = thd({{5, 3, 8}, {18}, {4, 4, 4, 4}}, 2, 24);
+  set_values(files.ranks[1], "max_seqlen", {12, 24, 3});
+  const auto run = check(files, "thd");
+  EXPECT_EQ(run.status, 1);
+  EXPECT_EQ(first_difference(run, 1, "max_seqlen")["row"], 2);
+}
+
+TEST_F(AutomodelCheck, NonTensorEntriesAreSkippedAndNamedUnderVerbose) {
+  Files files = thd({{5, 3, 8}}, 2, 24);
+  auto run = check(files, "thd", "", true);
+  EXPECT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(run.err.find("skipped"), std::string::npos) << run.err;
+  run = check(files, "thd", "--verbose", true);
+  EXPECT_EQ(run.status, 0) << run.err;
+  EXPECT_NE(run.err.find("global.pt: skipped 1 non-tensor entry: qkv_format (String)"),
+            std::string::npos)
+      << run.err;
+  EXPECT_NE(run.err.find("cp_rank (Int), cp_size (Int), qkv_format (String)"), std::string::npos)
+      << run.err;
+  // A planted fault is still found beside them: two tokens of rank 1 swapped.
+  Ints ids = values(files.ranks[1], "input_ids");
+  std::swap(ids[0], ids[1]);
+  set_values(files.ranks[1], "input_ids", ids);
+  const auto wrong = check(files, "thd");
+  EXPECT_EQ(wrong.status, 1);
+  EXPECT_EQ(first_difference(wrong, 1, "input_ids")["begin"], 0);
+}
+
+TEST_F(AutomodelCheck, LayoutAndExplainReadABatchHoldingStringsAndInts) {
+  Files files = thd({{5, 3, 8}}, 2, 24);
+  files.batch["num_packs"] = std::int64_t{3};
+  io::save_torch_dict(files.batch, dir.file("global.pt"));
+  const auto layout =
+      run_cplab("layout --json --layout thd --cp 2 --batch " + dir.file("global.pt"));
+  ASSERT_EQ(layout.status, 0) << layout.err;
+  EXPECT_EQ(nlohmann::json::parse(layout.out)["ranks"][1]["indices"],
+            nlohmann::json({2, 3, 4, 5, 9, 10, 15, 16, 17, 18, 19, 20}));
+  const auto explain =
+      run_cplab("--verbose explain --layout thd --cp 2 --batch " + dir.file("global.pt"));
+  ASSERT_EQ(explain.status, 0) << explain.err;
+  EXPECT_NE(explain.err.find("num_packs (Int), qkv_format (String)"), std::string::npos)
+      << explain.err;
+  // A key cplab knows is still refused when it is not a tensor.
+  files.batch["seq_lens"] = std::string("5,3,8");
+  io::save_torch_dict(files.batch, dir.file("bad.pt"));
+  testsupport::expect_usage_error(
+      run_cplab("layout --layout thd --cp 2 --batch " + dir.file("bad.pt")), {"seq_lens"});
+}
+
+}  // namespace
+}  // namespace cplab::testing::automodel
