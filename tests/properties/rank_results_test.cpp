@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "properties/case.hpp"
+#include "properties/generators.hpp"
 #include "properties/harness.hpp"
 #include "sim/layout_descriptor.hpp"
 #include "sim/sim_implementation.hpp"
@@ -36,13 +37,26 @@ void expect_same_layout(const ShardLayout& a, const ShardLayout& b) {
   EXPECT_EQ(a.varlen, b.varlen);
 }
 
+// A few small cases of every registered layout as its generator draws them (its own options, BSHD
+// and packed rows, dtypes and keys), at C = 2, 3 and 4 where it shards.
+std::vector<Case> small_cases_of_every_layout() {
+  GenOptions options;
+  options.cp = {2, 3, 4};
+  options.max_tokens = 64;
+  std::vector<Case> cases;
+  for (const LayoutEntry& entry : layout_table()) {
+    const rc::Gen<Case> gen = gen_case(entry, options);
+    for (int i = 0; i < 6; ++i)
+      cases.push_back(
+          gen(rc::Random(static_cast<std::uint64_t>(6007 * i + 5)), 10 + 15 * i).value());
+  }
+  return cases;
+}
+
 TEST(RankResults, ShardsOfEveryLayoutComeBackExactly) {
   sim::SimImplementation impl;
-  for (const char* text : {"thd cp=3 docs=5,3,8 m=2", "magi cp=2 K=4 docs=9,7",
-                           "head-tail cp=4 S=13 dtype=bf16 keys=extra", "contiguous cp=2 S=7",
-                           "llama3-varlen cp=2 S=16 docs=5,3,8", "usp cp=4 S=16 R=2",
-                           "ptrr cp=2 S=16 docs=4,8,4 block=1"}) {
-    const Case c = parse_case(text);
+  for (const Case& c : small_cases_of_every_layout()) {
+    const std::string text = print_case(c);
     const Subject subject(c);
     const auto shards = shard_on_ranks(impl, c.spec, subject.batch);
     for (const std::vector<RankShard>& mine : shards) {
