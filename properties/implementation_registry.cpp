@@ -55,10 +55,18 @@ std::vector<ImplementationInfo> all_entries() {
   std::vector<ImplementationInfo> found;
   for (auto&& list :
        {mutants::loss_mutants(), mutants::gather_mutants(), mutants::pad_mutants(),
-        mutants::partition_mutants(), mutants::rare_case_mutants(), mutants::ulysses_mutants(),
-        mutants::attention_mutants(), mutants::llama3_varlen_mutants(),
-        mutants::per_doc_head_tail_mutants(), mutants::ptrr_mutants(), mutants::usp_mutants()}) {
+        mutants::rare_case_mutants(), mutants::ulysses_mutants(), mutants::attention_mutants()}) {
     found.insert(found.end(), list.begin(), list.end());
+  }
+  // Each layout's own mutants (properties/layouts/ID_mutants.cpp), asked through its entry.
+  for (const LayoutEntry& layout : layout_table()) {
+    if (layout.own_mutants == nullptr) continue;
+    for (ImplementationInfo& info : layout.own_mutants()) {
+      CPLAB_CHECK(info.mutant && info.layouts == std::vector<std::string>{layout.name},
+                  "layout '{}' lists mutant '{}' as its own, which must be a mutant of it alone",
+                  layout.name, info.name);
+      found.push_back(std::move(info));
+    }
   }
   std::sort(found.begin(), found.end(),
             [](const auto& a, const auto& b) { return a.name < b.name; });

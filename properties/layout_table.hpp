@@ -18,6 +18,7 @@
 namespace cplab::properties {
 
 struct Case;
+struct ImplementationInfo;
 
 // What one row of a case gives the load-balance rule of its layout (SPEC §8): the causal work of
 // every rank on the implementation's partition and the keys each slot's query sees.
@@ -78,6 +79,9 @@ struct LayoutEntry {
   // The shared mutants (properties/mutants/, registered with on_claiming_layouts) whose bug lies
   // on this layout's code path: the mutant hunt runs each only on the layouts that name it here.
   std::vector<std::string> carries_mutants = {};
+  // The layout's own mutants, bugs of its code alone (properties/layouts/ID_mutants.cpp, each
+  // entry naming this layout); nullptr: none.
+  std::vector<ImplementationInfo> (*own_mutants)() = nullptr;
 };
 
 // Every layout, in the reference registry's order. Each entry was validated when it registered:

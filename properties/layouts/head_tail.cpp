@@ -26,6 +26,10 @@ std::string head_tail_schedule_balance(const ScheduleBalanceFacts& f) {
 
 }  // namespace
 
+namespace mutants {
+std::vector<ImplementationInfo> head_tail_mutants();  // head_tail_mutants.cpp
+}  // namespace mutants
+
 extern const LayoutEntry head_tail_entry;
 const LayoutEntry head_tail_entry{
     .name = "head-tail",
@@ -46,14 +50,13 @@ const LayoutEntry head_tail_entry{
         {
             "attention_backward_against_first_kv",
             "attention_causal_mask_on_full_block",
-            "attention_zigzag_halves_swapped",
             "attention_dkv_delivered_early",
             "attention_dkv_delivered_late",
             "attention_backward_ring_reversed",
             "attention_lse_merge_unstable",
             "gather_without_reorder",
-            "tail_chunk_2c_minus_r",
         },
+    .own_mutants = mutants::head_tail_mutants,
 };
 
 }  // namespace cplab::properties

@@ -37,10 +37,15 @@ std::string reported_balance(const BalanceFacts& f) {
 
 }  // namespace
 
+namespace mutants {
+std::vector<ImplementationInfo> llama3_varlen_mutants();  // llama3_varlen_mutants.cpp
+}  // namespace mutants
+
 extern const LayoutEntry llama3_varlen_entry;
 const LayoutEntry llama3_varlen_entry{
     .name = "llama3-varlen",
     .balance = reported_balance,
+    .own_mutants = mutants::llama3_varlen_mutants,
 };
 
 }  // namespace cplab::properties

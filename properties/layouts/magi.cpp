@@ -47,6 +47,10 @@ void draw_magi_options(Case& c) {
 
 }  // namespace
 
+namespace mutants {
+std::vector<ImplementationInfo> magi_mutants();  // magi_mutants.cpp
+}  // namespace mutants
+
 extern const LayoutEntry magi_entry;
 const LayoutEntry magi_entry{
     .name = "magi",
@@ -66,8 +70,8 @@ const LayoutEntry magi_entry{
     .carries_mutants =
         {
             "gather_without_reorder",
-            "magi_ties_reversed",
         },
+    .own_mutants = mutants::magi_mutants,
 };
 
 }  // namespace cplab::properties

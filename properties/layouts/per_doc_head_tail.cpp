@@ -71,11 +71,16 @@ std::string per_doc_schedule_balance(const ScheduleBalanceFacts& f) {
 
 }  // namespace
 
+namespace mutants {
+std::vector<ImplementationInfo> per_doc_head_tail_mutants();  // per_doc_head_tail_mutants.cpp
+}  // namespace mutants
+
 extern const LayoutEntry per_doc_head_tail_entry;
 const LayoutEntry per_doc_head_tail_entry{
     .name = "per-doc-head-tail",
     .balance = equal_per_document,
     .schedule_balance = per_doc_schedule_balance,
+    .own_mutants = mutants::per_doc_head_tail_mutants,
 };
 
 }  // namespace cplab::properties

@@ -83,6 +83,10 @@ std::string ptrr_balance(const BalanceFacts& f) {
 
 }  // namespace
 
+namespace mutants {
+std::vector<ImplementationInfo> ptrr_mutants();  // ptrr_mutants.cpp
+}  // namespace mutants
+
 extern const LayoutEntry ptrr_entry;
 const LayoutEntry ptrr_entry{
     .name = "ptrr",
@@ -97,6 +101,7 @@ const LayoutEntry ptrr_entry{
               spec, *gen::weightedOneOf<I>({{3, gen::inRange<I>(least, 5)},
                                             {1, gen::inRange<I>(least, largest + 1)}}));
         },
+    .own_mutants = mutants::ptrr_mutants,
 };
 
 }  // namespace cplab::properties

@@ -64,6 +64,10 @@ std::string thd_schedule_balance(const ScheduleBalanceFacts& f) {
 
 }  // namespace
 
+namespace mutants {
+std::vector<ImplementationInfo> thd_mutants();  // thd_mutants.cpp
+}  // namespace mutants
+
 extern const LayoutEntry thd_entry;
 const LayoutEntry thd_entry{
     .name = "thd",
@@ -75,10 +79,8 @@ const LayoutEntry thd_entry{
         {
             "attention_document_boundary_block_skipped",
             "gather_without_reorder",
-            "thd_document_major",
-            "thd_unpadded_cu_seqlens",
-            "thd_length_rounded_down",
         },
+    .own_mutants = mutants::thd_mutants,
 };
 
 }  // namespace cplab::properties

@@ -127,6 +127,10 @@ std::string usp_schedule_balance(const ScheduleBalanceFacts& f) {
 
 }  // namespace
 
+namespace mutants {
+std::vector<ImplementationInfo> usp_mutants();  // usp_mutants.cpp
+}  // namespace mutants
+
 extern const LayoutEntry usp_entry;
 const LayoutEntry usp_entry{
     .name = "usp",
@@ -135,6 +139,7 @@ const LayoutEntry usp_entry{
     .shrink_options = smaller_ring_degrees,
     .options_at_cp = ring_degrees_at,
     .schedule_balance = usp_schedule_balance,
+    .own_mutants = mutants::usp_mutants,
 };
 
 }  // namespace cplab::properties

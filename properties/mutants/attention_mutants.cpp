@@ -33,23 +33,6 @@ class CausalMaskOnFullBlock final : public Mutant {
   }
 };
 
-// Zigzag's two halves of a received K/V swapped: a block that reads keys in one half of the shard
-// received from another rank reads the same positions of the other half (its front and back
-// chunks confused).
-class ZigzagHalvesSwapped final : public Mutant {
-  using Mutant::Mutant;
-  sim::LocalRange block_key_range(const sim::RankStep& step, const sim::ScheduleBlock& block,
-                                  std::int64_t key_tokens) const override {
-    const std::int64_t half = key_tokens / 2;
-    sim::LocalRange k = block.k;
-    // Only a shard received from another rank of the ring is in zigzag's two halves.
-    if (step.kv_from < 0 || step.kv_from == step.rank || key_tokens % 2 != 0 || half == 0) return k;
-    if (k.end <= half) return {k.begin + half, k.end + half};
-    if (k.begin >= half) return {k.begin - half, k.end - half};
-    return k;
-  }
-};
-
 // The LSE merged as lse + log(1 + exp(lse_b - lse)): right for moderate logits, but exp overflows
 // once a block's LSE exceeds the running one by ~89 (f32), and the output turns to 0 or NaN.
 class LseMergeUnstable final : public Mutant {
@@ -134,8 +117,6 @@ std::vector<ImplementationInfo> attention_mutants() {
           on_claiming_layouts<CausalMaskOnFullBlock>(
               "attention_causal_mask_on_full_block",
               "an off-diagonal block computed in full launched with the causal mask, diagonal 0"),
-          on_claiming_layouts<ZigzagHalvesSwapped>(
-              "attention_zigzag_halves_swapped", "zigzag ring: the held K/V's two halves swapped"),
           on_claiming_layouts<DkvDeliveredEarly>(
               "attention_dkv_delivered_early",
               "ring backward: dK/dV delivered to their owners one step early"),

@@ -62,15 +62,10 @@ inline std::vector<ImplementationInfo> checked_first_by(const std::string& prope
 std::vector<ImplementationInfo> loss_mutants();
 std::vector<ImplementationInfo> gather_mutants();
 std::vector<ImplementationInfo> pad_mutants();
-std::vector<ImplementationInfo> partition_mutants();
 std::vector<ImplementationInfo> rare_case_mutants();
 std::vector<ImplementationInfo> ulysses_mutants();
 std::vector<ImplementationInfo> attention_mutants();
 // A layout's own mutants (bugs of that layout alone) live with its property entry, in
-// properties/layouts/ID_mutants.cpp.
-std::vector<ImplementationInfo> llama3_varlen_mutants();
-std::vector<ImplementationInfo> per_doc_head_tail_mutants();
-std::vector<ImplementationInfo> ptrr_mutants();
-std::vector<ImplementationInfo> usp_mutants();
+// properties/layouts/ID_mutants.cpp, and reach the registry through LayoutEntry::own_mutants.
 
 }  // namespace cplab::properties::mutants

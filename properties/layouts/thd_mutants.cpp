@@ -1,30 +1,11 @@
-// Mutants of the partition (SPEC §3), each overriding one generic step (the map, the pads, the
-// greedy order, the local documents) with a bug that has shipped for one layout; the registry
-// entry names the layouts it is meant for.
+// Mutants of thd (SPEC §3.4, TransformerEngine's per-document head-tail): bugs of its document
+// re-laying, its chunk order and its local cu_seqlens, each overriding one generic step.
 #include "properties/mutants/mutant.hpp"
 
 namespace cplab::properties::mutants {
-
 namespace {
 
 using Index = std::vector<std::int64_t>;
-
-// head-tail's tail chunk 2C - r instead of 2C - 1 - r (wrapped into range, as a modulo in the
-// index arithmetic would): rank 0 holds chunk 0 twice and chunk 2C-1 is lost.
-class TailChunkTwoCMinusR final : public Mutant {
-  using Mutant::Mutant;
-  Index local_index(const sim::RowStream& stream, const sim::LayoutMap& map,
-                    std::int64_t rank) const override {
-    const std::int64_t cp = map.cp();
-    if (cp == 1) return Mutant::local_index(stream, map, rank);
-    const std::int64_t chunk = map.padded_len() / (2 * cp);
-    Index index;
-    for (std::int64_t k = 0; k < chunk; ++k) index.push_back(rank * chunk + k);
-    const std::int64_t tail = (2 * cp - rank) % (2 * cp);
-    for (std::int64_t k = 0; k < chunk; ++k) index.push_back(tail * chunk + k);
-    return index;
-  }
-};
 
 // THD laid out document-major: the per-document chunk lists concatenated document by document
 // (document i: rank 0's two chunks, rank 1's two, ...) and the flattened stream cut into C equal
@@ -70,31 +51,18 @@ class ThdLengthRoundedDown final : public Mutant {
   }
 };
 
-// magi's equal-area chunks taken lower index first (the heap's comparison the other way round).
-// Balance is just as good; the assignment differs from the specified one.
-class MagiTiesReversed final : public Mutant {
-  using Mutant::Mutant;
-  bool balance_precedes(std::int64_t area_a, std::int64_t a, std::int64_t area_b,
-                        std::int64_t b) const override {
-    return area_a != area_b ? area_a > area_b : a < b;
-  }
-};
-
 }  // namespace
 
-std::vector<ImplementationInfo> partition_mutants() {
+std::vector<ImplementationInfo> thd_mutants() {
   return {
-      on_claiming_layouts<TailChunkTwoCMinusR>(
-          "tail_chunk_2c_minus_r", "head-tail's tail chunk 2C - r instead of 2C - 1 - r"),
-      on_claiming_layouts<ThdDocumentMajor>(
-          "thd_document_major", "THD chunks laid out document-major (load-balance bug only)"),
-      on_claiming_layouts<ThdUnpaddedCuSeqlens>(
-          "thd_unpadded_cu_seqlens", "THD local cu_seqlens from the unpadded cu_seqlens"),
-      on_claiming_layouts<ThdLengthRoundedDown>(
+      entry<ThdDocumentMajor>("thd_document_major",
+                              "THD chunks laid out document-major (load-balance bug only)",
+                              {"thd"}),
+      entry<ThdUnpaddedCuSeqlens>("thd_unpadded_cu_seqlens",
+                                  "THD local cu_seqlens from the unpadded cu_seqlens", {"thd"}),
+      entry<ThdLengthRoundedDown>(
           "thd_length_rounded_down",
-          "THD document length rounded down to a multiple of 2C (last tokens lost)"),
-      on_claiming_layouts<MagiTiesReversed>("magi_ties_reversed",
-                                            "magi equal-area chunks ordered lower index first"),
+          "THD document length rounded down to a multiple of 2C (last tokens lost)", {"thd"}),
   };
 }
 
