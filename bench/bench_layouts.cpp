@@ -1,26 +1,11 @@
 #include "bench/bench_layouts.hpp"
 
 #include <cstdint>
-#include <stdexcept>
 #include <vector>
 
 #include "reference/plan.hpp"
 
 namespace cplab::bench {
-
-std::string first_layout(const char* kind,
-                         const std::function<bool(const sim::LayoutDescriptor&)>& wanted) {
-  for (const sim::LayoutDescriptor& layout : sim::layout_descriptors()) {
-    if (wanted(layout)) return layout.name;
-  }
-  throw std::logic_error(std::string("no registered layout is ") + kind);
-}
-
-bool plain_sharding(const sim::LayoutDescriptor& layout) {
-  return !layout.cp_off && layout.bshd_rows && layout.packed_rows &&
-         layout.source == sim::MapSource::shape &&
-         layout.row_rule.of == sim::RowRule::Of::anything && layout.document_unit == nullptr;
-}
 
 bool causally_balanced(const sim::LayoutDescriptor& layout) {
   if (!plain_sharding(layout)) return false;
@@ -42,8 +27,6 @@ bool causally_balanced(const sim::LayoutDescriptor& layout) {
   }
   return true;
 }
-
-std::string a_plain_layout() { return first_layout("a plain sharding layout", plain_sharding); }
 
 std::string a_balanced_layout() {
   return first_layout("a plain sharding layout of causally balanced ranks", causally_balanced);

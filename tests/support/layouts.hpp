@@ -3,13 +3,12 @@
 // written out in a test, so a new layout cannot silently skip a suite. Which rows a layout takes
 // is the acceptance contract's (sim/row_acceptance.hpp: accepts, nearest_accepted), never a test's.
 #include <cstdint>
-#include <functional>
-#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "sim/layout_descriptor.hpp"
+#include "sim/layout_kinds.hpp"
 #include "sim/row_acceptance.hpp"
 
 namespace cplab::testsupport {
@@ -38,29 +37,9 @@ inline bool relays_documents(const std::string& layout, std::int64_t cp) {
 }
 
 // A generic test that needs one layout of some kind, not each (a fault, a timeout, a report's
-// shape): the first registered layout, in name order, that `wanted` accepts. The test names the
-// kind, never the layout, so it keeps running whatever the registry holds; it throws naming the
-// kind where no layout is of it.
-inline std::string first_layout(const char* kind,
-                                const std::function<bool(const sim::LayoutDescriptor&)>& wanted) {
-  for (const sim::LayoutDescriptor& layout : sim::layout_descriptors()) {
-    if (wanted(layout)) return layout.name;
-  }
-  throw std::logic_error(std::string("no registered layout is ") + kind);
-}
-
-// A layout that shards rows at every C: it pads any row (no row rule), maps from C and L alone,
-// takes BSHD and packed rows and keeps every document where the caller put it.
-inline bool plain_sharding(const sim::LayoutDescriptor& layout) {
-  return !layout.cp_off && layout.bshd_rows && layout.packed_rows &&
-         layout.source == sim::MapSource::shape &&
-         layout.row_rule.of == sim::RowRule::Of::anything && layout.document_unit == nullptr;
-}
-
-// The first layout that shards plainly (plain_sharding): for a test of the machinery around a
-// layout (faults, timeouts, transports, reports) rather than of any one layout's map.
-inline std::string a_plain_layout() {
-  return first_layout("a plain sharding layout", plain_sharding);
-}
+// shape) asks the registry by kind (sim/layout_kinds.hpp).
+using sim::a_plain_layout;
+using sim::first_layout;
+using sim::plain_sharding;
 
 }  // namespace cplab::testsupport
