@@ -20,17 +20,7 @@ class PerDocDocumentMajor final : public Mutant {
     const std::int64_t cp = map.cp();
     const Index& bounds = map.params().table;
     if (cp == 1 || bounds.size() < 2) return Mutant::local_index(stream, map, rank);
-    Index flat;
-    for (std::size_t i = 0; i + 1 < bounds.size(); ++i) {
-      const std::int64_t start = bounds[i], chunk = (bounds[i + 1] - start) / (2 * cp);
-      for (std::int64_t p = 0; p < cp; ++p) {
-        for (std::int64_t k = 0; k < chunk; ++k) flat.push_back(start + p * chunk + k);
-        for (std::int64_t k = 0; k < chunk; ++k)
-          flat.push_back(start + (2 * cp - 1 - p) * chunk + k);
-      }
-    }
-    const std::int64_t local = static_cast<std::int64_t>(flat.size()) / cp;
-    return Index(flat.begin() + rank * local, flat.begin() + (rank + 1) * local);
+    return document_major_piece(bounds, cp, rank);
   }
 };
 

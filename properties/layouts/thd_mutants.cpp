@@ -17,18 +17,7 @@ class ThdDocumentMajor final : public Mutant {
                     std::int64_t rank) const override {
     const std::int64_t cp = map.cp();
     if (cp == 1 || !stream.relaid) return Mutant::local_index(stream, map, rank);
-    const std::vector<std::int64_t>& doc_bounds = stream.doc_bounds;
-    Index flat;
-    for (std::size_t i = 0; i + 1 < doc_bounds.size(); ++i) {
-      const std::int64_t start = doc_bounds[i], chunk = (doc_bounds[i + 1] - start) / (2 * cp);
-      for (std::int64_t p = 0; p < cp; ++p) {
-        for (std::int64_t k = 0; k < chunk; ++k) flat.push_back(start + p * chunk + k);
-        for (std::int64_t k = 0; k < chunk; ++k)
-          flat.push_back(start + (2 * cp - 1 - p) * chunk + k);
-      }
-    }
-    const std::int64_t local = static_cast<std::int64_t>(flat.size()) / cp;
-    return Index(flat.begin() + rank * local, flat.begin() + (rank + 1) * local);
+    return document_major_piece(stream.doc_bounds, cp, rank);
   }
 };
 

@@ -2,6 +2,7 @@
 // What every mutant shares: it is `sim` with exactly one protected step overridden (a bug that has
 // shipped in real CP code), under its own name.
 #include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
@@ -49,6 +50,25 @@ ImplementationInfo on_claiming_layouts(std::string name, std::string bug) {
               "(carries_mutants) names it",
               name);
   return entry<M>(std::move(name), std::move(bug), std::move(layouts));
+}
+
+// Rank `rank`'s piece of a per-document head-tail laid out document-major, the bug torch and
+// TransformerEngine ports have shipped: every document [bounds[i], bounds[i+1]) cut into 2C
+// chunks, each rank's head and tail chunk listed document by document (document i: rank 0's two,
+// rank 1's two, ...), and that flat list cut into C equal contiguous pieces. Every slot is still
+// held once, but the early documents land on the first ranks.
+inline std::vector<std::int64_t> document_major_piece(const std::vector<std::int64_t>& bounds,
+                                                      std::int64_t cp, std::int64_t rank) {
+  std::vector<std::int64_t> flat;
+  for (std::size_t i = 0; i + 1 < bounds.size(); ++i) {
+    const std::int64_t start = bounds[i], chunk = (bounds[i + 1] - start) / (2 * cp);
+    for (std::int64_t p = 0; p < cp; ++p) {
+      for (std::int64_t k = 0; k < chunk; ++k) flat.push_back(start + p * chunk + k);
+      for (std::int64_t k = 0; k < chunk; ++k) flat.push_back(start + (2 * cp - 1 - p) * chunk + k);
+    }
+  }
+  const std::int64_t local = static_cast<std::int64_t>(flat.size()) / cp;
+  return {flat.begin() + rank * local, flat.begin() + (rank + 1) * local};
 }
 
 // The entries with `property` named as the one that checks their bug first (the hunt's order).
