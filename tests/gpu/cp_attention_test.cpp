@@ -14,7 +14,7 @@
 #include "gpu/implementation.hpp"
 #include "gpu_test.hpp"
 #include "hand_schedules.hpp"
-#include "layouts/usp.hpp"
+#include "layouts/layout_option.hpp"
 #include "reference/plan.hpp"
 #include "sim/layout_descriptor.hpp"
 
@@ -320,7 +320,12 @@ TEST_F(CpAttentionLayouts, every_layouts_schedules_match_the_whole_row) {
       LayoutSpec spec;
       spec.layout = layout.name;
       spec.cp = cp;
-      layouts::usp_ring_degree.set(spec, cp % 2 == 0 ? 2 : 1);
+      // The ring degree R where the layout declares one (rings of R ranks, U = C/R): two levels
+      // at even C.
+      const layouts::LayoutOption* ring = layouts::option_named("ring_degree");
+      for (const layouts::LayoutOption* option : layouts::options_of(layout.name)) {
+        if (option == ring) ring->set(spec, cp % 2 == 0 ? 2 : 1);
+      }
       std::vector<std::int64_t> docs{5, 3, 8 * cp};
       RowPlan row;
       try {

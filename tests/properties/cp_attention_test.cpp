@@ -1,6 +1,9 @@
 // CP attention by schedule on sim (SPEC §13): worked cases of every algorithm pass within the
-// derived tolerance, with what they measured against it printed; a misrouted ring names the step
-// and the rank; and the stable merge's property fails the unstable merge at large logits.
+// derived tolerance, with what they measured against it printed; repeated KV heads pass; a
+// misrouted ring names the step and the rank; the bytes sent scale with the dtype as scheduled;
+// bad schedules are one-line errors. The worked cases are each layout's own (its file in
+// tests/properties/layouts/ instantiates CpAttentionOnSim, cp_attention_cases.hpp); the tests
+// here run on a layout of a kind the registry names (tests/support/layouts.hpp).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -15,19 +18,12 @@
 #include "reference/verbs.hpp"
 #include "sim/attention/schedule.hpp"
 #include "sim/layout_descriptor.hpp"
+#include "tests/properties/cp_attention_cases.hpp"
 #include "tests/properties/test_seed.hpp"
 #include "tests/support/layouts.hpp"
 
 namespace cplab::properties {
 namespace {
-
-std::string joined(const std::vector<std::string>& lines) {
-  std::string s;
-  for (const std::string& line : lines) s += line + "\n";
-  return s;
-}
-
-class CpAttentionOnSim : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(CpAttentionOnSim, MatchesUnshardedWithinTheDerivedTolerance) {
   const auto sim = find_implementation("sim").make();
@@ -39,23 +35,19 @@ TEST_P(CpAttentionOnSim, MatchesUnshardedWithinTheDerivedTolerance) {
   }
 }
 
-// Every algorithm: ring and all-gather and Ulysses on head-tail, thd and contiguous; usp's two
-// levels at R = 2, U = 2; bf16, f16 and f32; GQA drawn from the seed.
-INSTANTIATE_TEST_SUITE_P(Cases, CpAttentionOnSim,
-                         ::testing::Values("head-tail cp=4 dtype=bf16 rows=2 S=48 dim=4 seed=3",
-                                           "usp cp=4 R=2 dtype=bf16 rows=1 S=40 dim=4 seed=5",
-                                           "thd cp=3 dtype=bf16 docs=13,7+1,20 dim=3 seed=11",
-                                           "contiguous cp=2 dtype=f16 rows=1 S=30 dim=4 seed=2",
-                                           "stripe cp=3 dtype=f32 rows=1 S=24 dim=2 seed=9"));
+// Every algorithm (ring and all-gather and Ulysses, usp's two levels), bf16, f16 and f32, GQA
+// drawn from the seed: the cases are instantiated in the layouts' own files.
 
 // Ulysses with fewer KV heads than ranks repeats them (SPEC §10.5): their gradients come back
-// summed over the ranks that held a copy. The seeds draw such cases among others.
+// summed over the ranks that held a copy. The seeds draw such cases among others, and the
+// algorithms a plainly sharding layout runs.
 TEST(CpAttentionHeads, RepeatedKvHeadsPassOnEveryAlgorithm) {
   const auto sim = find_implementation("sim").make();
+  const std::string layout = testsupport::a_plain_layout();
   int repeated = 0;
   for (int seed = 0; seed < 24; ++seed) {
     const Case c =
-        parse_case(fmt::format("contiguous cp=4 dtype=bf16 rows=1 S=12 dim=2 seed={}", seed));
+        parse_case(fmt::format("{} cp=4 dtype=bf16 rows=1 S=12 dim=2 seed={}", layout, seed));
     const CaseOutcome out = run_case(find_property("cp_attention_matches_unsharded"), c, *sim);
     EXPECT_EQ(out.failure, "");
     for (const std::string& tag : out.notes.tags) {
@@ -66,104 +58,45 @@ TEST(CpAttentionHeads, RepeatedKvHeadsPassOnEveryAlgorithm) {
   EXPECT_GT(repeated, 0) << "no case drew fewer KV heads than ranks";
 }
 
-// Seed 1 draws the ring among the algorithms contiguous runs (one per case, by the seed).
+// Seed 1 draws the ring among the algorithms a plainly sharding layout runs (one per case, by the
+// seed); its ranks hold L / C = 2 slots each.
 TEST(CpAttentionRouting, AReversedBackwardRingNamesTheStepAndTheRank) {
   const auto broken = find_implementation("attention_backward_ring_reversed").make();
-  const CaseOutcome out =
-      run_case(find_property("cp_attention_matches_unsharded"),
-               parse_case("contiguous cp=3 dtype=f32 rows=1 S=6 seed=1"), *broken);
+  const CaseOutcome out = run_case(
+      find_property("cp_attention_matches_unsharded"),
+      parse_case(testsupport::a_plain_layout() + " cp=3 dtype=f32 rows=1 S=6 seed=1"), *broken);
   EXPECT_NE(out.failure.find("cp_attention backward: at step 1 rank 0 holds keys rank 1 local "
                              "[0, 2); the schedule says rank 2 local [0, 2)"),
             std::string::npos)
       << out.failure;
 }
 
-TEST(CpAttentionStability, TheUnstableMergePassesAtModerateLogitsAndFailsAtLarge) {
-  const auto broken = find_implementation("attention_lse_merge_unstable").make();
-  const Case c = parse_case("head-tail cp=4 dtype=f32 rows=1 S=32 dim=4 seed=1");
-  const CaseOutcome moderate =
-      run_case(find_property("cp_attention_matches_unsharded"), c, *broken);
-  EXPECT_EQ(moderate.failure, "") << joined(moderate.notes.notes);
-  const CaseOutcome large = run_case(find_property("lse_merge_is_stable"), c, *broken);
-  EXPECT_NE(large.failure, "");
-}
-
-// Bytes rank `rank` sends running `algo` on the case's first microbatch in `dtype` with H query
-// and H_kv KV heads: what the twin measures, and what the schedules count (SPEC §13.2).
-struct Moved {
-  std::int64_t measured = 0, scheduled = 0;
-};
-Moved bytes_moved(const Case& c, sim::AttentionAlgo algo, DType dtype, std::int64_t heads,
-                  std::int64_t kv_heads, std::int64_t rank) {
-  const Subject subject(c);
-  const ShardPlan& plan = subject.microbatches.front();
-  const sim::AttentionShape shape{
-      .heads = heads, .kv_heads = kv_heads, .head_dim = c.dim, .dtype = dtype};
-  std::vector<sim::AttentionSchedule> schedules;
-  Moved moved;
-  for (const RowPlan& row : plan.rows) {
-    schedules.push_back(
-        sim::build_schedule(sim::layout_descriptor(c.spec.layout), c.spec, row, algo, shape));
-    for (const sim::ScheduleStep& step : schedules.back().steps) {
-      const sim::RankStep& rs = step.ranks[static_cast<std::size_t>(rank)];
-      moved.scheduled += rs.bytes_sent + rs.backward_bytes_sent;
-    }
-  }
-  const auto rows = static_cast<std::int64_t>(plan.rows.size());
-  const std::int64_t len = plan.rows.front().padded_len;
-  const auto impl = find_implementation("sim").make();
-  const auto sent = on_ranks(c.spec.cp, [&](Comm& comm, std::int64_t r) {
-    const auto local = [&](std::uint64_t stream, std::int64_t h) {
-      return reference::select_rank(
-          plan, float_tensor(c.seed, stream, {rows, len, h, c.dim}, 1.0f).to(dtype), 1, r);
-    };
-    const std::uint64_t before = comm.bytes_sent();
-    impl->cp_attention(comm, reference_layout(plan, r), schedules, local(1, heads),
-                       local(2, kv_heads), local(3, kv_heads), local(4, heads));
-    return static_cast<std::int64_t>(comm.bytes_sent() - before);
-  });
-  moved.measured = sent[static_cast<std::size_t>(rank)];
-  return moved;
-}
-
-// What changes with the input dtype is what the schedule counts in it: K, V, Q, dO and the output
-// everywhere, and Ulysses' dQ, dK, dV back (the pieces' headers, the held-buffer checks, the LSE
-// and the ring's f32 dK/dV are the same in both dtypes, so they cancel). All-gather gathers K/V
-// again in its backward.
+// What scales with the dtype is what the schedules count, on a plainly sharding layout for every
+// algorithm it runs (cp_attention_cases.hpp); the layouts' own files add theirs (two rows of
+// Ulysses, usp's two levels).
 TEST(CpAttentionBytes, WhatScalesWithTheDtypeIsWhatTheScheduleCounts) {
   struct Run {
-    const char* c;
     sim::AttentionAlgo algo;
     std::int64_t heads, kv_heads;
   };
   const Run runs[] = {
-      {"contiguous cp=2 rows=1 S=8 dim=2", sim::AttentionAlgo::all_gather, 2, 2},
-      {"contiguous cp=2 rows=1 S=8 dim=2", sim::AttentionAlgo::ring, 2, 1},
-      {"contiguous cp=2 rows=1 S=8 dim=2", sim::AttentionAlgo::ulysses, 2, 1},
-      {"head-tail cp=4 rows=2 S=16 dim=3", sim::AttentionAlgo::ulysses, 4, 4},
-      {"usp cp=4 R=2 rows=1 S=16 dim=2", sim::AttentionAlgo::usp, 4, 1},
+      {sim::AttentionAlgo::all_gather, 2, 2},
+      {sim::AttentionAlgo::ring, 2, 1},
+      {sim::AttentionAlgo::ulysses, 2, 1},
   };
-  for (const Run& run : runs) {
-    const Case c = parse_case(run.c);
-    for (std::int64_t r = 0; r < c.spec.cp; ++r) {
-      const Moved wide = bytes_moved(c, run.algo, DType::f32, run.heads, run.kv_heads, r);
-      const Moved narrow = bytes_moved(c, run.algo, DType::bf16, run.heads, run.kv_heads, r);
-      EXPECT_EQ(wide.measured - narrow.measured, wide.scheduled - narrow.scheduled)
-          << run.c << " " << sim::algo_name(run.algo) << " rank " << r << ": measured "
-          << wide.measured << " (f32) and " << narrow.measured << " (bf16), scheduled "
-          << wide.scheduled << " and " << narrow.scheduled;
-    }
-  }
+  const std::string c = testsupport::a_plain_layout() + " cp=2 rows=1 S=8 dim=2";
+  for (const Run& run : runs) expect_bytes_scale_as_scheduled(c, run.algo, run.heads, run.kv_heads);
 }
 
-// Runs sim's cp_attention on "contiguous cp=3 rows=1 S=12 dim=2" by `algo` (H = 3, H_kv = 3),
-// the schedules of rank r first passed through `spoil(schedules, r)` and the inputs through
-// `inputs`; returns the error's message ("" when it ran).
+// Runs sim's cp_attention on "PLAIN cp=3 rows=1 S=12 dim=2" (PLAIN: a plainly sharding layout,
+// its ranks holding 4 slots each) by `algo` (H = 3, H_kv = 3), the schedules of rank r first
+// passed through `spoil(schedules, r)` and the inputs through `inputs`; returns the error's
+// message ("" when it ran).
 std::string attention_error(
     sim::AttentionAlgo algo,
     const std::function<void(std::vector<sim::AttentionSchedule>&, std::int64_t)>& spoil,
     const std::function<void(Tensor& q, Tensor& k)>& inputs = {}) {
-  const Case c = parse_case("contiguous cp=3 rows=1 S=12 dim=2");
+  const Case c = parse_case(testsupport::a_plain_layout() + " cp=3 rows=1 S=12 dim=2");
   const Subject subject(c);
   const ShardPlan& plan = subject.microbatches.front();
   const sim::AttentionShape shape{.heads = 3, .kv_heads = 3, .head_dim = 2, .dtype = DType::f32};

@@ -1,11 +1,17 @@
 // head-tail's own property-machinery facts: its closed form gives SPEC §9's head-tail example, and
-// its BSHD rows shrink toward its unit's multiple (2C).
+// its BSHD rows shrink toward its unit's multiple (2C); its zigzag's CP attention: a worked case
+// (two rows, bf16), two rows of Ulysses send what the schedules count in either dtype, and its
+// merges of a query's two chunks pass the unstable merge at moderate logits and fail it at large.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 #include "properties/generators.hpp"
+#include "properties/runner.hpp"
 #include "tests/properties/closed_form_examples.hpp"
+#include "tests/properties/cp_attention_cases.hpp"
 
 namespace cplab::properties {
 namespace {
@@ -23,6 +29,30 @@ TEST(Generators, HeadTailBshdShrinksGoTowardTheUnitsMultiple) {
       return s.seq_len == len && s.spec.cp == 3;
     })) << len;
   }
+}
+
+INSTANTIATE_TEST_SUITE_P(HeadTail, CpAttentionOnSim,
+                         ::testing::Values("head-tail cp=4 dtype=bf16 rows=2 S=48 dim=4 seed=3"));
+
+TEST(CpAttentionBytes, HeadTailTwoRowsOfUlyssesScaleWithTheDtypeAsScheduled) {
+  expect_bytes_scale_as_scheduled("head-tail cp=4 rows=2 S=16 dim=3", sim::AttentionAlgo::ulysses,
+                                  4, 4);
+}
+
+std::string joined(const std::vector<std::string>& lines) {
+  std::string s;
+  for (const std::string& line : lines) s += line + "\n";
+  return s;
+}
+
+TEST(CpAttentionStability, TheUnstableMergePassesAtModerateLogitsAndFailsAtLarge) {
+  const auto broken = find_implementation("attention_lse_merge_unstable").make();
+  const Case c = parse_case("head-tail cp=4 dtype=f32 rows=1 S=32 dim=4 seed=1");
+  const CaseOutcome moderate =
+      run_case(find_property("cp_attention_matches_unsharded"), c, *broken);
+  EXPECT_EQ(moderate.failure, "") << joined(moderate.notes.notes);
+  const CaseOutcome large = run_case(find_property("lse_merge_is_stable"), c, *broken);
+  EXPECT_NE(large.failure, "");
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // thd's own property-machinery facts: its closed form gives SPEC §9's examples 3 and 4 and refuses
 // bounds it cannot index; a job of property 2 counts thd's own combinations (packed rows only);
-// its document-major mutant is a balance-only bug; and its domain shrinks step toward 2C's
-// multiples of a document.
+// its document-major mutant is a balance-only bug; its domain shrinks step toward 2C's
+// multiples of a document; and its CP attention worked case (documents, one padded by the
+// caller) passes within the derived tolerance.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -13,6 +14,7 @@
 #include "properties/runner.hpp"
 #include "properties/sweep.hpp"
 #include "tests/properties/closed_form_examples.hpp"
+#include "tests/properties/cp_attention_cases.hpp"
 #include "tests/properties/test_seed.hpp"
 
 namespace cplab::properties {
@@ -91,6 +93,9 @@ TEST(Generators, DomainShrinksTakeOneDocumentOrTokenAndEverySmallerC) {
   EXPECT_EQ(shrinks.back().spec.cp, 4);
   EXPECT_EQ(shrinks[shrinks.size() - 4].spec.cp, 1);
 }
+
+INSTANTIATE_TEST_SUITE_P(Thd, CpAttentionOnSim,
+                         ::testing::Values("thd cp=3 dtype=bf16 docs=13,7+1,20 dim=3 seed=11"));
 
 }  // namespace
 }  // namespace cplab::properties

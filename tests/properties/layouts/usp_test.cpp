@@ -1,7 +1,9 @@
 // usp's own generator options: R is drawn among the divisors of C, the degenerate R = 1 (Ulysses
 // only) and R = C (ring only) as well as two-level ones; every shrink keeps R dividing C, offers
 // smaller R and, at a smaller C, a two-level R where one exists; the case key R= round-trips and
-// is printed only when R differs from 1.
+// is printed only when R differs from 1. Its CP attention at R = 2, U = 2: a worked case of the
+// two levels passes within the derived tolerance, and sends what the schedules count in either
+// dtype.
 #include "layouts/usp.hpp"
 
 #include <gtest/gtest.h>
@@ -10,6 +12,7 @@
 
 #include "properties/generators.hpp"
 #include "properties/harness.hpp"
+#include "tests/properties/cp_attention_cases.hpp"
 
 namespace cplab::properties {
 namespace {
@@ -62,6 +65,13 @@ TEST(UspGenerators, TheRingDegreeRoundTripsInTheCaseString) {
   EXPECT_EQ(plain.find("R="), std::string::npos) << plain;
   EXPECT_FALSE(parse_case("usp cp=4 S=16 R=2") == parse_case("usp cp=4 S=16 R=4"));
   EXPECT_THROW(parse_case("usp cp=4 S=16 R=0"), Error);
+}
+
+INSTANTIATE_TEST_SUITE_P(Usp, CpAttentionOnSim,
+                         ::testing::Values("usp cp=4 R=2 dtype=bf16 rows=1 S=40 dim=4 seed=5"));
+
+TEST(CpAttentionBytes, UspTwoLevelsScaleWithTheDtypeAsScheduled) {
+  expect_bytes_scale_as_scheduled("usp cp=4 R=2 rows=1 S=16 dim=2", sim::AttentionAlgo::usp, 4, 1);
 }
 
 }  // namespace
