@@ -5,6 +5,7 @@
 // test) no byte is read or written through a wrong map on the way.
 #include "tests/properties/bad_maps.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -17,6 +18,7 @@
 #include "properties/runner.hpp"
 #include "properties/sweep.hpp"
 #include "reports/sweep_report.hpp"
+#include "tests/support/layouts.hpp"
 
 namespace cplab::properties {
 namespace {
@@ -119,17 +121,27 @@ INSTANTIATE_TEST_SUITE_P(EveryFault, BadMapsSweep,
                            return name;
                          });
 
-// Each crossing names the rank, the entry and the bad value (head-tail, C = 2, L = 8: the last
-// rank holds ℓ = 4 slots).
-const char* const kCase = "head-tail cp=2 rows=1 S=8 docs=- vocab=11 dtype=f32 seed=3";
+// Each crossing names the rank, the entry and the bad value, on a plainly sharding layout
+// (tests/support/layouts.hpp) at C = 2, L = 8: the last rank holds ℓ = 4 slots.
+std::string crossing_case() {
+  return testsupport::a_plain_layout() + " cp=2 rows=1 S=8 docs=- vocab=11 dtype=f32 seed=3";
+}
 
 std::string failure_of(const std::string& property, MapFault fault) {
   BadMapsImplementation impl(fault);
-  return run_case(find_property(property), parse_case(kCase), impl).failure;
+  return run_case(find_property(property), parse_case(crossing_case()), impl).failure;
 }
 
-void expect_names(const std::string& failure, std::initializer_list<const char*> parts) {
-  for (const char* part : parts) EXPECT_NE(failure.find(part), std::string::npos) << failure;
+// What the repeat fault names twice: the last rank's first slot (row 0), which its last entry
+// becomes.
+std::string repeated_entry() {
+  const Subject subject(parse_case(crossing_case()));
+  return fmt::format("entry 3 is {}, a slot an earlier entry",
+                     reference_layout(subject.microbatches.front(), 1).index[0][0]);
+}
+
+void expect_names(const std::string& failure, std::initializer_list<std::string> parts) {
+  for (const std::string& part : parts) EXPECT_NE(failure.find(part), std::string::npos) << failure;
 }
 
 TEST(BadMapsCrossings, ThePartitionNamesTheRankEntryAndValue) {
@@ -138,7 +150,7 @@ TEST(BadMapsCrossings, ThePartitionNamesTheRankEntryAndValue) {
   expect_names(failure_of("index_maps_are_a_closed_form_permutation", MapFault::negative),
                {"rank 1/2", "rank 1's index map: entry 0 is -1, outside [0, 8)"});
   expect_names(failure_of("index_maps_are_a_closed_form_permutation", MapFault::repeat),
-               {"rank 1/2", "rank 1's index map: entry 3 is 2, a slot an earlier entry"});
+               {"rank 1/2", "rank 1's index map: " + repeated_entry()});
 }
 
 TEST(BadMapsCrossings, TheLossExchangeNamesTheTargetOwner) {
@@ -152,13 +164,13 @@ TEST(BadMapsCrossings, AttentionNamesTheLayoutEntry) {
   expect_names(failure_of("attention_matches_unsharded", MapFault::past_end),
                {"attention: rank 1 row 0: index map: entry 3 is 8, outside [0, 8)"});
   expect_names(failure_of("attention_matches_unsharded", MapFault::repeat),
-               {"attention: rank 1 row 0: index map: entry 3 is 2, a slot an earlier entry"});
+               {"attention: rank 1 row 0: index map: " + repeated_entry()});
 }
 
 // The gather's own slots (all ranks' maps, gathered) reach the token moves: place_tokens refuses
 // them before a byte moves.
 TEST(BadMapsCrossings, TheGatherRefusesItsSlotsBeforeMovingTokens) {
-  const Case c = parse_case(kCase);
+  const Case c = parse_case(crossing_case());
   const Subject subject(c);
   for (const MapFault fault : {MapFault::past_end, MapFault::repeat, MapFault::negative}) {
     BadMapsImplementation impl(fault);
@@ -183,7 +195,7 @@ TEST(BadMapsCrossings, TheGatherRefusesItsSlotsBeforeMovingTokens) {
 // rank's, so it checks the gathered ones against this rank's S too. Rank 1 records a longer caller
 // row than rank 0 and a position inside it but past rank 0's.
 TEST(BadMapsCrossings, TheTrimmedGatherChecksEveryRanksCallerPositions) {
-  const Case c = parse_case(kCase);
+  const Case c = parse_case(crossing_case());
   const Subject subject(c);
   sim::SimImplementation sim;
   std::string failure;
