@@ -1,6 +1,8 @@
 // `cplab sweep`, `cplab replay` and `cplab mutants` end to end: exit statuses, the seed first, the
 // replay and rerun lines of a failure, the three report files, sharded sweeps that merge into the
-// whole, and a replay string taken from the output that reproduces the failure.
+// whole, and a replay string taken from the output that reproduces the failure. The layouts are
+// asked of the registry by kind (tests/support/layouts.hpp); a layout's own replayed examples are
+// in its file (tests/properties/layouts/ID_test.cpp).
 #include "tests/support/cli.hpp"
 
 #include <fmt/format.h>
@@ -11,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "properties/property.hpp"
+#include "tests/support/layouts.hpp"
 
 namespace cplab::properties {
 namespace {
@@ -32,10 +35,18 @@ std::string line_after(const std::string& text, const std::string& label) {
   return text.substr(start, text.find('\n', start) - start);
 }
 
+// A layout of packed rows only and one that shards plainly: a job per property each.
+std::string two_layouts() {
+  const std::string packed_only = testsupport::first_layout(
+      "of packed rows only",
+      [](const sim::LayoutDescriptor& d) { return !d.cp_off && d.packed_rows && !d.bshd_rows; });
+  return packed_only + "," + testsupport::a_plain_layout();
+}
+
 TEST(SweepCli, GreenSweepWritesTheThreeReports) {
   const auto dir = fresh_dir("green");
-  const CliRun run = run_cplab(
-      "sweep --cases 3 --seed 5 --layouts thd,head-tail --impl sim --out " + dir.string());
+  const CliRun run = run_cplab("sweep --cases 3 --seed 5 --layouts " + two_layouts() +
+                               " --impl sim --out " + dir.string());
   ASSERT_EQ(run.status, 0) << run.out << run.err;
   EXPECT_EQ(run.out.rfind("cplab sweep: seed 5 ", 0), 0u) << run.out;
   const std::size_t jobs = 2 * property_table().size();
@@ -51,10 +62,11 @@ TEST(SweepCli, GreenSweepWritesTheThreeReports) {
 
 TEST(SweepCli, FailureExitsOneWithAReplayThatReproducesIt) {
   const auto dir = fresh_dir("red");
-  const CliRun run = run_cplab(
-      "sweep --cases 50 --seed 2 --layouts contiguous --impl pad_labels_zero "
-      "--properties token_data_travels_with_its_token --out " +
-      dir.string());
+  const CliRun run =
+      run_cplab("sweep --cases 50 --seed 2 --layouts " + testsupport::a_plain_layout() +
+                " --impl pad_labels_zero "
+                "--properties token_data_travels_with_its_token --out " +
+                dir.string());
   ASSERT_EQ(run.status, 1) << run.out << run.err;
   EXPECT_NE(run.out.find("RED: 1 jobs, 0 passed, 1 failed"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("rerun:  cplab sweep --seed 2 --cases 50"), std::string::npos) << run.out;
@@ -73,7 +85,14 @@ TEST(SweepCli, FailureExitsOneWithAReplayThatReproducesIt) {
 TEST(SweepCli, ShardedReportsMergeIntoTheWholeSweep) {
   const auto whole = fresh_dir("whole"), a = fresh_dir("shard0"), b = fresh_dir("shard1"),
              merged = fresh_dir("merged");
-  const std::string common = "sweep --cases 2 --seed 9 --layouts identity,magi --impl sim ";
+  // A CP-off layout and one whose map is an assignment balanced over the row's contents.
+  const std::string cp_off =
+      testsupport::first_layout("CP off", [](const sim::LayoutDescriptor& d) { return d.cp_off; });
+  const std::string assigned = testsupport::first_layout(
+      "balanced by assignment",
+      [](const sim::LayoutDescriptor& d) { return d.source == sim::MapSource::assignment; });
+  const std::string common =
+      "sweep --cases 2 --seed 9 --layouts " + cp_off + "," + assigned + " --impl sim ";
   ASSERT_EQ(run_cplab(common + "--out " + whole.string()).status, 0);
   ASSERT_EQ(run_cplab(common + "--shard 0/2 --out " + a.string()).status, 0);
   ASSERT_EQ(run_cplab(common + "--shard 1/2 --out " + b.string()).status, 0);
@@ -125,42 +144,17 @@ TEST(MutantsCli, JsonVerdictsAndTheList) {
 }
 
 TEST(ReplayCli, BadInputIsOneLineAndExitTwo) {
-  const CliRun bad = run_cplab("replay 'thd cp=2 colour=red'");
+  const std::string layout = testsupport::a_plain_layout();
+  const CliRun bad = run_cplab("replay '" + layout + " cp=2 colour=red'");
   EXPECT_EQ(bad.status, 2);
   EXPECT_NE(bad.err.find("unknown case key 'colour'"), std::string::npos) << bad.err;
-  EXPECT_EQ(run_cplab("replay --impl nope 'thd cp=2 docs=5'").status, 2);
-  const CliRun good = run_cplab("replay 'thd cp=2 docs=5,3,8'");
+  EXPECT_EQ(run_cplab("replay --impl nope '" + layout + " cp=2 docs=5'").status, 2);
+  const CliRun good = run_cplab("replay '" + layout + " cp=2 docs=5,3,8'");
   EXPECT_EQ(good.status, 0) << good.out;
-  // SPEC §9 example 3: r0 [0,1,6,7, 8,11, 12,13,18,19], the document padding marked.
-  EXPECT_NE(good.out.find("rank 0: slots [0 1 6:pad 7:pad 8 11:pad 12 13 18 19]"),
-            std::string::npos)
-      << good.out;
+  EXPECT_NE(good.out.find("rank 0: slots ["), std::string::npos) << good.out;
   EXPECT_NE(good.out.find(fmt::format("{0} of {0} properties hold", property_table().size())),
             std::string::npos)
       << good.out;
-}
-
-TEST(ReplayCli, PerDocHeadTailRowsComeAsDocs) {
-  // SPEC §9.10: documents 8 and 4 on a row of S = 12, C = 2, every property on sim.
-  const CliRun good = run_cplab("replay 'per-doc-head-tail cp=2 docs=8,4'");
-  EXPECT_EQ(good.status, 0) << good.out << good.err;
-  EXPECT_NE(good.out.find("rank 0: slots [0 1 6 7 8 11]"), std::string::npos) << good.out;
-  EXPECT_NE(good.out.find(fmt::format("{0} of {0} properties hold", property_table().size())),
-            std::string::npos)
-      << good.out;
-  // The caller's own padding inside a document travels in the case string as 3+1.
-  const CliRun padded = run_cplab("replay 'per-doc-head-tail cp=2 docs=3+1,4'");
-  EXPECT_EQ(padded.status, 0) << padded.out << padded.err;
-  EXPECT_NE(padded.out.find("rank 0: slots [0 3 4 7] real 3"), std::string::npos) << padded.out;
-  // A row the caller did not pad is bad input, and the document-major mutant fails the example.
-  const CliRun refused = run_cplab("replay 'per-doc-head-tail cp=2 docs=5,3'");
-  EXPECT_EQ(refused.status, 2);
-  EXPECT_NE(refused.err.find("not a multiple of 2C=4"), std::string::npos) << refused.err;
-  const CliRun mutant = run_cplab(
-      "replay --impl per_doc_document_major --property causal_work_is_balanced "
-      "'per-doc-head-tail cp=2 docs=8,4'");
-  EXPECT_EQ(mutant.status, 1) << mutant.out;
-  EXPECT_NE(mutant.out.find("(whole row: [25, 21])"), std::string::npos) << mutant.out;
 }
 
 }  // namespace
