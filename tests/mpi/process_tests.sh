@@ -31,6 +31,25 @@ assert len(d["results"]) == d["totals"]["jobs"], (len(d["results"]), d["totals"]
 PY
 }
 
+# The layouts, asked of the cplab under test, never named here: those that lay out a row
+# (`layout --layout all`), in name order.
+lays_out() {  # lays_out CP ROW-ARGUMENTS...: the layouts that lay out this row at C = CP, a line each
+  local cp=$1
+  shift
+  "$cplab" layout --layout all --cp "$cp" "$@" --json | /usr/bin/env python3 -c '
+import json, sys
+print("\n".join(e["layout"] for e in json.load(sys.stdin)["layouts"] if "error" not in e))'
+}
+# The first layout of packed rows only (no BSHD row) that lays out documents 5, 3 and 8 at C = 3.
+packed_only() {
+  local name
+  name=$(grep -vxF -f <(lays_out 1 --seq-len 8) <<<"$(lays_out 3 --doc-lens 5,3,8)" | head -n 1)
+  [ -n "$name" ] || fail "no layout of packed rows only lays out documents 5,3,8 at C=3"
+  echo "$name"
+}
+# The layouts that lay out both a BSHD and a packed row at C = 3, a line each.
+both_rows() { grep -xF -f <(lays_out 3 --seq-len 24) <<<"$(lays_out 3 --doc-lens 5,3,16)"; }
+
 case $test_name in
 sim_mpi_sweep)
   "$mpirun" 4 "$cplab" sweep --impl sim-mpi --cases 50 --seed 12 --out "$tmp/a" >"$tmp/a.log" 2>&1 ||
@@ -51,10 +70,11 @@ PY
   [ "$(grep -c '^green:' "$tmp/b.log")" = 1 ] || { cat "$tmp/b.log"; fail "more than one process printed"; }
   ;;
 sim_mpi_replay)
-  "$mpirun" 3 "$cplab" replay --impl sim-mpi 'thd cp=3 docs=5,3,8' >"$tmp/r.log" 2>&1 ||
+  layout=$(packed_only) || exit 1
+  "$mpirun" 3 "$cplab" replay --impl sim-mpi "$layout cp=3 docs=5,3,8" >"$tmp/r.log" 2>&1 ||
     { cat "$tmp/r.log"; fail "replay on sim-mpi"; }
   [ "$(grep -Ec '^([0-9]+) of \1 properties hold' "$tmp/r.log")" = 1 ] || { cat "$tmp/r.log"; fail "replay output"; }
-  "$mpirun" 2 "$cplab" replay --impl sim-mpi 'thd cp=3 docs=5,3,8' >"$tmp/r2.log" 2>&1 &&
+  "$mpirun" 2 "$cplab" replay --impl sim-mpi "$layout cp=3 docs=5,3,8" >"$tmp/r2.log" 2>&1 &&
     fail "a C=3 case on 2 processes was not refused"
   grep -q "needs 3 MPI processes" "$tmp/r2.log" || { cat "$tmp/r2.log"; fail "refusal not named"; }
   ;;
@@ -69,7 +89,11 @@ assert all(m["mutant"].endswith("-mpi") and m["killed"] for m in d["mutants"])
 PY
   ;;
 distributed_equals_single)
-  args=(sweep --cases 20 --seed 11 --cp 1,2,3 --layouts thd,magi,head-tail)
+  # Three layouts: of packed rows only, and the first two of both rows.
+  packed=$(packed_only) || exit 1
+  both=$(both_rows | head -n 2 | paste -sd, -)
+  [ "$(tr , '\n' <<<"$both" | grep -c .)" = 2 ] || fail "no two layouts of both rows: '$both'"
+  args=(sweep --cases 20 --seed 11 --cp 1,2,3 --layouts "$packed,$both")
   "$cplab" "${args[@]}" --out "$tmp/single" >"$tmp/s.log" 2>&1 || { cat "$tmp/s.log"; fail "single"; }
   "$mpirun" 3 "$cplab" "${args[@]}" --distribute --out "$tmp/dist" >"$tmp/d.log" 2>&1 ||
     { cat "$tmp/d.log"; fail "distributed sweep"; }
