@@ -45,6 +45,11 @@ void check_distinct(const std::vector<LayoutDeclaration>& all) {
       }
     }
   }
+  CPLAB_CHECK(std::any_of(all.begin(), all.end(),
+                          [](const LayoutDeclaration& d) {
+                            return std::strcmp(d.name, kDefaultLayout) == 0;
+                          }),
+              "the default layout '{}' (layouts.def) is not a declared layout", kDefaultLayout);
 }
 
 }  // namespace

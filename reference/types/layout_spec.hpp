@@ -20,9 +20,16 @@ struct OptionValue {
   bool operator==(const OptionValue&) const = default;
 };
 
+// The layout a spec holds when its caller names none, as the one list says (layouts/layouts.def).
+#define CPLAB_DEFAULT_LAYOUT(id) #id
+inline constexpr const char* kDefaultLayout =
+#include "layouts/layouts.def"
+    ;
+#undef CPLAB_DEFAULT_LAYOUT
+
 struct LayoutSpec {
-  std::string layout = "identity";  // a name in the layout registries (layouts/layouts.def)
-  std::int64_t cp = 1;              // C, ranks in the CP group
+  std::string layout = kDefaultLayout;  // a name in the layout registries (layouts/layouts.def)
+  std::int64_t cp = 1;                  // C, ranks in the CP group
   // Pipeline microbatches along the batch axis (SPEC §4; the case key "mb").
   std::int64_t microbatches = 1;
   bool shard_primary = true;  // false: input_ids / inputs_embeds stay global (SPEC §4)
