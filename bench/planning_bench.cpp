@@ -124,7 +124,7 @@ void BM_magi_assign(benchmark::State& state) {
     bool ok = static_cast<std::int64_t>(mine.size()) == chunks / kCp;
     for (std::int64_t c : mine) ok = ok && c >= 0 && c < chunks && seen[c]++ == 0;
     if (!ok) {
-      state.SkipWithError("magi: not every rank holds n/C chunks, each chunk once");
+      state.SkipWithError("greedy assignment: not every rank holds n/C chunks, each chunk once");
       return;
     }
   }

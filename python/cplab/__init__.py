@@ -3,9 +3,9 @@ of ``cplab check`` and, in ``cplab.testing``, property-based checks of your own 
 on cplab's random packed and BSHD batches.
 
     >>> import cplab
-    >>> [l["name"] for l in cplab.layouts()]
-    >>> p = cplab.plan("head-tail", 2, seq_len=8)      # index maps, positions, ... as tensors
-    >>> shards = cplab.shard(batch, "thd", 2)           # what every rank must hold
+    >>> names = [l["name"] for l in cplab.layouts()]    # every registered layout
+    >>> p = cplab.plan(names[0], 2, seq_len=8)          # index maps, positions, ... as tensors
+    >>> shards = cplab.shard(batch, names[0], 2)        # what every rank must hold
     >>> cplab.check_shards(batch, my_shards, 2).ok      # the same engine as `cplab check`
 
 Every failure is a ``cplab.Error`` with the CLI's one-line message and a ``kind``.

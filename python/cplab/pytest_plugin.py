@@ -8,7 +8,7 @@ Enable it with ``pytest -p cplab.pytest_plugin``, or in a conftest.py::
 then::
 
     def test_my_sharder(cplab_cases):
-        cplab_cases.check_sharder(my_sharder, "head-tail", cp=[1, 2, 4])
+        cplab_cases.check_sharder(my_sharder, LAYOUT, cp=[1, 2, 4])  # a name of cplab.layouts()
 """
 import pytest
 

@@ -7,7 +7,7 @@ labels and masks, caller padding, ids equal to the pad id) to your sharder
 does, and on a failure lets RapidCheck shrink the batch to a minimal one before it raises
 ``cplab.Error`` (kind ``"check_failed"``) with that batch, the rank, the key and a one-line replay::
 
-    cplab.testing.replay(my_sharder, 'head-tail cp=2 ... seed=17')
+    cplab.testing.replay(my_sharder, 'LAYOUT cp=2 ... seed=17')   # the line the error printed
 
 ``check_loss(fn, layout, ...)`` does the same for a CP loss
 ``fn(logits_shard, labels_shard, cp_rank, cp_size[, group]) -> (loss, grad)``.

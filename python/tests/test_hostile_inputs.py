@@ -142,7 +142,7 @@ def test_testing_arguments():
     _error(lambda: cplab.testing.check_sharder(shard_example, SHARDED, cp=0))
     _error(lambda: cplab.testing.check_sharder(shard_example, SHARDED, cases=0))
     _error(lambda: cplab.testing.check_sharder(shard_example, SHARDED, seed=-1))
-    _error(lambda: cplab.testing.check_sharder(shard_example, SHARDED, rows="thd"))
+    _error(lambda: cplab.testing.check_sharder(shard_example, SHARDED, rows="ragged"))
     _error(lambda: cplab.testing.check_sharder("shard_example", SHARDED, cases=1))
     _error(lambda: cplab.testing.check_sharder(shard_example, a_packed_only_layout(), rows="bshd"))
     _error(lambda: cplab.testing.replay(shard_example, f"{SHARDED} cp=two"))
