@@ -57,15 +57,24 @@ void expect_all(const std::vector<Refusal>& refusals) {
   for (const Refusal& r : refusals) expect_refusal(run_cplab(r.args), r.status, r.line, r.args);
 }
 
-// "1,1,...,1": n documents of one token.
-std::string ones(int n) {
-  std::string text = "1";
-  for (int i = 1; i < n; ++i) text += ",1";
-  return text;
+// The layout that exists only with CP off: its cases are the cheapest to run (one rank).
+std::string a_cp_off_layout() {
+  return testsupport::first_layout(
+      "a CP-off layout", [](const sim::LayoutDescriptor& layout) { return layout.cp_off; });
 }
 
-constexpr const char* kOneJob =
-    "--layouts identity --impl sim --properties shard_then_gather_is_identity";
+// A layout that takes packed rows (--doc-lens, docs=).
+std::string a_packed_layout() {
+  return testsupport::first_layout(
+      "a layout of packed rows",
+      [](const sim::LayoutDescriptor& layout) { return layout.packed_rows; });
+}
+
+// A sweep selection of one job.
+std::string one_job() {
+  return "--layouts " + a_cp_off_layout() +
+         " --impl sim --properties shard_then_gather_is_identity";
+}
 
 // Every declared option's flag, on its own layout: a value either side of its range at C = 2, not
 // an integer, NaN and past int64 are each one line naming the flag, and exit 2; the range's ends
@@ -98,54 +107,64 @@ TEST(BadInput, EveryOptionFlagOutsideItsRange) {
 }
 
 TEST(BadInput, LayoutSizesAndOverflow) {
+  const std::string packed = "layout --layout " + a_packed_layout() + " --cp 2 ";
+  const std::string plain = "layout --layout " + testsupport::a_plain_layout() + " ";
+  // An option bounded by the padding limit alone (kMaxPadUnit / C), with no automatic value.
+  const layouts::LayoutOption* bounded = nullptr;
+  std::string owner;
+  for (const layouts::LayoutDeclaration& d : layouts::declarations()) {
+    for (const layouts::LayoutOption* o : d.options) {
+      if (bounded == nullptr && !o->is_switch && o->most == nullptr && o->automatic == nullptr) {
+        bounded = o;
+        owner = d.name;
+      }
+    }
+  }
+  ASSERT_NE(bounded, nullptr) << "no option bounded by the padding limit alone";
+  const std::string option = "layout --layout " + owner + " --cp 2 " + bounded->flag + " ";
+  const auto outside = [&](const std::string& value) {
+    return fmt::format("cplab: error: {} {}: {} must be in [{}, {}] at cp=2", bounded->flag, value,
+                       bounded->what, bounded->least, bounded->most_at(2));
+  };
   expect_all({
-      {"layout --layout contiguous --cp 2 --doc-lens 9223372036854775807,9223372036854775807,3",
+      {packed + "--doc-lens 9223372036854775807,9223372036854775807,3",
        "cplab: error: --doc-lens: document 0 takes the row past 16777216 tokens (cplab's limit "
        "per row)"},
-      {"layout --layout contiguous --cp 2 --doc-lens 16777216,1",
+      {packed + "--doc-lens 16777216,1",
        "cplab: error: --doc-lens: document 1 takes the row past 16777216 tokens (cplab's limit "
        "per row)"},
-      {"layout --layout contiguous --cp 2 --doc-lens 5,-3",
+      {packed + "--doc-lens 5,-3",
        "cplab: error: --doc-lens '5,-3': document 1 has negative length -3"},
-      {"layout --layout contiguous --cp 2 --doc-lens 5,99999999999999999999",
+      {packed + "--doc-lens 5,99999999999999999999",
        "cplab: error: --doc-lens '5,99999999999999999999': '99999999999999999999' is not an "
        "integer (expected a list like 5,3,8)"},
-      {"layout --layout head-tail --cp 0 --seq-len 8",
-       "cplab: error: CP size must be at least 1, got cp=0"},
-      {"layout --layout head-tail --cp 1025 --seq-len 8",
-       "cplab: error: CP size must be in [1, 1024], got cp=1025"},
-      {"layout --layout head-tail --cp 2 --seq-len -1",
-       "cplab: error: --seq-len must be non-negative, got -1"},
-      {"layout --layout head-tail --cp 2 --seq-len 16777217",
+      {plain + "--cp 0 --seq-len 8", "cplab: error: CP size must be at least 1, got cp=0"},
+      {plain + "--cp 1025 --seq-len 8", "cplab: error: CP size must be in [1, 1024], got cp=1025"},
+      {plain + "--cp 2 --seq-len -1", "cplab: error: --seq-len must be non-negative, got -1"},
+      {plain + "--cp 2 --seq-len 16777217",
        "cplab: error: a row of S=16777217 tokens is outside [0, 16777216] (cplab's limit per "
        "row)"},
-      {"layout --layout contiguous --cp 2 --pad-multiple 9223372036854775807 --seq-len 5",
-       "cplab: error: --pad-multiple 9223372036854775807: pad multiple m must be in [1, 8388608] "
-       "at cp=2"},
-      {"layout --layout contiguous --cp 2 --pad-multiple 8388609 --seq-len 5",
-       "cplab: error: --pad-multiple 8388609: pad multiple m must be in [1, 8388608] at cp=2"},
-      {"layout --layout magi --cp 4 --chunk-size 4611686018427387904 --seq-len 5",
-       "cplab: error: --chunk-size 4611686018427387904: magi chunk size K must be in [1, 4194304] "
-       "at cp=4, or auto"},
-      {"layout --layout thd --cp 1024 --doc-lens " + ones(17000),
-       "cplab: error: thd cp=1024: a row of S=17000 with 17000 documents may pad to 34834432 "
-       "slots, more than cplab's limit of 33554432"},
+      {option + "9223372036854775807 --seq-len 5", outside("9223372036854775807")},
+      {option + std::to_string(bounded->most_at(2) + 1) + " --seq-len 5",
+       outside(std::to_string(bounded->most_at(2) + 1))},
   });
   // Just inside: C = 1024 and a doc list summing to exactly the row limit's neighbourhood.
-  const CliRun ok = run_cplab("layout --layout head-tail --cp 1024 --seq-len 2048 --json");
+  const CliRun ok = run_cplab(plain + "--cp 1024 --seq-len 2048 --json");
   EXPECT_EQ(ok.status, 0) << ok.err;
   EXPECT_EQ(nlohmann::json::parse(ok.out).at("ranks").size(), 1024u);
 }
 
 TEST(BadInput, ExplainAndEveryLayoutBoundTheRowFirst) {
-  // S near 2^63 once wrapped the padded length (L=-9223372036854775808) and magi's automatic K.
+  // S near 2^63 once wrapped the padded length (L=-9223372036854775808); an automatic option's
+  // value of such a row is its layout's own file's (layouts/ID_test.cpp).
   const std::string too_long =
       "cplab: error: a row of S=9223372036854775807 tokens is outside [0, 16777216] (cplab's "
       "limit per row)";
   expect_all({
-      {"explain --layout head-tail --cp 2 --seq-len 9223372036854775807", too_long},
+      {"explain --layout " + testsupport::a_plain_layout() +
+           " --cp 2 --seq-len 9223372036854775807",
+       too_long},
       {"explain --layout all --cp 2 --seq-len 9223372036854775807", too_long},
-      {"explain --layout magi --cp 1024 --chunk-size auto --seq-len 9223372036854775807", too_long},
       {"layout --layout all --cp 2 --seq-len 9223372036854775807", too_long},
       {"explain --layout all --cp 2 --doc-lens 9223372036854775807,9223372036854775807,3",
        "cplab: error: --doc-lens: document 0 takes the row past 16777216 tokens (cplab's limit "
@@ -153,9 +172,6 @@ TEST(BadInput, ExplainAndEveryLayoutBoundTheRowFirst) {
       {"explain --layout all --cp 1025 --seq-len 4",
        "cplab: error: CP size must be in [1, 1024], got cp=1025"},
   });
-  // A row magi's automatic K is computed for (ceil(S / 8C) without forming S + 8C - 1).
-  const CliRun ok = run_cplab("layout --layout magi --cp 2 --chunk-size auto --seq-len 4096");
-  EXPECT_EQ(ok.status, 0) << ok.err;
 }
 
 TEST(BadInput, MutantsAndProcessArguments) {
@@ -230,8 +246,8 @@ TEST(BadInput, BenchNumbersAreFinite) {
 
 TEST(BadInput, CheckPadIdIsASixtyFourBitInteger) {
   // CLI11 saturated 2^63 to 2^63-1 and the check ran with that pad id.
-  const std::string check =
-      "check --batch /nonexistent.pt --layout head-tail --cp 2 --shards a.pt b.pt --pad-id ";
+  const std::string check = "check --batch /nonexistent.pt --layout " +
+                            testsupport::a_plain_layout() + " --cp 2 --shards a.pt b.pt --pad-id ";
   expect_all({
       {check + "9223372036854775808",
        "cplab: error: --pad-id '9223372036854775808' is not a 64-bit integer "
@@ -246,20 +262,23 @@ TEST(BadInput, CheckPadIdIsASixtyFourBitInteger) {
 }
 
 TEST(BadInput, CheckLayoutOptionsOutsideTheirLimits) {
-  // Refused before any file is read: each in one line, whichever side of its limit.
+  // Refused before any file is read: each in one line, whichever option (each option's own range
+  // is its layout's file's, layouts/ID_test.cpp).
   const std::string check =
       "check --batch /nonexistent.pt --layout auto --cp 2 --shards a.pt b.pt ";
-  expect_all({
-      {check + "--block-size 0",
-       "cplab: error: --block-size 0: ptrr block size B must be in [1, 16777216] at cp=2"},
-      {check + "--block-size 16777217",
-       "cplab: error: --block-size 16777217: ptrr block size B must be in [1, 16777216] at cp=2"},
-      {check + "--block-size 9223372036854775808",
-       "cplab: error: --block-size '9223372036854775808': outside the range of a 64-bit integer"},
-      {check + "--block-size nan", "cplab: error: --block-size 'nan': expected an integer"},
-      {check + "--ring-degree 1025",
-       "cplab: error: --ring-degree 1025: usp ring degree R must be in [1, 1024] at cp=2"},
-  });
+  int flags = 0;
+  for (const layouts::LayoutOption* o : layouts::all_options()) {
+    if (o->is_switch) continue;
+    ++flags;
+    const std::string flag = o->flag;
+    expect_all({
+        {check + flag + " 9223372036854775808",
+         "cplab: error: " + flag + " '9223372036854775808': outside the range of a 64-bit integer"},
+        {check + flag + " nan", "cplab: error: " + flag + " 'nan': expected an integer" +
+                                    (o->automatic != nullptr ? " or auto" : "")},
+    });
+  }
+  EXPECT_GE(flags, 4) << "too few option flags declared";
 }
 
 TEST(BadInput, BenchResultFiles) {
@@ -302,16 +321,18 @@ TEST(BadInput, BenchResultFiles) {
 }
 
 TEST(BadInput, UntrustedTextIsEscapedOnOneLine) {
+  const std::string packed = a_packed_layout();
   expect_all({
-      {"layout --layout thd --cp 2 --doc-lens \"$(printf '5,\\033[31m3')\"",
+      {"layout --layout " + packed + " --cp 2 --doc-lens \"$(printf '5,\\033[31m3')\"",
        "cplab: error: --doc-lens '5,\\x1b[31m3': '\\x1b[31m3' is not an integer (expected a "
        "list like 5,3,8)"},
-      {"layout --layout \"$(printf 'thd\\nfake line')\" --cp 2 --seq-len 4",
-       "cplab: error: unknown layout 'thd\\x0afake line'; known layouts: " +
+      {"layout --layout \"$(printf '" + packed + "\\nfake line')\" --cp 2 --seq-len 4",
+       "cplab: error: unknown layout '" + packed + "\\x0afake line'; known layouts: " +
            fmt::format("{}", fmt::join(reference::layout_names(), ", "))},
   });
   // A very long argument is cut, not echoed whole.
-  const CliRun run = run_cplab("layout --layout thd --cp 2 --doc-lens " + std::string(5000, 'x'));
+  const CliRun run =
+      run_cplab("layout --layout " + packed + " --cp 2 --doc-lens " + std::string(5000, 'x'));
   EXPECT_EQ(run.status, 2);
   EXPECT_EQ(line_count(run.err), 1);
   EXPECT_LT(run.err.size(), 1200u);
@@ -356,7 +377,7 @@ TEST(BadInput, SweepArguments) {
   // Just inside: the largest case count and seed are taken; the time budget bounds the job.
   const CliRun run = run_cplab(std::string("sweep --cases 10000000 --seed 18446744073709551615 "
                                            "--time-budget 1 --out ") +
-                               out + " " + kOneJob);
+                               out + " " + one_job());
   EXPECT_EQ(run.status, 0) << run.out << run.err;
   const nlohmann::json report = nlohmann::json::parse(slurp(out + "/report.json"));
   EXPECT_EQ(report.at("seed").get<std::uint64_t>(), 18446744073709551615ull);
@@ -402,7 +423,8 @@ TEST(BadInput, NpyFiles) {
   const std::string overflow = raw_npy(
       "overflow.npy",
       "{'descr': '<f8', 'fortran_order': False, 'shape': (4294967296, 4294967296, 2), }", 0);
-  const std::string loss = "loss --layout head-tail --cp 2 --labels " + dir.file("labels.npy");
+  const std::string loss = "loss --layout " + testsupport::a_plain_layout() + " --cp 2 --labels " +
+                           dir.file("labels.npy");
   expect_all({
       {loss + " --logits " + wrap,
        "cplab: error: " + wrap +
@@ -425,22 +447,24 @@ TEST(BadInput, NpyFiles) {
 
 TEST(BadInput, CaseStrings) {
   const std::string replay = "replay --impl sim --property shard_then_gather_is_identity ";
+  const std::string packed = "'" + a_packed_layout() + " cp=";
+  const std::string one_rank = a_cp_off_layout() + " cp=1 ";
   expect_all({
-      {replay + "'contiguous cp=2 docs=9223372036854775807,9223372036854775807,3'",
+      {replay + packed + "2 docs=9223372036854775807,9223372036854775807,3'",
        "cplab: error: case key 'docs': 9223372036854775807 + 9223372036854775807 overflows "
        "64-bit integers"},
-      {replay + "'thd cp=1025 docs=4'", "cplab: error: CP size must be in [1, 1024], got cp=1025"},
-      {replay + "'identity cp=1 S=16777217'",
+      {replay + packed + "1025 docs=4'", "cplab: error: CP size must be in [1, 1024], got cp=1025"},
+      {replay + "'" + one_rank + "S=16777217'",
        "cplab: error: a row of S=16777217 tokens is outside [0, 16777216] (cplab's limit per "
        "row)"},
-      {replay + "'identity cp=1 S=4096 vocab=1000000'",
+      {replay + "'" + one_rank + "S=4096 vocab=1000000'",
        "cplab: error: case: rows=1 × L<=4096 × max(dim=1, vocab=1000000) = 4096000000 elements, "
        "more than cplab's limit of 67108864 per tensor"},
-      {replay + "'identity cp=1 rows=9223372036854775807 S=4'",
+      {replay + "'" + one_rank + "rows=9223372036854775807 S=4'",
        "cplab: error: case: rows=9223372036854775807 is more than cplab's limit of 33554432"},
-      {replay + "'identity cp=1 S=4 seed=-1'",
+      {replay + "'" + one_rank + "S=4 seed=-1'",
        "cplab: error: case key 'seed': '-1' is not a number"},
-      {replay + "\"$(printf 'identity cp=1 \\007bell=1')\"",
+      {replay + "\"$(printf '" + one_rank + "\\007bell=1')\"",
        "cplab: error: unknown case key '\\x07bell'"},
   });
 }
@@ -451,7 +475,7 @@ class MergeTest : public ::testing::Test {
   void SetUp() override {
     base_ = fresh_dir("merge_base").string();
     const CliRun run =
-        run_cplab("sweep --cases 2 --seed 5 --shard 0/2 --out " + base_ + " " + kOneJob);
+        run_cplab("sweep --cases 2 --seed 5 --shard 0/2 --out " + base_ + " " + one_job());
     ASSERT_EQ(run.status, 0) << run.err;
     report_ = nlohmann::json::parse(slurp(base_ + "/report.json"));
   }
@@ -487,18 +511,16 @@ TEST_F(MergeTest, RefusesReportsThatDoNotMatchTheirSweep) {
   const std::string a = write(no_shards), b = write(wrong_job), c = write(wrong_seed),
                     d = write(wrong_counts), e = write(wrong_name);
   const std::uint64_t seed = report_["results"][0]["seed"].get<std::uint64_t>();
+  const std::string job0 = "(shard_then_gather_is_identity " + job_layout + " sim)";
   expect_all({
       {"sweep --merge " + a + out,
        "cplab: error: " + a + ": sweep report: 'shards' must list at least one {index, count}"},
-      {"sweep --merge " + b + out,
-       "cplab: error: " + b +
-           ": not a report of the sweep it names: result for job 1 "
-           "(shard_then_gather_is_identity identity sim): the selection has 1 jobs"},
+      {"sweep --merge " + b + out, "cplab: error: " + b +
+                                       ": not a report of the sweep it names: result for job 1 " +
+                                       job0 + ": the selection has 1 jobs"},
       {"sweep --merge " + c + out,
-       "cplab: error: " + c +
-           ": not a report of the sweep it names: result for job 0 "
-           "(shard_then_gather_is_identity identity sim) has seed 12345; sweep seed 5 gives it " +
-           std::to_string(seed)},
+       "cplab: error: " + c + ": not a report of the sweep it names: result for job 0 " + job0 +
+           " has seed 12345; sweep seed 5 gives it " + std::to_string(seed)},
       {"sweep --merge " + d + out,
        "cplab: error: merge: report 0 job 0 has inconsistent counts (status passed, cases 2, "
        "passed 7, failed 0, shrinks 0, cases_per_job 2)"},

@@ -12,9 +12,7 @@
 #include <system_error>
 
 #include "common/limits.hpp"
-#include "layouts/contiguous.hpp"
 #include "layouts/layout_option.hpp"
-#include "layouts/magi.hpp"
 #include "reference/types/error.hpp"
 #include "reference/types/tensor.hpp"
 #include "tests/support/layouts.hpp"
@@ -78,16 +76,20 @@ TEST(Limits, BothSidesOfEveryLimit) {
   EXPECT_NO_THROW(limits::check_spec(spec));
   spec.cp = limits::kMaxCp + 1;
   EXPECT_THROW(limits::check_spec(spec), Error);
+  // Every option bounded by the padding limit alone (kMaxPadUnit / C), whichever layout declares
+  // it: its largest value at C = 2 is taken, one more is not.
   spec.cp = 2;
-  layouts::contiguous_pad_multiple.set(spec, limits::kMaxPadUnit / 2);
-  EXPECT_NO_THROW(limits::check_spec(spec));
-  layouts::contiguous_pad_multiple.set(spec, limits::kMaxPadUnit / 2 + 1);
-  EXPECT_THROW(limits::check_spec(spec), Error);
-  layouts::contiguous_pad_multiple.set(spec, 2);
-  layouts::magi_chunk_size.set(spec, limits::kMaxPadUnit / 2);
-  EXPECT_NO_THROW(limits::check_spec(spec));
-  layouts::magi_chunk_size.set(spec, limits::kMaxPadUnit / 2 + 1);
-  EXPECT_THROW(limits::check_spec(spec), Error);
+  int bounded = 0;
+  for (const layouts::LayoutOption* o : layouts::all_options()) {
+    if (o->is_switch || o->most != nullptr) continue;
+    ++bounded;
+    o->set(spec, limits::kMaxPadUnit / 2);
+    EXPECT_NO_THROW(limits::check_spec(spec)) << o->name;
+    o->set(spec, limits::kMaxPadUnit / 2 + 1);
+    EXPECT_THROW(limits::check_spec(spec), Error) << o->name;
+    o->reset(spec);
+  }
+  EXPECT_GE(bounded, 2) << "too few options bounded by the padding limit";
   spec = LayoutSpec{};
   EXPECT_EQ(limits::padded_len_bound(spec, limits::kMaxRowTokens, 0), limits::kMaxRowTokens);
   EXPECT_THROW(limits::padded_len_bound(spec, limits::kMaxRowTokens + 1, 0), Error);
@@ -103,7 +105,10 @@ TEST(Limits, BothSidesOfEveryLimit) {
                             [](const layouts::LayoutOption* o) { return o->pad_unit != nullptr; });
       });
   spec.cp = 1024;
-  layouts::magi_chunk_size.set(spec, 1);
+  // Another layout's options, held at their widest, do not widen this one's padding.
+  for (const layouts::LayoutOption* o : layouts::all_options()) {
+    if (o->pad_unit != nullptr) o->set(spec, o->most_at(spec.cp));
+  }
   const std::int64_t docs = (limits::kMaxPaddedLen - 2048) / 2048;
   EXPECT_EQ(limits::padded_len_bound(spec, 1, docs), 2048 + docs * 2048);
   EXPECT_THROW(limits::padded_len_bound(spec, 1, docs + 1), Error);
@@ -118,16 +123,6 @@ TEST(Limits, BothSidesOfEveryLimit) {
   // Shapes whose element or byte count wraps are refused before allocating.
   EXPECT_THROW((Tensor(DType::f32, {std::int64_t{1} << 62, 4})), Error);
   EXPECT_THROW((Tensor(DType::i64, {std::int64_t{1} << 61, 2})), Error);
-}
-
-TEST(Limits, MagiAutomaticChunkSizeNeverWraps) {
-  // ceil(S / 8C) for any S and C the types hold: S + 8C - 1 is never formed.
-  EXPECT_EQ(layouts::magi_auto_chunk_size(512, 17, 1), 3);
-  EXPECT_EQ(layouts::magi_auto_chunk_size(512, 16, 1), 2);
-  EXPECT_EQ(layouts::magi_auto_chunk_size(512, 0, 4), 1);
-  EXPECT_EQ(layouts::magi_auto_chunk_size(512, INT64_MAX, 1024), 512);
-  EXPECT_EQ(layouts::magi_auto_chunk_size(INT64_MAX, INT64_MAX, 1), INT64_MAX / 8 + 1);
-  EXPECT_EQ(layouts::magi_auto_chunk_size(512, INT64_MAX, INT64_MAX), 1);
 }
 
 TEST(ExitStatus, APathThatCannotBeMadeIsBadInput) {

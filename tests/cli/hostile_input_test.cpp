@@ -11,6 +11,7 @@
 #include <string>
 
 #include "tests/support/cli.hpp"
+#include "tests/support/layouts.hpp"
 
 namespace cplab::clitest {
 namespace {
@@ -82,7 +83,11 @@ TEST(HostileInput, MutantsOverProcessesOutsideALauncherIsALaunchMistake) {
 
 TEST(HostileInput, ReplayOnAnImplementationThatCannotRunHereSaysWhyOnStderr) {
   // The reason once went to stdout, after the case, with nothing on stderr and exit 2.
-  const CliRun run = run_bounded(60, "replay --no-plan --impl gpu 'thd cp=2 docs=5,3,8'");
+  const std::string packed = testsupport::first_layout(
+      "a layout of packed rows",
+      [](const sim::LayoutDescriptor& layout) { return layout.packed_rows; });
+  const CliRun run =
+      run_bounded(60, "replay --no-plan --impl gpu '" + packed + " cp=2 docs=5,3,8'");
   if (run.status == 0) GTEST_SKIP() << "skipped: a CUDA device is here, gpu runs";
   expect_one_line_refusal(run, "--impl gpu cannot run here: ", "replay --impl gpu");
 }
@@ -92,10 +97,10 @@ TEST(HostileInput, CheckWithShardsButNoFilesNamesTheMissingFiles) {
   ScratchDir dir;
   const std::string batch = dir.file("batch.pt");
   std::ofstream(batch) << "not read";
-  for (const std::string& args :
-       {"check --batch " + batch + " --cp 2 --shards --layout head-tail",
-        "check --batch " + batch + " --shards --layout head-tail --cp 2",
-        "check --batch " + batch + " --layout head-tail --cp 2 --shards"}) {
+  const std::string layout = "--layout " + testsupport::a_plain_layout();
+  for (const std::string& args : {"check --batch " + batch + " --cp 2 --shards " + layout,
+                                  "check --batch " + batch + " --shards " + layout + " --cp 2",
+                                  "check --batch " + batch + " " + layout + " --cp 2 --shards"}) {
     const CliRun run = run_bounded(60, args);
     expect_one_line_refusal(run, "--shards", args);
     EXPECT_EQ(run.err.find("--layout is required"), std::string::npos) << args << ": " << run.err;
@@ -107,10 +112,10 @@ TEST(HostileInput, APictureOfMoreSlotsThanItCanDrawIsRefusedBeforeItIsKept) {
   // killed at 24 GB. A picture past kMaxPictureSlots is one line, exit 2, and no file.
   ScratchDir dir;
   const std::string svg = dir.file("all.svg");
-  for (const std::string& args :
-       {"layout --layout all --cp 8 --seq-len 1048577 --svg " + svg,
-        "layout --layout head-tail --cp 8 --seq-len 1048577 --svg " + svg,
-        std::string("explain --layout head-tail --cp 8 --seq-len 1048577 --format html")}) {
+  const std::string one = "--layout " + testsupport::a_plain_layout();
+  for (const std::string& args : {"layout --layout all --cp 8 --seq-len 1048577 --svg " + svg,
+                                  "layout " + one + " --cp 8 --seq-len 1048577 --svg " + svg,
+                                  "explain " + one + " --cp 8 --seq-len 1048577 --format html"}) {
     const CliRun run = run_bounded(120, args);
     expect_one_line_refusal(run, "a layout picture draws every slot: at most 1048576", args);
     EXPECT_FALSE(std::filesystem::exists(svg)) << args;

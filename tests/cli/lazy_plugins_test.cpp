@@ -13,6 +13,7 @@
 #include "reference/types/batch.hpp"
 #include "reference/types/standard_keys.hpp"
 #include "tests/support/cli.hpp"
+#include "tests/support/layouts.hpp"
 
 namespace cplab {
 namespace {
@@ -47,9 +48,11 @@ bool opened(const Listed& listed, const std::string& library) {
 }
 
 TEST(LazyPlugins, HelpAndLayoutLoadNoTorch) {
-  for (const std::string args :
-       {"--help", "layout --layout head-tail --cp 4 --seq-len 64 --json",
-        "layout --layout all --cp 2 --seq-len 16", "explain --layout stripe --cp 2 --seq-len 8"}) {
+  const std::string layout = "--layout " + testsupport::a_plain_layout();
+  for (const std::string& args :
+       {std::string("--help"), "layout " + layout + " --cp 4 --seq-len 64 --json",
+        std::string("layout --layout all --cp 2 --seq-len 16"),
+        "explain " + layout + " --cp 2 --seq-len 8"}) {
     const Listed listed = run_listing_libraries(args);
     ASSERT_EQ(listed.run.status, 0) << args << "\n" << listed.run.err;
     // The listing works (libfmt is linked into cplab) and names neither libtorch nor its plugin.
@@ -70,8 +73,8 @@ std::string small_batch_file() {
 }
 
 TEST(LazyPlugins, ReadingABatchOpensTheTorchPlugin) {
-  const Listed listed = run_listing_libraries("layout --layout head-tail --cp 2 --json --batch " +
-                                              small_batch_file());
+  const Listed listed = run_listing_libraries("layout --layout " + testsupport::a_plain_layout() +
+                                              " --cp 2 --json --batch " + small_batch_file());
   ASSERT_EQ(listed.run.status, 0) << listed.run.err;
   EXPECT_TRUE(opened(listed, "libcplab_torch_io.so"));
   EXPECT_TRUE(opened(listed, "libtorch"));
@@ -82,7 +85,8 @@ TEST(LazyPlugins, AMissingPluginIsOneLineAndExitTwo) {
   const std::string empty = ::testing::TempDir() + "lazy_plugins_none";
   std::filesystem::create_directories(empty);
   ::setenv("CPLAB_PLUGIN_DIR", empty.c_str(), 1);
-  const testsupport::CliRun run = run_cplab("layout --layout head-tail --cp 2 --batch " + batch);
+  const testsupport::CliRun run =
+      run_cplab("layout --layout " + testsupport::a_plain_layout() + " --cp 2 --batch " + batch);
   ::unsetenv("CPLAB_PLUGIN_DIR");
   EXPECT_EQ(run.status, 2);
   EXPECT_EQ(testsupport::line_count(run.err), 1) << run.err;
@@ -112,7 +116,8 @@ TEST(LazyPlugins, APluginThatIsNotOneIsOneLineAndExitTwo) {
       std::filesystem::copy_file(source, plugin);
     }
     ::setenv("CPLAB_PLUGIN_DIR", dir.c_str(), 1);
-    const testsupport::CliRun run = run_cplab("layout --layout head-tail --cp 2 --batch " + batch);
+    const testsupport::CliRun run =
+        run_cplab("layout --layout " + testsupport::a_plain_layout() + " --cp 2 --batch " + batch);
     ::unsetenv("CPLAB_PLUGIN_DIR");
     EXPECT_EQ(run.status, 2) << why;
     EXPECT_EQ(testsupport::line_count(run.err), 1) << run.err;
@@ -133,9 +138,7 @@ TEST(LazyPlugins, SummariesAndDirectJsonKeepTheBytes) {
       {"layout_all_cp4_s64.json", "layout --layout all --cp 4 --seq-len 64 --json"},
       {"layout_all_cp2_docs.json", "layout --layout all --cp 2 --doc-lens 5,3,8,0,11 --json"},
       {"explain_all_cp4_docs.txt", "explain --layout all --cp 4 --doc-lens 5,3,8,0,11"},
-      {"layout_head_tail_cp4_docs.json",
-       "layout --layout head-tail --cp 4 --doc-lens 5,3,8,0,11 --json"},
-  };
+  };  // one layout's own JSON: its file's (layouts/head_tail_test.cpp)
   for (const Golden& g : goldens) {
     const testsupport::CliRun run = run_cplab(g.args);
     ASSERT_EQ(run.status, 0) << g.args << ": " << run.err;

@@ -7,11 +7,12 @@
 #include <nlohmann/json.hpp>
 
 #include "io/npy.hpp"
-#include "layouts/magi.hpp"
+#include "layouts/layout_option.hpp"
 #include "reference/loss.hpp"
 #include "reference/plan.hpp"
 #include "tests/support/cli.hpp"
 #include "tests/support/fixtures.hpp"
+#include "tests/support/layouts.hpp"
 
 namespace cplab::clitest {
 namespace {
@@ -53,12 +54,20 @@ TEST_P(LossCommandTest, json_agrees_with_the_reference) {
     std::string doc_lens;
     std::vector<std::int64_t> docs;
   };
+  // An option with an automatic value has a default sized for long rows: these short ones take
+  // it at 3, so that they are cut in several pieces.
+  LayoutSpec options;
+  std::string flags;
+  for (const layouts::LayoutOption* o : layouts::options_of(layout)) {
+    if (o->automatic == nullptr) continue;
+    o->set(options, 3);
+    flags += std::string(" ") + o->flag + " 3";
+  }
   int checked = 0;
   for (const Case& c : {Case{2, 13, "", {}}, Case{1, 16, "5,3,8", {5, 3, 8}}}) {
-    LayoutSpec spec;
+    LayoutSpec spec = options;
     spec.layout = layout;
     spec.cp = cp;
-    layouts::magi_chunk_size.set(spec, 3);
     const Inputs in = inputs(c.rows, c.seq, 7);
     Batch batch;
     batch.add(keys::input_ids, Tensor(DType::i64, {c.rows, c.seq}));
@@ -77,7 +86,7 @@ TEST_P(LossCommandTest, json_agrees_with_the_reference) {
     io::npy::write(dir.file("valid.npy"), in.valid);
     std::string args = "loss --layout " + layout + " --cp " + std::to_string(cp) + " --logits " +
                        dir.file("logits.npy") + " --labels " + dir.file("labels.npy") +
-                       " --valid " + dir.file("valid.npy") + " --chunk-size 3 --json";
+                       " --valid " + dir.file("valid.npy") + flags + " --json";
     if (!c.doc_lens.empty()) args += " --doc-lens " + c.doc_lens;
     const CliRun run = run_cplab(args);
     ASSERT_EQ(run.status, 0) << run.err;
@@ -123,8 +132,8 @@ class LossCommandErrors : public ::testing::Test {
     io::npy::write(dir_.file("labels.npy"), in.labels);
   }
   CliRun loss(const std::string& logits, const std::string& labels, const std::string& extra = "") {
-    return run_cplab("loss --layout head-tail --cp 2 --logits " + logits + " --labels " + labels +
-                     " --json " + extra);
+    return run_cplab("loss --layout " + testsupport::a_plain_layout() + " --cp 2 --logits " +
+                     logits + " --labels " + labels + " --json " + extra);
   }
   ScratchDir dir_;
 };
@@ -177,9 +186,9 @@ TEST(LossCommandImplementations, a_mutant_shows_its_error_and_sim_does_not) {
   io::npy::write(dir.file("logits.npy"), in.logits);
   io::npy::write(dir.file("labels.npy"), in.labels);
   auto err_of = [&](const std::string& impl) {
-    const CliRun run =
-        run_cplab("loss --layout head-tail --cp 2 --logits " + dir.file("logits.npy") +
-                  " --labels " + dir.file("labels.npy") + " --json --impl " + impl);
+    const CliRun run = run_cplab("loss --layout " + testsupport::a_plain_layout() +
+                                 " --cp 2 --logits " + dir.file("logits.npy") + " --labels " +
+                                 dir.file("labels.npy") + " --json --impl " + impl);
     EXPECT_EQ(run.status, 0) << run.err;
     return nlohmann::json::parse(run.out).at("max_abs_err").get<double>();
   };

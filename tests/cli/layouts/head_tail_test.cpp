@@ -124,6 +124,17 @@ TEST(CliSchedule, JsonGivesBlocksInGlobalSlots) {
   EXPECT_EQ(rank1["bytes_sent"], 2 * 4 * 4 * 2);
 }
 
+// head-tail's JSON of a packed row, through the summaries and the direct JSON writer, is the
+// bytes it was (a golden file written by the build before both changes).
+TEST(LazyPlugins, HeadTailsJsonKeepsTheBytes) {
+  const std::string args = "layout --layout head-tail --cp 4 --doc-lens 5,3,8,0,11 --json";
+  const testsupport::CliRun run = run_cplab(args);
+  ASSERT_EQ(run.status, 0) << args << ": " << run.err;
+  EXPECT_EQ(run.out, testsupport::slurp(std::string(CPLAB_TEST_GOLDEN_DIR) +
+                                        "/layout_head_tail_cp4_docs.json"))
+      << args;
+}
+
 }  // namespace
 }  // namespace cplab::testing
 

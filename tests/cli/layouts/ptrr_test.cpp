@@ -1,18 +1,34 @@
 // ptrr's own checks end to end: `cplab check --layout auto` finds ptrr's block size, an option only
-// ptrr reads, in the shards ptrr's reference plan gives.
+// ptrr reads, in the shards ptrr's reference plan gives; and the block size's bounds on the
+// command line.
 #include "layouts/ptrr.hpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <string>
 #include <vector>
 
 #include "tests/cli/check_fixture.hpp"
+#include "tests/support/cli.hpp"
 
 namespace cplab::testing {
 namespace {
+
+// A refusal: exit 2, nothing on stdout, and this one line on stderr (without the "file.cpp:NN: "
+// of the check that raised it, which moves with the code).
+void expect_refusal(const testsupport::CliRun& run, const std::string& line,
+                    const std::string& args) {
+  static const std::regex location(R"([A-Za-z0-9_]+\.(cpp|hpp):[0-9]+: )");
+  std::string err = run.err;
+  if (!err.empty() && err.back() == '\n') err.pop_back();
+  EXPECT_EQ(run.status, 2) << args << "\n" << run.err;
+  EXPECT_TRUE(run.out.empty()) << args << ": " << run.out;
+  EXPECT_EQ(testsupport::line_count(run.err), 1) << args << ": " << run.err;
+  EXPECT_EQ(std::regex_replace(err, location, ""), line) << args;
+}
 
 // ptrr's block size B (each B dividing a rank's tokens) is searched too, not only the default.
 TEST_F(CliCheck, AutoFindsPtrrsBlockSize) {
@@ -29,6 +45,19 @@ TEST_F(CliCheck, AutoFindsPtrrsBlockSize) {
   for (const auto& also : found_ptrr.out["also_explained_by"]) names.push_back(also);
   EXPECT_NE(std::find(names.begin(), names.end(), "ptrr cp=2 block_size=2"), names.end())
       << found_ptrr.out.dump(1);
+}
+
+// B outside [1, 16777216] is refused before any file is read, in one line, whichever side.
+TEST(BadInput, CheckPtrrBlockSizeOutsideItsLimits) {
+  const std::string check =
+      "check --batch /nonexistent.pt --layout auto --cp 2 --shards a.pt b.pt ";
+  expect_refusal(testsupport::run_cplab(check + "--block-size 0"),
+                 "cplab: error: --block-size 0: ptrr block size B must be in [1, 16777216] at cp=2",
+                 check + "--block-size 0");
+  expect_refusal(
+      testsupport::run_cplab(check + "--block-size 16777217"),
+      "cplab: error: --block-size 16777217: ptrr block size B must be in [1, 16777216] at cp=2",
+      check + "--block-size 16777217");
 }
 
 }  // namespace

@@ -1,12 +1,14 @@
 // thd's own checks end to end: `cplab check` on the shards a thd sharder writes (check_fixture.hpp,
 // built from SPEC's formulas) and on the files Automodel's THD path writes
 // (automodel_fixtures.hpp), clean and with one planted bug each, under --layout thd and --layout
-// auto; and thd's map of a packed batch file as `cplab layout` shows it.
+// auto; thd's map of a packed batch file as `cplab layout` shows it; and the bound on the slots
+// its document padding may take.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -198,6 +200,23 @@ TEST(CliBatchFiles, AnyNegativeSentinel) {
   testsupport::expect_usage_error(
       testsupport::run_cplab("layout --layout thd --cp 2 --batch " + dir.file("bad.pt")),
       {"seq_lens", "after"});
+}
+
+// thd pads every document to a multiple of 2C: at C = 1024 a row of 17000 one-token documents may
+// pad past cplab's limit of slots, which is one line before anything is built.
+TEST(BadInput, ThdsDocumentPaddingPastTheLimit) {
+  std::string ones = "1";
+  for (int i = 1; i < 17000; ++i) ones += ",1";
+  const auto run = run_cplab("layout --layout thd --cp 1024 --doc-lens " + ones);
+  static const std::regex location(R"([A-Za-z0-9_]+\.(cpp|hpp):[0-9]+: )");
+  std::string err = run.err;
+  if (!err.empty() && err.back() == '\n') err.pop_back();
+  EXPECT_EQ(run.status, 2) << run.err;
+  EXPECT_TRUE(run.out.empty()) << run.out;
+  EXPECT_EQ(testsupport::line_count(run.err), 1) << run.err;
+  EXPECT_EQ(std::regex_replace(err, location, ""),
+            "cplab: error: thd cp=1024: a row of S=17000 with 17000 documents may pad to 34834432 "
+            "slots, more than cplab's limit of 33554432");
 }
 
 }  // namespace

@@ -1,15 +1,34 @@
 // usp's own checks end to end: `cplab check --layout auto` finds usp's ring degree, an option only
-// usp reads, in the shards usp's reference plan gives.
+// usp reads, in the shards usp's reference plan gives; and the ring degree's bound on the command
+// line.
 #include "layouts/usp.hpp"
 
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <regex>
+#include <string>
 
 #include "tests/cli/check_fixture.hpp"
+#include "tests/support/cli.hpp"
 
 namespace cplab::testing {
 namespace {
+
+using testsupport::run_cplab;
+
+// A refusal: exit 2, nothing on stdout, and this one line on stderr (without the "file.cpp:NN: "
+// of the check that raised it, which moves with the code).
+void expect_refusal(const testsupport::CliRun& run, const std::string& line,
+                    const std::string& args) {
+  static const std::regex location(R"([A-Za-z0-9_]+\.(cpp|hpp):[0-9]+: )");
+  std::string err = run.err;
+  if (!err.empty() && err.back() == '\n') err.pop_back();
+  EXPECT_EQ(run.status, 2) << args << "\n" << run.err;
+  EXPECT_TRUE(run.out.empty()) << args << ": " << run.out;
+  EXPECT_EQ(testsupport::line_count(run.err), 1) << args << ": " << run.err;
+  EXPECT_EQ(std::regex_replace(err, location, ""), line) << args;
+}
 
 // usp's ring degree R (each R dividing C) is searched too, not only the default.
 TEST_F(CliCheck, AutoFindsUspsRingDegree) {
@@ -22,6 +41,15 @@ TEST_F(CliCheck, AutoFindsUspsRingDegree) {
   const auto found_usp = check(reference_shards(usp, batch), "auto", "", 4);
   EXPECT_EQ(found_usp.status, 0) << found_usp.out.dump(1) << found_usp.err;
   EXPECT_EQ(found_usp.out["spec"], "usp cp=4 ring_degree=2") << found_usp.out.dump(1);
+}
+
+// R past C's bound is refused before any file is read, in one line.
+TEST(BadInput, CheckUspRingDegreeOutsideItsLimit) {
+  const std::string args =
+      "check --batch /nonexistent.pt --layout auto --cp 2 --shards a.pt b.pt --ring-degree 1025";
+  expect_refusal(run_cplab(args),
+                 "cplab: error: --ring-degree 1025: usp ring degree R must be in [1, 1024] at cp=2",
+                 args);
 }
 
 }  // namespace
