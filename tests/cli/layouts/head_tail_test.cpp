@@ -124,6 +124,21 @@ TEST(CliSchedule, JsonGivesBlocksInGlobalSlots) {
   EXPECT_EQ(rank1["bytes_sent"], 2 * 4 * 4 * 2);
 }
 
+// `--algo all` compares the algorithms head-tail runs and lists the one it refuses, the usp
+// algorithm (usp's ring of Ulysses groups is the usp layout's own), which alone is one line.
+TEST(CliSchedule, AllComparesAndListsRefusals) {
+  const auto run = run_cplab("schedule --layout head-tail --cp 4 --seq-len 64 --algo all");
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_NE(run.out.find("all-gather"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("ulysses"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("usp         refused: head-tail refuses usp"), std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("critical path"), std::string::npos);
+  testsupport::expect_usage_error(
+      run_cplab("schedule --layout head-tail --cp 2 --seq-len 8 --algo usp"),
+      {"head-tail refuses usp"});
+}
+
 // head-tail's JSON of a packed row, through the summaries and the direct JSON writer, is the
 // bytes it was (a golden file written by the build before both changes).
 TEST(LazyPlugins, HeadTailsJsonKeepsTheBytes) {

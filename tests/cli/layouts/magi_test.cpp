@@ -1,10 +1,12 @@
 // magi's own CLI checks: its chunk size K, bounded so that K·C stays inside cplab's limits, or
-// `auto` (MagiAttention's ceil(S / 8C) for short rows), as the command line refuses them.
+// `auto` (MagiAttention's ceil(S / 8C) for short rows), as the command line refuses them; and how
+// `cplab schedule` treats its chunks (its own solver, not a ring; runs × runs blocks for Ulysses).
 #include "layouts/magi.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <string>
 
@@ -14,6 +16,7 @@ namespace cplab::testing {
 namespace {
 
 using testsupport::CliRun;
+using testsupport::expect_usage_error;
 using testsupport::run_cplab;
 
 // A refusal: exit 2, nothing on stdout, and this one line on stderr (without the "file.cpp:NN: "
@@ -26,6 +29,12 @@ void expect_refusal(const CliRun& run, const std::string& line, const std::strin
   EXPECT_TRUE(run.out.empty()) << args << ": " << run.out;
   EXPECT_EQ(testsupport::line_count(run.err), 1) << args << ": " << run.err;
   EXPECT_EQ(std::regex_replace(err, location, ""), line) << args;
+}
+
+nlohmann::json schedule_json(const std::string& args) {
+  const auto run = run_cplab("schedule " + args + " --json");
+  EXPECT_EQ(run.status, 0) << args << ": " << run.err;
+  return nlohmann::json::parse(run.out);
 }
 
 TEST(Limits, MagiAutomaticChunkSizeNeverWraps) {
@@ -60,6 +69,37 @@ TEST(BadInput, MagisAutomaticChunkSizeBoundsTheRowFirst) {
   // A row magi's automatic K is computed for (ceil(S / 8C) without forming S + 8C - 1).
   const CliRun ok = run_cplab("layout --layout magi --cp 2 --chunk-size auto --seq-len 4096");
   EXPECT_EQ(ok.status, 0) << ok.err;
+}
+
+// magi attends with its own solver, not by a ring: `--algo all` lists the ring as refused, with
+// why, beside the algorithms it runs; `--algo ring` alone is one line.
+TEST(CliSchedule, AllListsMagisRefusalOfTheRing) {
+  const nlohmann::json j = schedule_json(
+      "--layout magi --cp 2 --chunk-size 4 --doc-lens 9,7 "
+      "--algo all");
+  ASSERT_EQ(j["algos"].size(), 4u);
+  EXPECT_EQ(j["algos"][0]["algo"], "all-gather");
+  EXPECT_TRUE(j["algos"][0].contains("critical_path"));
+  EXPECT_EQ(j["algos"][1]["algo"], "ring");
+  EXPECT_NE(j["algos"][1]["refused"].get<std::string>().find("MagiAttention"), std::string::npos);
+  // Ulysses: every rank computes every pair on its heads.
+  const nlohmann::json& ulysses = j["algos"][2];
+  EXPECT_EQ(ulysses["critical_path"].get<double>() * 2, ulysses["total_work"].get<double>());
+  expect_usage_error(run_cplab("schedule --layout magi --cp 2 --seq-len 8 --algo ring"),
+                     {"magi refuses ring"});
+}
+
+// magi's 512-token chunks make a million-token row 2048 runs; ulysses holds them all on every
+// rank, runs × runs blocks: refused before they fill memory, listed as refused under `all`.
+TEST(CliSchedule, TooManyBlocksIsRefused) {
+  const std::string row = "schedule --layout magi --cp 8 --seq-len 1048576 ";
+  expect_usage_error(run_cplab(row + "--algo ulysses"), {"more than 4194304 blocks"});
+  const auto all = run_cplab(row + "--algo all");
+  ASSERT_EQ(all.status, 0) << all.err;
+  EXPECT_NE(all.out.find("ulysses     refused: schedule: more than 4194304 blocks"),
+            std::string::npos)
+      << all.out;
+  EXPECT_NE(all.out.find("all-gather      1"), std::string::npos) << all.out;
 }
 
 }  // namespace

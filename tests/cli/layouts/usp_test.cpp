@@ -1,6 +1,6 @@
 // usp's own checks end to end: `cplab check --layout auto` finds usp's ring degree, an option only
-// usp reads, in the shards usp's reference plan gives; and the ring degree's bound on the command
-// line.
+// usp reads, in the shards usp's reference plan gives; the ring degree's bounds on the command
+// line; and `cplab schedule` of its ring of Ulysses groups.
 #include "layouts/usp.hpp"
 
 #include <gtest/gtest.h>
@@ -15,6 +15,7 @@
 namespace cplab::testing {
 namespace {
 
+using testsupport::expect_usage_error;
 using testsupport::run_cplab;
 
 // A refusal: exit 2, nothing on stdout, and this one line on stderr (without the "file.cpp:NN: "
@@ -28,6 +29,12 @@ void expect_refusal(const testsupport::CliRun& run, const std::string& line,
   EXPECT_TRUE(run.out.empty()) << args << ": " << run.out;
   EXPECT_EQ(testsupport::line_count(run.err), 1) << args << ": " << run.err;
   EXPECT_EQ(std::regex_replace(err, location, ""), line) << args;
+}
+
+nlohmann::json schedule_json(const std::string& args) {
+  const auto run = run_cplab("schedule " + args + " --json");
+  EXPECT_EQ(run.status, 0) << args << ": " << run.err;
+  return nlohmann::json::parse(run.out);
 }
 
 // usp's ring degree R (each R dividing C) is searched too, not only the default.
@@ -50,6 +57,24 @@ TEST(BadInput, CheckUspRingDegreeOutsideItsLimit) {
   expect_refusal(run_cplab(args),
                  "cplab: error: --ring-degree 1025: usp ring degree R must be in [1, 1024] at cp=2",
                  args);
+}
+
+TEST(CliSchedule, UspRingsOverItsGroups) {
+  const nlohmann::json j =
+      schedule_json("--layout usp --cp 4 --ring-degree 2 --seq-len 32 --algo usp --heads 4");
+  EXPECT_EQ(j["ring_degree"], 2);
+  EXPECT_EQ(j["ulysses_degree"], 2);
+  ASSERT_EQ(j["steps"].size(), 2u);
+  EXPECT_EQ(j["steps"][0]["exchange"], "all_to_all");
+  EXPECT_EQ(j["steps"][1]["exchange"], "send_recv");
+  EXPECT_EQ(j["critical_path"].get<double>(), j["ideal"].get<double>());
+}
+
+// R must divide C (U = C / R): a ring degree that does not is one line.
+TEST(CliSchedule, UspsRingDegreeMustDivideTheCpSize) {
+  expect_usage_error(
+      run_cplab("schedule --layout usp --cp 4 --ring-degree 3 --seq-len 8 --algo usp"),
+      {"ring degree R=3"});
 }
 
 }  // namespace
