@@ -9,6 +9,7 @@
 
 #include "tests/cli/page_render.hpp"
 #include "tests/support/cli.hpp"
+#include "tests/support/layouts.hpp"
 
 namespace cplab::testing {
 namespace {
@@ -18,9 +19,10 @@ using testsupport::run_cplab;
 
 TEST(SweepPage, APlantedFailureIsShownWithItsPicture) {
   const auto out = fresh_dir("sweep_page");
+  const std::string layout = testsupport::a_plain_layout();
   const auto run = run_cplab(
-      "sweep --cases 30 --seed 5 --impl sim,gpu,labels_shifted_locally --layouts head-tail "
-      "--properties rank_losses_average_to_global_shifted_loss,shard_then_gather_is_identity "
+      "sweep --cases 30 --seed 5 --impl sim,gpu,labels_shifted_locally --layouts " + layout +
+      " --properties rank_losses_average_to_global_shifted_loss,shard_then_gather_is_identity "
       "--out " +
       out.string());
   ASSERT_EQ(run.status, 1) << run.out << run.err;
@@ -40,7 +42,7 @@ TEST(SweepPage, APlantedFailureIsShownWithItsPicture) {
   for (const auto& pre : failure.select_nodes(".//*[local-name()='pre']"))
     all += pre.node().child_value() + std::string("\n");
   EXPECT_NE(all.find("cplab replay --impl labels_shifted_locally"), std::string::npos) << all;
-  EXPECT_NE(all.find("head-tail cp="), std::string::npos) << all;
+  EXPECT_NE(all.find(layout + " cp="), std::string::npos) << all;
   EXPECT_TRUE(failure.select_node(".//*[local-name()='svg']//*[@class='cell']"))
       << "the counterexample's picture";
   for (const char* env : {"commit", "compiler", "CUDA", "GPU"}) {

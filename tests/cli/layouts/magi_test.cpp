@@ -1,15 +1,19 @@
-// magi's own CLI checks: its chunk size K, bounded so that K·C stays inside cplab's limits, or
-// `auto` (MagiAttention's ceil(S / 8C) for short rows), as the command line refuses them; and how
-// `cplab schedule` treats its chunks (its own solver, not a ring; runs × runs blocks for Ulysses).
+// magi's own CLI checks: its chunk size K (bounded so that K·C stays inside cplab's limits, or
+// `auto`: MagiAttention's ceil(S / 8C) for short rows) and its chunk padding at C = 1, as the
+// command line takes, refuses and prints them; and how `cplab schedule` treats its chunks (its
+// own solver, not a ring; runs × runs blocks for Ulysses); and its chunks as `check --layout auto`
+// finds them in another layout's shards.
 #include "layouts/magi.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <string>
 
+#include "tests/cli/check_fixture.hpp"
 #include "tests/support/cli.hpp"
 
 namespace cplab::testing {
@@ -71,6 +75,25 @@ TEST(BadInput, MagisAutomaticChunkSizeBoundsTheRowFirst) {
   EXPECT_EQ(ok.status, 0) << ok.err;
 }
 
+// MagiAttention's own conventions as options: chunk padding even at C = 1, and the chunk size
+// capped at ceil(S / (8·C)) for short rows.
+TEST(CliMagiOptions, ChunkPaddingAtCpOneAndTheAutoChunkSize) {
+  const auto padded_len = [](const std::string& args) -> std::int64_t {
+    const auto run = run_cplab("layout --json --layout magi " + args);
+    EXPECT_EQ(run.status, 0) << args << ": " << run.err;
+    return run.status == 0 ? nlohmann::json::parse(run.out)["padded_seq_len"].get<std::int64_t>()
+                           : -1;
+  };
+  EXPECT_EQ(padded_len("--cp 1 --chunk-size 4 --seq-len 10"), 10);  // C = 1: the identity
+  EXPECT_EQ(padded_len("--cp 1 --chunk-size 4 --seq-len 10 --chunk-pad-at-cp1"), 12);
+  EXPECT_EQ(padded_len("--cp 2 --chunk-size auto --seq-len 40"), 42);        // K = ceil(40/16) = 3
+  EXPECT_EQ(padded_len("--cp 2 --chunk-size auto --seq-len 10000"), 10240);  // K = 512
+  const auto explained = run_cplab("explain --layout magi --cp 2 --chunk-size auto --seq-len 40");
+  EXPECT_NE(explained.out.find("magi cp=2 chunk_size=3"), std::string::npos) << explained.out;
+  expect_usage_error(run_cplab("layout --layout magi --cp 2 --chunk-size 0 --seq-len 8"),
+                     {"--chunk-size", "auto"});
+}
+
 // magi attends with its own solver, not by a ring: `--algo all` lists the ring as refused, with
 // why, beside the algorithms it runs; `--algo ring` alone is one line.
 TEST(CliSchedule, AllListsMagisRefusalOfTheRing) {
@@ -100,6 +123,20 @@ TEST(CliSchedule, TooManyBlocksIsRefused) {
             std::string::npos)
       << all.out;
   EXPECT_NE(all.out.find("all-gather      1"), std::string::npos) << all.out;
+}
+
+// On one causal row magi's 16 chunks (K = L / 2C) are head-tail's two chunks per rank: `check
+// --layout auto` on the head-tail shards of a long row names magi among their aliases, found
+// through its closed-form map without planning it.
+TEST_F(CliCheck, AutoNamesMagiAnAliasOfHeadTailOnALongRow) {
+  constexpr std::int64_t kSeq = 55440, kRanks = 8;
+  io::save_torch_batch(bshd_batch(kSeq), dir.file("batch.pt"));
+  const auto run = check(head_tail_zero_pad_shards(kSeq, kRanks), "auto", "", kRanks);
+  ASSERT_EQ(run.status, 0) << run.err;
+  const nlohmann::json& aliases = run.out["also_explained_by"];
+  EXPECT_NE(std::find(aliases.begin(), aliases.end(), nlohmann::json("magi cp=8 chunk_size=3465")),
+            aliases.end())
+      << run.out.dump(1);
 }
 
 }  // namespace

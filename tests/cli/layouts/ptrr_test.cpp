@@ -1,6 +1,6 @@
 // ptrr's own checks end to end: `cplab check --layout auto` finds ptrr's block size, an option only
-// ptrr reads, in the shards ptrr's reference plan gives; and the block size's bounds on the
-// command line.
+// ptrr reads, in the shards ptrr's reference plan gives, and ptrr's blocks in head-tail's shards
+// of a long row; and the block size's bounds on the command line.
 #include "layouts/ptrr.hpp"
 
 #include <gtest/gtest.h>
@@ -45,6 +45,19 @@ TEST_F(CliCheck, AutoFindsPtrrsBlockSize) {
   for (const auto& also : found_ptrr.out["also_explained_by"]) names.push_back(also);
   EXPECT_NE(std::find(names.begin(), names.end(), "ptrr cp=2 block_size=2"), names.end())
       << found_ptrr.out.dump(1);
+}
+
+// On one causal row ptrr's 16 blocks (B = L / 2C) are head-tail's two chunks per rank: `check
+// --layout auto` on the head-tail shards of a long row names ptrr among their aliases.
+TEST_F(CliCheck, AutoNamesPtrrAnAliasOfHeadTailOnALongRow) {
+  constexpr std::int64_t kSeq = 55440, kRanks = 8;
+  io::save_torch_batch(bshd_batch(kSeq), dir.file("batch.pt"));
+  const auto run = check(head_tail_zero_pad_shards(kSeq, kRanks), "auto", "", kRanks);
+  ASSERT_EQ(run.status, 0) << run.err;
+  const nlohmann::json& aliases = run.out["also_explained_by"];
+  EXPECT_NE(std::find(aliases.begin(), aliases.end(), nlohmann::json("ptrr cp=8 block_size=3465")),
+            aliases.end())
+      << run.out.dump(1);
 }
 
 // B outside [1, 16777216] is refused before any file is read, in one line, whichever side.

@@ -1,8 +1,8 @@
 // thd's own checks end to end: `cplab check` on the shards a thd sharder writes (check_fixture.hpp,
 // built from SPEC's formulas) and on the files Automodel's THD path writes
 // (automodel_fixtures.hpp), clean and with one planted bug each, under --layout thd and --layout
-// auto; thd's map of a packed batch file as `cplab layout` shows it; and the bound on the slots
-// its document padding may take.
+// auto; thd's map of a packed batch file as `cplab layout` shows it and its picture as `cplab
+// explain` draws it; and the bound on the slots its document padding may take.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -217,6 +217,30 @@ TEST(BadInput, ThdsDocumentPaddingPastTheLimit) {
   EXPECT_EQ(std::regex_replace(err, location, ""),
             "cplab: error: thd cp=1024: a row of S=17000 with 17000 documents may pad to 34834432 "
             "slots, more than cplab's limit of 33554432");
+}
+
+// thd's picture of documents 5, 3, 8 at C = 2 (SPEC §9 example 3): L = 20 band cells, and the loss
+// targets each rank fetches marked where `explain` says: rank 0 local 1 (global 1), 4 (global 8)
+// and 7 (global 13); rank 1 local 9 (global 17).
+TEST(CliExplain, ThdsSvgMarksTheTargetsItFetches) {
+  if (!io::torch_available()) GTEST_SKIP() << "skipped: this cplab reads no torch.save files";
+  testsupport::ScratchDir dir;
+  io::save_torch_batch(packed_batch({5, 3, 8}, true), dir.file("batch.pt"));
+  const auto run = run_cplab("explain --batch " + dir.file("batch.pt") +
+                             " --layout thd --cp 2 --format svg --out " + dir.file("thd.svg"));
+  ASSERT_EQ(run.status, 0) << run.err;
+  const std::string svg = testsupport::slurp(dir.file("thd.svg"));
+  std::int64_t cells = 0;
+  for (std::size_t at = svg.find("class=\"cell\""); at != std::string::npos;
+       at = svg.find("class=\"cell\"", at + 1))
+    ++cells;
+  EXPECT_EQ(cells, 20);  // L = 20
+  static const std::regex mark(R"re(data-kind="fetched" data-rank="([0-9]+)" data-k="([0-9]+)")re");
+  std::vector<std::string> fetched;
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), mark); it != std::sregex_iterator();
+       ++it)
+    fetched.push_back((*it)[1].str() + ":" + (*it)[2].str());
+  EXPECT_EQ(fetched, (std::vector<std::string>{"0:1", "0:4", "0:7", "1:9"}));
 }
 
 }  // namespace

@@ -1,10 +1,12 @@
 // usp's own checks end to end: `cplab check --layout auto` finds usp's ring degree, an option only
-// usp reads, in the shards usp's reference plan gives; the ring degree's bounds on the command
-// line; and `cplab schedule` of its ring of Ulysses groups.
+// usp reads, in the shards usp's reference plan gives, and usp at R = C in head-tail's shards of a
+// long row; the ring degree's bounds on the command line; and `cplab schedule` of its ring of
+// Ulysses groups.
 #include "layouts/usp.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <string>
@@ -48,6 +50,19 @@ TEST_F(CliCheck, AutoFindsUspsRingDegree) {
   const auto found_usp = check(reference_shards(usp, batch), "auto", "", 4);
   EXPECT_EQ(found_usp.status, 0) << found_usp.out.dump(1) << found_usp.err;
   EXPECT_EQ(found_usp.out["spec"], "usp cp=4 ring_degree=2") << found_usp.out.dump(1);
+}
+
+// On one causal row usp with R = C (one Ulysses group per rank, every rank a ring) is head-tail:
+// `check --layout auto` on the head-tail shards of a long row names it among their aliases.
+TEST_F(CliCheck, AutoNamesUspAnAliasOfHeadTailOnALongRow) {
+  constexpr std::int64_t kSeq = 55440, kRanks = 8;
+  io::save_torch_batch(bshd_batch(kSeq), dir.file("batch.pt"));
+  const auto run = check(head_tail_zero_pad_shards(kSeq, kRanks), "auto", "", kRanks);
+  ASSERT_EQ(run.status, 0) << run.err;
+  const nlohmann::json& aliases = run.out["also_explained_by"];
+  EXPECT_NE(std::find(aliases.begin(), aliases.end(), nlohmann::json("usp cp=8 ring_degree=8")),
+            aliases.end())
+      << run.out.dump(1);
 }
 
 // R past C's bound is refused before any file is read, in one line.
