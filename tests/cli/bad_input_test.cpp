@@ -24,28 +24,13 @@ namespace cplab::clitest {
 namespace {
 
 using testsupport::CliRun;
+using testsupport::expect_refusal;
 using testsupport::fresh_dir;
 using testsupport::line_count;
+using testsupport::refusal_line;
 using testsupport::run_cplab;
 using testsupport::ScratchDir;
 using testsupport::slurp;
-
-// stderr's one line without the "file.cpp:NN: " of the check that raised it (that moves with the
-// code; the words are the contract).
-std::string refusal_line(const std::string& err) {
-  static const std::regex location(R"([A-Za-z0-9_]+\.(cpp|hpp):[0-9]+: )");
-  std::string line = err;
-  if (!line.empty() && line.back() == '\n') line.pop_back();
-  return std::regex_replace(line, location, "");
-}
-
-void expect_refusal(const CliRun& run, int status, const std::string& line,
-                    const std::string& context) {
-  EXPECT_EQ(run.status, status) << context << "\n" << run.err;
-  EXPECT_TRUE(run.out.empty()) << context << ": " << run.out;
-  EXPECT_EQ(line_count(run.err), 1) << context << ": " << run.err;
-  EXPECT_EQ(refusal_line(run.err), line) << context;
-}
 
 struct Refusal {
   std::string args;
@@ -54,7 +39,7 @@ struct Refusal {
 };
 
 void expect_all(const std::vector<Refusal>& refusals) {
-  for (const Refusal& r : refusals) expect_refusal(run_cplab(r.args), r.status, r.line, r.args);
+  for (const Refusal& r : refusals) expect_refusal(run_cplab(r.args), r.line, r.args, r.status);
 }
 
 // The layout that exists only with CP off: its cases are the cheapest to run (one rank).

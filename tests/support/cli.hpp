@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -96,6 +97,32 @@ inline void expect_usage_error(const CliRun& run, const std::vector<std::string>
   for (const std::string& part : parts)
     EXPECT_NE(run.err.find(part), std::string::npos)
         << context << ": '" << part << "' in " << run.err;
+}
+
+// stderr's one line without the "file.cpp:NN: " of the check that raised it (that moves with the
+// code; the words are the contract).
+inline std::string refusal_line(const std::string& err) {
+  static const std::regex location(R"([A-Za-z0-9_]+\.(cpp|hpp):[0-9]+: )");
+  std::string line = err;
+  if (!line.empty() && line.back() == '\n') line.pop_back();
+  return std::regex_replace(line, location, "");
+}
+
+// A refusal: exit `status` (2, bad input, unless said), nothing on stdout, and exactly this one
+// line on stderr (refusal_line). `context` (the arguments, say) starts each failure message.
+inline void expect_refusal(const CliRun& run, const std::string& line, const std::string& context,
+                           int status = 2) {
+  EXPECT_EQ(run.status, status) << context << "\n" << run.err;
+  EXPECT_TRUE(run.out.empty()) << context << ": " << run.out;
+  EXPECT_EQ(line_count(run.err), 1) << context << ": " << run.err;
+  EXPECT_EQ(refusal_line(run.err), line) << context;
+}
+
+// `cplab replay`'s verdict that every property it ran holds ("N of N properties hold"); which N
+// the property table has is the properties suite's to check.
+inline bool every_property_holds(const std::string& out) {
+  static const std::regex verdict(R"(\b([1-9][0-9]*) of \1 properties hold\b)");
+  return std::regex_search(out, verdict);
 }
 
 // A fresh folder named after the running test, removed when the test ends.

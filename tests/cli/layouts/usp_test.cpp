@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
-#include <regex>
 #include <string>
 
 #include "tests/cli/check_fixture.hpp"
@@ -17,21 +16,9 @@
 namespace cplab::testing {
 namespace {
 
+using testsupport::expect_refusal;
 using testsupport::expect_usage_error;
 using testsupport::run_cplab;
-
-// A refusal: exit 2, nothing on stdout, and this one line on stderr (without the "file.cpp:NN: "
-// of the check that raised it, which moves with the code).
-void expect_refusal(const testsupport::CliRun& run, const std::string& line,
-                    const std::string& args) {
-  static const std::regex location(R"([A-Za-z0-9_]+\.(cpp|hpp):[0-9]+: )");
-  std::string err = run.err;
-  if (!err.empty() && err.back() == '\n') err.pop_back();
-  EXPECT_EQ(run.status, 2) << args << "\n" << run.err;
-  EXPECT_TRUE(run.out.empty()) << args << ": " << run.out;
-  EXPECT_EQ(testsupport::line_count(run.err), 1) << args << ": " << run.err;
-  EXPECT_EQ(std::regex_replace(err, location, ""), line) << args;
-}
 
 nlohmann::json schedule_json(const std::string& args) {
   const auto run = run_cplab("schedule " + args + " --json");
