@@ -134,6 +134,167 @@ std::vector<std::string> violations(const fs::path& folder, const std::vector<st
   return found;
 }
 
+// Where a string names a layout by its name outside the layout's own files: the whole literal
+// ("thd", 'thd'), a command line's --layout / --layouts value ("--layout thd --cp 2",
+// "--layouts thd,magi"), a case line's head ("thd cp=2 docs=5") or a keyword (layout=thd). A
+// generic test asks the registry for a layout by kind and builds the string from its name; a
+// test about one layout lives in that layout's own file. Prose that mentions a layout (a
+// message, a docstring sentence) does not hold it as a value and is not read.
+struct Literals {
+  std::regex strings{R"re("((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)')re"};
+  std::vector<std::pair<std::string, std::regex>> uses;  // (layout, pattern inside a string)
+};
+
+Literals literals_for(const std::vector<std::string>& names) {
+  Literals l;
+  for (const std::string& name : names) {
+    const std::string n = std::regex_replace(name, std::regex(R"([-])"), R"(\-)");
+    l.uses.emplace_back(
+        name, std::regex("^" + n + "$|--layouts?[ =]([\\w-]+,)*" + n + "($|[^\\w-])|(^|[\\s'\"])" +
+                         n + " cp=|layout\\s*=\\s*" + n + "($|[^\\w-])"));
+  }
+  return l;
+}
+
+// The names that are something else's too, each where it means the other thing, with why.
+struct NotALayout {
+  const char* file_suffix;
+  const char* name;
+  const char* line_holds;
+};
+constexpr NotALayout kNotALayout[] = {
+    // The attention algorithm USP (SPEC §13, yunchang's name) is not the usp layout.
+    {"sim/attention/attention_algo.cpp", "usp", "return \"usp\";"},
+    // TransformerEngine's and Automodel's qkv_format values (bshd, sbhd, thd) are row formats.
+    {"tests/cli/automodel_fixtures.hpp", "thd", "qkv_format"},
+};
+
+bool means_something_else(const fs::path& file, const std::string& name, const std::string& line) {
+  const std::string path = file.generic_string();
+  for (const NotALayout& e : kNotALayout) {
+    const std::string suffix = e.file_suffix;
+    if (name == e.name && path.size() >= suffix.size() &&
+        path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0 &&
+        line.find(e.line_holds) != std::string::npos)
+      return true;
+  }
+  return false;
+}
+
+bool is_code(const fs::path& file) {
+  static const std::set<std::string> kinds = {".hpp", ".cpp", ".cu",  ".cuh",   ".h",
+                                              ".py",  ".sh",  ".txt", ".cmake", ".def"};
+  const std::string ext = file.extension().string();
+  if (ext == ".txt") return file.filename() == "CMakeLists.txt";
+  if (kinds.count(ext) > 0) return true;
+  // Scripts without an extension (scripts/hostile-inputs, .ci/run) are code too.
+  if (!ext.empty()) return false;
+  std::ifstream in(file);
+  std::string first;
+  std::getline(in, first);
+  return first.rfind("#!", 0) == 0;
+}
+
+// "file:line: text" for every string holding a layout's name as a value (Literals) outside that
+// layout's own files, in every code file under `folder` (C++, Python, shell, CMake).
+std::vector<std::string> literal_violations(const fs::path& folder,
+                                            const std::vector<std::string>& names,
+                                            int& files_scanned) {
+  const Literals l = literals_for(names);
+  std::vector<std::string> found;
+  if (!fs::exists(folder)) return found;
+  for (auto it = fs::recursive_directory_iterator(folder); it != fs::recursive_directory_iterator();
+       ++it) {
+    const fs::path& path = it->path();
+    const std::string leaf = path.filename().string();
+    if (it->is_directory() && (leaf == "node_modules" || leaf == "__pycache__" || leaf[0] == '.')) {
+      it.disable_recursion_pending();
+      continue;
+    }
+    if (!it->is_regular_file() || !is_code(path)) continue;
+    // The one list, and this file, which quotes the patterns.
+    if (leaf == "layouts.def" || leaf == "layout_names_rule_test.cpp") continue;
+    ++files_scanned;
+    const std::string own = own_layout(path, names);
+    const std::string ext = path.extension().string();
+    const bool hash_comments =
+        ext == ".py" || ext == ".sh" || ext == ".txt" || ext == ".cmake" || ext.empty();
+    std::ifstream in(path);
+    std::string line;
+    for (int number = 1; std::getline(in, line); ++number) {
+      const std::size_t lead = line.find_first_not_of(" \t");
+      if (lead == std::string::npos) continue;
+      if (hash_comments && line[lead] == '#') continue;
+      if (!hash_comments && line.compare(lead, 1, "#") == 0 &&
+          line.find("include", lead) != std::string::npos)
+        continue;  // an #include's path names a header, not a layout
+      const std::string code = hash_comments ? line : line.substr(0, line.find("//"));
+      bool bad = false;
+      for (std::sregex_iterator s(code.begin(), code.end(), l.strings), done; s != done; ++s) {
+        const std::string text = (*s)[1].matched ? (*s)[1].str() : (*s)[2].str();
+        for (const auto& [name, use] : l.uses) {
+          if (name == own || !std::regex_search(text, use)) continue;
+          bad = bad || !means_something_else(path, name, line);
+        }
+      }
+      if (bad) found.push_back(path.string() + ":" + std::to_string(number) + ": " + line);
+    }
+  }
+  return found;
+}
+
+TEST(LayoutNamesRule, nothing_outside_a_layouts_files_holds_its_name_as_a_value) {
+  const fs::path root = CPLAB_SOURCE_DIR;
+  const std::vector<std::string> names = layout_names();
+  ASSERT_GE(names.size(), 5u);
+  int scanned = 0;
+  std::vector<std::string> found;
+  for (const char* folder :
+       {"layouts", "common", "reference", "io",         "comm",    "sim", "check",
+        "gpu",     "mpi",    "perf",      "properties", "reports", "cli", "python",
+        "bench",   "fuzz",   "tests",     "scripts",    "cmake",   ".ci"}) {
+    const auto here = literal_violations(root / folder, names, scanned);
+    found.insert(found.end(), here.begin(), here.end());
+  }
+  EXPECT_GE(scanned, 300) << "the scan found too few code files under " << root;
+  EXPECT_TRUE(found.empty()) << found.size() << " strings name a layout outside its own files:\n"
+                             << ::testing::PrintToString(found);
+}
+
+TEST(LayoutNamesRule, the_value_patterns_catch_names_in_strings_but_not_prose_or_own_files) {
+  const fs::path folder =
+      fs::temp_directory_path() / ("cplab_layout_value_probe_" + std::to_string(::getpid()));
+  fs::create_directories(folder / "layouts");
+  std::ofstream(folder / "probe.cpp")
+      << "spec.layout = \"thd\";\n"                              // 1
+      << "run(\"layout --layout head-tail --cp 2\");\n"          // 2
+      << "run(\"sweep --layouts identity,magi --impl sim\");\n"  // 3
+      << "parse_case(\"per-doc-head-tail cp=2 docs=8,4\");\n"    // 4
+      << "const char* m = \"a row the thd layout refuses\";  // prose\n"
+      << "#include \"layouts/magi.hpp\"\n"
+      << "// run(\"--layout thd\") in a comment\n"
+      << "run(\"--layout head-tailed --algo usp\");\n"
+      << "x(\"t.contiguous()\");\n";
+  std::ofstream(folder / "probe.py") << "plan('stripe', 2)\n"  // probe.py:1
+                                     << "# plan('stripe', 2)\n"
+                                     << "f(layout=thd)\n"
+                                     << "run(f\"replay 'usp cp=4 R=2'\")\n";  // probe.py:4
+  std::ofstream(folder / "layouts" / "thd_test.cpp") << "run(\"--layout thd --cp 2\");\n";
+  std::ofstream(folder / "layouts" / "magi_test.py") << "run('--layout thd')\n";  // 5
+  int scanned = 0;
+  const auto found = literal_violations(folder, layout_names(), scanned);
+  fs::remove_all(folder);
+  EXPECT_EQ(scanned, 4);
+  ASSERT_EQ(found.size(), 7u) << ::testing::PrintToString(found);
+  for (const char* where : {"probe.cpp:1:", "probe.cpp:2:", "probe.cpp:3:", "probe.cpp:4:",
+                            "probe.py:1:", "probe.py:4:", "magi_test.py:1:"}) {
+    EXPECT_TRUE(
+        std::any_of(found.begin(), found.end(),
+                    [&](const std::string& f) { return f.find(where) != std::string::npos; }))
+        << where << " not reported: " << ::testing::PrintToString(found);
+  }
+}
+
 TEST(LayoutNamesRule, nothing_outside_a_layouts_files_compares_its_name_or_switches_on_it) {
   const fs::path root = CPLAB_SOURCE_DIR;
   const std::vector<std::string> names = layout_names();
