@@ -5,6 +5,8 @@
 // the reference plan of a spec gives for a batch.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -45,9 +47,25 @@ class CliCheck : public ::testing::Test {
     return out;
   }
 
+  // What `check --layout auto` names besides head-tail on the head-tail shards of one long
+  // causal row (S = 55440, C = 8): the layouts whose maps on such a row are head-tail's, each as
+  // "NAME cp=8 ..." (each layout's own file looks for itself).
+  nlohmann::json head_tail_long_row_aliases() {
+    constexpr std::int64_t kSeq = 55440, kRanks = 8;
+    io::save_torch_batch(bshd_batch(kSeq), dir.file("batch.pt"));
+    const auto run = check(head_tail_zero_pad_shards(kSeq, kRanks), "auto", "", kRanks);
+    EXPECT_EQ(run.status, 0) << run.err;
+    return run.out.value("also_explained_by", nlohmann::json::array());
+  }
+
   testsupport::ScratchDir dir;
   ThdShards clean;
 };
+
+// Whether a JSON array of specs holds `spec`.
+inline bool lists(const nlohmann::json& specs, const std::string& spec) {
+  return std::find(specs.begin(), specs.end(), nlohmann::json(spec)) != specs.end();
+}
 
 // The shards the reference plan of `spec` gives for a BSHD batch, one dict per rank.
 inline std::vector<ShardDict> reference_shards(const LayoutSpec& spec, const Batch& batch) {

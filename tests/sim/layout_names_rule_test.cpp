@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <regex>
 #include <set>
 #include <string>
@@ -243,6 +244,17 @@ std::vector<std::string> literal_violations(const fs::path& folder,
   return found;
 }
 
+// Each planted line ("file:line:") is among the reports.
+void expect_reported(const std::vector<std::string>& found,
+                     std::initializer_list<const char*> planted) {
+  for (const char* where : planted) {
+    EXPECT_TRUE(
+        std::any_of(found.begin(), found.end(),
+                    [&](const std::string& f) { return f.find(where) != std::string::npos; }))
+        << where << " not reported: " << ::testing::PrintToString(found);
+  }
+}
+
 TEST(LayoutNamesRule, nothing_outside_a_layouts_files_holds_its_name_as_a_value) {
   const fs::path root = CPLAB_SOURCE_DIR;
   const std::vector<std::string> names = layout_names();
@@ -286,13 +298,8 @@ TEST(LayoutNamesRule, the_value_patterns_catch_names_in_strings_but_not_prose_or
   fs::remove_all(folder);
   EXPECT_EQ(scanned, 4);
   ASSERT_EQ(found.size(), 7u) << ::testing::PrintToString(found);
-  for (const char* where : {"probe.cpp:1:", "probe.cpp:2:", "probe.cpp:3:", "probe.cpp:4:",
-                            "probe.py:1:", "probe.py:4:", "magi_test.py:1:"}) {
-    EXPECT_TRUE(
-        std::any_of(found.begin(), found.end(),
-                    [&](const std::string& f) { return f.find(where) != std::string::npos; }))
-        << where << " not reported: " << ::testing::PrintToString(found);
-  }
+  expect_reported(found, {"probe.cpp:1:", "probe.cpp:2:", "probe.cpp:3:", "probe.cpp:4:",
+                          "probe.py:1:", "probe.py:4:", "magi_test.py:1:"});
 }
 
 TEST(LayoutNamesRule, nothing_outside_a_layouts_files_compares_its_name_or_switches_on_it) {
@@ -332,13 +339,8 @@ TEST(LayoutNamesRule, the_patterns_catch_comparisons_and_switches_but_not_a_layo
   fs::remove_all(folder);
   EXPECT_EQ(scanned, 3);
   ASSERT_EQ(found.size(), 7u) << ::testing::PrintToString(found);
-  for (const char* where : {"probe.cpp:1:", "probe.cpp:2:", "probe.cpp:3:", "probe.cpp:4:",
-                            "probe.cpp:5:", "magi.cpp:1:", "probe.cpp:10:"}) {
-    EXPECT_TRUE(
-        std::any_of(found.begin(), found.end(),
-                    [&](const std::string& f) { return f.find(where) != std::string::npos; }))
-        << where << " not reported: " << ::testing::PrintToString(found);
-  }
+  expect_reported(found, {"probe.cpp:1:", "probe.cpp:2:", "probe.cpp:3:", "probe.cpp:4:",
+                          "probe.cpp:5:", "magi.cpp:1:", "probe.cpp:10:"});
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "sim/layout_descriptor.hpp"
 #include "tests/cli/automodel_check.hpp"
 #include "tests/cli/check_fixture.hpp"
+#include "tests/cli/schedule_json.hpp"
 #include "tests/support/cli.hpp"
 
 namespace cplab::testing {
@@ -99,12 +100,6 @@ TEST(CliBatchFiles, TheBatchsOwnPositions) {
   ASSERT_EQ(run.status, 0) << run.err;
   EXPECT_EQ(nlohmann::json::parse(run.out)["ranks"][0]["positions"],
             nlohmann::json({18, 19, 20, 21, 30, 31, 32, 33}));
-}
-
-nlohmann::json schedule_json(const std::string& args) {
-  const auto run = run_cplab("schedule " + args + " --json");
-  EXPECT_EQ(run.status, 0) << args << ": " << run.err;
-  return nlohmann::json::parse(run.out);
 }
 
 // SPEC §13.2's example: head-tail C = 2, L = 8, ring.

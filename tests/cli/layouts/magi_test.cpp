@@ -13,6 +13,7 @@
 #include <string>
 
 #include "tests/cli/check_fixture.hpp"
+#include "tests/cli/schedule_json.hpp"
 #include "tests/support/cli.hpp"
 
 namespace cplab::testing {
@@ -22,12 +23,6 @@ using testsupport::CliRun;
 using testsupport::expect_refusal;
 using testsupport::expect_usage_error;
 using testsupport::run_cplab;
-
-nlohmann::json schedule_json(const std::string& args) {
-  const auto run = run_cplab("schedule " + args + " --json");
-  EXPECT_EQ(run.status, 0) << args << ": " << run.err;
-  return nlohmann::json::parse(run.out);
-}
 
 TEST(Limits, MagiAutomaticChunkSizeNeverWraps) {
   // ceil(S / 8C) for any S and C the types hold: S + 8C - 1 is never formed.
@@ -117,14 +112,8 @@ TEST(CliSchedule, TooManyBlocksIsRefused) {
 // --layout auto` on the head-tail shards of a long row names magi among their aliases, found
 // through its closed-form map without planning it.
 TEST_F(CliCheck, AutoNamesMagiAnAliasOfHeadTailOnALongRow) {
-  constexpr std::int64_t kSeq = 55440, kRanks = 8;
-  io::save_torch_batch(bshd_batch(kSeq), dir.file("batch.pt"));
-  const auto run = check(head_tail_zero_pad_shards(kSeq, kRanks), "auto", "", kRanks);
-  ASSERT_EQ(run.status, 0) << run.err;
-  const nlohmann::json& aliases = run.out["also_explained_by"];
-  EXPECT_NE(std::find(aliases.begin(), aliases.end(), nlohmann::json("magi cp=8 chunk_size=3465")),
-            aliases.end())
-      << run.out.dump(1);
+  const nlohmann::json aliases = head_tail_long_row_aliases();
+  EXPECT_TRUE(lists(aliases, "magi cp=8 chunk_size=3465")) << aliases.dump(1);
 }
 
 }  // namespace

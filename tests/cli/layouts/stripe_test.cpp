@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "tests/cli/schedule_json.hpp"
 #include "tests/support/cli.hpp"
 
 namespace cplab::testing {
@@ -15,12 +16,6 @@ namespace {
 using testsupport::expect_usage_error;
 using testsupport::run_cplab;
 using testsupport::ScratchDir;
-
-nlohmann::json schedule_json(const std::string& args) {
-  const auto run = run_cplab("schedule " + args + " --json");
-  EXPECT_EQ(run.status, 0) << args << ": " << run.err;
-  return nlohmann::json::parse(run.out);
-}
 
 TEST(CliSchedule, StripeMergesNoSlotsAndReadsDocCausalOnPads) {
   const nlohmann::json j = schedule_json("--layout stripe --cp 2 --seq-len 7 --algo ring");

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "tests/cli/check_fixture.hpp"
+#include "tests/cli/schedule_json.hpp"
 #include "tests/support/cli.hpp"
 
 namespace cplab::testing {
@@ -19,12 +20,6 @@ namespace {
 using testsupport::expect_refusal;
 using testsupport::expect_usage_error;
 using testsupport::run_cplab;
-
-nlohmann::json schedule_json(const std::string& args) {
-  const auto run = run_cplab("schedule " + args + " --json");
-  EXPECT_EQ(run.status, 0) << args << ": " << run.err;
-  return nlohmann::json::parse(run.out);
-}
 
 // usp's ring degree R (each R dividing C) is searched too, not only the default.
 TEST_F(CliCheck, AutoFindsUspsRingDegree) {
@@ -42,14 +37,8 @@ TEST_F(CliCheck, AutoFindsUspsRingDegree) {
 // On one causal row usp with R = C (one Ulysses group per rank, every rank a ring) is head-tail:
 // `check --layout auto` on the head-tail shards of a long row names it among their aliases.
 TEST_F(CliCheck, AutoNamesUspAnAliasOfHeadTailOnALongRow) {
-  constexpr std::int64_t kSeq = 55440, kRanks = 8;
-  io::save_torch_batch(bshd_batch(kSeq), dir.file("batch.pt"));
-  const auto run = check(head_tail_zero_pad_shards(kSeq, kRanks), "auto", "", kRanks);
-  ASSERT_EQ(run.status, 0) << run.err;
-  const nlohmann::json& aliases = run.out["also_explained_by"];
-  EXPECT_NE(std::find(aliases.begin(), aliases.end(), nlohmann::json("usp cp=8 ring_degree=8")),
-            aliases.end())
-      << run.out.dump(1);
+  const nlohmann::json aliases = head_tail_long_row_aliases();
+  EXPECT_TRUE(lists(aliases, "usp cp=8 ring_degree=8")) << aliases.dump(1);
 }
 
 // R past C's bound is refused before any file is read, in one line.
