@@ -125,6 +125,8 @@ void finish() {
   // MPI_Finalize would wait for a lost peer forever: leave without it (the launcher reports it).
   if (g_lost) return;
   detail::drain_sends(10000);
+  // A communicator still being set up crashes MPI_Finalize (Open MPI tears it down half-built).
+  if (!detail::settle_channel(10000)) return;
   std::signal(SIGTERM, SIG_DFL);
   MPI_Finalize();
 }

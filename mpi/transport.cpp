@@ -530,6 +530,19 @@ void drain_sends(std::int64_t timeout_ms) {
   }
 }
 
+bool settle_channel(std::int64_t timeout_ms) {
+  Channel& c = channel_state();
+  if (!c.started || c.ready || c.setup == MPI_REQUEST_NULL) return true;
+  const std::int64_t deadline = now_ms() + timeout_ms;
+  for (int round = 0;; ++round) {
+    int done = 0;
+    if (MPI_Test(&c.setup, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) return false;
+    if (done) return true;
+    if (now_ms() >= deadline) return false;
+    pause(round);
+  }
+}
+
 int max_user_tag() {
   void* value = nullptr;
   int flag = 0;

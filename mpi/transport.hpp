@@ -105,6 +105,11 @@ void die_if_named(const char* variable, int rank);
 // Before MPI_Finalize: waits up to timeout_ms for the sends in flight to complete (the standard
 // requires it; a receiver may still be reading one), then lets MPI forget the rest.
 void drain_sends(std::int64_t timeout_ms);
+// Before MPI_Finalize: waits up to timeout_ms for cplab's communicator, started as MPI started
+// (MPI_Comm_idup), to be set up where no wait has needed it yet (a process that stopped before
+// its first message, such as a refusal of its arguments). false: it is still not set up, and
+// MPI_Finalize, which would tear down a communicator under construction, must be skipped.
+bool settle_channel(std::int64_t timeout_ms);
 
 // Takes the next message from `source` (or MPI_ANY_SOURCE) on `tag` if one has arrived; data
 // messages are counted for the deadlock watch.
