@@ -166,8 +166,6 @@ struct NotALayout {
 constexpr NotALayout kNotALayout[] = {
     // The attention algorithm USP (SPEC §13, yunchang's name) is not the usp layout.
     {"sim/attention/attention_algo.cpp", "usp", "return \"usp\";"},
-    // TransformerEngine's and Automodel's qkv_format values (bshd, sbhd, thd) are row formats.
-    {"tests/cli/automodel_fixtures.hpp", "thd", "qkv_format"},
 };
 
 bool means_something_else(const fs::path& file, const std::string& name, const std::string& line) {

@@ -164,6 +164,55 @@ TEST(LazyPlugins, HeadTailsJsonKeepsTheBytes) {
 namespace cplab::testing::automodel {
 namespace {
 
+// Automodel's head-tail sharder (`make_cp_batch_and_ctx`): the batch holds BSHD rows with an HF
+// `attention_mask` (1 on real tokens, right padding); the sharder pops it and gives each rank
+// `padding_mask = ~attention_mask` instead, pads the row to 2C (ids 0, labels -100, positions 0,
+// padding_mask True) and cuts chunks r and 2C-1-r.
+// make_cp_batch_and_ctx (head-tail) on C ranks: row b of S slots has real[b] real tokens, then
+// right padding (attention_mask 0, id 0, label -100); the sharder pads the row to L = ceil_to(S,
+// 2C) and hands out padding_mask in place of attention_mask.
+Files head_tail(const Ints& real, std::int64_t seq, std::int64_t cp) {
+  const auto rows = static_cast<std::int64_t>(real.size());
+  const std::int64_t len = ceil_to(seq, 2 * cp), c = len / (2 * cp);
+  Files out;
+  Ints ids, labels, attention;
+  for (std::int64_t b = 0; b < rows; ++b) {
+    for (std::int64_t s = 0; s < seq; ++s) {
+      const bool is_real = s < real[b];
+      ids.push_back(is_real ? 1000 + b * seq + s : 0);
+      labels.push_back(is_real ? 2000 + b * seq + s : -100);
+      attention.push_back(is_real ? 1 : 0);
+    }
+  }
+  out.batch = {{"input_ids", ints({rows, seq}, ids)},
+               {"labels", ints({rows, seq}, labels)},
+               {"attention_mask", ints({rows, seq}, attention)}};
+  out.global_of.assign(static_cast<std::size_t>(rows), {});
+  for (std::int64_t r = 0; r < cp; ++r) {
+    Ints local_ids, local_labels, local_positions;
+    std::vector<bool> pad;
+    for (std::int64_t b = 0; b < rows; ++b) {
+      Ints index;
+      for (std::int64_t chunk : {r, 2 * cp - 1 - r}) {
+        for (std::int64_t g = chunk * c; g < (chunk + 1) * c; ++g) index.push_back(g);
+      }
+      for (std::int64_t g : index) {
+        const bool added = g >= seq;
+        local_ids.push_back(added ? 0 : ids[b * seq + g]);
+        local_labels.push_back(added ? -100 : labels[b * seq + g]);
+        local_positions.push_back(added ? 0 : g);
+        pad.push_back(added || attention[b * seq + g] == 0);
+      }
+      out.global_of[b].push_back(index);
+    }
+    out.ranks.push_back({{"input_ids", ints({rows, 2 * c}, local_ids)},
+                         {"labels", ints({rows, 2 * c}, local_labels)},
+                         {"position_ids", ints({rows, 2 * c}, local_positions)},
+                         {"padding_mask", Tensor::from_bools({rows, 2 * c}, pad)}});
+  }
+  return out;
+}
+
 TEST_F(AutomodelCheck, PaddingMaskStandsForTheBatchsAttentionMask) {
   const Files files = head_tail({13, 9}, 13, 2);  // L = 16: three added slots per row
   for (const char* layout : {"head-tail", "auto"}) {

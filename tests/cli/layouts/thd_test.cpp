@@ -239,11 +239,121 @@ TEST(CliExplain, ThdsSvgMarksTheTargetsItFetches) {
   EXPECT_EQ(fetched, (std::vector<std::string>{"0:1", "0:4", "0:7", "1:9"}));
 }
 
+// `cplab replay` of SPEC §9 example 3 prints its slots, the document padding marked, with every
+// property holding.
+TEST(ReplayCli, ThdRowsComeAsDocs) {
+  const testsupport::CliRun good = testsupport::run_cplab("replay 'thd cp=2 docs=5,3,8'");
+  EXPECT_EQ(good.status, 0) << good.out;
+  // r0 [0,1,6,7, 8,11, 12,13,18,19].
+  EXPECT_NE(good.out.find("rank 0: slots [0 1 6:pad 7:pad 8 11:pad 12 13 18 19]"),
+            std::string::npos)
+      << good.out;
+  EXPECT_TRUE(testsupport::every_property_holds(good.out)) << good.out;
+}
+
+// `explain` of documents 5, 3, 8 at C = 2 (SPEC §9 example 3): rank 0 holds these runs and
+// fetches the targets of global 1 (document 1's head chunk end), 8 and 13 from rank 1.
+TEST(CliExplain, ThdsExampleThreeRunsAndFetchedTargets) {
+  const testsupport::CliRun run =
+      testsupport::run_cplab("explain --layout thd --cp 2 --doc-lens 5,3,8");
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_NE(run.out.find("rank 0: global [0,2) [6,9) [11,14) [18,20)"), std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("targets fetched: from rank 1 for global 1, 8, 13"), std::string::npos)
+      << run.out;
+}
+
 }  // namespace
 }  // namespace cplab::testing
 
 namespace cplab::testing::automodel {
 namespace {
+
+// Automodel's THD sharder (`make_cp_batch_for_te`): the batch holds packed rows [B, S] whose
+// documents the collater padded to multiples of 2C (`seq_lens`, `seq_lens_padded` [B, n] ending
+// in -1000) and the entry `qkv_format: "thd"`. Each rank holds input_ids, labels and position_ids
+// cut by TE's `thd_get_partitioned_indices` (head and tail chunk of every document),
+// `cu_seqlens`: the row's whole padded table as int32, `max_seqlen`: an int32 scalar, the longest
+// padded document, `padding_mask`: `input_ids == pad id`, and `qkv_format`, `cp_size`, `cp_rank`
+// as plain values. With one row the tokens are [ℓ] and the table [n+1]; with several
+// (num_chunks = B) every key is stacked: tokens [B, ℓ], `cu_seqlens` [B, n_max + 1] right-filled
+// with -1000, `max_seqlen` [B].
+// make_cp_batch_for_te on C ranks: every row holds `docs[b]`, each padded to 2C, the last padded
+// further so that every row has S slots (S a multiple of 2C, at least the padded documents).
+Files thd(const std::vector<Ints>& docs, std::int64_t cp, std::int64_t seq) {
+  const auto rows = static_cast<std::int64_t>(docs.size());
+  Files out;
+  Ints ids, labels, positions;
+  std::vector<Ints> lens, padded_lens, cu_rows;
+  Ints max_seqlen;
+  out.global_of.resize(docs.size());
+  std::vector<Ints> local_ids(cp), local_labels(cp), local_positions(cp);
+  for (std::int64_t b = 0; b < rows; ++b) {
+    Ints padded;
+    for (std::int64_t n : docs[b]) padded.push_back(ceil_to(n, 2 * cp));
+    std::int64_t total = 0;
+    for (std::int64_t p : padded) total += p;
+    padded.back() += seq - total;
+    Ints cu = {0};
+    for (std::size_t i = 0; i < padded.size(); ++i) {
+      for (std::int64_t j = 0; j < padded[i]; ++j) {
+        const std::int64_t s = cu.back() + j;
+        const bool real = j < docs[b][i];
+        ids.push_back(real ? 1000 + b * seq + s : 0);
+        labels.push_back(real ? 2000 + b * seq + s : -100);
+        positions.push_back(j);
+      }
+      cu.push_back(cu.back() + padded[i]);
+    }
+    for (std::int64_t r = 0; r < cp; ++r) {
+      Ints index;
+      for (std::size_t i = 0; i < padded.size(); ++i) {
+        const std::int64_t c = padded[i] / (2 * cp);
+        for (std::int64_t chunk : {r, 2 * cp - 1 - r}) {
+          for (std::int64_t k = 0; k < c; ++k) index.push_back(cu[i] + chunk * c + k);
+        }
+      }
+      for (std::int64_t g : index) {
+        local_ids[r].push_back(ids[b * seq + g]);
+        local_labels[r].push_back(labels[b * seq + g]);
+        local_positions[r].push_back(positions[b * seq + g]);
+      }
+      out.global_of[b].push_back(index);
+    }
+    lens.push_back(docs[b]);
+    padded_lens.push_back(padded);
+    cu_rows.push_back(cu);
+    max_seqlen.push_back(*std::max_element(padded.begin(), padded.end()));
+  }
+  out.batch = {{"input_ids", ints({rows, seq}, ids)},
+               {"labels", ints({rows, seq}, labels)},
+               {"position_ids", ints({rows, seq}, positions)},
+               {"seq_lens", filled_rows(lens, kFiller, DType::i64)},
+               {"seq_lens_padded", filled_rows(padded_lens, kFiller, DType::i64)},
+               {"qkv_format", std::string("thd")}};
+  const std::int64_t local = seq / cp;
+  const Shape tokens = rows == 1 ? Shape{local} : Shape{rows, local};
+  for (std::int64_t r = 0; r < cp; ++r) {
+    std::vector<bool> pad;
+    for (std::int64_t id : local_ids[r]) pad.push_back(id == 0);
+    Dict rank = {{"input_ids", ints(tokens, local_ids[r])},
+                 {"labels", ints(tokens, local_labels[r])},
+                 {"position_ids", ints(tokens, local_positions[r])},
+                 {"padding_mask", Tensor::from_bools(tokens, pad)},
+                 {"qkv_format", std::string("thd")},
+                 {"cp_size", cp},
+                 {"cp_rank", r}};
+    if (rows == 1) {
+      rank["cu_seqlens"] = int32s({static_cast<std::int64_t>(cu_rows[0].size())}, cu_rows[0]);
+      rank["max_seqlen"] = int32s({}, {max_seqlen[0]});
+    } else {
+      rank["cu_seqlens"] = filled_rows(cu_rows, kFiller, DType::i32);
+      rank["max_seqlen"] = int32s({rows}, max_seqlen);
+    }
+    out.ranks.push_back(std::move(rank));
+  }
+  return out;
+}
 
 using testsupport::run_cplab;
 
@@ -380,30 +490,6 @@ TEST_F(AutomodelCheck, LayoutAndExplainReadABatchHoldingStringsAndInts) {
   io::save_torch_dict(files.batch, dir.file("bad.pt"));
   testsupport::expect_usage_error(
       run_cplab("layout --layout thd --cp 2 --batch " + dir.file("bad.pt")), {"seq_lens"});
-}
-
-// `cplab replay` of SPEC §9 example 3 prints its slots, the document padding marked, with every
-// property holding.
-TEST(ReplayCli, ThdRowsComeAsDocs) {
-  const testsupport::CliRun good = testsupport::run_cplab("replay 'thd cp=2 docs=5,3,8'");
-  EXPECT_EQ(good.status, 0) << good.out;
-  // r0 [0,1,6,7, 8,11, 12,13,18,19].
-  EXPECT_NE(good.out.find("rank 0: slots [0 1 6:pad 7:pad 8 11:pad 12 13 18 19]"),
-            std::string::npos)
-      << good.out;
-  EXPECT_TRUE(testsupport::every_property_holds(good.out)) << good.out;
-}
-
-// `explain` of documents 5, 3, 8 at C = 2 (SPEC §9 example 3): rank 0 holds these runs and
-// fetches the targets of global 1 (document 1's head chunk end), 8 and 13 from rank 1.
-TEST(CliExplain, ThdsExampleThreeRunsAndFetchedTargets) {
-  const testsupport::CliRun run =
-      testsupport::run_cplab("explain --layout thd --cp 2 --doc-lens 5,3,8");
-  ASSERT_EQ(run.status, 0) << run.err;
-  EXPECT_NE(run.out.find("rank 0: global [0,2) [6,9) [11,14) [18,20)"), std::string::npos)
-      << run.out;
-  EXPECT_NE(run.out.find("targets fetched: from rank 1 for global 1, 8, 13"), std::string::npos)
-      << run.out;
 }
 
 }  // namespace
