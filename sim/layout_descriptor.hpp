@@ -100,6 +100,10 @@ struct LayoutDescriptor {
   // algorithm (one line; nullptr or "" : it runs every algorithm the algorithm itself allows).
   AttentionBlocking attention_blocking = AttentionBlocking::runs;
   const char* (*refuses_algo)(AttentionAlgo algo) = nullptr;
+  // The ring degree R of a rank structure of R rings of C/R Ulysses groups (SPEC §13, USP), the
+  // one the usp algorithm attends through; nullptr: the layout has none, and refuses that
+  // algorithm.
+  std::int64_t (*ring_degree)(const LayoutSpec&) = nullptr;
 };
 
 // Whether `layout` pads and maps rows of `spec` (C > 1, or C = 1 where partitions_at_cp1 asks),

@@ -14,7 +14,8 @@ enum class AttentionAlgo : std::uint8_t {
   usp,         // Ulysses inside each group of U ranks, a ring of R groups across (usp layout)
 };
 
-// Why a layout other than usp refuses the usp algorithm (its refuses_algo says so, SPEC §13.1).
+// Why a layout without a ring of Ulysses groups (no LayoutDescriptor::ring_degree) refuses the
+// usp algorithm (SPEC §13.1).
 inline constexpr const char* kUspAlgoNeedsUspLayout =
     "usp's ring of Ulysses groups is the usp layout's own rank structure (its ring degree R)";
 

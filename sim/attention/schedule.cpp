@@ -7,7 +7,6 @@
 
 #include <algorithm>
 
-#include "layouts/usp.hpp"
 #include "reference/types/error.hpp"
 #include "sim/attention/schedule_blocks.hpp"
 #include "sim/layout_descriptor.hpp"
@@ -37,12 +36,19 @@ std::int64_t add(std::int64_t a, std::int64_t b, const char* what) {
 // dK and dV accumulate and travel in f32 (SPEC §13.2), whatever the input dtype.
 constexpr std::int64_t kGradBytes = 4;
 
+// The layout's own R where its ranks are rings of Ulysses groups (its descriptor's ring_degree),
+// else 1: usp's rings are the layout's.
+std::int64_t layout_ring_degree(const LayoutSpec& spec) {
+  const auto ring_degree = layout_descriptor(spec.layout).ring_degree;
+  return ring_degree != nullptr ? ring_degree(spec) : 1;
+}
+
 std::int64_t ring_degree_of(AttentionAlgo algo, const LayoutSpec& spec) {
   switch (algo) {
     case AttentionAlgo::ring:
       return spec.cp;
-    case AttentionAlgo::usp:  // the usp layout's own R: its rings are the layout's
-      return layouts::usp_ring_degree.of(spec);
+    case AttentionAlgo::usp:
+      return layout_ring_degree(spec);
     default:
       return 1;
   }
@@ -53,7 +59,7 @@ std::int64_t ulysses_degree_of(AttentionAlgo algo, const LayoutSpec& spec) {
     case AttentionAlgo::ulysses:
       return spec.cp;
     case AttentionAlgo::usp:
-      return spec.cp / std::max<std::int64_t>(1, layouts::usp_ring_degree.of(spec));
+      return spec.cp / std::max<std::int64_t>(1, layout_ring_degree(spec));
     default:
       return 1;
   }
@@ -243,6 +249,8 @@ std::string schedule_refusal(const LayoutDescriptor& layout, const LayoutSpec& s
     if (why != nullptr && *why != '\0')
       return fmt::format("{} refuses {}: {}", layout.name, name, why);
   }
+  if (algo == AttentionAlgo::usp && layout.ring_degree == nullptr)
+    return fmt::format("{} refuses {}: {}", layout.name, name, kUspAlgoNeedsUspLayout);
   if (spec.cp < 1) return fmt::format("{}: the CP size C={} must be at least 1", name, spec.cp);
   if (shape.heads < 1 || shape.kv_heads < 1 || shape.head_dim < 1)
     return fmt::format("{}: heads H={}, KV heads H_kv={} and head dim d={} must be at least 1",

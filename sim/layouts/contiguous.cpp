@@ -13,9 +13,6 @@ const LayoutDescriptor contiguous_descriptor{
     .form = index_math::form_of<index_math::ContiguousMap>(),
     .pad_unit =
         [](const LayoutSpec& spec) { return spec.cp * layouts::contiguous_pad_multiple.of(spec); },
-    .refuses_algo = [](AttentionAlgo algo) -> const char* {
-      return algo == AttentionAlgo::usp ? kUspAlgoNeedsUspLayout : nullptr;
-    },
 };
 
 }  // namespace cplab::sim

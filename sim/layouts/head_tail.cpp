@@ -17,9 +17,6 @@ const LayoutDescriptor head_tail_descriptor{
                       "head-tail row map: L={} is not a multiple of 2C={}", padded_len, 2 * cp);
           return std::vector<std::int64_t>{};
         },
-    .refuses_algo = [](AttentionAlgo algo) -> const char* {
-      return algo == AttentionAlgo::usp ? kUspAlgoNeedsUspLayout : nullptr;
-    },
 };
 
 }  // namespace cplab::sim

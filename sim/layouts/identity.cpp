@@ -10,9 +10,6 @@ const LayoutDescriptor identity_descriptor{
     .form = index_math::form_of<index_math::ContiguousMap>(),
     .cp_off = true,
     .pad_unit = [](const LayoutSpec&) -> std::int64_t { return 1; },
-    .refuses_algo = [](AttentionAlgo algo) -> const char* {
-      return algo == AttentionAlgo::usp ? kUspAlgoNeedsUspLayout : nullptr;
-    },
 };
 
 }  // namespace cplab::sim

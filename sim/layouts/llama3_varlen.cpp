@@ -19,10 +19,9 @@ const LayoutDescriptor llama3_varlen_descriptor{
     .varlen_segments = true,
     .refuses_algo = [](AttentionAlgo algo) -> const char* {
       if (algo == AttentionAlgo::ring)
-        return "llama3_flash_attn_varlen all-gathers the keys and slices them per rank; a ring "
-               "over "
-               "contiguous ranks is the contiguous layout's";
-      return algo == AttentionAlgo::usp ? kUspAlgoNeedsUspLayout : nullptr;
+        return "llama3_flash_attn_varlen all-gathers the keys and slices them per rank; it never "
+               "passes them round a ring";
+      return nullptr;
     },
 };
 

@@ -90,7 +90,7 @@ const LayoutDescriptor magi_descriptor{
       if (algo == AttentionAlgo::ring)
         return "MagiAttention attends its dispatched chunks with its own solver, which fetches the "
                "remote keys each chunk needs, not by a ring (all-gather models the keys it holds)";
-      return algo == AttentionAlgo::usp ? kUspAlgoNeedsUspLayout : nullptr;
+      return nullptr;
     },
 };
 

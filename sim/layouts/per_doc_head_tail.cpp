@@ -55,9 +55,6 @@ const LayoutDescriptor per_doc_head_tail_descriptor{
     .derive_map = derive_bounds,
     .prepare = check_bounds,
     .row_rule = {.of = RowRule::Of::documents, .multiple = two_c, .multiple_name = "2C"},
-    .refuses_algo = [](AttentionAlgo algo) -> const char* {
-      return algo == AttentionAlgo::usp ? kUspAlgoNeedsUspLayout : nullptr;
-    },
 };
 
 }  // namespace cplab::sim

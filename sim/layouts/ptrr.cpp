@@ -102,9 +102,6 @@ const LayoutDescriptor ptrr_descriptor{
                      },
                  .multiple_name = "B·C",
                  .why = "its L/B blocks are dealt out over the ranks"},
-    .refuses_algo = [](AttentionAlgo algo) -> const char* {
-      return algo == AttentionAlgo::usp ? kUspAlgoNeedsUspLayout : nullptr;
-    },
 };
 
 }  // namespace cplab::sim

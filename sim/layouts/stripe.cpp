@@ -33,9 +33,6 @@ const LayoutDescriptor stripe_descriptor{
     // One block per rank step, masked by global slot: the stripes' keys and queries interleave, so
     // runs of consecutive slots would be single stripes (SPEC §13.2).
     .attention_blocking = AttentionBlocking::whole,
-    .refuses_algo = [](AttentionAlgo algo) -> const char* {
-      return algo == AttentionAlgo::usp ? kUspAlgoNeedsUspLayout : nullptr;
-    },
 };
 
 }  // namespace cplab::sim

@@ -41,9 +41,6 @@ const LayoutDescriptor thd_descriptor{
     .derive_map = [](RowStream& stream, const LayoutSpec&,
                      const PartitionRules&) { stream.map.table = stream.doc_bounds; },
     .prepare = check_bounds,
-    .refuses_algo = [](AttentionAlgo algo) -> const char* {
-      return algo == AttentionAlgo::usp ? kUspAlgoNeedsUspLayout : nullptr;
-    },
 };
 
 }  // namespace cplab::sim

@@ -50,6 +50,8 @@ const LayoutDescriptor usp_descriptor{
           return std::vector<NamedValue>{{"ring_rank", rank / ulysses},
                                          {"ulysses_rank", rank % ulysses}};
         },
+    // Its R rings of U Ulysses groups are what the usp algorithm attends through (SPEC §13).
+    .ring_degree = [](const LayoutSpec& spec) { return layouts::usp_ring_degree.of(spec); },
 };
 
 }  // namespace cplab::sim

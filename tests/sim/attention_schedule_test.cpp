@@ -38,7 +38,8 @@ TEST(AttentionSchedule, CausalPairsMatchesCounting) {
 }
 
 // Every registered layout at C = 2 (C = 4 for usp's ring degree), every algorithm: a layout's own
-// refusal (its descriptor's refuses_algo) is the schedule's, named, and build_schedule throws it;
+// refusal (its descriptor's refuses_algo, or usp without a ring_degree) is the schedule's, named,
+// and build_schedule throws it;
 // an algorithm the layout runs refuses only what the algorithm itself cannot split (H = 3 over a
 // Ulysses group of 2, H_kv = 3 that does not share H = 8, a ring degree that does not divide C).
 TEST(AttentionSchedule, RefusalsSayWhy) {
@@ -51,6 +52,10 @@ TEST(AttentionSchedule, RefusalsSayWhy) {
     for (AttentionAlgo algo : all_algos()) {
       const std::string what = fmt::format("{} {}", layout.name, algo_name(algo));
       const char* own = layout.refuses_algo != nullptr ? layout.refuses_algo(algo) : nullptr;
+      // A layout whose ranks are no rings of Ulysses groups refuses usp (its ring_degree).
+      if ((own == nullptr || *own == '\0') && algo == AttentionAlgo::usp &&
+          layout.ring_degree == nullptr)
+        own = kUspAlgoNeedsUspLayout;
       if (own != nullptr && *own != '\0') {
         ++own_refusals;
         EXPECT_EQ(schedule_refusal(layout, spec, algo, {}),
