@@ -46,8 +46,8 @@ const std::vector<PolicyInfo>& pad_policies() {
       {PadPolicy::spec, "spec",
        "added slots hold the pad id, positions that continue, IGNORE labels, masks off (SPEC §2)"},
       {PadPolicy::zero, "zero",
-       "added slots hold id 0 and position 0, IGNORE labels, masks off (Automodel's head-tail "
-       "path)"},
+       "added slots hold id 0 and position 0, IGNORE labels, masks off (Automodel's BSHD CP "
+       "sharder)"},
   };
   return all;
 }

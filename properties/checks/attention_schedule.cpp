@@ -210,7 +210,7 @@ const PropertyInfo schedule_balance_property{
     .name = "attention_critical_path_is_balanced",
     .invariant =
         "each schedule's critical path against total/C: Ulysses exact, all-gather the "
-        "causal work, and each layout's per-step promise (head-tail equal ring steps)",
+        "causal work, and each layout's per-step promise (a zigzag layout's equal ring steps)",
     .check = check_balance,
     .coverage = {{kAnyCase, {}, Cross::cp}},
     .unsupported = schedule_only,

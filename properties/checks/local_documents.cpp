@@ -146,7 +146,8 @@ extern const PropertyInfo local_documents_property;
 const PropertyInfo local_documents_property{
     .name = "local_documents_match_cu_seqlens",
     .invariant =
-        "local cu_seqlens = cu_seqlens_padded / C and bound exactly the local documents (thd); "
+        "local cu_seqlens = cu_seqlens_padded / C and bound exactly the local documents (the "
+        "layouts that hold whole local documents); "
         "every "
         "rank's valid count is what it holds (SPEC §3's formula per document) and they sum to the "
         "row's",

@@ -61,7 +61,7 @@ std::vector<ImplementationInfo> usp_mutants() {
           {"usp"}),
       entry<UspUlyssesSplitFirst>(
           "usp_ulysses_split_first",
-          "usp Ulysses split taken before the head-tail split (each Ulysses part head-tailed)",
+          "usp Ulysses split taken before the zigzag split (each Ulysses part cut head and tail)",
           {"usp"}),
   };
 }

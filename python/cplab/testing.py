@@ -214,7 +214,7 @@ def check_sharder(fn, layout, *, cp=(1, 2, 3, 4), cases=100, seed=None, rows="an
     bool, and as drawn position_ids [B,S], loss_mask, padding_mask; packed rows add seq_lens [1,n]
     and, where the caller padded its documents, seq_lens_padded), it returns what rank cp_rank of
     cp_size holds: every token key sharded (position_ids too; computed before partitioning when
-    the batch has none), and cu_seqlens where the layout has local documents (thd). Padding
+    the batch has none), and cu_seqlens where the layout has whole local documents. Padding
     follows SPEC §2: the pad id, continuing positions, IGNORE (-100) labels, masks off.
 
     The batches are drawn by cplab's own RapidCheck generators (``seed``; a fresh random one when

@@ -167,7 +167,7 @@ void assign_round_robin(RowPlan& row, std::int64_t width) {
 
 RowPlan identity_plan(const CallerRow& caller, std::int64_t pinned) {
   const std::int64_t len =
-      resolve_padded_len("the identity layout (and every layout at C = 1)", caller.len, pinned);
+      resolve_padded_len("a row kept as it is (every layout at C = 1)", caller.len, pinned);
   RowPlan row = end_padded_stream(caller, 1, len);
   assign_ranges(row, {{SlotRange{0, len}}});
   return row;
