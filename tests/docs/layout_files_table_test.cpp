@@ -15,6 +15,7 @@
 #include <string>
 
 #include "layouts/layout_option.hpp"
+#include "tests/support/own_files.hpp"
 
 namespace cplab::docs {
 namespace {
@@ -22,25 +23,11 @@ namespace {
 namespace fs = std::filesystem;
 using Files = std::map<std::string, std::set<std::string>>;  // layout name → its files
 
-std::string identifier_of(std::string name) {
-  std::replace(name.begin(), name.end(), '-', '_');
-  return name;
-}
+using testsupport::layout_identifier;
 
 // The layout (by name) whose own file `relative` is, "" for none.
 std::string owner_of(const fs::path& relative, const std::set<std::string>& names) {
-  if (relative.parent_path().filename() != "layouts") return {};
-  std::string stem = relative.filename().string();
-  stem = stem.substr(0, stem.find('.'));
-  for (const std::string suffix : {"_map", "_test", "_mutants"}) {
-    if (stem.size() > suffix.size() &&
-        stem.compare(stem.size() - suffix.size(), suffix.size(), suffix) == 0)
-      stem.resize(stem.size() - suffix.size());
-  }
-  for (const std::string& name : names) {
-    if (identifier_of(name) == stem) return name;
-  }
-  return {};
+  return testsupport::own_layout(relative, names);
 }
 
 // Every layout's own files under root, skipping build trees (a CMakeCache.txt), installed
@@ -143,7 +130,7 @@ TEST(LayoutFilesTable, the_comparison_sees_a_missing_and_a_stale_entry) {
   ASSERT_GE(registered.size(), 3u);
   auto name = registered.begin();
   const std::string one = *name++, two = *name++, unlisted = *name;  // any three layouts
-  const std::string id = identifier_of(one);
+  const std::string id = layout_identifier(one);
   const fs::path root =
       fs::temp_directory_path() / ("cplab_layout_table_probe_" + std::to_string(::getpid()));
   fs::create_directories(root / "sim" / "layouts");

@@ -21,6 +21,7 @@
 
 #include "reference/plan.hpp"
 #include "sim/layout_descriptor.hpp"
+#include "tests/support/own_files.hpp"
 
 namespace cplab::simtest {
 namespace {
@@ -35,26 +36,9 @@ std::vector<std::string> layout_names() {
   return {names.begin(), names.end()};
 }
 
-std::string identifier_of(std::string name) {
-  std::replace(name.begin(), name.end(), '-', '_');
-  return name;
-}
+using testsupport::own_layout;
 
-// The layout whose own file this is ("" for none): a file in a layouts/ folder named NAME.*,
-// NAME_map.*, NAME_test.* or NAME_mutants.*.
-std::string own_layout(const fs::path& file, const std::vector<std::string>& names) {
-  if (file.parent_path().filename() != "layouts") return {};
-  std::string stem = file.stem().string();
-  for (const char* suffix : {"_map", "_test", "_mutants"}) {
-    const std::string s = suffix;
-    if (stem.size() > s.size() && stem.compare(stem.size() - s.size(), s.size(), s) == 0)
-      stem.resize(stem.size() - s.size());
-  }
-  for (const std::string& name : names) {
-    if (identifier_of(name) == stem) return name;
-  }
-  return {};
-}
+std::string identifier_of(const std::string& name) { return testsupport::layout_identifier(name); }
 
 struct Patterns {
   std::vector<std::pair<std::string, std::regex>> per_name;  // (layout, pattern)
