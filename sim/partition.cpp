@@ -50,36 +50,6 @@ std::vector<SlotSpan> PartitionRules::balance_documents(const RowStream& stream)
   return spans;
 }
 
-VarlenSegments PartitionRules::varlen_segments(const std::vector<std::int64_t>& doc_bounds,
-                                               std::int64_t padded_len, std::int64_t cp,
-                                               std::int64_t rank) const {
-  CPLAB_CHECK(cp >= 1 && padded_len > 0 && padded_len % cp == 0 && rank >= 0 && rank < cp,
-              "varlen segments: rank {} of cp={} on a stream of L={} (a multiple of C, not 0)",
-              rank, cp, padded_len);
-  std::vector<std::int64_t> cu = doc_bounds.empty() ? std::vector<std::int64_t>{0} : doc_bounds;
-  if (cu.back() < padded_len) cu.push_back(padded_len);  // row padding: one more segment
-  CPLAB_CHECK(cu.front() == 0 && cu.back() == padded_len && std::is_sorted(cu.begin(), cu.end()),
-              "varlen segments: document bounds must rise from 0 to L={}", padded_len);
-  const std::int64_t n = padded_len / cp, lo = rank * n, hi = lo + n;
-  // searchsorted: the first bound >= lo (one back when it is not lo: the document crossing in) and
-  // the first bound >= hi; cu[left..right] then bounds every document the rank's queries are in.
-  auto left = static_cast<std::size_t>(std::lower_bound(cu.begin(), cu.end(), lo) - cu.begin());
-  const auto right =
-      static_cast<std::size_t>(std::lower_bound(cu.begin(), cu.end(), hi) - cu.begin());
-  if (cu[left] != lo) --left;
-  VarlenSegments s;
-  for (std::size_t i = left; i <= right; ++i) {
-    s.cu_seqlens_q.push_back(cu[i] - lo);
-    s.cu_seqlens_k.push_back(cu[i] - cu[left]);
-  }
-  s.cu_seqlens_q.front() = 0;
-  s.cu_seqlens_q.back() = n;
-  s.k_begin = cu[left];
-  s.k_end = hi;  // causal: the last key segment ends where the rank's queries end
-  s.cu_seqlens_k.back() = hi - cu[left];
-  return s;
-}
-
 const PartitionRules& standard_rules() {
   static const PartitionRules rules;
   return rules;

@@ -108,7 +108,8 @@ class PartitionRules {
   // What ranks attend through (layouts with varlen segments): rank `rank`'s cu_seqlens_q,
   // cu_seqlens_k and key slice of a stream of contiguous ranks, from the stream's document bounds
   // (row padding after the last document is one more segment), as
-  // llama3_flash_attn_prepare_cu_seqlens defines them for causal attention.
+  // llama3_flash_attn_prepare_cu_seqlens defines them for causal attention (defined with the
+  // layout that attends so, sim/layouts/llama3_varlen.cpp).
   virtual VarlenSegments varlen_segments(const std::vector<std::int64_t>& doc_bounds,
                                          std::int64_t padded_len, std::int64_t cp,
                                          std::int64_t rank) const;
