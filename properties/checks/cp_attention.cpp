@@ -22,9 +22,9 @@ namespace {
 // runs can split them (SPEC §10.5).
 sim::AttentionShape shape_for(const Case& c, DType dtype) {
   const std::int64_t cp = c.spec.cp;
-  const auto ring_degree = sim::layout_descriptor(c.spec.layout).ring_degree;
   const std::int64_t ulysses =
-      cp / std::max<std::int64_t>(1, ring_degree != nullptr ? ring_degree(c.spec) : 1);
+      cp / std::max<std::int64_t>(
+               1, sim::layout_ring_degree(sim::layout_descriptor(c.spec.layout), c.spec));
   const std::uint64_t pick = mix(c.seed, 0x0c9a77, static_cast<std::uint64_t>(cp), 0);
   sim::AttentionShape shape{.heads = cp * (1 + static_cast<std::int64_t>(pick & 1)),
                             .kv_heads = cp,

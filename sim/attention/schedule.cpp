@@ -36,30 +36,26 @@ std::int64_t add(std::int64_t a, std::int64_t b, const char* what) {
 // dK and dV accumulate and travel in f32 (SPEC §13.2), whatever the input dtype.
 constexpr std::int64_t kGradBytes = 4;
 
-// The layout's own R where its ranks are rings of Ulysses groups (its descriptor's ring_degree),
-// else 1: usp's rings are the layout's.
-std::int64_t layout_ring_degree(const LayoutSpec& spec) {
-  const auto ring_degree = layout_descriptor(spec.layout).ring_degree;
-  return ring_degree != nullptr ? ring_degree(spec) : 1;
-}
-
-std::int64_t ring_degree_of(AttentionAlgo algo, const LayoutSpec& spec) {
+// usp's rings are the layout's own (layout_ring_degree).
+std::int64_t ring_degree_of(AttentionAlgo algo, const LayoutDescriptor& layout,
+                            const LayoutSpec& spec) {
   switch (algo) {
     case AttentionAlgo::ring:
       return spec.cp;
     case AttentionAlgo::usp:
-      return layout_ring_degree(spec);
+      return layout_ring_degree(layout, spec);
     default:
       return 1;
   }
 }
 
-std::int64_t ulysses_degree_of(AttentionAlgo algo, const LayoutSpec& spec) {
+std::int64_t ulysses_degree_of(AttentionAlgo algo, const LayoutDescriptor& layout,
+                               const LayoutSpec& spec) {
   switch (algo) {
     case AttentionAlgo::ulysses:
       return spec.cp;
     case AttentionAlgo::usp:
-      return spec.cp / std::max<std::int64_t>(1, layout_ring_degree(spec));
+      return spec.cp / std::max<std::int64_t>(1, layout_ring_degree(layout, spec));
     default:
       return 1;
   }
@@ -189,7 +185,8 @@ void count_bytes(AttentionSchedule& s) {
 }
 
 // Σ over rank steps of the query and key buffers' lengths: what building the schedule walks.
-std::int64_t slot_walk(AttentionAlgo algo, const LayoutSpec& spec, std::int64_t len) {
+std::int64_t slot_walk(AttentionAlgo algo, const LayoutDescriptor& layout, const LayoutSpec& spec,
+                       std::int64_t len) {
   const std::int64_t cp = spec.cp, local = len / cp;
   switch (algo) {
     case AttentionAlgo::all_gather:
@@ -199,12 +196,17 @@ std::int64_t slot_walk(AttentionAlgo algo, const LayoutSpec& spec, std::int64_t 
     case AttentionAlgo::ulysses:
       return cp * 2 * len;
     case AttentionAlgo::usp:
-      return ring_degree_of(algo, spec) * cp * 2 * ulysses_degree_of(algo, spec) * local;
+      return ring_degree_of(algo, layout, spec) * cp * 2 * ulysses_degree_of(algo, layout, spec) *
+             local;
   }
   return 0;
 }
 
 }  // namespace
+
+std::int64_t layout_ring_degree(const LayoutDescriptor& layout, const LayoutSpec& spec) {
+  return layout.ring_degree != nullptr ? layout.ring_degree(spec) : 1;
+}
 
 const char* mask_name(MaskKind kind) {
   switch (kind) {
@@ -258,10 +260,10 @@ std::string schedule_refusal(const LayoutDescriptor& layout, const LayoutSpec& s
   if (shape.heads % shape.kv_heads != 0)
     return fmt::format("{}: H={} query heads do not share H_kv={} KV heads evenly", name,
                        shape.heads, shape.kv_heads);
-  if (const std::int64_t ring = ring_degree_of(algo, spec);
+  if (const std::int64_t ring = ring_degree_of(algo, layout, spec);
       algo == AttentionAlgo::usp && (ring < 1 || spec.cp % ring != 0))
     return fmt::format("usp: ring degree R={} does not divide C={}", ring, spec.cp);
-  const std::int64_t group = ulysses_degree_of(algo, spec);
+  const std::int64_t group = ulysses_degree_of(algo, layout, spec);
   if (group > 1) {
     if (shape.heads % group != 0)
       return fmt::format("{}: H={} heads do not divide over the U={} ranks of a Ulysses group",
@@ -289,7 +291,7 @@ AttentionSchedule build_schedule(const LayoutDescriptor& layout, const LayoutSpe
               row.doc_ids.size(), row.real.size(), row.padded_len);
   // Before any copy of the row. C <= 1024 and L <= 2^25 (limits.hpp) keep the walk itself far
   // from overflow.
-  if (const std::int64_t walk = slot_walk(algo, spec, row.padded_len);
+  if (const std::int64_t walk = slot_walk(algo, layout, spec, row.padded_len);
       walk > kMaxScheduleSlotWalk) {
     throw ScheduleTooLarge(fmt::format(
         "schedule: {} at C={} on L={} walks {} buffer slots, above cplab's bound of {} per "
@@ -300,8 +302,8 @@ AttentionSchedule build_schedule(const LayoutDescriptor& layout, const LayoutSpe
                       .algo = algo,
                       .cp = spec.cp,
                       .padded_len = row.padded_len,
-                      .ring_degree = ring_degree_of(algo, spec),
-                      .ulysses_degree = ulysses_degree_of(algo, spec),
+                      .ring_degree = ring_degree_of(algo, layout, spec),
+                      .ulysses_degree = ulysses_degree_of(algo, layout, spec),
                       .shape = shape,
                       .index = row.index,
                       .doc_ids = row.doc_ids,

@@ -131,6 +131,10 @@ class ScheduleTooLarge : public Error {
   using Error::Error;
 };
 
+// The R of the layout's rings of Ulysses groups (its descriptor's ring_degree; only such a layout
+// runs the usp algorithm), else 1.
+std::int64_t layout_ring_degree(const LayoutDescriptor& layout, const LayoutSpec& spec);
+
 // Why `layout` cannot run `algo` at `spec` (one line), or "" when it can.
 std::string schedule_refusal(const LayoutDescriptor& layout, const LayoutSpec& spec,
                              AttentionAlgo algo, const AttentionShape& shape);
