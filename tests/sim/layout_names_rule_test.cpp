@@ -1,12 +1,12 @@
 // DESIGN.md, layouts as data: outside a layout's own files nothing compares a layout's name,
 // switches on a layout kind or lists layouts by name (two names or more on one line: a suite or a
-// rule written out where the registry should be iterated); code reads the layout's descriptor and
-// property entry instead. Greps every C++ source file
-// of every module (layouts/, common/, reference/, io/, comm/, sim/, check/, gpu/, mpi/, perf/,
-// properties/, reports/, cli/, python/, bench/, fuzz/ and tests/) for the names every registry
-// holds.
+// rule written out where the registry should be iterated), and no string holds a layout's name as
+// a value (a whole literal, a --layout value, a case line's head); code reads the layout's
+// descriptor and property entry instead. Greps every code file of every folder that holds code
+// (kCodeFolders: the modules, python/, bench/, fuzz/, tests/, scripts/, cmake/ and .ci/) for the
+// names every registry holds.
 // A layout's own files are those under a layouts/ folder named after it (thd.cpp, thd_map.hpp,
-// ptrr_mutants.cpp).
+// ptrr_mutants.cpp; tests/support/own_files.hpp).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -38,7 +38,26 @@ std::vector<std::string> layout_names() {
 
 using testsupport::own_layout;
 
-std::string identifier_of(const std::string& name) { return testsupport::layout_identifier(name); }
+using testsupport::layout_identifier;
+
+// Every top-level folder that holds code, scanned by both rules (the comparison rule reads its
+// C++ files, the value rule every code file).
+constexpr const char* kCodeFolders[] = {"layouts",    "common",  "reference", "io",     "comm",
+                                        "sim",        "check",   "gpu",       "mpi",    "perf",
+                                        "properties", "reports", "cli",       "python", "bench",
+                                        "fuzz",       "tests",   "scripts",   "cmake",  ".ci"};
+
+// Every report of `rule` over kCodeFolders under the source tree.
+template <typename Rule>
+std::vector<std::string> scan_tree(const Rule& rule, const std::vector<std::string>& names,
+                                   int& scanned) {
+  std::vector<std::string> found;
+  for (const char* folder : kCodeFolders) {
+    const auto here = rule(fs::path(CPLAB_SOURCE_DIR) / folder, names, scanned);
+    found.insert(found.end(), here.begin(), here.end());
+  }
+  return found;
+}
 
 struct Patterns {
   std::vector<std::pair<std::string, std::regex>> per_name;  // (layout, pattern)
@@ -53,7 +72,7 @@ Patterns patterns_for(const std::vector<std::string>& names) {
   for (const std::string& name : names) {
     const std::string quoted =
         "\"" + std::regex_replace(name, std::regex(R"([-])"), R"(\-)") + "\"";
-    const std::string id = identifier_of(name);
+    const std::string id = layout_identifier(name);
     // A name literal next to == / != (either side, std::string(...) or not), strcmp'd, or a kind
     // enumerator of that name used as a value (case MapKind::thd, Kind::head_tail).
     p.literals.emplace_back(
@@ -99,7 +118,7 @@ std::vector<std::string> violations(const fs::path& folder, const std::vector<st
       for (const auto& [name, pattern] : p.per_name) {
         if (name == own) continue;
         const bool enumerator =
-            in_enum && std::regex_search(code, std::regex("\\b" + identifier_of(name) + "\\b"));
+            in_enum && std::regex_search(code, std::regex("\\b" + layout_identifier(name) + "\\b"));
         bad = bad || enumerator || std::regex_search(code, pattern);
       }
       // A literal list of layouts ({"thd", "magi"}: two names or more on one line) is a suite or a
@@ -242,14 +261,7 @@ TEST(LayoutNamesRule, nothing_outside_a_layouts_files_holds_its_name_as_a_value)
   const std::vector<std::string> names = layout_names();
   ASSERT_GE(names.size(), 5u);
   int scanned = 0;
-  std::vector<std::string> found;
-  for (const char* folder :
-       {"layouts", "common", "reference", "io",         "comm",    "sim", "check",
-        "gpu",     "mpi",    "perf",      "properties", "reports", "cli", "python",
-        "bench",   "fuzz",   "tests",     "scripts",    "cmake",   ".ci"}) {
-    const auto here = literal_violations(root / folder, names, scanned);
-    found.insert(found.end(), here.begin(), here.end());
-  }
+  const std::vector<std::string> found = scan_tree(literal_violations, names, scanned);
   EXPECT_GE(scanned, 300) << "the scan found too few code files under " << root;
   EXPECT_TRUE(found.empty()) << found.size() << " strings name a layout outside its own files:\n"
                              << ::testing::PrintToString(found);
@@ -289,13 +301,7 @@ TEST(LayoutNamesRule, nothing_outside_a_layouts_files_compares_its_name_or_switc
   const std::vector<std::string> names = layout_names();
   ASSERT_GE(names.size(), 5u);
   int scanned = 0;
-  std::vector<std::string> found;
-  for (const char* folder :
-       {"layouts", "common", "reference", "io", "comm", "sim", "check", "gpu", "mpi", "perf",
-        "properties", "reports", "cli", "python", "bench", "fuzz", "tests"}) {
-    const auto here = violations(root / folder, names, scanned);
-    found.insert(found.end(), here.begin(), here.end());
-  }
+  const std::vector<std::string> found = scan_tree(violations, names, scanned);
   EXPECT_GE(scanned, 100) << "the scan found too few sources under " << root;
   EXPECT_TRUE(found.empty()) << found.size() << " violations:\n" << ::testing::PrintToString(found);
 }
