@@ -42,13 +42,17 @@ std::vector<std::string> known_layouts() {
 }
 
 // The layout these checks of the command itself schedule, whichever it is: the first cplab knows
-// that schedules a packed row at C = 2 with all-gather, ring and Ulysses.
+// that schedules a packed row at C = 2 with all-gather, ring and Ulysses, and a BSHD row too (the
+// checks below use both).
 const std::string& a_scheduled_layout() {
   static const std::string chosen = [] {
     for (const std::string& name : known_layouts()) {
       const auto run =
           run_cplab("schedule --layout " + name + " --cp 2 --doc-lens 5,3,8 --algo all --json");
       if (run.status != 0) continue;
+      if (run_cplab("schedule --layout " + name + " --cp 2 --seq-len 8 --algo ring --json")
+              .status != 0)
+        continue;
       const nlohmann::json compared = nlohmann::json::parse(run.out);
       bool runs_them = !compared["algos"].empty();
       for (const auto& algo : compared["algos"]) {
