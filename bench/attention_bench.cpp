@@ -14,15 +14,15 @@
 #include <optional>
 #include <random>
 
+#include "attention/schedule.hpp"
 #include "bench/bench_layouts.hpp"
 #include "bench/bench_support.hpp"
 #include "bench/cpu_suites.hpp"
 #include "bench/torch_baseline.hpp"
 #include "comm/thread_comm.hpp"
-#include "common/token_moves.hpp"
+#include "core/token_moves.hpp"
+#include "layouts/layout_descriptor.hpp"
 #include "reference/cp_attention_reference.hpp"
-#include "sim/attention/schedule.hpp"
-#include "sim/layout_descriptor.hpp"
 #include "sim/sim_implementation.hpp"
 
 namespace cplab::bench {

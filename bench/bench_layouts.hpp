@@ -5,12 +5,13 @@
 // its name (built from the layout's) stays the same while the layout does.
 #include <string>
 
-#include "sim/layout_descriptor.hpp"
-#include "sim/layout_kinds.hpp"
+#include "layouts/layout_descriptor.hpp"
+#include "layouts/layout_kinds.hpp"
 
 namespace cplab::bench {
 
-// By kind, from the registry (sim/layout_kinds.hpp): first_layout, plain_sharding, a_plain_layout.
+// By kind, from the registry (layouts/layout_kinds.hpp): first_layout, plain_sharding,
+// a_plain_layout.
 using sim::a_plain_layout;
 using sim::first_layout;
 using sim::plain_sharding;

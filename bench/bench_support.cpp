@@ -4,8 +4,8 @@
 #include <cstring>
 #include <ctime>
 
+#include "layouts/partition.hpp"
 #include "properties/layout_table.hpp"
-#include "sim/partition.hpp"
 
 namespace cplab::bench {
 

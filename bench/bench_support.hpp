@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "bench/collective_math.hpp"
-#include "reference/types/shard_layout.hpp"
+#include "core/shard_layout.hpp"
 
 namespace cplab::bench {
 

@@ -8,7 +8,7 @@
 #include "gpu/impl/device_layout.hpp"
 #include "gpu/kernels/copy_tokens.hpp"
 #include "gpu/kernels/index_map.hpp"
-#include "sim/layout_descriptor.hpp"
+#include "layouts/layout_descriptor.hpp"
 
 namespace cplab::bench {
 namespace {

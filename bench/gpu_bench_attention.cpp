@@ -18,8 +18,8 @@
 #include "gpu/comm/device_sim_comm.hpp"
 #include "gpu/host/attention_plan.hpp"
 #include "gpu/implementation.hpp"
+#include "layouts/layout_descriptor.hpp"
 #include "reference/plan.hpp"
-#include "sim/layout_descriptor.hpp"
 
 namespace cplab::bench {
 namespace {

@@ -8,8 +8,8 @@
 
 #include "bench/gpu_bench.hpp"
 #include "bench/gpu_unfused_ce.hpp"
+#include "core/dtype.hpp"
 #include "gpu/kernels/loss_shifted_ce.hpp"
-#include "reference/types/dtype.hpp"
 
 namespace cplab::bench {
 namespace {

@@ -11,9 +11,9 @@
 #include "bench/bench_layouts.hpp"
 #include "bench/bench_support.hpp"
 #include "bench/cpu_suites.hpp"
+#include "layouts/row_acceptance.hpp"
 #include "reference/plan.hpp"
 #include "reports/json_text.hpp"
-#include "sim/row_acceptance.hpp"
 
 namespace cplab::bench {
 namespace {

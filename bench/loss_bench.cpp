@@ -17,7 +17,7 @@
 #include "bench/cpu_suites.hpp"
 #include "bench/torch_baseline.hpp"
 #include "comm/thread_comm.hpp"
-#include "common/token_moves.hpp"
+#include "core/token_moves.hpp"
 #include "sim/sim_implementation.hpp"
 
 namespace cplab::bench {

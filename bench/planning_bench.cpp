@@ -8,9 +8,9 @@
 
 #include "bench/bench_support.hpp"
 #include "bench/cpu_suites.hpp"
+#include "core/error.hpp"
+#include "layouts/partition.hpp"
 #include "reference/plan.hpp"
-#include "reference/types/error.hpp"
-#include "sim/partition.hpp"
 
 namespace cplab::bench {
 namespace {

@@ -17,11 +17,11 @@
 #include "bench/bench_layouts.hpp"
 #include "bench/bench_support.hpp"
 #include "bench/cpu_suites.hpp"
+#include "core/batch.hpp"
+#include "core/standard_keys.hpp"
 #include "io/torch_batch.hpp"
 #include "io/torch_tensors.hpp"
 #include "reference/plan.hpp"
-#include "reference/types/batch.hpp"
-#include "reference/types/standard_keys.hpp"
 #include "reference/verbs.hpp"
 
 extern char** environ;

@@ -11,7 +11,7 @@
 #include "bench/cpu_suites.hpp"
 #include "bench/replay_comm.hpp"
 #include "comm/thread_comm.hpp"
-#include "common/token_moves.hpp"
+#include "core/token_moves.hpp"
 #include "sim/sim_implementation.hpp"
 
 namespace cplab::bench {

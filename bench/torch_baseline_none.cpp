@@ -1,5 +1,5 @@
 #include "bench/torch_baseline.hpp"
-#include "reference/types/error.hpp"
+#include "core/error.hpp"
 
 namespace cplab::bench {
 

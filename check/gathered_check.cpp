@@ -7,9 +7,9 @@
 
 #include "check/shard_check.hpp"
 #include "check/slot_runs.hpp"
-#include "common/token_moves.hpp"
+#include "core/error.hpp"
+#include "core/token_moves.hpp"
 #include "reference/plan.hpp"
-#include "reference/types/error.hpp"
 #include "reference/verbs.hpp"
 
 namespace cplab::check {

@@ -14,11 +14,11 @@
 #include <map>
 #include <optional>
 
-#include "common/token_moves.hpp"
+#include "core/error.hpp"
+#include "core/token_moves.hpp"
+#include "layouts/layout_descriptor.hpp"
+#include "layouts/partition.hpp"
 #include "reference/plan.hpp"
-#include "reference/types/error.hpp"
-#include "sim/layout_descriptor.hpp"
-#include "sim/partition.hpp"
 
 namespace cplab::check {
 namespace {

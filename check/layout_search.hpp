@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "check/shard_check.hpp"
-#include "layouts/layout_option.hpp"
+#include "core/layout_option.hpp"
 
 namespace cplab::check {
 

@@ -12,9 +12,9 @@
 #include <tuple>
 
 #include "check/slot_runs.hpp"
-#include "common/token_moves.hpp"
+#include "core/error.hpp"
+#include "core/token_moves.hpp"
 #include "reference/plan.hpp"
-#include "reference/types/error.hpp"
 #include "reference/verbs.hpp"
 
 namespace cplab::check {

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "core/batch.hpp"
+#include "core/layout_spec.hpp"
 #include "io/torch_tensors.hpp"
-#include "reference/types/batch.hpp"
-#include "reference/types/layout_spec.hpp"
 
 namespace cplab::check {
 

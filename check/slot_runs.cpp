@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "reference/types/batch.hpp"
+#include "core/batch.hpp"
 
 namespace cplab::check {
 

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <type_traits>
 
-#include "reference/types/error.hpp"
+#include "core/error.hpp"
 
 namespace cplab::cli {
 

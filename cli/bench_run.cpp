@@ -17,9 +17,9 @@
 #include <sstream>
 
 #include "cli/errors.hpp"
+#include "core/error.hpp"
 #include "perf/bench_json.hpp"
 #include "perf/bench_name_index.hpp"
-#include "reference/types/error.hpp"
 
 extern char** environ;
 

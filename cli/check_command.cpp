@@ -16,9 +16,9 @@
 #include "cli/arguments.hpp"
 #include "cli/command.hpp"
 #include "cli/option_flags.hpp"
+#include "core/error.hpp"
 #include "io/torch_batch.hpp"
 #include "reference/plan.hpp"
-#include "reference/types/error.hpp"
 
 namespace cplab::cli {
 namespace {

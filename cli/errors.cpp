@@ -9,8 +9,8 @@
 #include <system_error>
 #include <typeinfo>
 
-#include "common/untrusted_text.hpp"
-#include "reference/types/error.hpp"
+#include "core/error.hpp"
+#include "core/untrusted_text.hpp"
 
 namespace cplab::cli {
 namespace {

@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-#include "common/untrusted_text.hpp"  // escape_untrusted, which the messages go through
+#include "core/untrusted_text.hpp"  // escape_untrusted, which the messages go through
 
 namespace cplab::cli {
 

@@ -10,8 +10,8 @@
 #include "cli/command.hpp"
 #include "cli/layout_compare.hpp"
 #include "cli/layout_flags.hpp"
+#include "core/error.hpp"
 #include "reference/plan.hpp"
-#include "reference/types/error.hpp"
 
 namespace cplab::cli {
 namespace {

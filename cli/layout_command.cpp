@@ -11,12 +11,12 @@
 #include "cli/layout_compare.hpp"
 #include "cli/layout_flags.hpp"
 #include "cli/layout_source.hpp"
+#include "core/error.hpp"
+#include "layouts/layout_descriptor.hpp"
 #include "reference/plan.hpp"
-#include "reference/types/error.hpp"
 #include "reference/work.hpp"
 #include "reports/json_text.hpp"
 #include "reports/layout_svg.hpp"
-#include "sim/layout_descriptor.hpp"
 
 namespace cplab::cli {
 namespace {

@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "core/error.hpp"
 #include "reference/plan.hpp"
-#include "reference/types/error.hpp"
 #include "reports/layout_svg.hpp"
 
 namespace cplab::cli {

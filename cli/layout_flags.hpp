@@ -6,7 +6,7 @@
 
 #include "cli/layout_source.hpp"
 #include "cli/option_flags.hpp"
-#include "reference/types/layout_spec.hpp"
+#include "core/layout_spec.hpp"
 
 namespace cplab::cli {
 

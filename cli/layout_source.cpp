@@ -5,11 +5,11 @@
 #include <charconv>
 
 #include "cli/errors.hpp"
-#include "common/limits.hpp"
-#include "common/token_moves.hpp"
+#include "core/error.hpp"
+#include "core/limits.hpp"
+#include "core/token_moves.hpp"
 #include "io/torch_batch.hpp"
 #include "reference/plan.hpp"
-#include "reference/types/error.hpp"
 #include "reference/verbs.hpp"
 
 namespace cplab::cli {

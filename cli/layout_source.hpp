@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "cli/option_flags.hpp"
-#include "reference/types/layout_spec.hpp"
-#include "reference/types/shard_plan.hpp"
+#include "core/layout_spec.hpp"
+#include "core/shard_plan.hpp"
 
 namespace cplab::cli {
 

@@ -17,11 +17,11 @@
 #include "cli/layout_source.hpp"
 #include "cli/option_flags.hpp"
 #include "comm/thread_comm.hpp"
+#include "core/error.hpp"
 #include "io/npy.hpp"
 #include "properties/implementation_registry.hpp"
 #include "reference/loss.hpp"
 #include "reference/plan.hpp"
-#include "reference/types/error.hpp"
 
 namespace cplab::cli {
 namespace {

@@ -10,7 +10,7 @@
 #include "cli/arguments.hpp"
 #include "cli/command.hpp"
 #include "cli/sweep_processes.hpp"
-#include "common/limits.hpp"
+#include "core/limits.hpp"
 #include "properties/mutant_hunt.hpp"
 #include "properties/rank_processes.hpp"
 

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <charconv>
 
-#include "common/limits.hpp"
-#include "reference/types/error.hpp"
+#include "core/error.hpp"
+#include "core/limits.hpp"
 
 namespace cplab::cli {
 

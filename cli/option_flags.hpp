@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "layouts/layout_option.hpp"
-#include "reference/types/layout_spec.hpp"
+#include "core/layout_option.hpp"
+#include "core/layout_spec.hpp"
 
 namespace cplab::cli {
 

@@ -11,12 +11,12 @@
 
 #include "cli/command.hpp"
 #include "cli/sweep_processes.hpp"
+#include "core/error.hpp"
 #include "properties/case.hpp"
 #include "properties/case_data.hpp"
 #include "properties/rank_processes.hpp"
 #include "properties/runner.hpp"
 #include "reference/plan.hpp"
-#include "reference/types/error.hpp"
 
 namespace cplab::cli {
 namespace {

@@ -15,13 +15,13 @@
 #include <nlohmann/json.hpp>
 #include <string_view>
 
+#include "attention/schedule.hpp"
 #include "cli/command.hpp"
 #include "cli/layout_flags.hpp"
-#include "reference/types/error.hpp"
+#include "core/error.hpp"
+#include "layouts/layout_descriptor.hpp"
 #include "reports/layout_svg.hpp"
 #include "reports/schedule_svg.hpp"
-#include "sim/attention/schedule.hpp"
-#include "sim/layout_descriptor.hpp"
 
 namespace cplab::cli {
 namespace {

@@ -17,9 +17,9 @@
 #include "cli/command.hpp"
 #include "cli/stop_signals.hpp"
 #include "cli/sweep_processes.hpp"
-#include "common/limits.hpp"
+#include "core/error.hpp"
+#include "core/limits.hpp"
 #include "properties/sweep.hpp"
-#include "reference/types/error.hpp"
 #include "reports/sweep_report.hpp"
 
 namespace cplab::cli {

@@ -3,10 +3,10 @@
 #include <chrono>
 #include <cstdio>
 
+#include "core/error.hpp"
 #include "properties/implementation_registry.hpp"
 #include "properties/rank_processes.hpp"
 #include "properties/runner.hpp"
-#include "reference/types/error.hpp"
 #include "reports/sweep_report.hpp"
 
 namespace cplab::cli {

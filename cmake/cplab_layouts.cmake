@@ -1,15 +1,15 @@
-# The one list of layouts (layouts/layouts.def) as CMake sees it: CPLAB_LAYOUTS holds every
+# The one list of layouts (core/layouts.def) as CMake sees it: CPLAB_LAYOUTS holds every
 # layout's identifier, the stem of its own files, and cplab_layout_sources(<var> <pattern>)
 # appends one source per layout, the pattern's @ replaced by the identifier
 # (cplab_layout_sources(srcs layouts/@.cpp) → layouts/contiguous.cpp, ...). A new layout is one
 # line of layouts.def and its own files; no CMakeLists names it.
-file(STRINGS ${PROJECT_SOURCE_DIR}/layouts/layouts.def cplab_layout_lines REGEX "^CPLAB_LAYOUT\\(")
+file(STRINGS ${PROJECT_SOURCE_DIR}/core/layouts.def cplab_layout_lines REGEX "^CPLAB_LAYOUT\\(")
 set(CPLAB_LAYOUTS)
 foreach(line IN LISTS cplab_layout_lines)
   string(REGEX REPLACE "^CPLAB_LAYOUT\\(([a-z0-9_]+)\\).*$" "\\1" id "${line}")
   list(APPEND CPLAB_LAYOUTS ${id})
 endforeach()
-set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/layouts/layouts.def)
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/core/layouts.def)
 
 function(cplab_layout_sources out pattern)
   set(sources ${${out}})

@@ -2,7 +2,7 @@
 
 #include <limits>
 
-#include "reference/types/error.hpp"
+#include "core/error.hpp"
 
 namespace cplab {
 

@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "reference/types/dtype.hpp"
-#include "reference/types/tensor.hpp"
+#include "core/dtype.hpp"
+#include "core/tensor.hpp"
 
 namespace cplab {
 

@@ -33,7 +33,7 @@
 #include <vector>
 
 #include "comm/wait_for.hpp"
-#include "reference/types/error.hpp"
+#include "core/error.hpp"
 
 namespace cplab::sim {
 

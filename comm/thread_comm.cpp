@@ -10,7 +10,7 @@
 #include "comm/rank_threads.hpp"
 #include "comm/thread_group.hpp"
 #include "comm/wire_bytes.hpp"
-#include "reference/types/error.hpp"
+#include "core/error.hpp"
 
 namespace cplab::sim {
 namespace {

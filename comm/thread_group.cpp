@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "reference/types/error.hpp"
+#include "core/error.hpp"
 
 namespace cplab::sim::detail {
 namespace {

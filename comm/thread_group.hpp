@@ -12,7 +12,7 @@
 
 #include "comm/rendezvous.hpp"
 #include "comm/thread_comm.hpp"
-#include "reference/types/tensor.hpp"
+#include "core/tensor.hpp"
 
 namespace cplab::sim::detail {
 

@@ -12,9 +12,9 @@
 #include "cli/arguments.hpp"
 #include "cli/errors.hpp"
 #include "cli/layout_source.hpp"
-#include "common/limits.hpp"
-#include "layouts/layout_option.hpp"
-#include "reference/types/error.hpp"
+#include "core/error.hpp"
+#include "core/layout_option.hpp"
+#include "core/limits.hpp"
 
 namespace {
 

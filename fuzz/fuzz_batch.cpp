@@ -8,12 +8,12 @@
 #include <string>
 #include <vector>
 
-#include "common/limits.hpp"
+#include "core/batch.hpp"
+#include "core/error.hpp"
+#include "core/layout_option.hpp"
+#include "core/limits.hpp"
 #include "io/tensor_extent.hpp"
-#include "layouts/layout_option.hpp"
 #include "reference/plan.hpp"
-#include "reference/types/batch.hpp"
-#include "reference/types/error.hpp"
 
 namespace {
 

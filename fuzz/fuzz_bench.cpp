@@ -10,12 +10,12 @@
 #include <string>
 #include <vector>
 
-#include "common/untrusted_text.hpp"
+#include "core/error.hpp"
+#include "core/untrusted_text.hpp"
 #include "perf/bench_compare.hpp"
 #include "perf/bench_history.hpp"
 #include "perf/bench_json.hpp"
 #include "perf/bench_results.hpp"
-#include "reference/types/error.hpp"
 
 namespace {
 

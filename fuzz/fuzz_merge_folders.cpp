@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "reference/types/error.hpp"
+#include "core/error.hpp"
 #include "reports/sweep_report.hpp"
 
 namespace {

@@ -8,8 +8,8 @@
 #include <cstdio>
 #include <string>
 
+#include "core/error.hpp"
 #include "io/npy.hpp"
-#include "reference/types/error.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   // npy::read takes a path: one scratch file per process, rewritten for each input.

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "core/layout_option.hpp"
 #include "io/npy.hpp"
-#include "layouts/layout_option.hpp"
 #include "reference/plan.hpp"
 #include "reports/sweep_report.hpp"
 

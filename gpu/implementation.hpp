@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "gpu/comm/device_comm.hpp"
-#include "sim/implementation.hpp"
+#include "implementation/implementation.hpp"
 
 namespace cplab::gpu {
 

@@ -10,7 +10,7 @@
 #include <iterator>
 #include <vector>
 
-#include "reference/types/error.hpp"
+#include "core/error.hpp"
 
 namespace cplab::io::npy {
 namespace {

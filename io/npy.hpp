@@ -5,7 +5,7 @@
 // A malformed, truncated or unsupported file is a cplab::Error of one line naming the file.
 #include <string>
 
-#include "reference/types/tensor.hpp"
+#include "core/tensor.hpp"
 
 namespace cplab::io::npy {
 

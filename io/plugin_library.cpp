@@ -12,7 +12,7 @@
 #include <mutex>
 #include <vector>
 
-#include "reference/types/error.hpp"
+#include "core/error.hpp"
 
 namespace cplab::io {
 namespace {

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "reference/types/error.hpp"
-#include "reference/types/tensor.hpp"
+#include "core/error.hpp"
+#include "core/tensor.hpp"
 
 namespace cplab::io::detail {
 

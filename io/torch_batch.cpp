@@ -16,11 +16,11 @@
 #include <optional>
 #include <utility>
 
+#include "core/error.hpp"
+#include "core/standard_keys.hpp"
 #include "io/tensor_extent.hpp"
 #include "io/torch_archive.hpp"
 #include "io/torch_dtype.hpp"
-#include "reference/types/error.hpp"
-#include "reference/types/standard_keys.hpp"
 
 namespace cplab::io {
 namespace {

@@ -16,7 +16,7 @@
 #include <map>
 #include <string>
 
-#include "reference/types/batch.hpp"
+#include "core/batch.hpp"
 
 namespace cplab::io {
 

@@ -6,7 +6,7 @@
 
 #include <optional>
 
-#include "reference/types/dtype.hpp"
+#include "core/dtype.hpp"
 
 namespace cplab::io {
 

@@ -3,9 +3,9 @@
 // commands that read or write torch.save files pay for loading it.
 #include <fmt/format.h>
 
+#include "core/error.hpp"
 #include "io/plugin_library.hpp"
 #include "io/torch_plugin_abi.hpp"
-#include "reference/types/error.hpp"
 
 namespace cplab::io {
 namespace {

@@ -7,8 +7,8 @@
 #include <cstring>
 #include <fstream>
 
+#include "core/error.hpp"
 #include "io/torch_archive.hpp"
-#include "reference/types/error.hpp"
 
 namespace cplab::io {
 namespace {

@@ -7,7 +7,7 @@
 #include <string>
 #include <variant>
 
-#include "reference/types/tensor.hpp"
+#include "core/tensor.hpp"
 
 namespace cplab::io {
 

@@ -1,7 +1,7 @@
 // Built instead of torch_tensors.cpp when libtorch is off: the functions exist and say why they
 // fail.
+#include "core/error.hpp"
 #include "io/torch_tensors.hpp"
-#include "reference/types/error.hpp"
 
 namespace cplab::io {
 

@@ -1,5 +1,12 @@
 // What a caller may ask of contiguous: its pad multiple m (D = C·m).
+//
+// contiguous (model-owned, SPEC §3): D = C·m, rank r holds [r·ℓ, (r+1)·ℓ); packed rows keep their
+// documents whole at their caller offsets.
 #include "layouts/contiguous.hpp"
+
+#include "layouts/closed_forms.hpp"
+#include "layouts/contiguous.hpp"
+#include "layouts/partition.hpp"
 
 namespace cplab::layouts {
 
@@ -26,3 +33,15 @@ extern const LayoutDeclaration contiguous_declaration;
 const LayoutDeclaration contiguous_declaration{.name = "contiguous", .options = options};
 
 }  // namespace cplab::layouts
+
+namespace cplab::sim {
+
+extern const LayoutDescriptor contiguous_descriptor;
+const LayoutDescriptor contiguous_descriptor{
+    .name = "contiguous",
+    .form = index_math::form_of<index_math::ContiguousMap>(),
+    .pad_unit =
+        [](const LayoutSpec& spec) { return spec.cp * layouts::contiguous_pad_multiple.of(spec); },
+};
+
+}  // namespace cplab::sim

@@ -1,6 +1,6 @@
 #pragma once
 // contiguous's options (layouts/contiguous.cpp).
-#include "layouts/layout_option.hpp"
+#include "core/layout_option.hpp"
 
 namespace cplab::layouts {
 

@@ -1,5 +1,9 @@
 // What a caller may ask of identity: its name; it has no options beyond C.
-#include "layouts/layout_option.hpp"
+//
+// identity (CP off, SPEC §3): one rank holds the caller row as it is, L = S, nothing padded.
+#include "core/layout_option.hpp"
+#include "layouts/closed_forms.hpp"
+#include "layouts/partition.hpp"
 
 namespace cplab::layouts {
 
@@ -7,3 +11,15 @@ extern const LayoutDeclaration identity_declaration;
 const LayoutDeclaration identity_declaration{.name = "identity", .options = {}};
 
 }  // namespace cplab::layouts
+
+namespace cplab::sim {
+
+extern const LayoutDescriptor identity_descriptor;
+const LayoutDescriptor identity_descriptor{
+    .name = "identity",
+    .form = index_math::form_of<index_math::ContiguousMap>(),
+    .cp_off = true,
+    .pad_unit = [](const LayoutSpec&) -> std::int64_t { return 1; },
+};
+
+}  // namespace cplab::sim

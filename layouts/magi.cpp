@@ -1,11 +1,20 @@
 // What a caller may ask of magi: its chunk size K (or auto), and padding to K at C = 1.
+//
+// magi (MagiAttention dispatch, SPEC §3): the stream padded at its end to a multiple of K·C and cut
+// into chunks of K slots, assigned greedily by attention area, n/C per rank; positions are stream
+// indices. The areas come in closed form: within one document the real query at offset t sees t+1
+// real keys, so a chunk's share of a document is a difference of triangular numbers (the reference
+// counts the pairs one by one instead). The map: table = the rank-major assignment, unit = K.
 #include "layouts/magi.hpp"
 
 #include <algorithm>
 #include <climits>
 
-#include "layouts/divisors.hpp"
-#include "reference/types/error.hpp"
+#include "core/divisors.hpp"
+#include "core/error.hpp"
+#include "layouts/closed_forms.hpp"
+#include "layouts/magi.hpp"
+#include "layouts/partition.hpp"
 
 namespace cplab::layouts {
 
@@ -58,3 +67,88 @@ extern const LayoutDeclaration magi_declaration;
 const LayoutDeclaration magi_declaration{.name = "magi", .options = options};
 
 }  // namespace cplab::layouts
+
+namespace cplab::sim {
+namespace {
+
+// 1 + 2 + ... + x: the keys seen by the first x real queries of a document.
+constexpr std::int64_t triangle(std::int64_t x) { return x * (x + 1) / 2; }
+
+// Adds to every chunk overlapping [start, start + real) the keys its queries see in this document.
+void add_document(std::vector<std::int64_t>& areas, std::int64_t chunk_size, std::int64_t start,
+                  std::int64_t real) {
+  if (real <= 0) return;
+  const std::int64_t end = start + real;
+  for (std::int64_t j = start / chunk_size; j * chunk_size < end; ++j) {
+    const std::int64_t from = std::max(j * chunk_size, start) - start;
+    const std::int64_t to = std::min((j + 1) * chunk_size, end) - start;
+    areas[j] += triangle(to) - triangle(from);
+  }
+}
+
+void derive_assignment(RowStream& stream, const LayoutSpec& spec, const PartitionRules& rules) {
+  const std::int64_t k = layouts::magi_chunk_size.of(spec);
+  CPLAB_CHECK(k >= 1 && stream.padded_len % k == 0,
+              "magi: L={} is not a multiple of the chunk size K={}", stream.padded_len, k);
+  std::vector<std::int64_t> areas(static_cast<std::size_t>(stream.padded_len / k), 0);
+  if (!stream.packed) {
+    add_document(areas, k, 0, stream.caller_len);  // a BSHD row is one causal document
+  } else {
+    for (std::size_t i = 0; i < stream.doc_real.size(); ++i)
+      add_document(areas, k, stream.doc_bounds[i], stream.doc_real[i]);
+  }
+  stream.map.unit = k;
+  stream.map.table.clear();
+  for (const auto& chunks : greedy_assign(areas, stream.cp, rules))
+    stream.map.table.insert(stream.map.table.end(), chunks.begin(), chunks.end());
+  stream.map_costs = std::move(areas);
+}
+
+// Checks the recorded assignment and returns its inverse, chunk_slot.
+std::vector<std::int64_t> invert_assignment(std::int64_t cp, std::int64_t padded_len,
+                                            const MapParams& params) {
+  const std::int64_t k = params.unit;
+  CPLAB_CHECK(k >= 1 && padded_len % (k * cp) == 0,
+              "magi row map: L={} is not a multiple of K·C={}·{}", padded_len, k, cp);
+  const std::int64_t chunks = padded_len / k;
+  CPLAB_CHECK(static_cast<std::int64_t>(params.table.size()) == chunks,
+              "magi row map: {} assigned chunks for L/K={} chunks", params.table.size(), chunks);
+  std::vector<std::int64_t> slot(static_cast<std::size_t>(chunks), -1);
+  for (std::int64_t s = 0; s < chunks; ++s) {
+    const std::int64_t chunk = params.table[static_cast<std::size_t>(s)];
+    CPLAB_CHECK(chunk >= 0 && chunk < chunks,
+                "magi row map: rank {} is assigned chunk {}, outside [0, {})", s / (chunks / cp),
+                chunk, chunks);
+    CPLAB_CHECK(slot[chunk] < 0, "magi row map: chunk {} is assigned twice (ranks {} and {})",
+                chunk, slot[chunk] / (chunks / cp), s / (chunks / cp));
+    slot[chunk] = s;
+  }
+  return slot;
+}
+
+}  // namespace
+
+extern const LayoutDescriptor magi_descriptor;
+const LayoutDescriptor magi_descriptor{
+    .name = "magi",
+    .form = index_math::form_of<index_math::MagiMap>(),
+    .source = MapSource::assignment,
+    .pad_unit = [](const LayoutSpec& spec) { return layouts::magi_chunk_size.of(spec) * spec.cp; },
+    .stream_positions = true,
+    .derive_map = derive_assignment,
+    .prepare = invert_assignment,
+    // MagiAttention's own dispatch pads to a multiple of K at C = 1 too ("identity + chunk
+    // padding"): one rank holds every chunk, in order, positions stream indices.
+    .partitions_at_cp1 =
+        [](const LayoutSpec& spec) { return layouts::magi_chunk_pad_at_cp1.of(spec) == 1; },
+    // MagiAttention's ranks fetch the remote keys their chunks need for its own solver (SPEC
+    // §13.1): all-gather holds them all; a ring is not how it attends.
+    .refuses_algo = [](AttentionAlgo algo) -> const char* {
+      if (algo == AttentionAlgo::ring)
+        return "MagiAttention attends its dispatched chunks with its own solver, which fetches the "
+               "remote keys each chunk needs, not by a ring (all-gather models the keys it holds)";
+      return nullptr;
+    },
+};
+
+}  // namespace cplab::sim

@@ -2,7 +2,7 @@
 // magi's options (layouts/magi.cpp).
 #include <cstdint>
 
-#include "layouts/layout_option.hpp"
+#include "core/layout_option.hpp"
 
 namespace cplab::layouts {
 

@@ -1,6 +1,6 @@
 #pragma once
 // ptrr's options (layouts/ptrr.cpp).
-#include "layouts/layout_option.hpp"
+#include "core/layout_option.hpp"
 
 namespace cplab::layouts {
 

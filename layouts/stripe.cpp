@@ -1,7 +1,16 @@
 // What a caller may ask of stripe: its granularity g, the tokens in one stripe.
+//
+// stripe: D = C·g, stripes of g slots dealt round robin, stripe j to rank j mod C; packed rows
+// keep their documents whole at their caller offsets, the row padded at its end. Its map follows
+// from C, L and g; g is recorded as the map's scalar so that a rank's map can be rebuilt (and
+// checked) from what it recorded.
 #include "layouts/stripe.hpp"
 
-#include "layouts/divisors.hpp"
+#include "core/divisors.hpp"
+#include "core/error.hpp"
+#include "layouts/closed_forms.hpp"
+#include "layouts/partition.hpp"
+#include "layouts/stripe.hpp"
 
 namespace cplab::layouts {
 
@@ -26,3 +35,32 @@ extern const LayoutDeclaration stripe_declaration;
 const LayoutDeclaration stripe_declaration{.name = "stripe", .options = options};
 
 }  // namespace cplab::layouts
+
+namespace cplab::sim {
+
+extern const LayoutDescriptor stripe_descriptor;
+const LayoutDescriptor stripe_descriptor{
+    .name = "stripe",
+    .form = index_math::form_of<index_math::StripeMap>(),
+    .source = MapSource::recorded,
+    .pad_unit =
+        [](const LayoutSpec& spec) { return spec.cp * layouts::stripe_granularity.of(spec); },
+    .derive_map =
+        [](RowStream& stream, const LayoutSpec& spec, const PartitionRules&) {
+          stream.map = {.table = {}, .unit = layouts::stripe_granularity.of(spec)};
+        },
+    .prepare =
+        [](std::int64_t cp, std::int64_t padded_len, const MapParams& params) {
+          CPLAB_CHECK(
+              params.unit >= 1 && params.table.empty() && padded_len % (cp * params.unit) == 0,
+              "stripe row map: L={} is not stripes of g={} dealt over cp={} ranks (L must "
+              "be a multiple of C·g)",
+              padded_len, params.unit, cp);
+          return std::vector<std::int64_t>{};
+        },
+    // One block per rank step, masked by global slot: the stripes' keys and queries interleave, so
+    // runs of consecutive slots would be single stripes (SPEC §13.2).
+    .attention_blocking = AttentionBlocking::whole,
+};
+
+}  // namespace cplab::sim

@@ -1,6 +1,6 @@
 #pragma once
 // stripe's options (layouts/stripe.cpp).
-#include "layouts/layout_option.hpp"
+#include "core/layout_option.hpp"
 
 namespace cplab::layouts {
 

@@ -1,6 +1,6 @@
 #pragma once
 // usp's options (layouts/usp.cpp).
-#include "layouts/layout_option.hpp"
+#include "core/layout_option.hpp"
 
 namespace cplab::layouts {
 

@@ -5,9 +5,9 @@
 
 #include <climits>
 
+#include "core/error.hpp"
 #include "mpi/rank_runner.hpp"
 #include "mpi/session.hpp"
-#include "reference/types/error.hpp"
 
 namespace cplab::mpi {
 namespace {

@@ -10,9 +10,9 @@
 #include <cstring>
 
 #include "comm/wire_bytes.hpp"
+#include "core/error.hpp"
 #include "mpi/session.hpp"
 #include "mpi/transport.hpp"
-#include "reference/types/error.hpp"
 
 namespace cplab::mpi {
 namespace {

@@ -4,10 +4,10 @@
 
 #include <cstring>
 
+#include "core/error.hpp"
 #include "mpi/mpi_comm.hpp"
 #include "mpi/session.hpp"
 #include "mpi/transport.hpp"
-#include "reference/types/error.hpp"
 
 namespace cplab::mpi {
 namespace {

@@ -13,8 +13,8 @@
 #include <cstring>
 #include <string>
 
+#include "core/error.hpp"
 #include "mpi/transport.hpp"
-#include "reference/types/error.hpp"
 
 namespace cplab::mpi {
 namespace {

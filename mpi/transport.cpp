@@ -16,9 +16,9 @@
 #include <list>
 #include <memory>
 
+#include "core/error.hpp"
 #include "mpi/session.hpp"
 #include "mpi/wait_monitor.hpp"
-#include "reference/types/error.hpp"
 
 namespace cplab::mpi::detail {
 namespace {

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "comm/wait_for.hpp"
-#include "reference/types/error.hpp"
+#include "core/error.hpp"
 
 namespace cplab::mpi::detail {
 

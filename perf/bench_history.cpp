@@ -8,9 +8,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "common/untrusted_text.hpp"
+#include "core/error.hpp"
+#include "core/untrusted_text.hpp"
 #include "perf/bench_results.hpp"
-#include "reference/types/error.hpp"
 
 namespace cplab::perf {
 namespace {

@@ -9,8 +9,8 @@
 #include <optional>
 #include <sstream>
 
+#include "core/error.hpp"
 #include "perf/bench_json.hpp"
-#include "reference/types/error.hpp"
 
 namespace cplab::perf {
 namespace {

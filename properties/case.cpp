@@ -10,9 +10,9 @@
 #include <numeric>
 #include <set>
 
-#include "common/limits.hpp"
-#include "layouts/layout_option.hpp"
-#include "reference/types/error.hpp"
+#include "core/error.hpp"
+#include "core/layout_option.hpp"
+#include "core/limits.hpp"
 
 namespace cplab::properties {
 

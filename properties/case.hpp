@@ -21,8 +21,8 @@
 #include <string_view>
 #include <vector>
 
-#include "reference/types/dtype.hpp"
-#include "reference/types/layout_spec.hpp"
+#include "core/dtype.hpp"
+#include "core/layout_spec.hpp"
 
 namespace cplab::layouts {
 struct LayoutOption;

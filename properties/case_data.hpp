@@ -6,9 +6,9 @@
 #include <optional>
 #include <string>
 
+#include "core/batch.hpp"
+#include "core/tensor.hpp"
 #include "properties/case.hpp"
-#include "reference/types/batch.hpp"
-#include "reference/types/tensor.hpp"
 
 namespace cplab::properties {
 

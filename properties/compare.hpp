@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "core/shard_plan.hpp"
+#include "core/tensor.hpp"
 #include "properties/case.hpp"
-#include "reference/types/shard_plan.hpp"
-#include "reference/types/tensor.hpp"
 
 namespace cplab::properties {
 

@@ -4,9 +4,9 @@
 #include <numeric>
 #include <ostream>
 
-#include "layouts/layout_option.hpp"
-#include "sim/layout_descriptor.hpp"
-#include "sim/row_acceptance.hpp"
+#include "core/layout_option.hpp"
+#include "layouts/layout_descriptor.hpp"
+#include "layouts/row_acceptance.hpp"
 
 namespace cplab::properties {
 

@@ -4,8 +4,8 @@
 #include <string_view>
 #include <utility>
 
+#include "core/error.hpp"
 #include "properties/implementation_registry.hpp"
-#include "reference/types/error.hpp"
 
 namespace cplab::properties {
 

@@ -3,9 +3,9 @@
 #include <chrono>
 
 #include "comm/thread_comm.hpp"
+#include "core/error.hpp"
 #include "properties/case_data.hpp"
 #include "reference/plan.hpp"
-#include "reference/types/error.hpp"
 
 namespace cplab::properties {
 

@@ -7,12 +7,12 @@
 #include <string>
 #include <vector>
 
+#include "core/batch.hpp"
+#include "core/shard_plan.hpp"
+#include "implementation/implementation.hpp"
 #include "properties/case.hpp"
 #include "properties/rank_processes.hpp"
 #include "properties/rank_results.hpp"
-#include "reference/types/batch.hpp"
-#include "reference/types/shard_plan.hpp"
-#include "sim/implementation.hpp"
 
 namespace cplab::properties {
 

@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <set>
 
+#include "core/error.hpp"
 #include "properties/layout_table.hpp"
 #include "properties/mutants/mutant.hpp"
-#include "reference/types/error.hpp"
 #include "sim/sim_implementation.hpp"
 
 namespace cplab::properties {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/implementation.hpp"
+#include "implementation/implementation.hpp"
 
 namespace cplab::properties {
 

@@ -1,16 +1,16 @@
-// The layout table, made from the one list of layouts (layouts/layouts.def).
+// The layout table, made from the one list of layouts (core/layouts.def).
 #include "properties/layout_table.hpp"
 
 #include <fmt/ranges.h>
 
 #include <algorithm>
 
-#include "reference/types/error.hpp"
+#include "core/error.hpp"
 
 namespace cplab::properties {
 
 #define CPLAB_LAYOUT(id) extern const LayoutEntry id##_entry;
-#include "layouts/layouts.def"
+#include "core/layouts.def"
 #undef CPLAB_LAYOUT
 
 namespace {
@@ -24,7 +24,7 @@ std::vector<LayoutEntry> registered(std::vector<LayoutEntry> entries) {
     entry.reference = &reference::layout_info(entry.name);
     const std::vector<std::string> described = sim::layout_descriptor_names();
     CPLAB_CHECK(std::find(described.begin(), described.end(), entry.name) != described.end(),
-                "layout '{}' has a property entry but no descriptor (sim/layouts/ and its registry "
+                "layout '{}' has a property entry but no descriptor (layouts/ and its registry "
                 "line); described layouts: {}",
                 entry.name, fmt::join(described, ", "));
     entry.descriptor = &sim::layout_descriptor(entry.name);
@@ -63,7 +63,7 @@ std::vector<LayoutEntry> registered(std::vector<LayoutEntry> entries) {
 const std::vector<LayoutEntry>& layout_table() {
   static const std::vector<LayoutEntry> table = registered({
 #define CPLAB_LAYOUT(id) id##_entry,
-#include "layouts/layouts.def"
+#include "core/layouts.def"
 #undef CPLAB_LAYOUT
   });
   return table;

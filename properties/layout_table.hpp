@@ -8,12 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "attention/schedule.hpp"
+#include "core/layout_spec.hpp"
+#include "core/shard_plan.hpp"
+#include "layouts/layout_descriptor.hpp"
+#include "layouts/layout_map.hpp"
 #include "reference/plan.hpp"
-#include "reference/types/layout_spec.hpp"
-#include "reference/types/shard_plan.hpp"
-#include "sim/attention/schedule.hpp"
-#include "sim/layout_descriptor.hpp"
-#include "sim/layout_map.hpp"
 
 namespace cplab::properties {
 

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <chrono>
 
+#include "core/error.hpp"
 #include "properties/rank_processes.hpp"
 #include "properties/runner.hpp"
-#include "reference/types/error.hpp"
 
 namespace cplab::properties {
 namespace {

@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
+#include "implementation/implementation.hpp"
 #include "properties/case.hpp"
 #include "properties/coverage.hpp"
 #include "properties/layout_table.hpp"
-#include "sim/implementation.hpp"
 
 namespace cplab::properties {
 

@@ -3,8 +3,8 @@
 
 #include <set>
 
+#include "core/error.hpp"
 #include "properties/property.hpp"
-#include "reference/types/error.hpp"
 
 namespace cplab::properties {
 

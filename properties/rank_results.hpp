@@ -12,11 +12,11 @@
 #include <type_traits>
 #include <vector>
 
-#include "reference/types/batch.hpp"
-#include "reference/types/error.hpp"
-#include "reference/types/shard_layout.hpp"
-#include "reference/types/tensor.hpp"
-#include "sim/implementation.hpp"
+#include "core/batch.hpp"
+#include "core/error.hpp"
+#include "core/shard_layout.hpp"
+#include "core/tensor.hpp"
+#include "implementation/implementation.hpp"
 
 namespace cplab::properties::wire {
 

@@ -6,8 +6,8 @@
 #include <map>
 #include <tuple>
 
+#include "core/error.hpp"
 #include "properties/sweep.hpp"
-#include "reference/types/error.hpp"
 
 namespace cplab::properties {
 

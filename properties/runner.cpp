@@ -8,10 +8,10 @@
 #include <optional>
 #include <unordered_map>
 
-#include "common/limits.hpp"
+#include "core/error.hpp"
+#include "core/limits.hpp"
 #include "properties/case_data.hpp"
 #include "properties/harness.hpp"
-#include "reference/types/error.hpp"
 
 namespace cplab::properties {
 

@@ -9,7 +9,7 @@
 #include <cmath>
 #include <csignal>
 
-#include "reference/types/error.hpp"
+#include "core/error.hpp"
 
 namespace cplab::properties {
 

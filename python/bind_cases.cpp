@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "check/shard_check.hpp"
+#include "core/error.hpp"
 #include "properties/case.hpp"
 #include "properties/case_data.hpp"
 #include "python/bindings.hpp"
@@ -14,7 +15,6 @@
 #include "python/tensor_bridge.hpp"
 #include "reference/loss.hpp"
 #include "reference/plan.hpp"
-#include "reference/types/error.hpp"
 #include "reference/verbs.hpp"
 
 namespace cplab::python {

@@ -1,11 +1,11 @@
 // cplab.check_shards: `cplab check`'s engine on tensors instead of files.
 #include <pybind11/stl.h>
 
+#include "core/error.hpp"
 #include "python/bindings.hpp"
 #include "python/check_result.hpp"
 #include "python/tensor_bridge.hpp"
 #include "reference/plan.hpp"
-#include "reference/types/error.hpp"
 
 namespace cplab::python {
 namespace py = pybind11;

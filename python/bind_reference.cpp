@@ -4,14 +4,14 @@
 
 #include <algorithm>
 
+#include "core/error.hpp"
+#include "layouts/layout_descriptor.hpp"
 #include "python/bindings.hpp"
 #include "python/layout_options.hpp"
 #include "python/tensor_bridge.hpp"
 #include "reference/loss.hpp"
 #include "reference/plan.hpp"
-#include "reference/types/error.hpp"
 #include "reference/verbs.hpp"
-#include "sim/layout_descriptor.hpp"
 
 namespace cplab::python {
 namespace py = pybind11;

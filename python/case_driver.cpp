@@ -21,14 +21,14 @@
 #include <unordered_map>
 #include <vector>
 
-#include "common/limits.hpp"
-#include "layouts/layout_option.hpp"
+#include "core/error.hpp"
+#include "core/layout_option.hpp"
+#include "core/limits.hpp"
 #include "properties/case.hpp"
 #include "properties/coverage.hpp"
 #include "properties/generators.hpp"
 #include "properties/layout_table.hpp"
 #include "reference/plan.hpp"
-#include "reference/types/error.hpp"
 
 namespace cplab::properties {
 namespace {

@@ -6,8 +6,8 @@
 #include <new>
 #include <system_error>
 
-#include "common/untrusted_text.hpp"
-#include "reference/types/error.hpp"
+#include "core/error.hpp"
+#include "core/untrusted_text.hpp"
 
 namespace cplab::python {
 namespace py = pybind11;

@@ -3,8 +3,8 @@
 #include <fmt/ranges.h>
 
 #include "check/shard_check.hpp"
+#include "core/error.hpp"
 #include "reference/plan.hpp"
-#include "reference/types/error.hpp"
 
 namespace cplab::python {
 

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "layouts/layout_option.hpp"
-#include "reference/types/batch.hpp"
-#include "reference/types/layout_spec.hpp"
-#include "reference/types/shard_plan.hpp"
+#include "core/batch.hpp"
+#include "core/layout_option.hpp"
+#include "core/layout_spec.hpp"
+#include "core/shard_plan.hpp"
 
 namespace cplab::python {
 
@@ -19,7 +19,7 @@ namespace cplab::python {
 struct LayoutOptions {
   std::optional<std::int64_t> pad_id;
   std::optional<std::string> pad_policy;
-  // The layouts' own options given, by declaration (layouts/layout_option.hpp).
+  // The layouts' own options given, by declaration (core/layout_option.hpp).
   std::vector<std::pair<const layouts::LayoutOption*, std::int64_t>> given;
 };
 

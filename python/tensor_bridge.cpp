@@ -9,9 +9,9 @@
 #include <memory>
 #include <optional>
 
+#include "core/error.hpp"
+#include "core/standard_keys.hpp"
 #include "io/torch_dtype.hpp"
-#include "reference/types/error.hpp"
-#include "reference/types/standard_keys.hpp"
 
 namespace cplab::python {
 namespace py = pybind11;

@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "core/batch.hpp"
+#include "core/tensor.hpp"
 #include "io/torch_tensors.hpp"
-#include "reference/types/batch.hpp"
-#include "reference/types/tensor.hpp"
 
 namespace cplab::python {
 

@@ -1,8 +1,8 @@
 #pragma once
 // Unsharded single-head attention under the document-causal mask (SPEC §7), forward and backward,
 // in Eigen: the rows every rank's local computation must reproduce.
-#include "reference/types/shard_plan.hpp"
-#include "reference/types/tensor.hpp"
+#include "core/shard_plan.hpp"
+#include "core/tensor.hpp"
 
 namespace cplab::reference {
 

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <limits>
 
-#include "reference/types/error.hpp"
+#include "core/error.hpp"
 
 namespace cplab::reference {
 namespace {

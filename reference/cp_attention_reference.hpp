@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "reference/types/shard_plan.hpp"
-#include "reference/types/tensor.hpp"
+#include "core/shard_plan.hpp"
+#include "core/tensor.hpp"
 
 namespace cplab::reference {
 

@@ -5,8 +5,8 @@
 #include <Eigen/Core>
 #include <cmath>
 
+#include "core/batch.hpp"
 #include "reference/plan_lengths.hpp"
-#include "reference/types/batch.hpp"
 #include "reference/verbs.hpp"
 
 namespace cplab::reference {

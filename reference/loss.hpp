@@ -3,8 +3,8 @@
 // double accumulation), and what every rank's share must be.
 #include <vector>
 
-#include "reference/types/shard_plan.hpp"
-#include "reference/types/tensor.hpp"
+#include "core/shard_plan.hpp"
+#include "core/tensor.hpp"
 
 namespace cplab::reference {
 

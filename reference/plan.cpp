@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "common/limits.hpp"
-#include "reference/types/error.hpp"
+#include "core/error.hpp"
+#include "core/limits.hpp"
 
 namespace cplab::reference {
 

@@ -1,8 +1,8 @@
 #pragma once
 // The reference plan: for a batch and a LayoutSpec, every row's padded stream and index maps, built
 // by construction (list the chunks, concatenate). Production paths must not call this.
-#include "reference/types/batch.hpp"
-#include "reference/types/shard_plan.hpp"
+#include "core/batch.hpp"
+#include "core/shard_plan.hpp"
 
 namespace cplab::reference {
 

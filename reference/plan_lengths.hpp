@@ -3,7 +3,7 @@
 // [B, ℓ] per rank), so the verbs read them once and refuse a plan whose rows disagree.
 #include <cstdint>
 
-#include "reference/types/shard_plan.hpp"
+#include "core/shard_plan.hpp"
 
 namespace cplab::reference {
 

@@ -1,6 +1,6 @@
 // The sharder's verbs of SPEC §4-§5 on the global view: shard a batch per microbatch and rank,
 // shard or gather any token tensor, and the gather's backward.
-#include "common/token_moves.hpp"
+#include "core/token_moves.hpp"
 #include "reference/plan.hpp"
 #include "reference/plan_lengths.hpp"
 #include "reference/verbs.hpp"

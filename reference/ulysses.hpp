@@ -4,10 +4,10 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/shard_plan.hpp"
+#include "core/tensor.hpp"
+#include "core/ulysses_heads.hpp"
 #include "reference/attention.hpp"  // multi_head_attention, used with the split
-#include "reference/types/shard_plan.hpp"
-#include "reference/types/tensor.hpp"
-#include "reference/types/ulysses_heads.hpp"
 
 namespace cplab::reference {
 

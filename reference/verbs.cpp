@@ -1,7 +1,7 @@
 // The global coordinate verbs: caller rows → padded global stream → rank shards, and back.
 #include "reference/verbs.hpp"
 
-#include "common/token_moves.hpp"
+#include "core/token_moves.hpp"
 #include "reference/plan_lengths.hpp"
 
 namespace cplab::reference {

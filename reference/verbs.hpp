@@ -3,8 +3,8 @@
 // batch in one place.
 #include <optional>
 
-#include "reference/types/batch.hpp"
-#include "reference/types/shard_plan.hpp"
+#include "core/batch.hpp"
+#include "core/shard_plan.hpp"
 
 namespace cplab::reference {
 

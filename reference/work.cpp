@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "reference/types/error.hpp"
+#include "core/error.hpp"
 
 namespace cplab::reference {
 

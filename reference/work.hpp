@@ -2,7 +2,7 @@
 // Causal work per rank (SPEC §8): Σ over a rank's real queries of the real keys they may see.
 #include <vector>
 
-#include "reference/types/shard_plan.hpp"
+#include "core/shard_plan.hpp"
 
 namespace cplab::reference {
 

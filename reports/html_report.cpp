@@ -10,11 +10,11 @@
 #include <map>
 #include <tuple>
 
-#include "common/token_moves.hpp"
+#include "core/error.hpp"
+#include "core/token_moves.hpp"
 #include "properties/case.hpp"
 #include "properties/case_data.hpp"
 #include "reference/plan.hpp"
-#include "reference/types/error.hpp"
 #include "reference/verbs.hpp"
 #include "reports/layout_explain.hpp"
 #include "reports/sweep_environment.hpp"

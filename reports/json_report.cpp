@@ -3,7 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <type_traits>
 
-#include "reference/types/error.hpp"
+#include "core/error.hpp"
 #include "reports/sweep_report.hpp"
 
 namespace cplab::reports {

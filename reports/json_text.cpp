@@ -2,7 +2,7 @@
 
 #include <charconv>
 
-#include "reference/types/error.hpp"
+#include "core/error.hpp"
 
 namespace cplab::reports {
 namespace {

@@ -6,8 +6,8 @@
 
 #include <algorithm>
 
-#include "reference/types/batch.hpp"
-#include "reference/types/error.hpp"
+#include "core/batch.hpp"
+#include "core/error.hpp"
 #include "reference/work.hpp"
 
 namespace cplab::reports {

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "reference/types/layout_spec.hpp"
-#include "reference/types/shard_plan.hpp"
+#include "core/layout_spec.hpp"
+#include "core/shard_plan.hpp"
 #include "reports/layout_svg.hpp"
 
 namespace cplab::reports {
@@ -44,7 +44,7 @@ struct LayoutStory {
 // Verb name → bytes each rank sends ([C] per verb), from the cost model.
 using VerbBytesTable = std::vector<std::pair<std::string, std::vector<std::uint64_t>>>;
 
-// What each verb of the sim sends per rank for this row (the cost model, sim/cost_model.hpp);
+// What each verb of the sim sends per rank for this row (the cost model, layouts/cost_model.hpp);
 // empty when the model cannot cost it.
 VerbBytesTable verb_bytes(const LayoutSpec& spec, const RowPlan& row);
 // The few numbers per document the cost model needs of a row, so that it can be costed after the

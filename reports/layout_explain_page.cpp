@@ -4,9 +4,9 @@
 
 #include <algorithm>
 
+#include "layouts/cost_model.hpp"
 #include "reports/layout_explain.hpp"
 #include "reports/layout_svg_parts.hpp"
-#include "sim/cost_model.hpp"
 
 namespace cplab::reports {
 namespace {

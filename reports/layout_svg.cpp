@@ -10,7 +10,7 @@
 #include <fstream>
 #include <numeric>
 
-#include "reference/types/error.hpp"
+#include "core/error.hpp"
 #include "reference/work.hpp"
 #include "reports/layout_svg_parts.hpp"
 

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "reference/types/shard_plan.hpp"
+#include "core/shard_plan.hpp"
 
 namespace cplab::reports {
 

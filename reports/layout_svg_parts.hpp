@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "reference/types/shard_plan.hpp"
+#include "core/shard_plan.hpp"
 
 namespace cplab::reports::svg_parts {
 

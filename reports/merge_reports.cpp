@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <set>
 
-#include "reference/types/error.hpp"
+#include "core/error.hpp"
 #include "reports/sweep_report.hpp"
 
 namespace cplab::reports {

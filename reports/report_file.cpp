@@ -10,7 +10,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "reference/types/error.hpp"
+#include "core/error.hpp"
 #include "reports/sweep_report.hpp"
 
 namespace cplab::reports {

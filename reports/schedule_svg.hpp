@@ -5,7 +5,7 @@
 // carries data-step, data-rank and data-work attributes and a hover title.
 #include <string>
 
-#include "sim/attention/schedule.hpp"
+#include "attention/schedule.hpp"
 
 namespace cplab::reports {
 

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <fstream>
 
-#include "reference/types/error.hpp"
+#include "core/error.hpp"
 #include "reports/sweep_report.hpp"
 
 namespace cplab::reports {

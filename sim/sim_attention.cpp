@@ -2,14 +2,14 @@
 // gathered with gather_tokens, a document-causal mask from the gathered global slots and document
 // ids, and the backward with dK/dV carried back to their owners by gather_tokens_backward. A layout
 // whose ranks attend through varlen segments sees, instead, the keys its segments give each query
-// (sim/varlen_windows.hpp), the segments prepared on this rank from the row's document bounds.
+// (layouts/varlen_windows.hpp), the segments prepared on this rank from the row's document bounds.
 #include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
 
-#include "reference/types/error.hpp"
+#include "core/error.hpp"
+#include "layouts/varlen_windows.hpp"
 #include "sim/sim_implementation.hpp"
-#include "sim/varlen_windows.hpp"
 
 namespace cplab::sim {
 namespace {

@@ -4,9 +4,9 @@
 #include <cstring>
 #include <memory>
 
-#include "common/map_checks.hpp"
-#include "common/token_moves.hpp"
-#include "reference/types/error.hpp"
+#include "core/error.hpp"
+#include "core/map_checks.hpp"
+#include "core/token_moves.hpp"
 #include "sim/sim_implementation.hpp"
 
 namespace cplab::sim {

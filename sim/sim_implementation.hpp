@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "implementation/implementation.hpp"
+#include "layouts/layout_map.hpp"
+#include "layouts/partition.hpp"
 #include "sim/attention/held_buffer.hpp"
-#include "sim/implementation.hpp"
-#include "sim/layout_map.hpp"
-#include "sim/partition.hpp"
 
 namespace cplab::sim {
 

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "reference/types/error.hpp"
+#include "core/error.hpp"
 #include "sim/cross_entropy_row.hpp"
 #include "sim/sim_implementation.hpp"
 

@@ -6,8 +6,8 @@
 #include <cmath>
 #include <cstring>
 
-#include "common/token_moves.hpp"
-#include "reference/types/error.hpp"
+#include "core/error.hpp"
+#include "core/token_moves.hpp"
 #include "sim/sim_implementation.hpp"
 
 namespace cplab::sim {

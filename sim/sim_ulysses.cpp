@@ -1,12 +1,12 @@
 // The Ulysses head all-to-all (SPEC §10.5) on one rank: every rank sends rank u, for each of its
 // local tokens, the heads of u's group; u places what it receives at the global slots of the
 // sender's index map (all-gathered), so the sequence comes out in global order for any layout.
-// The index arrays are sim/ulysses_route.hpp's, shared with the GPU path.
+// The index arrays are layouts/ulysses_route.hpp's, shared with the GPU path.
 #include <functional>
 
-#include "reference/types/error.hpp"
+#include "core/error.hpp"
+#include "layouts/ulysses_route.hpp"
 #include "sim/sim_implementation.hpp"
-#include "sim/ulysses_route.hpp"
 
 namespace cplab::sim {
 

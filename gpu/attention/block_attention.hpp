@@ -6,7 +6,7 @@
 //
 // Layouts: q, grad_out [tokens][H][d] and k, v [held tokens][H_kv][d] in the input dtype (f32,
 // bf16 or f16); query head h reads KV head ⌊h·H_kv/H⌋; softmax scale 1/sqrt(d). Block outputs are
-// rounded to the input dtype (the precision contract of sim/attention/cp_attention.hpp); LSEs,
+// rounded to the input dtype (the precision contract of implementation/cp_attention.hpp); LSEs,
 // deltas and every gradient accumulator are f32.
 //
 // One thread block per tile (gpu/host/attention_plan.hpp's kAttnTile rows of one block) and head,
@@ -16,9 +16,9 @@
 // FlashAttention.
 #include <cstdint>
 
+#include "attention/block_mask.hpp"
 #include "gpu/device.hpp"
 #include "gpu/host/attention_launch.hpp"
-#include "sim/attention/block_mask.hpp"
 
 namespace cplab::gpu {
 

@@ -7,9 +7,9 @@
 #include <mutex>
 
 #include "comm/rank_threads.hpp"
+#include "core/error.hpp"
 #include "gpu/comm/device_sim_comm.hpp"
 #include "gpu/comm/nccl_comm.hpp"
-#include "reference/types/error.hpp"
 
 namespace cplab::gpu {
 namespace {

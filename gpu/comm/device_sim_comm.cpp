@@ -4,10 +4,10 @@
 #include <thread>
 
 #include "comm/wire_bytes.hpp"
+#include "core/error.hpp"
 #include "gpu/comm/device_sim_group.hpp"
 #include "gpu/comm/reduce_elem.hpp"
 #include "gpu/kernels/reduce_elementwise.hpp"
-#include "reference/types/error.hpp"
 
 namespace cplab::gpu {
 namespace {

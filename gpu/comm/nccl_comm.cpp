@@ -7,9 +7,9 @@
 #include <thread>
 
 #include "comm/wire_bytes.hpp"
+#include "core/error.hpp"
 #include "gpu/comm/reduce_elem.hpp"
 #include "gpu/cuda_check.hpp"
-#include "reference/types/error.hpp"
 
 namespace cplab::gpu {
 namespace {

@@ -2,9 +2,9 @@
 
 #include <cstring>
 
+#include "core/error.hpp"
 #include "gpu/device.hpp"
 #include "mpi/device_bootstrap.hpp"
-#include "reference/types/error.hpp"
 
 namespace cplab::gpu {
 

@@ -4,9 +4,9 @@
 #include <mutex>
 #include <thread>
 
+#include "core/error.hpp"
 #include "gpu/comm/nccl_comm.hpp"
 #include "gpu/cuda_check.hpp"
-#include "reference/types/error.hpp"
 
 namespace cplab::gpu {
 

@@ -5,7 +5,7 @@
 // format strings).
 #include <cstdint>
 
-#include "sim/attention/block_mask.hpp"
+#include "attention/block_mask.hpp"
 
 namespace cplab::gpu {
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "reference/types/error.hpp"
+#include "core/error.hpp"
 
 namespace cplab::gpu {
 

@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "attention/schedule.hpp"
+#include "core/dtype.hpp"
 #include "gpu/host/attention_launch.hpp"
-#include "reference/types/dtype.hpp"
-#include "sim/attention/schedule.hpp"
 
 namespace cplab::gpu {
 

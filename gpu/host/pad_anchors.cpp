@@ -1,6 +1,6 @@
 #include "gpu/host/pad_anchors.hpp"
 
-#include "reference/types/error.hpp"
+#include "core/error.hpp"
 
 namespace cplab::gpu {
 

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "sim/index_math.hpp"
+#include "layouts/index_math.hpp"
 
 namespace cplab::gpu {
 

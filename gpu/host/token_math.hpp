@@ -3,7 +3,7 @@
 // is.
 #include <cstdint>
 
-#include "sim/index_math.hpp"
+#include "layouts/index_math.hpp"
 
 namespace cplab::gpu {
 

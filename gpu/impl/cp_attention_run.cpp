@@ -1,8 +1,8 @@
 #include "gpu/impl/cp_attention_run.hpp"
 
+#include "core/error.hpp"
 #include "gpu/attention/lse_merge.hpp"
 #include "gpu/impl/token_ops.hpp"
-#include "reference/types/error.hpp"
 
 namespace cplab::gpu {
 

@@ -7,10 +7,10 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/tensor.hpp"
 #include "gpu/attention/block_attention.hpp"
 #include "gpu/device.hpp"
 #include "gpu/host/attention_plan.hpp"
-#include "reference/types/tensor.hpp"
 
 namespace cplab::gpu {
 

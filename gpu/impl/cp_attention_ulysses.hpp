@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "gpu/impl/rank_context.hpp"
-#include "sim/implementation.hpp"
+#include "implementation/implementation.hpp"
 
 namespace cplab::gpu {
 

@@ -1,8 +1,8 @@
 #include "gpu/impl/device_layout.hpp"
 
+#include "core/error.hpp"
 #include "gpu/kernels/index_map.hpp"
 #include "gpu/kernels/partition_tokens.hpp"
-#include "reference/types/error.hpp"
 
 namespace cplab::gpu {
 namespace {

@@ -6,10 +6,10 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/shard_layout.hpp"
 #include "gpu/device.hpp"
 #include "gpu/kernels/layout_map.hpp"
-#include "reference/types/shard_layout.hpp"
-#include "sim/layout_map.hpp"
+#include "layouts/layout_map.hpp"
 
 namespace cplab::gpu {
 

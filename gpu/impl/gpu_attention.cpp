@@ -1,15 +1,15 @@
 // attention (SPEC §7) on the device: keys, values and their document metadata all-gathered from
 // every rank, the document-causal mask from the closed-form index maps, and the K/V gradients
 // summed back to their owners by a reduce-scatter (the gather_tokens backward).
+#include "core/error.hpp"
 #include "gpu/impl/device_layout.hpp"
 #include "gpu/impl/gpu_implementation.hpp"
 #include "gpu/impl/rank_context.hpp"
 #include "gpu/impl/token_ops.hpp"
 #include "gpu/kernels/attention_doc_causal.hpp"
 #include "gpu/kernels/index_map.hpp"
-#include "reference/types/error.hpp"
-#include "sim/partition.hpp"
-#include "sim/varlen_windows.hpp"
+#include "layouts/partition.hpp"
+#include "layouts/varlen_windows.hpp"
 
 namespace cplab::gpu {
 namespace {

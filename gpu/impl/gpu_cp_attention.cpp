@@ -8,13 +8,13 @@
 // owners, each shard's dK/dV accumulators (f32) travelling with it, and after the last step hands
 // every accumulator to its owner. dQ never leaves the rank. All-gather: one all-gather of K/V, one
 // step, and a reduce-scatter of the dK/dV accumulators to their owners.
+#include "core/error.hpp"
 #include "gpu/host/attention_plan.hpp"
 #include "gpu/impl/cp_attention_run.hpp"
 #include "gpu/impl/cp_attention_ulysses.hpp"
 #include "gpu/impl/gpu_implementation.hpp"
 #include "gpu/impl/rank_context.hpp"
 #include "gpu/impl/token_ops.hpp"
-#include "reference/types/error.hpp"
 
 namespace cplab::gpu {
 namespace {

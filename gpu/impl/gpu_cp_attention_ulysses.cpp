@@ -2,13 +2,13 @@
 // whole sequence, in global order, on H/U query heads and their KV heads: the schedule's one step
 // is planned over that (gpu/host/attention_plan.hpp's HeldKeys::sequence) and run by the same
 // block kernels as the ring.
+#include "core/error.hpp"
+#include "core/ulysses_heads.hpp"
 #include "gpu/host/attention_plan.hpp"
 #include "gpu/impl/cp_attention_run.hpp"
 #include "gpu/impl/cp_attention_ulysses.hpp"
 #include "gpu/impl/token_ops.hpp"
-#include "reference/types/error.hpp"
-#include "reference/types/ulysses_heads.hpp"
-#include "sim/ulysses_route.hpp"
+#include "layouts/ulysses_route.hpp"
 
 namespace cplab::gpu {
 namespace {

@@ -3,13 +3,13 @@
 // inverse permutation (owner_map); caller coordinates read through the gathered caller positions.
 #include <numeric>
 
+#include "core/error.hpp"
 #include "gpu/impl/device_layout.hpp"
 #include "gpu/impl/gpu_implementation.hpp"
 #include "gpu/impl/rank_context.hpp"
 #include "gpu/impl/token_ops.hpp"
 #include "gpu/kernels/gather_tokens.hpp"
 #include "gpu/kernels/index_map.hpp"
-#include "reference/types/error.hpp"
 
 namespace cplab::gpu {
 namespace {

@@ -3,7 +3,7 @@
 // file each group: gpu_shard.cpp, gpu_gather.cpp, gpu_loss.cpp, gpu_attention.cpp,
 // gpu_cp_attention.cpp, gpu_ulysses.cpp.
 #include "gpu/comm/device_comm.hpp"
-#include "sim/implementation.hpp"
+#include "implementation/implementation.hpp"
 
 namespace cplab::gpu {
 

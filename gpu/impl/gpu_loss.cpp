@@ -2,13 +2,13 @@
 // closed-form map (gpu/host/shifted_target.hpp); the device packs them, one all-to-all moves them
 // to the owners' neighbours, the device picks every token's target with the same map, the count is
 // summed over the group, and the fused kernel writes loss and gradient in one pass per row.
+#include "core/error.hpp"
 #include "gpu/host/shifted_target.hpp"
 #include "gpu/impl/device_layout.hpp"
 #include "gpu/impl/gpu_implementation.hpp"
 #include "gpu/impl/rank_context.hpp"
 #include "gpu/impl/token_ops.hpp"
 #include "gpu/kernels/loss_shifted_ce.hpp"
-#include "reference/types/error.hpp"
 
 namespace cplab::gpu {
 namespace {

@@ -3,14 +3,14 @@
 // the device computes the index map from the closed form (checked against it) and moves the data.
 #include <optional>
 
+#include "core/error.hpp"
 #include "gpu/host/pad_anchors.hpp"
 #include "gpu/impl/device_layout.hpp"
 #include "gpu/impl/gpu_implementation.hpp"
 #include "gpu/impl/rank_context.hpp"
 #include "gpu/impl/token_ops.hpp"
 #include "gpu/kernels/pad_positions.hpp"
-#include "reference/types/error.hpp"
-#include "sim/partition.hpp"
+#include "layouts/partition.hpp"
 
 namespace cplab::gpu {
 namespace {

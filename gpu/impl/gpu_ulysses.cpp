@@ -1,14 +1,14 @@
 // The Ulysses head all-to-all (SPEC §10.5) on the device: the index maps are all-gathered, the
-// routes of sim/ulysses_route.hpp (the twin's own index arrays) are uploaded, and one token-copy
-// launch packs the send buffer, one all-to-all over the rank context exchanges it, and one more
-// launch places what arrived. A head slice (d elements) is the copy kernel's token.
+// routes of layouts/ulysses_route.hpp (the twin's own index arrays) are uploaded, and one
+// token-copy launch packs the send buffer, one all-to-all over the rank context exchanges it, and
+// one more launch places what arrived. A head slice (d elements) is the copy kernel's token.
 #include <algorithm>
 
+#include "core/error.hpp"
 #include "gpu/impl/gpu_implementation.hpp"
 #include "gpu/impl/rank_context.hpp"
 #include "gpu/impl/token_ops.hpp"
-#include "reference/types/error.hpp"
-#include "sim/ulysses_route.hpp"
+#include "layouts/ulysses_route.hpp"
 
 namespace cplab::gpu {
 namespace {

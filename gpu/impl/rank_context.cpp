@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "comm/rank_threads.hpp"
+#include "core/error.hpp"
 #include "gpu/comm/bootstrap.hpp"
-#include "reference/types/error.hpp"
 
 namespace cplab::gpu {
 namespace {

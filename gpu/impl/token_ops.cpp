@@ -1,7 +1,7 @@
 #include "gpu/impl/token_ops.hpp"
 
+#include "core/error.hpp"
 #include "gpu/host/copy_plan.hpp"
-#include "reference/types/error.hpp"
 
 namespace cplab::gpu {
 

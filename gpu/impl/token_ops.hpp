@@ -1,14 +1,14 @@
 #pragma once
 // Host tensors to and from the device, and the token-copy descriptors the verbs build from a
-// tensor's token axes ([outer, rows, seq, inner], common/token_moves.hpp).
+// tensor's token axes ([outer, rows, seq, inner], core/token_moves.hpp).
 #include <array>
 #include <cstdint>
 #include <vector>
 
-#include "common/token_moves.hpp"
+#include "core/tensor.hpp"
+#include "core/token_moves.hpp"
 #include "gpu/device.hpp"
 #include "gpu/kernels/copy_tokens.hpp"
-#include "reference/types/tensor.hpp"
 
 namespace cplab::gpu {
 

@@ -1,7 +1,7 @@
 #pragma once
 // Every layout's index maps on the device, computed per token from the closed forms of
-// sim/index_math.hpp (the functions the CPU tests run). magi's come from the host-computed chunk
-// assignment and its inverse; thd's from cu_seqlens_padded by binary search.
+// layouts/index_math.hpp (the functions the CPU tests run). magi's come from the host-computed
+// chunk assignment and its inverse; thd's from cu_seqlens_padded by binary search.
 #include <cstdint>
 
 #include "gpu/device.hpp"

@@ -1,11 +1,12 @@
 #pragma once
-// The closed-form map a launcher takes: the MapView of sim/layout_map.hpp (which owns, validates
-// and derives its arrays) over device memory, so a launcher takes one argument and dispatches once
-// to a kernel templated on the map type. Host planning uses the same view over host arrays.
+// The closed-form map a launcher takes: the MapView of layouts/layout_map.hpp (which owns,
+// validates and derives its arrays) over device memory, so a launcher takes one argument and
+// dispatches once to a kernel templated on the map type. Host planning uses the same view over host
+// arrays.
 #include <cstdint>
 
 #include "gpu/kernels/launch_check.hpp"
-#include "sim/layouts/closed_forms.hpp"
+#include "layouts/closed_forms.hpp"
 
 namespace cplab::gpu {
 

@@ -12,9 +12,9 @@
 #include <numeric>
 #include <optional>
 
+#include "attention/block_mask.hpp"
 #include "properties/checks/checks.hpp"
 #include "reference/work.hpp"
-#include "sim/attention/block_mask.hpp"
 
 namespace cplab::properties {
 namespace {

@@ -2,6 +2,7 @@
 // What the property files share: the harness, the comparisons, the case data and the reference.
 #include <fmt/format.h>
 
+#include "core/error.hpp"
 #include "properties/case_data.hpp"
 #include "properties/compare.hpp"
 #include "properties/generators.hpp"
@@ -9,7 +10,6 @@
 #include "properties/layout_table.hpp"
 #include "properties/property.hpp"
 #include "reference/plan.hpp"
-#include "reference/types/error.hpp"
 #include "reference/verbs.hpp"
 
 namespace cplab::properties {

@@ -7,11 +7,11 @@
 
 #include <cmath>
 
+#include "attention/schedule.hpp"
+#include "layouts/layout_descriptor.hpp"
 #include "properties/checks/checks.hpp"
 #include "properties/checks/cp_attention_bounds.hpp"
 #include "reference/cp_attention_reference.hpp"
-#include "sim/attention/schedule.hpp"
-#include "sim/layout_descriptor.hpp"
 
 namespace cplab::properties {
 

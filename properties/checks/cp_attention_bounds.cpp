@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "reference/types/error.hpp"
+#include "core/error.hpp"
 
 namespace cplab::properties {
 namespace {

@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
+#include "attention/schedule.hpp"
+#include "core/shard_plan.hpp"
+#include "implementation/cp_attention.hpp"
 #include "reference/cp_attention_reference.hpp"
-#include "reference/types/shard_plan.hpp"
-#include "sim/attention/cp_attention.hpp"
-#include "sim/attention/schedule.hpp"
 
 namespace cplab::properties {
 

@@ -1,9 +1,9 @@
 // per-doc-head-tail (torch's _PerDocumentHeadTailLoadBalancer, SPEC §10.1): head-tail inside every
 // document of a row whose padding is the caller's (every document a multiple of 2C, filling the
-// row; the generators draw only such rows through the acceptance contract, sim/row_acceptance.hpp).
-// Balance (SPEC §8): every document without the caller's padding gives every rank the same work
-// (rank r's two chunks of a document see c·(2C·c + 1) keys together whatever r is), so a row
-// without any padding gives every rank the same work in all.
+// row; the generators draw only such rows through the acceptance contract,
+// layouts/row_acceptance.hpp). Balance (SPEC §8): every document without the caller's padding gives
+// every rank the same work (rank r's two chunks of a document see c·(2C·c + 1) keys together
+// whatever r is), so a row without any padding gives every rank the same work in all.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 

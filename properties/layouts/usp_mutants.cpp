@@ -1,7 +1,7 @@
 // Mutants of usp (SPEC §10.4), each a shipped way of getting the two levels of unified sequence
 // parallelism wrong: every token is still held exactly once, but not by the rank that should.
+#include "layouts/usp_map.hpp"
 #include "properties/mutants/mutant.hpp"
-#include "sim/layouts/usp_map.hpp"
 
 namespace cplab::properties::mutants {
 namespace {

@@ -8,9 +8,9 @@
 #include <utility>
 #include <vector>
 
+#include "core/error.hpp"
 #include "properties/implementation_registry.hpp"
 #include "properties/layout_table.hpp"
-#include "reference/types/error.hpp"
 #include "sim/sim_implementation.hpp"
 
 namespace cplab::properties::mutants {

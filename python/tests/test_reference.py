@@ -14,8 +14,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def one_list_of_layouts():
-    """The names layouts/layouts.def lists, one CPLAB_LAYOUT(id) line each."""
-    text = (ROOT / "layouts" / "layouts.def").read_text()
+    """The names core/layouts.def lists, one CPLAB_LAYOUT(id) line each."""
+    text = (ROOT / "core" / "layouts.def").read_text()
     return {m.replace("_", "-") for m in re.findall(r"^CPLAB_LAYOUT\((\w+)\)", text, re.M)}
 
 

@@ -1,7 +1,7 @@
 // identity (CP off, SPEC §3): one rank holds the caller row as it is, L = S, nothing padded.
+#include "core/error.hpp"
 #include "reference/layouts/row_stream.hpp"
 #include "reference/plan.hpp"
-#include "reference/types/error.hpp"
 
 namespace cplab::reference {
 namespace {

@@ -11,9 +11,9 @@
 #include <cstdint>
 #include <numeric>
 
+#include "core/error.hpp"
 #include "reference/layouts/row_stream.hpp"
 #include "reference/plan.hpp"
-#include "reference/types/error.hpp"
 #include "reference/work.hpp"
 
 namespace cplab::reference {
@@ -62,7 +62,7 @@ RowPlan plan_magi_row(const LayoutSpec& spec, std::int64_t caller_len,
 
   const std::vector<std::int64_t> seen = visible_keys(row);
   const std::int64_t chunks = len / chunk_size;
-  // map_costs: every chunk's area; map: the rank-major assignment and K (sim/layouts/magi_map.hpp).
+  // map_costs: every chunk's area; map: the rank-major assignment and K (layouts/magi_map.hpp).
   row.map_costs.assign(static_cast<std::size_t>(chunks), 0);
   for (std::int64_t j = 0; j < chunks; ++j) {
     for (std::int64_t g = j * chunk_size; g < (j + 1) * chunk_size; ++g)

@@ -11,9 +11,9 @@
 //    with c_i = P_i/(2C): rank-major.
 #include <numeric>
 
+#include "core/error.hpp"
 #include "reference/layouts/row_stream.hpp"
 #include "reference/plan.hpp"
-#include "reference/types/error.hpp"
 
 namespace cplab::reference {
 namespace {
@@ -70,7 +70,7 @@ RowPlan plan_per_doc_head_tail_row(const LayoutSpec& spec, std::int64_t caller_l
     bounds.push_back(start + occupied);
   }
   row_stream::assign_ranges(row, ranges);
-  row.map.table = bounds;  // the table of sim/layouts/thd_map.hpp: the caller's document bounds
+  row.map.table = bounds;  // the table of layouts/thd_map.hpp: the caller's document bounds
   return row;
 }
 

@@ -10,9 +10,9 @@
 #include <algorithm>
 #include <numeric>
 
+#include "core/error.hpp"
 #include "reference/layouts/row_stream.hpp"
 #include "reference/plan.hpp"
-#include "reference/types/error.hpp"
 
 namespace cplab::reference {
 namespace {
@@ -105,7 +105,7 @@ RowPlan plan_ptrr_row(const LayoutSpec& spec, std::int64_t caller_len,
     const std::int64_t rank = group % 2 == 0 ? place : spec.cp - 1 - place;
     owned[rank].push_back(sorted[p]);
   }
-  // map: the rank-major blocks and B (the chunk-assignment map of sim/layouts/magi_map.hpp).
+  // map: the rank-major blocks and B (the chunk-assignment map of layouts/magi_map.hpp).
   row.map.unit = block;
   std::vector<std::vector<row_stream::SlotRange>> ranges(static_cast<std::size_t>(spec.cp));
   for (std::int64_t r = 0; r < spec.cp; ++r) {

@@ -1,17 +1,17 @@
-// The reference's layout registry, made from the one list of layouts (layouts/layouts.def).
+// The reference's layout registry, made from the one list of layouts (core/layouts.def).
 #include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cstring>
 
-#include "layouts/layout_option.hpp"
+#include "core/error.hpp"
+#include "core/layout_option.hpp"
 #include "reference/plan.hpp"
-#include "reference/types/error.hpp"
 
 namespace cplab::reference {
 
 #define CPLAB_LAYOUT(id) extern const LayoutInfo id##_layout;
-#include "layouts/layouts.def"
+#include "core/layouts.def"
 #undef CPLAB_LAYOUT
 
 namespace {
@@ -44,7 +44,7 @@ std::vector<LayoutInfo> registered(std::vector<LayoutInfo> entries) {
 const std::vector<LayoutInfo>& layouts() {
   static const std::vector<LayoutInfo> all = registered({
 #define CPLAB_LAYOUT(id) id##_layout,
-#include "layouts/layouts.def"
+#include "core/layouts.def"
 #undef CPLAB_LAYOUT
   });
   return all;

@@ -2,7 +2,7 @@
 
 #include <fmt/ranges.h>
 
-#include "reference/types/error.hpp"
+#include "core/error.hpp"
 
 namespace cplab::reference::row_stream {
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "reference/types/shard_plan.hpp"
+#include "core/shard_plan.hpp"
 
 namespace cplab::reference::row_stream {
 

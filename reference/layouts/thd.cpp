@@ -13,9 +13,9 @@
 #include <algorithm>
 #include <numeric>
 
+#include "core/error.hpp"
 #include "reference/layouts/row_stream.hpp"
 #include "reference/plan.hpp"
-#include "reference/types/error.hpp"
 
 namespace cplab::reference {
 namespace {
@@ -86,7 +86,7 @@ RowPlan plan_thd_row(const LayoutSpec& spec, std::int64_t caller_len,
   std::vector<std::int64_t> local_cu;
   for (std::int64_t boundary : row.cu_seqlens_padded) local_cu.push_back(boundary / spec.cp);
   row.local_cu_seqlens.assign(static_cast<std::size_t>(spec.cp), local_cu);
-  row.map.table = row.cu_seqlens_padded;  // the table of sim/layouts/thd_map.hpp
+  row.map.table = row.cu_seqlens_padded;  // the table of layouts/thd_map.hpp
   return row;
 }
 

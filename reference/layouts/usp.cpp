@@ -7,9 +7,9 @@
 
 #include <algorithm>
 
+#include "core/error.hpp"
 #include "reference/layouts/row_stream.hpp"
 #include "reference/plan.hpp"
-#include "reference/types/error.hpp"
 
 namespace cplab::reference {
 namespace {
@@ -59,7 +59,7 @@ RowPlan plan_usp_row(const LayoutSpec& spec, std::int64_t caller_len,
       ranges[static_cast<std::size_t>(q * ulysses + u)] = part_of(piece, u * local, local);
   }
   row_stream::assign_ranges(row, ranges);
-  row.map.unit = ring;  // the scalar of sim/layouts/usp_map.hpp
+  row.map.unit = ring;  // the scalar of layouts/usp_map.hpp
   return row;
 }
 

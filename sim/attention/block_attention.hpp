@@ -6,8 +6,8 @@
 // a [tokens, heads, d] buffer is a strided view.
 #include <cstdint>
 
-#include "reference/types/dtype.hpp"
-#include "sim/attention/block_mask.hpp"
+#include "attention/block_mask.hpp"
+#include "core/dtype.hpp"
 
 namespace cplab::sim {
 

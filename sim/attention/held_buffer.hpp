@@ -7,10 +7,10 @@
 #include <cstdint>
 #include <vector>
 
+#include "attention/schedule.hpp"
 #include "comm/comm.hpp"
-#include "reference/types/dtype.hpp"
-#include "reference/types/tensor.hpp"
-#include "sim/attention/schedule.hpp"
+#include "core/dtype.hpp"
+#include "core/tensor.hpp"
 
 namespace cplab::sim {
 

@@ -17,7 +17,7 @@
 #include <cmath>
 #include <limits>
 
-#include "reference/types/error.hpp"
+#include "core/error.hpp"
 #include "sim/attention/block_attention.hpp"
 #include "sim/sim_implementation.hpp"
 

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "core/layout_option.hpp"
 #include "io/npy.hpp"
-#include "layouts/layout_option.hpp"
 #include "reference/plan.hpp"
 #include "tests/support/cli.hpp"
 #include "tests/support/layouts.hpp"

@@ -1,5 +1,5 @@
 // The exit-status contract's one place (cli/errors.hpp): which exception gives which status and
-// line, escaping of untrusted text; and the limits of common/limits.hpp at their edges
+// line, escaping of untrusted text; and the limits of core/limits.hpp at their edges
 // (the accepted sides that are too costly to reach through the command line).
 #include "cli/errors.hpp"
 
@@ -11,10 +11,10 @@
 #include <stdexcept>
 #include <system_error>
 
-#include "common/limits.hpp"
-#include "layouts/layout_option.hpp"
-#include "reference/types/error.hpp"
-#include "reference/types/tensor.hpp"
+#include "core/error.hpp"
+#include "core/layout_option.hpp"
+#include "core/limits.hpp"
+#include "core/tensor.hpp"
 #include "tests/support/layouts.hpp"
 
 namespace cplab::clitest {

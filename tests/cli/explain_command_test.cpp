@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <pugixml.hpp>
 
-#include "layouts/layout_option.hpp"
+#include "core/layout_option.hpp"
 #include "reference/plan.hpp"
 #include "tests/cli/page_render.hpp"
 #include "tests/cli/shard_fixtures.hpp"

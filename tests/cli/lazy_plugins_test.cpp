@@ -9,9 +9,9 @@
 #include <fstream>
 #include <string>
 
+#include "core/batch.hpp"
+#include "core/standard_keys.hpp"
 #include "io/torch_batch.hpp"
-#include "reference/types/batch.hpp"
-#include "reference/types/standard_keys.hpp"
 #include "tests/support/cli.hpp"
 #include "tests/support/layouts.hpp"
 

@@ -6,8 +6,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "core/layout_option.hpp"
 #include "io/npy.hpp"
-#include "layouts/layout_option.hpp"
 #include "reference/loss.hpp"
 #include "reference/plan.hpp"
 #include "tests/support/cli.hpp"

@@ -14,7 +14,7 @@
 #include <sstream>
 #include <string>
 
-#include "layouts/layout_option.hpp"
+#include "core/layout_option.hpp"
 #include "tests/support/own_files.hpp"
 
 namespace cplab::docs {
@@ -133,26 +133,27 @@ TEST(LayoutFilesTable, the_comparison_sees_a_missing_and_a_stale_entry) {
   const std::string id = layout_identifier(one);
   const fs::path root =
       fs::temp_directory_path() / ("cplab_layout_table_probe_" + std::to_string(::getpid()));
-  fs::create_directories(root / "sim" / "layouts");
+  fs::create_directories(root / "reference" / "layouts");
   fs::create_directories(root / "build" / "x" / "layouts");
   std::ofstream(root / "build" / "CMakeCache.txt") << "\n";
   std::ofstream(root / "build" / "x" / "layouts" / (id + ".cpp.o")) << "\n";
-  std::ofstream(root / "sim" / "layouts" / (id + ".cpp")) << "\n";
-  std::ofstream(root / "sim" / "layouts" / (id + "_map.hpp")) << "\n";
-  std::ofstream(root / "sim" / "layouts" / (id + "_kinds.cpp")) << "\n";  // not an own-file stem
+  std::ofstream(root / "reference" / "layouts" / (id + ".cpp")) << "\n";
+  std::ofstream(root / "reference" / "layouts" / (id + "_map.hpp")) << "\n";
+  std::ofstream(root / "reference" / "layouts" / (id + "_kinds.cpp"))
+      << "\n";  // not an own-file stem
   const std::set<std::string> names = {one, two};
   const Files tree = files_in_tree(root, names);
   fs::remove_all(root);
   ASSERT_EQ(tree.size(), 1u);
-  EXPECT_EQ(tree.at(one), (std::set<std::string>{"sim/layouts/" + id + ".cpp",
-                                                 "sim/layouts/" + id + "_map.hpp"}));
-  const Files table =
-      files_in_table("What each layout owns\n\n| layout | files |\n|---|---|\n| `" + one +
-                         "` | `sim/layouts/" + id + ".cpp`, `layouts/" + id + ".{hpp,cpp}` |\n| `" +
-                         two + "` | none |\n\nafter\n| `" + unlisted + "` | `x` |\n",
-                     registered);
+  EXPECT_EQ(tree.at(one), (std::set<std::string>{"reference/layouts/" + id + ".cpp",
+                                                 "reference/layouts/" + id + "_map.hpp"}));
+  const Files table = files_in_table("What each layout owns\n\n| layout | files |\n|---|---|\n| `" +
+                                         one + "` | `reference/layouts/" + id + ".cpp`, `layouts/" +
+                                         id + ".{hpp,cpp}` |\n| `" + two +
+                                         "` | none |\n\nafter\n| `" + unlisted + "` | `x` |\n",
+                                     registered);
   EXPECT_EQ(table.at(one),
-            (std::set<std::string>{"sim/layouts/" + id + ".cpp", "layouts/" + id + ".hpp",
+            (std::set<std::string>{"reference/layouts/" + id + ".cpp", "layouts/" + id + ".hpp",
                                    "layouts/" + id + ".cpp"}));
   EXPECT_TRUE(table.at(two).empty());
   EXPECT_EQ(table.count(unlisted), 0u) << "a row after the table ended was read";

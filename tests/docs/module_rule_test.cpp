@@ -3,6 +3,8 @@
 // reads the table and greps every `#include "folder/..."` of every source file against it, so the
 // drawing and the code cannot drift apart: a new folder without its row, or an include its row does
 // not name (sim/ reaching into the reference's algorithms, say), fails here with file and line.
+// A row may name one file kind instead of a folder: `layouts/ID.hpp`, a layout's option header
+// (ID a layout of core/layouts.def), which the reference reads and nothing else of layouts/.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -21,7 +23,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// folder ("sim/", "gpu/host/") -> the folders it may include; "*" alone: any.
+// folder ("sim/", "gpu/host/") -> the folders it may include; "*" alone: any; "layouts/ID.hpp":
+// the option header of any layout in that folder.
 using Rules = std::map<std::string, std::set<std::string>>;
 
 std::string read_text(const fs::path& path) {
@@ -41,6 +44,7 @@ Rules rules_from_design(const std::string& design) {
   std::istringstream section(design.substr(start, end - start));
   static const std::regex row(R"(^\| `([a-z_/]+/)` \|.*\| ([^|]*) \|\s*$)");
   static const std::regex folder("`([a-z_/]+/)`");
+  static const std::regex option_header("`([a-z_/]+/)ID\\.hpp`");
   std::string line;
   while (std::getline(section, line)) {
     std::smatch match;
@@ -50,6 +54,8 @@ Rules rules_from_design(const std::string& design) {
     if (uses.rfind("everything", 0) == 0) allowed.insert("*");
     for (std::sregex_iterator it(uses.begin(), uses.end(), folder), done; it != done; ++it)
       allowed.insert((*it)[1].str());
+    for (std::sregex_iterator it(uses.begin(), uses.end(), option_header), done; it != done; ++it)
+      allowed.insert((*it)[1].str() + "ID.hpp");
   }
   return rules;
 }
@@ -67,6 +73,29 @@ bool is_source(const fs::path& path) {
   return kinds.count(path.extension().string()) > 0;
 }
 
+// The layouts of the one list under root (core/layouts.def): the IDs an option header may have.
+std::set<std::string> layout_ids(const fs::path& root) {
+  std::set<std::string> ids;
+  const std::string list = read_text(root / "core/layouts.def");
+  static const std::regex line(R"(^CPLAB_LAYOUT\(([a-z0-9_]+)\))");
+  std::istringstream in(list);
+  std::string text;
+  while (std::getline(in, text)) {
+    std::smatch match;
+    if (std::regex_search(text, match, line)) ids.insert(match[1].str());
+  }
+  return ids;
+}
+
+// Whether `target` (in module `theirs`) is a layout's option header that `may` allows.
+bool allowed_option_header(const std::set<std::string>& may, const std::string& theirs,
+                           const std::string& target, const std::set<std::string>& ids) {
+  if (may.count(theirs + "ID.hpp") == 0) return false;
+  const std::string file = target.substr(theirs.size());
+  const std::string stem = file.size() > 4 ? file.substr(0, file.size() - 4) : "";
+  return file.ends_with(".hpp") && ids.count(stem) > 0;
+}
+
 struct Scan {
   int files = 0;
   std::set<std::string> modules_seen;
@@ -80,6 +109,7 @@ struct Scan {
 Scan scan(const fs::path& root, const Rules& rules) {
   static const std::regex include(R"(^\s*#\s*include\s*"([a-z_]+/[^"]*)\")");
   Scan out;
+  const std::set<std::string> ids = layout_ids(root);
   for (const auto& [folder, allowed] : rules) {
     if (folder.find('/') != folder.size() - 1) continue;  // nested rows are walked from their top
     const fs::path top = root / folder;
@@ -101,6 +131,7 @@ Scan scan(const fs::path& root, const Rules& rules) {
         if (!fs::is_directory(root / top_folder)) continue;  // not one of the tree's folders
         const std::string theirs = module_of(rules, target);
         if (theirs == mine || may.count("*") > 0) continue;
+        if (allowed_option_header(may, theirs, target, ids)) continue;
         if (theirs.empty() || may.count(theirs) == 0) {
           out.broken.push_back(path + ":" + std::to_string(number) + ": includes " + target +
                                (theirs.empty() ? " (a folder the modules table does not list)"
@@ -116,12 +147,18 @@ TEST(ModuleRule, EveryIncludeIsOneTheModulesTableAllows) {
   const fs::path root = CPLAB_SOURCE_DIR;
   const Rules rules = rules_from_design(read_text(root / "docs/design.md"));
   // The table is read: the modules the project has are all there, each with its row.
-  for (const char* folder : {"reference/types/", "layouts/", "common/", "reference/", "io/",
-                             "comm/", "sim/", "check/", "gpu/host/", "gpu/", "mpi/", "perf/",
-                             "properties/", "reports/", "cli/", "python/", "bench/", "tests/"})
+  for (const char* folder :
+       {"core/", "comm/", "layouts/", "attention/", "reference/", "io/", "implementation/", "sim/",
+        "check/", "gpu/host/", "gpu/", "mpi/", "perf/", "properties/", "reports/", "cli/",
+        "python/", "bench/", "tests/"})
     EXPECT_EQ(rules.count(folder), 1u) << folder << " has no row in design.md's modules table";
-  ASSERT_GE(rules.size(), 18u);
+  ASSERT_GE(rules.size(), 19u);
   EXPECT_EQ(rules.at("sim/").count("reference/"), 0u) << "sim/ may never use the reference";
+  EXPECT_EQ(rules.at("gpu/").count("reference/"), 0u) << "gpu/ may never use the reference";
+  EXPECT_EQ(rules.at("reference/").count("layouts/"), 0u)
+      << "the reference reads a layout's option header only, never the layouts' model";
+  EXPECT_EQ(rules.at("reference/").count("layouts/ID.hpp"), 1u);
+  EXPECT_EQ(rules.at("core/").size(), 0u) << "core/ is the bottom: it includes no other module";
   const Scan found = scan(root, rules);
   EXPECT_GE(found.files, 300) << "the scan found too few sources under " << root;
   EXPECT_GE(found.modules_seen.size(), 15u);
@@ -146,32 +183,41 @@ TEST(ModuleRule, EveryTopLevelSourceFolderHasARow) {
   }
 }
 
-// The scan can fail: a probe tree whose sim/ includes the reference's plan, and whose new/ folder
-// has no row, is reported at both includes (and the allowed one is not).
+// The scan can fail: a probe tree whose sim/ includes the reference's plan, whose new/ folder has
+// no row, and whose reference/ reads a layout's option header (allowed) and the layouts' model
+// (not) is reported at exactly the three includes its rows do not name.
 TEST(ModuleRule, TheScanCatchesAnIncludeItsRowDoesNotName) {
   const fs::path root =
       fs::temp_directory_path() / ("cplab_module_rule_probe_" + std::to_string(::getpid()));
-  fs::create_directories(root / "sim");
-  fs::create_directories(root / "reference/types");
-  fs::create_directories(root / "new");
-  std::ofstream(root / "sim/probe.cpp") << "#include \"reference/types/tensor.hpp\"\n"
+  for (const char* folder : {"core", "layouts", "reference", "sim", "new"})
+    fs::create_directories(root / folder);
+  std::ofstream(root / "core/layouts.def") << "CPLAB_LAYOUT(zig)\n";
+  std::ofstream(root / "sim/probe.cpp") << "#include \"core/tensor.hpp\"\n"
                                            "#include \"reference/plan.hpp\"\n"
                                            "#include \"new/thing.hpp\"\n"
                                            "#include <vector>\n";
+  std::ofstream(root / "reference/probe.cpp") << "#include \"layouts/zig.hpp\"\n"
+                                                 "#include \"layouts/partition.hpp\"\n"
+                                                 "#include \"layouts/zag.hpp\"\n";
   const Rules rules = rules_from_design(
       "## Modules and their order\n\n| folder | owns | may include |\n|---|---|---|\n"
-      "| `reference/types/` | types | fmt |\n"
-      "| `reference/` | algorithms | `reference/types/` |\n"
-      "| `sim/` | the twin | `reference/types/`, `layouts/` |\n\n## Next\n");
-  ASSERT_EQ(rules.size(), 3u);
+      "| `core/` | types | fmt |\n"
+      "| `layouts/` | the model | `core/` |\n"
+      "| `reference/` | algorithms | `core/`; a layout's option header `layouts/ID.hpp` only |\n"
+      "| `sim/` | the twin | `core/`, `layouts/` |\n\n## Next\n");
+  ASSERT_EQ(rules.size(), 4u);
   const Scan found = scan(root, rules);
   fs::remove_all(root);
-  ASSERT_EQ(found.broken.size(), 2u) << ::testing::PrintToString(found.broken);
-  EXPECT_NE(found.broken[0].find("sim/probe.cpp:2: includes reference/plan.hpp"), std::string::npos)
-      << found.broken[0];
-  EXPECT_NE(found.broken[1].find("sim/probe.cpp:3: includes new/thing.hpp (a folder"),
-            std::string::npos)
-      << found.broken[1];
+  ASSERT_EQ(found.broken.size(), 4u) << ::testing::PrintToString(found.broken);
+  const std::string all = ::testing::PrintToString(found.broken);
+  EXPECT_NE(all.find("reference/probe.cpp:2: includes layouts/partition.hpp"), std::string::npos)
+      << all;
+  EXPECT_NE(all.find("reference/probe.cpp:3: includes layouts/zag.hpp"), std::string::npos)
+      << "not a layout of the one list: " << all;
+  EXPECT_EQ(all.find("layouts/zig.hpp"), std::string::npos) << all;
+  EXPECT_NE(all.find("sim/probe.cpp:2: includes reference/plan.hpp"), std::string::npos) << all;
+  EXPECT_NE(all.find("sim/probe.cpp:3: includes new/thing.hpp (a folder"), std::string::npos)
+      << all;
 }
 
 }  // namespace

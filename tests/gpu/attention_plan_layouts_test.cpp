@@ -8,11 +8,11 @@
 
 #include <map>
 
+#include "core/error.hpp"
 #include "gpu/host/attention_plan.hpp"
+#include "layouts/layout_descriptor.hpp"
 #include "layouts/usp.hpp"
 #include "reference/plan.hpp"
-#include "reference/types/error.hpp"
-#include "sim/layout_descriptor.hpp"
 
 namespace cplab::gputest {
 namespace {

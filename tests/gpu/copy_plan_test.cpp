@@ -6,7 +6,7 @@
 
 #include <cstring>
 
-#include "reference/types/error.hpp"
+#include "core/error.hpp"
 
 namespace cplab::gpu {
 namespace {

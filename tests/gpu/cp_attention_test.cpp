@@ -10,13 +10,13 @@
 #include <ostream>
 
 #include "comm/thread_comm.hpp"
+#include "core/layout_option.hpp"
 #include "gpu/comm/device_sim_comm.hpp"
 #include "gpu/implementation.hpp"
 #include "gpu_test.hpp"
 #include "hand_schedules.hpp"
-#include "layouts/layout_option.hpp"
+#include "layouts/layout_descriptor.hpp"
 #include "reference/plan.hpp"
-#include "sim/layout_descriptor.hpp"
 
 namespace cplab::gputest {
 namespace {

@@ -5,9 +5,9 @@
 #include <atomic>
 
 #include "comm/thread_comm.hpp"
+#include "core/error.hpp"
 #include "gpu/comm/bootstrap.hpp"
 #include "gpu_test.hpp"
-#include "reference/types/error.hpp"
 #include "tests/support/fixtures.hpp"
 
 namespace cplab::gputest {

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "attention/schedule.hpp"
+#include "layouts/layout_descriptor.hpp"
 #include "reference/plan.hpp"
-#include "sim/attention/schedule.hpp"
-#include "sim/layout_descriptor.hpp"
 #include "tests/support/layouts.hpp"
 
 namespace cplab::gputest {

@@ -9,11 +9,11 @@
 #include "gpu/kernels/partition_tokens.hpp"
 #include "gpu/kernels/reduce_elementwise.hpp"
 #include "gpu_test.hpp"
+#include "layouts/layout_map.hpp"
 #include "layouts/magi.hpp"
 #include "layouts/ptrr.hpp"
 #include "layouts/usp.hpp"
 #include "reference/plan.hpp"
-#include "sim/layout_map.hpp"
 #include "tests/support/layouts.hpp"
 
 namespace cplab::gputest {

@@ -4,9 +4,9 @@
 #include <cmath>
 #include <random>
 
+#include "core/dtype.hpp"
 #include "gpu/kernels/loss_shifted_ce.hpp"
 #include "gpu_test.hpp"
-#include "reference/types/dtype.hpp"
 
 namespace cplab::gputest {
 namespace {

@@ -3,9 +3,9 @@
 #include "gpu/comm/nccl_comm.hpp"
 
 #include "comm/thread_comm.hpp"
+#include "core/error.hpp"
 #include "gpu/comm/bootstrap.hpp"
 #include "gpu_test.hpp"
-#include "reference/types/error.hpp"
 
 namespace cplab::gputest {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "reference/types/error.hpp"
+#include "core/error.hpp"
 
 namespace cplab::gpu {
 namespace {

@@ -6,12 +6,12 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/layout_spec.hpp"
+#include "core/shard_plan.hpp"
 #include "gpu/host/shifted_target.hpp"
 #include "gpu/kernels/layout_map.hpp"
-#include "reference/types/layout_spec.hpp"
-#include "reference/types/shard_plan.hpp"
-#include "sim/layout_descriptor.hpp"
-#include "sim/layout_map.hpp"
+#include "layouts/layout_descriptor.hpp"
+#include "layouts/layout_map.hpp"
 
 namespace cplab::gpu::shifted_target_fixtures {
 

@@ -9,8 +9,8 @@
 
 #include "layouts/magi.hpp"
 #include "layouts/ptrr.hpp"
+#include "layouts/row_acceptance.hpp"
 #include "reference/plan.hpp"
-#include "sim/row_acceptance.hpp"
 #include "tests/gpu/shifted_target_fixtures.hpp"
 
 namespace cplab::gpu {

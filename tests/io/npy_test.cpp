@@ -8,7 +8,7 @@
 #include <cstring>
 #include <fstream>
 
-#include "reference/types/error.hpp"
+#include "core/error.hpp"
 #include "tests/support/cli.hpp"
 
 namespace cplab::clitest {

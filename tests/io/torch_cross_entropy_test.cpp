@@ -6,9 +6,9 @@
 
 #include <random>
 
+#include "layouts/layout_descriptor.hpp"
 #include "reference/loss.hpp"
 #include "reference/plan.hpp"
-#include "sim/layout_descriptor.hpp"
 
 namespace cplab {
 namespace {

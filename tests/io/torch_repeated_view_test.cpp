@@ -11,9 +11,9 @@
 #include <fstream>
 #include <string>
 
+#include "core/error.hpp"
 #include "io/torch_batch.hpp"
 #include "io/torch_tensors.hpp"
-#include "reference/types/error.hpp"
 
 namespace cplab::io {
 namespace {

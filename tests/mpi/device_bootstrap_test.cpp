@@ -8,8 +8,8 @@
 #include <chrono>
 #include <string>
 
+#include "core/error.hpp"
 #include "mpi/session.hpp"
-#include "reference/types/error.hpp"
 
 namespace cplab::mpi {
 namespace {

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "core/error.hpp"
 #include "mpi/rank_runner.hpp"
 #include "mpi/session.hpp"
-#include "reference/types/error.hpp"
 
 namespace cplab::mpi {
 namespace {

@@ -1,6 +1,6 @@
 #include "tests/properties/bad_maps.hpp"
 
-#include "reference/types/error.hpp"
+#include "core/error.hpp"
 
 namespace cplab::testing {
 namespace {

@@ -5,8 +5,8 @@
 
 #include <string>
 
+#include "core/error.hpp"
 #include "properties/case.hpp"
-#include "reference/types/error.hpp"
 
 namespace cplab::properties {
 

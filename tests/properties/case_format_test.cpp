@@ -6,11 +6,11 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include "core/error.hpp"
 #include "layouts/contiguous.hpp"
 #include "layouts/magi.hpp"
 #include "properties/case.hpp"
 #include "properties/generators.hpp"
-#include "reference/types/error.hpp"
 #include "tests/properties/case_errors.hpp"
 #include "tests/support/layouts.hpp"
 

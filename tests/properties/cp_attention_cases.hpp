@@ -12,12 +12,12 @@
 #include <string>
 #include <vector>
 
+#include "attention/schedule.hpp"
+#include "layouts/layout_descriptor.hpp"
 #include "properties/case_data.hpp"
 #include "properties/harness.hpp"
 #include "properties/implementation_registry.hpp"
 #include "reference/verbs.hpp"
-#include "sim/attention/schedule.hpp"
-#include "sim/layout_descriptor.hpp"
 
 namespace cplab::properties {
 

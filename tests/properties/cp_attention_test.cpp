@@ -10,14 +10,14 @@
 #include <functional>
 #include <iostream>
 
+#include "attention/schedule.hpp"
+#include "layouts/layout_descriptor.hpp"
 #include "properties/case_data.hpp"
 #include "properties/harness.hpp"
 #include "properties/implementation_registry.hpp"
 #include "properties/runner.hpp"
 #include "properties/sweep.hpp"
 #include "reference/verbs.hpp"
-#include "sim/attention/schedule.hpp"
-#include "sim/layout_descriptor.hpp"
 #include "tests/properties/cp_attention_cases.hpp"
 #include "tests/properties/test_seed.hpp"
 #include "tests/support/layouts.hpp"

@@ -1,5 +1,5 @@
 // Every layout any registry knows has all of its parts: a construction in the reference
-// (reference/layouts/NAME.cpp), a descriptor with a registered closed form (sim/layouts/NAME.cpp),
+// (reference/layouts/NAME.cpp), a descriptor with a registered closed form (layouts/NAME.cpp),
 // a property entry with its load-balance rule (properties/layouts/NAME.cpp); and one row of it
 // goes through every layer (reference, twin partition, closed form, cost model) and agrees.
 #include <gtest/gtest.h>
@@ -8,12 +8,12 @@
 #include <filesystem>
 #include <set>
 
+#include "core/error.hpp"
+#include "layouts/cost_model.hpp"
 #include "layouts/magi.hpp"
+#include "layouts/partition.hpp"
 #include "properties/layout_table.hpp"
 #include "reference/plan.hpp"
-#include "reference/types/error.hpp"
-#include "sim/cost_model.hpp"
-#include "sim/partition.hpp"
 #include "tests/support/layouts.hpp"
 
 namespace cplab::properties {
@@ -48,7 +48,7 @@ TEST(LayoutParts, every_registered_layout_has_all_its_parts) {
     EXPECT_NO_THROW(reference::layout_info(name)) << "no reference construction";
     EXPECT_NO_THROW(sim::layout_descriptor(name)) << "no layout descriptor";
     EXPECT_NO_THROW(layout_entry(name)) << "no property entry";
-    for (const char* folder : {"reference/layouts", "sim/layouts", "properties/layouts"}) {
+    for (const char* folder : {"layouts", "reference/layouts", "properties/layouts"}) {
       EXPECT_TRUE(fs::exists(root / folder / (file_stem(name) + ".cpp")))
           << "missing " << folder << "/" << file_stem(name) << ".cpp";
     }

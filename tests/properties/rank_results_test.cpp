@@ -5,10 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include "layouts/layout_descriptor.hpp"
 #include "properties/case.hpp"
 #include "properties/generators.hpp"
 #include "properties/harness.hpp"
-#include "sim/layout_descriptor.hpp"
 #include "sim/sim_implementation.hpp"
 
 namespace cplab::properties {

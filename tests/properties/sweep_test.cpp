@@ -8,8 +8,8 @@
 #include <csignal>
 #include <map>
 
+#include "core/error.hpp"
 #include "properties/layout_table.hpp"
-#include "reference/types/error.hpp"
 #include "tests/support/layouts.hpp"
 
 namespace cplab::properties {

@@ -1,10 +1,10 @@
 // Large tensors' blocks are reused from the block cache (no fresh pages per tensor), and the
 // cache stays within its bound.
-#include "common/block_cache.hpp"
+#include "core/block_cache.hpp"
 
 #include <gtest/gtest.h>
 
-#include "reference/types/tensor.hpp"
+#include "core/tensor.hpp"
 
 namespace cplab {
 namespace {

@@ -7,9 +7,9 @@
 #include <optional>
 #include <random>
 
-#include "layouts/layout_option.hpp"
+#include "core/layout_option.hpp"
+#include "layouts/layout_map.hpp"
 #include "reference/work.hpp"
-#include "sim/layout_map.hpp"
 #include "support.hpp"
 
 namespace cplab::testing {
@@ -112,7 +112,7 @@ TEST_P(LayoutInvariants, HoldOnEveryRow) {
     Ints arange(static_cast<std::size_t>(len));
     std::iota(arange.begin(), arange.end(), 0);
     ASSERT_EQ(all, arange) << "the ranks' index maps are not a permutation of [0, L)";
-    // The closed form (sim/layouts/), from the parameters the construction recorded.
+    // The closed form (layouts/), from the parameters the construction recorded.
     const sim::LayoutMap map(descriptor, cp, len, row.map);
     for (std::int64_t g = 0; g < len; ++g) {
       const index_math::Slot owner = map.owner(g);

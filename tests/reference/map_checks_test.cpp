@@ -2,15 +2,15 @@
 // repeated; the token moves refuse such maps before a byte moves; check_recorded_layout refuses a
 // recorded layout whose arrays are short, whose index map runs past L, repeats a slot or names a
 // negative one, or whose bounds do not rise inside their stream.
-#include "common/map_checks.hpp"
+#include "core/map_checks.hpp"
 
 #include <gtest/gtest.h>
 
 #include <functional>
 
-#include "common/token_moves.hpp"
-#include "reference/types/error.hpp"
-#include "reference/types/shard_layout.hpp"
+#include "core/error.hpp"
+#include "core/shard_layout.hpp"
+#include "core/token_moves.hpp"
 
 namespace cplab {
 namespace {

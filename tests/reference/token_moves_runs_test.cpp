@@ -5,7 +5,7 @@
 
 #include <random>
 
-#include "common/token_moves.hpp"
+#include "core/token_moves.hpp"
 
 namespace cplab {
 namespace {

@@ -8,10 +8,10 @@
 
 #include "layouts/magi.hpp"
 #include "layouts/ptrr.hpp"
+#include "layouts/row_acceptance.hpp"
 #include "reference/plan.hpp"
 #include "reference/work.hpp"
 #include "reports/layout_svg.hpp"
-#include "sim/row_acceptance.hpp"
 #include "tests/reports/svg_reader.hpp"
 
 namespace cplab::testing {

@@ -7,8 +7,8 @@
 
 #include <set>
 
+#include "core/error.hpp"
 #include "reference/plan.hpp"
-#include "reference/types/error.hpp"
 #include "reference/work.hpp"
 #include "tests/reports/layout_svg_fixtures.hpp"
 #include "tests/support/layouts.hpp"

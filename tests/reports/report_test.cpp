@@ -7,7 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "reference/types/error.hpp"
+#include "core/error.hpp"
 #include "reports/sweep_report.hpp"
 #include "tests/support/layouts.hpp"
 

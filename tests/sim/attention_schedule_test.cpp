@@ -9,12 +9,12 @@
 #include <set>
 #include <tuple>
 
+#include "attention/block_mask.hpp"
+#include "attention/schedule.hpp"
+#include "attention/schedule_blocks.hpp"
+#include "core/error.hpp"
+#include "layouts/layout_descriptor.hpp"
 #include "reference/plan.hpp"
-#include "reference/types/error.hpp"
-#include "sim/attention/block_mask.hpp"
-#include "sim/attention/schedule.hpp"
-#include "sim/attention/schedule_blocks.hpp"
-#include "sim/layout_descriptor.hpp"
 #include "tests/sim/schedule_fixtures.hpp"
 
 namespace cplab::sim {

@@ -1,14 +1,14 @@
 // The cost model: causal work per rank equals the reference's counting for every layout and C;
 // its predicted bytes per verb equal what ThreadComm counts when the sim runs the verb. SPEC §9's
 // work figures of one layout live in its own file (tests/sim/layouts/ID_test.cpp).
-#include "sim/cost_model.hpp"
+#include "layouts/cost_model.hpp"
 
 #include <gtest/gtest.h>
 
 #include <mutex>
 
+#include "layouts/index_math.hpp"
 #include "reference/work.hpp"
-#include "sim/index_math.hpp"
 #include "sim_runner.hpp"
 
 namespace cplab::simtest {

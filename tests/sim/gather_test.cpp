@@ -5,7 +5,7 @@
 
 #include <mutex>
 
-#include "common/token_moves.hpp"
+#include "core/token_moves.hpp"
 #include "reference/plan.hpp"
 #include "reference/verbs.hpp"
 #include "sim_runner.hpp"

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "layouts/layout_descriptor.hpp"
 #include "loss_check.hpp"
-#include "sim/layout_descriptor.hpp"
 
 namespace cplab::simtest {
 

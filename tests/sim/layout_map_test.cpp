@@ -1,11 +1,11 @@
 // The one LayoutMap: it refuses a length that does not divide over its ranks and arguments out of
 // range, whatever the layout, and every registered layout's map at C = 1 is the identity. What
 // one layout's form derives, refuses or answers lives in its own file (layouts/ID_test.cpp).
-#include "sim/layout_map.hpp"
+#include "layouts/layout_map.hpp"
 
 #include <gtest/gtest.h>
 
-#include "reference/types/error.hpp"
+#include "core/error.hpp"
 
 namespace cplab::simtest {
 namespace {

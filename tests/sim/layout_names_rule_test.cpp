@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "layouts/layout_descriptor.hpp"
 #include "reference/plan.hpp"
-#include "sim/layout_descriptor.hpp"
 #include "tests/support/own_files.hpp"
 
 namespace cplab::simtest {
@@ -42,10 +42,11 @@ using testsupport::layout_identifier;
 
 // Every top-level folder that holds code, scanned by both rules (the comparison rule reads its
 // C++ files, the value rule every code file).
-constexpr const char* kCodeFolders[] = {"layouts",    "common",  "reference", "io",     "comm",
-                                        "sim",        "check",   "gpu",       "mpi",    "perf",
-                                        "properties", "reports", "cli",       "python", "bench",
-                                        "fuzz",       "tests",   "scripts",   "cmake",  ".ci"};
+constexpr const char* kCodeFolders[] = {
+    "core",           "comm",    "layouts", "attention", "reference", "io",
+    "implementation", "sim",     "check",   "gpu",       "mpi",       "perf",
+    "properties",     "reports", "cli",     "python",    "bench",     "fuzz",
+    "tests",          "scripts", "cmake",   ".ci"};
 
 // Every report of `rule` over kCodeFolders under the source tree.
 template <typename Rule>
@@ -168,7 +169,7 @@ struct NotALayout {
 };
 constexpr NotALayout kNotALayout[] = {
     // The attention algorithm USP (SPEC §13, yunchang's name) is not the usp layout.
-    {"sim/attention/attention_algo.cpp", "usp", "return \"usp\";"},
+    {"core/attention_algo.cpp", "usp", "return \"usp\";"},
 };
 
 bool means_something_else(const fs::path& file, const std::string& name, const std::string& line) {

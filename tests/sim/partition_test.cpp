@@ -1,10 +1,10 @@
 // The rank-local partition (closed form, from metadata) against the reference's plan (by
 // construction) for every layout, C and batch shape; and the closed-form maps' inverses.
-#include "sim/partition.hpp"
+#include "layouts/partition.hpp"
 
 #include <gtest/gtest.h>
 
-#include "sim/layout_map.hpp"
+#include "layouts/layout_map.hpp"
 #include "support.hpp"
 
 namespace cplab::simtest {

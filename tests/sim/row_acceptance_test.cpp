@@ -1,18 +1,18 @@
-// The acceptance contract (sim/row_acceptance.hpp) against both constructions, for every
+// The acceptance contract (layouts/row_acceptance.hpp) against both constructions, for every
 // registered layout and some values of each of its options: the reference plans a row exactly when
 // the contract accepts it, the twin's stream refuses exactly with the contract's reason, and the
 // nearest accepted row is accepted, no shorter, a fixed point, and the row itself exactly when the
 // row is accepted.
-#include "sim/row_acceptance.hpp"
+#include "layouts/row_acceptance.hpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <random>
 
-#include "layouts/layout_option.hpp"
+#include "core/layout_option.hpp"
+#include "layouts/partition.hpp"
 #include "reference/plan.hpp"
-#include "sim/partition.hpp"
 #include "tests/support/fixtures.hpp"
 #include "tests/support/layouts.hpp"
 

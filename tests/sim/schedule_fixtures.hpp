@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "attention/schedule.hpp"
+#include "layouts/layout_descriptor.hpp"
 #include "layouts/usp.hpp"
 #include "reference/plan.hpp"
-#include "sim/attention/schedule.hpp"
-#include "sim/layout_descriptor.hpp"
 
 namespace cplab::sim::schedule_test {
 

@@ -1,6 +1,6 @@
 // The Sharder binds implementation, Comm and spec once: verbs before the first shard are refused,
 // and after it they act on the recorded layout of the microbatch asked for.
-#include "sim/sharder.hpp"
+#include "implementation/sharder.hpp"
 
 #include <gtest/gtest.h>
 

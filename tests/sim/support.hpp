@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
+#include "core/batch.hpp"
+#include "core/error.hpp"
 #include "layouts/magi.hpp"
 #include "layouts/ptrr.hpp"
 #include "reference/plan.hpp"
-#include "reference/types/batch.hpp"
-#include "reference/types/error.hpp"
 #include "tests/support/fixtures.hpp"
 
 namespace cplab::simtest {

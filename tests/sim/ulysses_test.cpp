@@ -7,8 +7,8 @@
 #include <cmath>
 #include <mutex>
 
+#include "implementation/sharder.hpp"
 #include "reference/verbs.hpp"
-#include "sim/sharder.hpp"
 #include "sim_runner.hpp"
 #include "tests/support/layouts.hpp"
 

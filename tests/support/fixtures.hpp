@@ -11,9 +11,9 @@
 #include <tuple>
 #include <vector>
 
+#include "core/error.hpp"
+#include "core/tensor.hpp"
 #include "reference/plan.hpp"
-#include "reference/types/error.hpp"
-#include "reference/types/tensor.hpp"
 
 namespace cplab::testsupport {
 

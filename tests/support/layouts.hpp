@@ -1,15 +1,16 @@
 #pragma once
-// The layouts every suite iterates: the registered descriptors (sim/layouts/), never a list
+// The layouts every suite iterates: the registered descriptors (layouts/), never a list
 // written out in a test, so a new layout cannot silently skip a suite. Which rows a layout takes
-// is the acceptance contract's (sim/row_acceptance.hpp: accepts, nearest_accepted), never a test's.
+// is the acceptance contract's (layouts/row_acceptance.hpp: accepts, nearest_accepted), never a
+// test's.
 #include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "sim/layout_descriptor.hpp"
-#include "sim/layout_kinds.hpp"
-#include "sim/row_acceptance.hpp"
+#include "layouts/layout_descriptor.hpp"
+#include "layouts/layout_kinds.hpp"
+#include "layouts/row_acceptance.hpp"
 
 namespace cplab::testsupport {
 
@@ -37,7 +38,7 @@ inline bool relays_documents(const std::string& layout, std::int64_t cp) {
 }
 
 // A generic test that needs one layout of some kind, not each (a fault, a timeout, a report's
-// shape) asks the registry by kind (sim/layout_kinds.hpp).
+// shape) asks the registry by kind (layouts/layout_kinds.hpp).
 using sim::a_plain_layout;
 using sim::first_layout;
 using sim::plain_sharding;

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/layout_descriptor.hpp"
+#include "layouts/layout_descriptor.hpp"
 #include "tests/cli/automodel_check.hpp"
 #include "tests/cli/check_fixture.hpp"
 #include "tests/cli/schedule_json.hpp"

@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "gpu/host/token_math.hpp"
+#include "layouts/thd_map.hpp"
 #include "reference/plan.hpp"
-#include "sim/layouts/thd_map.hpp"
 
 namespace cplab::gpu {
 namespace {

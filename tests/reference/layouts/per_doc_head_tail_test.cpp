@@ -1,8 +1,8 @@
 // per-doc-head-tail (SPEC §10.1): the worked examples of §9.10 by the reference and through
 // `cplab layout`, and its refusals there.
+#include "layouts/thd_map.hpp"
 #include "reference/plan.hpp"
 #include "reference/work.hpp"
-#include "sim/layouts/thd_map.hpp"
 #include "tests/reference/cli_layout.hpp"
 #include "tests/reference/support.hpp"
 

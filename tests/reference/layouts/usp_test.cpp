@@ -2,10 +2,10 @@
 // closed form of its rows, and its refusals.
 #include "layouts/usp.hpp"
 
+#include "layouts/head_tail_map.hpp"
+#include "layouts/layout_map.hpp"
 #include "reference/plan.hpp"
 #include "reference/work.hpp"
-#include "sim/layout_map.hpp"
-#include "sim/layouts/head_tail_map.hpp"
 #include "tests/reference/cli_layout.hpp"
 #include "tests/reference/support.hpp"
 #include "tests/support/layouts.hpp"
@@ -23,7 +23,7 @@ LayoutSpec usp_spec(std::int64_t cp, std::int64_t ring) {
   return spec;
 }
 
-// The closed form (sim/layouts/usp_map.hpp) of a reference row, every rank.
+// The closed form (layouts/usp_map.hpp) of a reference row, every rank.
 std::vector<Ints> usp_closed_form(const RowPlan& row) {
   const sim::LayoutMap map(sim::layout_descriptor("usp"), row.cp, row.padded_len, row.map);
   std::vector<Ints> index;

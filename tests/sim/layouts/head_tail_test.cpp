@@ -5,10 +5,10 @@
 
 #include <set>
 
-#include "reference/types/error.hpp"
-#include "sim/attention/block_mask.hpp"
-#include "sim/cost_model.hpp"
-#include "sim/layout_map.hpp"
+#include "attention/block_mask.hpp"
+#include "core/error.hpp"
+#include "layouts/cost_model.hpp"
+#include "layouts/layout_map.hpp"
 #include "tests/sim/checks.hpp"
 #include "tests/sim/hooks_fixtures.hpp"
 #include "tests/sim/schedule_fixtures.hpp"

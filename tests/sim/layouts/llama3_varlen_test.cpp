@@ -5,9 +5,9 @@
 
 #include <functional>
 
+#include "layouts/partition.hpp"
+#include "layouts/varlen_windows.hpp"
 #include "reference/plan.hpp"
-#include "sim/partition.hpp"
-#include "sim/varlen_windows.hpp"
 #include "tests/support/fixtures.hpp"
 
 namespace cplab::simtest {

@@ -5,8 +5,8 @@
 
 #include <gtest/gtest.h>
 
-#include "sim/layout_map.hpp"
-#include "sim/partition.hpp"
+#include "layouts/layout_map.hpp"
+#include "layouts/partition.hpp"
 #include "tests/sim/checks.hpp"
 #include "tests/sim/hooks_fixtures.hpp"
 

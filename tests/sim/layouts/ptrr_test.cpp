@@ -5,8 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "layouts/partition.hpp"
 #include "reference/plan.hpp"
-#include "sim/partition.hpp"
 #include "tests/sim/support.hpp"
 
 namespace cplab::simtest {

@@ -5,10 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include "layouts/layout_map.hpp"
+#include "layouts/partition.hpp"
 #include "reference/plan.hpp"
 #include "reference/work.hpp"
-#include "sim/layout_map.hpp"
-#include "sim/partition.hpp"
 #include "tests/sim/schedule_fixtures.hpp"
 #include "tests/sim/support.hpp"
 

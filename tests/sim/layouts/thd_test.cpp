@@ -3,8 +3,8 @@
 // re-lay shows a bug through, and its CP attention schedule's document boundaries.
 #include <gtest/gtest.h>
 
-#include "sim/cost_model.hpp"
-#include "sim/layout_map.hpp"
+#include "layouts/cost_model.hpp"
+#include "layouts/layout_map.hpp"
 #include "tests/sim/checks.hpp"
 #include "tests/sim/hooks_fixtures.hpp"
 #include "tests/sim/schedule_fixtures.hpp"

@@ -2,7 +2,7 @@
 // and its CP attention schedule (rings over Ulysses groups).
 #include <gtest/gtest.h>
 
-#include "sim/layout_map.hpp"
+#include "layouts/layout_map.hpp"
 #include "tests/sim/schedule_fixtures.hpp"
 #include "tests/sim/support.hpp"
 
