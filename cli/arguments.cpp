@@ -34,30 +34,34 @@ std::int64_t parse_int64(const std::string& option, const std::string& text) {
 
 namespace {
 
-// Digits with an optional '-' (for signed types) that do not fit: the only texts CLI11 saturates.
+// An integer option's text must be plain decimal digits, with a '-' for signed types: CLI11 alone
+// also takes an empty text (as 0), hexadecimal, octal and binary prefixes ("0x10") and digit
+// separators, which no other number of cplab's accepts. Digits that do not fit are the only texts
+// CLI11 saturates: they are refused too, with the range.
 template <typename T>
-std::string out_of_range(const std::string& text) {
+std::string not_a_decimal_integer(const std::string& text) {
   const std::size_t sign = std::is_signed_v<T> && !text.empty() && text[0] == '-' ? 1 : 0;
+  const char* kind = std::is_signed_v<T> ? "" : "unsigned ";
   if (text.size() <= sign || text.find_first_not_of("0123456789", sign) != std::string::npos)
-    return {};  // not a plain integer: CLI11's own conversion names the problem
+    return fmt::format("Value '{}' is not a decimal {}integer", text, kind);
   T value = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (error != std::errc::result_out_of_range) return {};
   return fmt::format("Value {} is outside the range of a {}-bit {}integer", text, 8 * sizeof(T),
-                     std::is_signed_v<T> ? "" : "unsigned ");
+                     kind);
 }
 
 }  // namespace
 
-void refuse_out_of_range_integers(CLI::App& app) {
+void refuse_non_decimal_integers(CLI::App& app) {
   for (CLI::Option* option : app.get_options()) {
     const std::string type = option->get_type_name();
     if (type == "INT")
-      option->check(CLI::Validator(out_of_range<std::int64_t>, ""));
+      option->check(CLI::Validator(not_a_decimal_integer<std::int64_t>, ""));
     else if (type == "UINT")
-      option->check(CLI::Validator(out_of_range<std::uint64_t>, ""));
+      option->check(CLI::Validator(not_a_decimal_integer<std::uint64_t>, ""));
   }
-  for (CLI::App* sub : app.get_subcommands({})) refuse_out_of_range_integers(*sub);
+  for (CLI::App* sub : app.get_subcommands({})) refuse_non_decimal_integers(*sub);
 }
 
 CLI::Validator finite_range(double lo, double hi) {

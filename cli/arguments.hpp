@@ -15,9 +15,10 @@ std::uint64_t parse_seed(const std::string& option, const std::string& text);
 // option.
 std::int64_t parse_int64(const std::string& option, const std::string& text);
 
-// Every integer option of `app` and its subcommands refuses a value past its type's range with
-// the value as typed (CLI11 would saturate it to the bound and report the bound instead).
-void refuse_out_of_range_integers(CLI::App& app);
+// Every integer option of `app` and its subcommands takes plain decimal digits only (an empty
+// value, "0x10" or "1'000" is refused, as every other number of cplab's is) and refuses a value
+// past its type's range with the value as typed (CLI11 would saturate it to the bound).
+void refuse_non_decimal_integers(CLI::App& app);
 
 // A number in [lo, hi] and finite: CLI::Range lets NaN through (no comparison with NaN is true).
 CLI::Validator finite_range(double lo, double hi);

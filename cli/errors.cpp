@@ -3,8 +3,11 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
+#include <iostream>
 #include <new>
 #include <system_error>
 #include <typeinfo>
@@ -48,6 +51,12 @@ int report_exception(std::exception_ptr error, bool verbose) {
     print_line("error", e.what());
     return kUsageError;
   } catch (const std::system_error& e) {
+    // fmt::print throws when a write to stdout fails: the result could not be delivered, which
+    // is the machine's or the caller's doing (a full disk), not a bug of cplab.
+    if (std::ferror(stdout) != 0) {
+      print_line("error", fmt::format("cannot write the output: {}", e.code().message()));
+      return kUsageError;
+    }
     if (e.code() == std::errc::resource_unavailable_try_again) {
       print_line("out of resources", fmt::format("the system refused a thread: {}", e.what()));
       return kUsageError;
@@ -76,6 +85,21 @@ int run_guarded(const std::function<int()>& body, const bool& verbose) {
   } catch (...) {
     return report_exception(std::current_exception(), verbose);
   }
+}
+
+int finish_output(int status) {
+  if (status == kUsageError || status == kInternalError || status >= 128) return status;
+  std::cout.flush();
+  errno = 0;
+  int failure = std::fflush(stdout) != 0 ? errno : 0;
+  const bool failed = failure != 0 || std::ferror(stdout) != 0 || std::cout.bad();
+  errno = 0;
+  if (std::fclose(stdout) != 0 && failure == 0) failure = errno;
+  if (!failed && failure == 0) return status;
+  print_line("error",
+             fmt::format("cannot write the output: {}",
+                         failure != 0 ? std::strerror(failure) : "a write to stdout failed"));
+  return kUsageError;
 }
 
 namespace {

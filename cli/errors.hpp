@@ -29,6 +29,13 @@ int report_exception(std::exception_ptr error, bool verbose);
 // (the flag is parsed inside it).
 int run_guarded(const std::function<int()>& body, const bool& verbose);
 
+// Delivers what the command printed: flushes and closes stdout, and returns `status`, or exit 2
+// with one line ("cannot write the output: No space left on device") when the result could not
+// be written (a full disk, /dev/full, a closed descriptor). stdio buffers, so such a failure is
+// seen at the final flush, not at the first print. A status that already printed its error line
+// (2, 3) or a stop by a signal (128 + n) is returned as it is.
+int finish_output(int status);
+
 // --verbose, set by main once the arguments are parsed: notes about what a command read
 // differently from the file (entries it skipped) go to stderr only then, one escaped line each.
 void set_verbose(bool on);

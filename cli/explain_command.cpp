@@ -11,6 +11,7 @@
 #include "cli/layout_compare.hpp"
 #include "cli/layout_flags.hpp"
 #include "core/error.hpp"
+#include "core/output_file.hpp"
 #include "reference/plan.hpp"
 
 namespace cplab::cli {
@@ -40,11 +41,7 @@ int run_explain(const ExplainArgs& args) {
     fmt::print("{}", text);
     return 0;
   }
-  std::ofstream out(args.out, std::ios::binary);
-  CPLAB_CHECK(out.good(), "cannot write '{}'", args.out);
-  out << text;
-  out.close();
-  CPLAB_CHECK(out.good(), "short write to '{}'", args.out);
+  write_output_file(args.out, text);
   fmt::print("{}: {}\n", args.format, args.out);
   return 0;
 }

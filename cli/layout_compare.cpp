@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "core/error.hpp"
+#include "core/output_file.hpp"
 #include "reference/plan.hpp"
 #include "reports/layout_svg.hpp"
 
@@ -18,14 +19,6 @@ std::string reason(const Error& e) {
   const std::string what = e.what();
   const std::size_t colon = what.find(": ");
   return colon != std::string::npos && what.find(".cpp:") < colon ? what.substr(colon + 2) : what;
-}
-
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  CPLAB_CHECK(out.good(), "cannot write '{}'", path);
-  out << text;
-  out.close();
-  CPLAB_CHECK(out.good(), "short write to '{}'", path);
 }
 
 // What options_that_matter compares of two plans of the row: L and a 64-bit FNV-1a digest of every
@@ -83,6 +76,10 @@ Stories tell_layouts(const LayoutSpec& spec, const std::string& layout_arg,
   }
   Stories stories;
   std::optional<Error> first_error;
+  // Each picture keeps every slot of its row until the page is drawn: the bound on one picture
+  // bounds them all together (every layout of a 1M-token row once kept 4.8 GB, then bad_alloc).
+  std::int64_t kept_slots = 0;
+  std::string past_bound;
   for (const std::string& name : names) {
     LayoutSpec one = spec;
     one.layout = name;
@@ -93,7 +90,18 @@ Stories tell_layouts(const LayoutSpec& spec, const std::string& layout_arg,
         const LayoutSource source = read_layout_source(one, args);
         one = source.spec;
         const RowPlan& row = source.rows[source.chosen];
-        if (detail == reports::StoryDetail::picture) reports::check_picture_slots(row.padded_len);
+        if (detail == reports::StoryDetail::picture) {
+          reports::check_picture_slots(row.padded_len);
+          if (kept_slots > reports::kMaxPictureSlots - row.padded_len) {
+            past_bound = fmt::format(
+                "the pictures of every layout draw every slot of each: at most {} slots "
+                "together, and {} would make {} (L={}); draw one layout (--layout NAME) or a "
+                "shorter row",
+                reports::kMaxPictureSlots, name, kept_slots + row.padded_len, row.padded_len);
+            break;
+          }
+          kept_slots += row.padded_len;
+        }
         const std::vector<std::int64_t> no_labels;
         const auto& labels = source.labels.empty() ? no_labels : source.labels[source.chosen];
         stories.layouts.push_back(reports::tell_layout(one, row, labels, {}, detail));
@@ -110,13 +118,14 @@ Stories tell_layouts(const LayoutSpec& spec, const std::string& layout_arg,
       stories.layouts.push_back(reports::failed_layout(plain, reason(e)));
     }
   }
+  if (!past_bound.empty()) CPLAB_FAIL("{}", past_bound);
   if (stories.source.empty()) throw *first_error;  // no layout could: the input is at fault
   return stories;
 }
 
 int print_layout_comparison(const Stories& stories, bool json, const std::string& svg_path) {
   if (!svg_path.empty())
-    write_file(svg_path, reports::explain_svg(stories.layouts, stories.source));
+    write_output_file(svg_path, reports::explain_svg(stories.layouts, stories.source));
   if (!json) {
     fmt::print("{}", reports::explain_text(stories.layouts, stories.source, false));
     if (!svg_path.empty()) fmt::print("picture: {}\n", svg_path);

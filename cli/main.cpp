@@ -40,7 +40,7 @@ int main(int argc, char** argv) {
   // happens before main, and how the executable's .preinit_array already installed it once).
   cplab::cli::catch_stop_signals();
   bool verbose = false;
-  return cplab::cli::run_guarded(
+  const int status = cplab::cli::run_guarded(
       [&] {
         CLI::App app{"cplab: context-parallel token layouts, checked against a reference"};
         app.require_subcommand(1);
@@ -54,7 +54,7 @@ int main(int argc, char** argv) {
             cplab::cli::add_explain_command(app),  cplab::cli::add_bench_command(app),
             cplab::cli::add_schedule_command(app),
         };
-        cplab::cli::refuse_out_of_range_integers(app);
+        cplab::cli::refuse_non_decimal_integers(app);
         refuse_options_taken_as_values(app, app);
         try {
           app.parse(argc, argv);
@@ -81,4 +81,5 @@ int main(int argc, char** argv) {
         return cplab::cli::kUsageError;
       },
       verbose);
+  return cplab::cli::finish_output(status);
 }

@@ -19,6 +19,7 @@
 #include "cli/command.hpp"
 #include "cli/layout_flags.hpp"
 #include "core/error.hpp"
+#include "core/output_file.hpp"
 #include "layouts/layout_descriptor.hpp"
 #include "reports/layout_svg.hpp"
 #include "reports/schedule_svg.hpp"
@@ -29,7 +30,8 @@ namespace {
 struct ScheduleArgs {
   LayoutFlags flags;
   std::string algo = "all";
-  std::int64_t heads = 32, kv_heads = 0, head_dim = 128;
+  std::int64_t heads = 32, kv_heads = 0, head_dim = 128;  // kv_heads 0: as many as heads
+  const CLI::Option* kv_heads_flag = nullptr;
   std::string dtype = "bf16";
   std::string format = "text", svg_path, out;
   bool json = false;
@@ -243,46 +245,6 @@ std::string comparison_table(const LayoutSpec& spec, const std::vector<Outcome>&
   return out;
 }
 
-// Writes `path` whole or not at all: through a temporary file beside it and a rename, so that a
-// failed or short write leaves no half of a file (and no old file half replaced). A path that is
-// there and is no regular file (a link such as /dev/stdout, a FIFO) is written in place; a folder
-// is refused.
-void write_output(const std::string& path, const std::function<void(std::ostream&)>& fill) {
-  namespace fs = std::filesystem;
-  std::error_code error;
-  CPLAB_CHECK(!fs::is_directory(fs::status(path, error)), "cannot write '{}': it is a folder",
-              path);
-  // A link is written through, never replaced (/dev/stdout is one).
-  const fs::file_status own = fs::symlink_status(path, error);
-  if (fs::exists(own) && !fs::is_regular_file(own)) {
-    std::ofstream out(path, std::ios::binary);
-    CPLAB_CHECK(out.good(), "cannot write '{}'", path);
-    fill(out);
-    out.flush();
-    CPLAB_CHECK(out.good(), "short write to '{}'", path);
-    return;
-  }
-  const fs::path target(path);
-  const fs::path temp = target.parent_path() /
-                        ("." + target.filename().string() + ".tmp." + std::to_string(::getpid()));
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    CPLAB_CHECK(out.good(), "cannot write '{}'", path);
-    fill(out);
-    out.flush();
-    if (!out.good()) {
-      out.close();
-      fs::remove(temp, error);
-      CPLAB_FAIL("short write to '{}' (disk full?)", path);
-    }
-  }
-  fs::rename(temp, target, error);
-  if (error) {
-    fs::remove(temp, error);
-    CPLAB_FAIL("cannot write '{}'", path);
-  }
-}
-
 // The shape every algorithm reads: nonsense here is bad input whatever `--algo` says.
 sim::AttentionShape shape_of(const ScheduleArgs& args) {
   const DType dtype = parse_dtype(args.dtype);
@@ -290,8 +252,10 @@ sim::AttentionShape shape_of(const ScheduleArgs& args) {
               "--dtype {}: attention inputs are f32, bf16 or f16", args.dtype);
   CPLAB_CHECK(args.heads >= 1, "--heads {}: expected at least 1 query head", args.heads);
   CPLAB_CHECK(args.head_dim >= 1, "--head-dim {}: expected at least 1", args.head_dim);
-  CPLAB_CHECK(args.kv_heads >= 0, "--kv-heads {}: expected a positive count", args.kv_heads);
-  const std::int64_t kv_heads = args.kv_heads > 0 ? args.kv_heads : args.heads;
+  const bool kv_given = args.kv_heads_flag != nullptr && args.kv_heads_flag->count() > 0;
+  CPLAB_CHECK(!kv_given || args.kv_heads >= 1, "--kv-heads {}: expected at least 1 KV head",
+              args.kv_heads);
+  const std::int64_t kv_heads = kv_given ? args.kv_heads : args.heads;
   CPLAB_CHECK(args.heads % kv_heads == 0,
               "--kv-heads {}: the H={} query heads do not share H_kv={} KV heads evenly "
               "(H_kv must divide H)",
@@ -353,7 +317,7 @@ int run_schedule(const ScheduleArgs& args) {
   // The picture first: a path that cannot be written fails before anything reaches stdout.
   if (!args.svg_path.empty()) {
     CPLAB_CHECK(!pictures.empty(), "--svg: every algorithm asked for is refused");
-    write_output(args.svg_path, [&](std::ostream& os) { os << svg; });
+    write_output_file(args.svg_path, svg);
   }
   std::function<void(std::ostream&)> fill;
   if (format == "json") {
@@ -396,7 +360,7 @@ int run_schedule(const ScheduleArgs& args) {
     fill(std::cout);
     std::cout.flush();
   } else {
-    write_output(args.out, fill);
+    write_output_file(args.out, fill);
     fmt::print("{}: {}\n", format, args.out);
   }
   return 0;
@@ -418,7 +382,7 @@ Command add_schedule_command(CLI::App& app) {
   add_row_flags(sub, args->flags, "With --batch: the row to show (default 0)");
   add_layout_option_flags(sub, args->flags);
   sub->add_option("--heads", args->heads, "Query heads H")->capture_default_str();
-  sub->add_option("--kv-heads", args->kv_heads, "KV heads H_kv (default: H)");
+  args->kv_heads_flag = sub->add_option("--kv-heads", args->kv_heads, "KV heads H_kv (default: H)");
   sub->add_option("--head-dim", args->head_dim, "Head dim d")->capture_default_str();
   sub->add_option("--dtype", args->dtype, "Q, K, V dtype: f32, bf16 or f16")->capture_default_str();
   sub->add_flag("--json", args->json, "Print one JSON object instead of the table");

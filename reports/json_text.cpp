@@ -1,6 +1,8 @@
 #include "reports/json_text.hpp"
 
+#include <cerrno>
 #include <charconv>
+#include <cstring>
 
 #include "core/error.hpp"
 
@@ -23,8 +25,8 @@ void JsonSink::put(char c) { buffer_.push_back(c); }
 void JsonSink::flush_if_full() {
   if (file_ == nullptr || buffer_.size() < kFlushBytes) return;
   const std::size_t written = std::fwrite(buffer_.data(), 1, buffer_.size(), file_);
-  CPLAB_CHECK(written == buffer_.size(), "short write to the output ({} of {} bytes)", written,
-              buffer_.size());
+  CPLAB_CHECK(written == buffer_.size(), "cannot write the output: {} ({} of {} bytes written)",
+              std::strerror(errno), written, buffer_.size());
   buffer_.clear();
 }
 
@@ -32,7 +34,8 @@ void JsonSink::finish() {
   if (file_ == nullptr) return;
   const std::size_t written = std::fwrite(buffer_.data(), 1, buffer_.size(), file_);
   CPLAB_CHECK(written == buffer_.size() && std::fflush(file_) == 0,
-              "short write to the output ({} of {} bytes)", written, buffer_.size());
+              "cannot write the output: {} ({} of {} bytes written)", std::strerror(errno), written,
+              buffer_.size());
   buffer_.clear();
 }
 

@@ -11,6 +11,7 @@
 #include <numeric>
 
 #include "core/error.hpp"
+#include "core/output_file.hpp"
 #include "reference/work.hpp"
 #include "reports/layout_svg_parts.hpp"
 
@@ -280,12 +281,7 @@ void check_picture_slots(std::int64_t padded_len) {
 
 void write_layout_svg(const std::string& path, const RowPlan& row,
                       const std::vector<std::int64_t>& work, const std::string& title) {
-  const std::string svg = layout_svg(row, work, title);
-  std::ofstream out(path, std::ios::binary);
-  CPLAB_CHECK(out.good(), "cannot write the layout picture to '{}'", path);
-  out << svg;
-  out.close();
-  CPLAB_CHECK(out.good(), "short write of the layout picture to '{}'", path);
+  write_output_file(path, layout_svg(row, work, title));
 }
 
 }  // namespace cplab::reports

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "core/error.hpp"
+#include "core/output_file.hpp"
 #include "reports/sweep_report.hpp"
 
 namespace cplab::reports {
@@ -14,23 +15,7 @@ namespace cplab::reports {
 using properties::SweepReport;
 
 void write_file_atomically(const std::filesystem::path& path, const std::string& text) {
-  // Beside the target (same file system, so the rename is atomic); a reader sees the old file or
-  // the new one, never half of one, whenever the writer is stopped.
-  const std::filesystem::path temp =
-      path.parent_path() / ("." + path.filename().string() + ".tmp." + std::to_string(::getpid()));
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    CPLAB_CHECK(out.good(), "cannot write {}: {}", temp.string(), std::strerror(errno));
-    out << text;
-    out.flush();
-    CPLAB_CHECK(out.good(), "cannot write {} (disk full?)", temp.string());
-  }
-  std::error_code error;
-  std::filesystem::rename(temp, path, error);
-  if (error) {
-    std::filesystem::remove(temp, error);
-    CPLAB_FAIL("cannot replace {}: {}", path.string(), error.message());
-  }
+  write_output_file(path.string(), text);
 }
 
 namespace {

@@ -122,5 +122,19 @@ TEST(HostileInput, APictureOfMoreSlotsThanItCanDrawIsRefusedBeforeItIsKept) {
   }
 }
 
+TEST(HostileInput, ThePicturesOfEveryLayoutAreBoundedTogether) {
+  // Each picture of `layout --layout all --svg` at 2^20 slots was under the bound alone; all of
+  // them together kept 4.8 GB and ended in bad_alloc after 70 s. The bound holds for their sum.
+  ScratchDir dir;
+  const std::string svg = dir.file("all.svg");
+  for (const std::string& args :
+       {"layout --layout all --cp 2 --seq-len 1048576 --svg " + svg,
+        std::string("explain --layout all --cp 2 --seq-len 1048576 --format svg")}) {
+    const CliRun run = run_bounded(120, args);
+    expect_one_line_refusal(run, "at most 1048576 slots together", args);
+    EXPECT_FALSE(std::filesystem::exists(svg)) << args;
+  }
+}
+
 }  // namespace
 }  // namespace cplab::clitest

@@ -183,7 +183,8 @@ TEST(CliLayoutBatchErrors, BadCombinationsExit2WithOneLine) {
   std::ofstream(garbage) << "not a pickle";
   std::vector<std::pair<std::string, std::string>> cases{
       {"--seq-len 8 --row 1", "--row 1 chooses a row of --batch"},
-      {"--seq-len 8 --svg /nonexistent/dir/x.svg", "cannot write the layout picture"},
+      {"--seq-len 8 --svg /nonexistent/dir/x.svg",
+       "cannot write '/nonexistent/dir/x.svg': No such file"},
   };
   if (io::torch_available()) {
     const std::vector<std::pair<std::string, std::string>> with_torch{
