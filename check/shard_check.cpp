@@ -70,6 +70,11 @@ constexpr const char* kAttentionMask = "attention_mask";
 
 bool is_integer(DType t) { return t == DType::i64 || t == DType::i32 || t == DType::u8; }
 
+bool any_shard_holds(const std::vector<io::TensorFile>& shards, const std::string& key) {
+  return std::any_of(shards.begin(), shards.end(),
+                     [&](const io::TensorFile& f) { return f.tensors.count(key) != 0; });
+}
+
 bool is_cu_key(const std::string& name) {
   return std::find(std::begin(kCuKeys), std::end(kCuKeys), name) != std::end(kCuKeys);
 }
@@ -156,6 +161,7 @@ class Comparison {
 
   void run() {
     for (std::int64_t r = 0; r < plan_.spec.cp; ++r) rank(r);
+    tables_on_every_rank();
   }
 
  private:
@@ -170,6 +176,19 @@ class Comparison {
       } else if (name == keys::position_ids && !batch_.has(name)) {
         out_.notes.push_back(
             fmt::format("rank {} holds no position_ids (the model makes its own; not checked)", r));
+      } else if (name == kAttentionMask && attention_mask_hole() < 0) {
+        out_.notes.push_back(fmt::format(
+            "rank {} holds no attention_mask: allowed, the batch's is 1 on every token up to each "
+            "row's last real one and 0 only after (padding at the end), which a causal kernel "
+            "(is_causal) already knows; torch's context_parallel drops it so",
+            r));
+      } else if (name == kAttentionMask) {
+        add(key_difference(
+                r, name, DiffKind::missing_key,
+                fmt::format("{}: missing, and the batch's carries what a causal kernel does not "
+                            "know: slot {} is masked inside the real tokens",
+                            lead(r, name), attention_mask_hole())),
+            1);
       } else {
         add(key_difference(r, name, DiffKind::missing_key,
                            fmt::format("{}: missing (the batch has it; every rank needs its shard)",
@@ -315,8 +334,54 @@ class Comparison {
     return false;
   }
 
+  // The first global slot (b·S + t) where the batch's attention_mask is 0 before a 1 of the same
+  // row, or holds a value other than 0 and 1: what a causal kernel cannot know without the mask.
+  // -1 when there is none, and the mask may be dropped.
+  std::int64_t attention_mask_hole() const {
+    const Tensor& mask = batch_.at(kAttentionMask);
+    const std::int64_t rows = batch_.rows(), seq = batch_.seq_len();
+    if (mask.numel() != rows * seq) return 0;
+    for (std::int64_t b = 0; b < rows; ++b) {
+      std::int64_t first_zero = -1;
+      for (std::int64_t t = 0; t < seq; ++t) {
+        const double v = mask.get(b * seq + t);
+        if (v != 0.0 && v != 1.0) return b * seq + t;
+        if (v == 0.0 && first_zero < 0) first_zero = t;
+        if (v == 1.0 && first_zero >= 0) return b * seq + first_zero;
+      }
+    }
+    return -1;
+  }
+
+  // A table the sharder gives one rank it gives every rank: a rank without it reads its
+  // neighbour's, or none (TE's attention would run on whatever the caller defaults to).
+  void tables_on_every_rank() {
+    if (plan_.rows.empty() || plan_.rows[0].local_cu_seqlens.empty()) return;
+    std::vector<std::string> tables(std::begin(kCuKeys), std::end(kCuKeys));
+    tables.emplace_back(kMaxSeqlen);
+    for (const std::string& name : tables) {
+      if (!any_shard_holds(shards_, name)) continue;
+      for (std::int64_t r = 0; r < plan_.spec.cp; ++r) {
+        if (shards_[r].tensors.count(name) != 0) continue;
+        add(key_difference(r, name, DiffKind::missing_key,
+                           fmt::format("{}: missing (another rank holds it; every rank needs its "
+                                       "own table)",
+                                       lead(r, name))),
+            1);
+      }
+    }
+  }
+
   void cu_seqlens(std::int64_t r, const std::string& name, const Tensor& value) {
     if (!layout_has_tables(r, name, value)) return;
+    if (!is_integer(value.dtype())) {
+      add(key_difference(r, name, DiffKind::dtype,
+                         fmt::format("{}: dtype {}; cu_seqlens tables are integers (TE reads "
+                                     "int32)",
+                                     lead(r, name), dtype_name(value.dtype()))),
+          1);
+      return;
+    }
     const auto rows = static_cast<std::int64_t>(plan_.rows.size());
     const bool one_row = value.dim() == 1 && rows == 1;
     if (!one_row && !(value.dim() == 2 && value.size(0) == rows)) {
@@ -492,11 +557,6 @@ std::optional<std::int64_t> read_pad_id(const ShardPlan& plan,
   return std::max_element(counts.begin(), counts.end(),
                           [](const auto& a, const auto& b) { return a.second < b.second; })
       ->first;
-}
-
-bool any_shard_holds(const std::vector<io::TensorFile>& shards, const std::string& key) {
-  return std::any_of(shards.begin(), shards.end(),
-                     [&](const io::TensorFile& f) { return f.tensors.count(key) != 0; });
 }
 
 // Masks a sharder adds that the batch file may lack: derived from the batch's own rows (real

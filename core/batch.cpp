@@ -151,7 +151,14 @@ void check_standard_key(const std::string& key, const Tensor& t) {
         t.dtype() == DType::f32 || t.dtype() == DType::bf16 || t.dtype() == DType::f16;
     CPLAB_CHECK(floating && t.dim() == 3, "'{}' must be a float [B, S, H] tensor, found {}", key,
                 tensor_brief(t));
-  } else if (key == keys::loss_mask || key == keys::valid || key == keys::padding_mask) {
+  } else if (key == keys::loss_mask) {
+    // A loss mask may be a weight too: Megatron's is float, and cplab's generators draw one.
+    const bool floating =
+        t.dtype() == DType::f32 || t.dtype() == DType::bf16 || t.dtype() == DType::f16;
+    CPLAB_CHECK((integer || floating || t.dtype() == DType::b8) && t.dim() == 2,
+                "'{}' must be a bool, integer or float [B, S] tensor, found {}", key,
+                tensor_brief(t));
+  } else if (key == keys::valid || key == keys::padding_mask) {
     CPLAB_CHECK((integer || t.dtype() == DType::b8) && t.dim() == 2,
                 "'{}' must be a bool or integer [B, S] tensor, found {}", key, tensor_brief(t));
   }

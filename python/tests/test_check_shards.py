@@ -45,3 +45,17 @@ def test_gathered_output_is_checked():
     gathered[0, 4] = 0
     result = cplab.check_shards(batch, cplab.shard(batch, PLAIN, 2), 2, PLAIN, gathered=gathered)
     assert [d.rank for d in result.differences] == [None]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_a_float_loss_mask_is_a_loss_weight_cplab_takes(dtype):
+    """Megatron's loss_mask is float, and cplab's own generators draw one: cplab.shard and the
+    check take it (it was once refused as "must be a bool or integer tensor")."""
+    batch = _packed_batch()
+    batch["loss_mask"] = (torch.arange(16) % 3 != 0).to(dtype).unsqueeze(0)
+    shards = cplab.shard(batch, PLAIN, 2)
+    assert shards[0]["loss_mask"].dtype == dtype
+    assert cplab.check_shards(batch, shards, 2, PLAIN).ok
+    shards[1]["loss_mask"][0, 0] = 0.5
+    result = cplab.check_shards(batch, shards, 2, PLAIN)
+    assert [(d.rank, d.key) for d in result.differences] == [(1, "loss_mask")]

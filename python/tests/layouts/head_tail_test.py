@@ -56,3 +56,33 @@ def test_tail_chunk_mirrored_wrong_is_caught_small():
     with pytest.raises(cplab.Error) as again:  # the replay line fails the same way
         cplab.testing.replay(mirrored, error.case, pad_id=0)
     assert str(again.value).split(" · ")[0] in str(error)
+
+
+def _shards_without_attention_mask(hole):
+    """An Automodel-style head-tail batch whose ranks lost attention_mask, as torch's
+    context_parallel leaves them (it shards the token buffers; SDPA runs with is_causal)."""
+    ids = torch.arange(1, 17).reshape(1, 16)
+    mask = torch.ones(1, 16, dtype=torch.long)
+    mask[0, 14:] = 0  # padding at the row's end
+    if hole:
+        mask[0, 5] = 0  # a token masked inside the real ones: a causal kernel cannot know it
+    batch = {"input_ids": ids, "labels": ids.clone(), "attention_mask": mask}
+    shards = cplab.shard(batch, "head-tail", 2)
+    for shard in shards:
+        assert list(shard.pop("extra_tokens")) == ["attention_mask"]
+    return batch, shards
+
+
+def test_shards_that_drop_an_attention_mask_saying_nothing_match():
+    batch, shards = _shards_without_attention_mask(hole=False)
+    result = cplab.check_shards(batch, shards, 2, "head-tail")
+    assert result.ok, result.report
+    assert "holds no attention_mask: allowed" in result.report
+
+
+def test_shards_that_drop_an_attention_mask_with_a_hole_fail_naming_the_key():
+    batch, shards = _shards_without_attention_mask(hole=True)
+    result = cplab.check_shards(batch, shards, 2, "head-tail")
+    assert not result.ok
+    assert {(d.key, d.kind) for d in result.differences} == {("attention_mask", "missing_key")}
+    assert "slot 5 is masked inside the real tokens" in result.report

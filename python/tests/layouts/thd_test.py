@@ -36,6 +36,22 @@ def test_auto_names_the_layout_of_reference_shards():
     result.raise_for_failure()  # nothing to raise
 
 
+def test_cu_seqlens_as_floats_or_on_one_rank_only_is_a_difference():
+    """The tables a layout gives its ranks are integers on every rank: a float table, and one
+    rank without it, were once reported as a MATCH."""
+    batch = _packed_batch()
+    shards = cplab.shard(batch, "thd", 2)
+    floats = [dict(s) for s in shards]
+    floats[1]["cu_seqlens"] = floats[1]["cu_seqlens"].float()
+    result = cplab.check_shards(batch, floats, 2, "thd")
+    assert [(d.rank, d.key, d.kind) for d in result.differences] == [(1, "cu_seqlens", "dtype")]
+    lacking = [dict(s) for s in shards]
+    del lacking[1]["cu_seqlens"]
+    result = cplab.check_shards(batch, lacking, 2, "thd")
+    assert [(d.rank, d.key, d.kind) for d in result.differences] == [
+        (1, "cu_seqlens", "missing_key")]
+
+
 def test_thd_passes():
     summary = cplab.testing.check_sharder(shard_thd, "thd", pad_id=0, cases=CASES, seed=SEED)
     assert summary.cases == CASES
