@@ -131,6 +131,18 @@ std::vector<CaseCell> drawable_cells(const LayoutEntry& entry,
   return cells;
 }
 
+std::vector<CaseCell> cells_for_cp(const LayoutEntry& entry,
+                                   const std::vector<std::int64_t>& allowed_cp) {
+  std::vector<CaseCell> cells = drawable_cells(entry, allowed_cp);
+  const bool other = std::any_of(allowed_cp.begin(), allowed_cp.end(),
+                                 [](std::int64_t cp) { return in_cp_class(cp, CpClass::other); });
+  if (entry.cp_off || !other) return cells;
+  for (BatchKind kind : layout_kinds(entry)) {
+    for (DTypeClass dtype : kDTypeClasses) cells.push_back({kind, dtype, CpClass::other});
+  }
+  return cells;
+}
+
 std::string combination_name(const CoverageRule& rule, BatchKind kind, DTypeClass dtype,
                              CpClass cp) {
   std::vector<std::string_view> parts;

@@ -50,6 +50,11 @@ std::string cell_name(const CaseCell& cell);
 // The cells a layout's generator can draw with C from `allowed_cp` (empty: 1..64).
 std::vector<CaseCell> drawable_cells(const LayoutEntry& entry,
                                      const std::vector<std::int64_t>& allowed_cp);
+// Those cells and, where `allowed_cp` names a C of no declared class (4 or 6), the cells of that
+// class too: a caller who asks for C = 4 gets C = 4 (cplab.testing's cp=4), though no
+// coverage declaration asks for it.
+std::vector<CaseCell> cells_for_cp(const LayoutEntry& entry,
+                                   const std::vector<std::int64_t>& allowed_cp);
 
 // A verb option a property must exercise: on which batch kinds (empty: every kind the layout
 // takes), and whether each dtype class and each C class must meet it.

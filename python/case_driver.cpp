@@ -185,7 +185,7 @@ int run(const DriverOptions& o) {
   // turn, so that every row kind and C class is drawn; the rest freely. --rows keeps the cells of
   // one row kind and draws the rest from them too.
   std::vector<rc::Gen<Case>> gens;
-  for (const CaseCell& cell : drawable_cells(entry, gen.cp)) {
+  for (const CaseCell& cell : cells_for_cp(entry, gen.cp)) {
     const bool packed = cell.kind == BatchKind::packed;
     if ((o.rows == Rows::bshd && packed) || (o.rows == Rows::packed && !packed)) continue;
     GenOptions directed = gen;

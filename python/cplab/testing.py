@@ -21,12 +21,13 @@ import os
 import random
 import subprocess
 import threading
+import time
 
 import torch
 
 from . import _cplab
 from ._error import Error
-from ._group import Group, GroupBroken
+from ._group import WAIT_SECONDS, Group, GroupBroken
 
 __all__ = ["check_sharder", "check_loss", "replay", "replay_loss", "Summary"]
 
@@ -54,7 +55,13 @@ def _one_line(text):
 
 
 def _cp_list(cp):
-    values = [cp] if isinstance(cp, int) else list(cp)
+    if isinstance(cp, int):
+        values = [cp]
+    else:
+        try:
+            values = list(cp)
+        except TypeError:  # a float, None, an object: not a list of ints
+            raise Error(f"cp must be an int or a list of ints, got {cp!r}") from None
     if not values or not all(isinstance(c, int) and not isinstance(c, bool) for c in values):
         raise Error(f"cp must be an int or a list of ints, got {cp!r}")
     if any(c < 1 for c in values):
@@ -306,13 +313,18 @@ def _loss_contract(out, fn, rank, size, logits):
     return value, (None if grad is None else grad.detach())
 
 
-def _run_loss(fn, line):
+class _RankHung(Error):
+    """A rank's fn neither returned nor reached the others within the bound: not shrunk (every
+    shrink step would wait the bound again)."""
+
+
+def _run_loss(fn, line, rank_timeout=WAIT_SECONDS):
     case = _cplab._Case(line, False)
     inputs = case.loss_inputs()
     outcome = _LossOutcome(case)
     size = case.cp
     wants_group, wants_count = _loss_params(fn)
-    group = Group(size)
+    group = Group(size, rank_timeout)
     results = [None] * size
     failures = [None] * size
 
@@ -325,7 +337,9 @@ def _run_loss(fn, line):
                 args.append(group.rank(rank))
             if wants_count:
                 kwargs["num_label_tokens"] = inputs["num_label_tokens"]
-            results[rank] = _loss_contract(fn(*args, **kwargs), fn, rank, size, logits)
+            returned = fn(*args, **kwargs)
+            group.returned(rank)
+            results[rank] = _loss_contract(returned, fn, rank, size, logits)
         except BaseException as error:  # noqa: B036 (handed to the caller's thread)
             failures[rank] = error
             group.abort()
@@ -333,8 +347,18 @@ def _run_loss(fn, line):
     threads = [threading.Thread(target=rank_body, args=(r,), daemon=True) for r in range(size)]
     for thread in threads:
         thread.start()
+    # A rank still running past the bound is hung in fn (its thread is left behind: Python
+    # cannot stop it); the ranks waiting for it were released by the group's own bound.
+    deadline = time.monotonic() + rank_timeout + 1.0
     for thread in threads:
-        thread.join()
+        thread.join(max(0.0, deadline - time.monotonic()))
+    hung = [rank for rank, thread in enumerate(threads) if thread.is_alive()]
+    if hung:
+        raise _RankHung(_one_line(
+            f"{_name(fn)} on {case.headline}: rank {hung[0]} neither returned nor reached the "
+            f"other ranks within rank_timeout={rank_timeout:g} s (ranks {hung} still running; a "
+            f"hang is not shrunk) · replay: {_replay_text('replay_loss', fn, line, {})}"),
+            kind="check_failed", case=line, rank=hung[0], key="loss")
     contract = [f for f in failures if isinstance(f, Error)]
     if contract:
         raise contract[0]
@@ -364,7 +388,7 @@ def _raise_loss_failure(fn, outcome, header):
 
 
 def check_loss(fn, layout, *, cp=(1, 2, 3, 4), cases=100, seed=None, rows="any", max_tokens=256,
-               **options):
+               rank_timeout=WAIT_SECONDS, **options):
     """Checks a CP loss ``fn(logits_shard, labels_shard, cp_rank, cp_size[, group])`` on random
     batches of ``layout`` against SPEC §6.
 
@@ -380,16 +404,24 @@ def check_loss(fn, layout, *, cp=(1, 2, 3, 4), cases=100, seed=None, rows="any",
     mean over the ranks is the global shifted mean, and grad = d loss_r / d logits_shard (or
     None, or the loss alone, to have it taken by autograd). Failures are shrunk and raised as in
     check_sharder; the options are check_sharder's.
+
+    A rank whose fn returns without reaching an all_reduce the other ranks wait in (or calls one
+    more than they do) fails the case at once, naming it. A rank that neither returns nor arrives
+    fails the whole check after ``rank_timeout`` seconds (default 10), naming it, without
+    shrinking: every shrink step would wait that long again.
     """
+    if not isinstance(rank_timeout, (int, float)) or isinstance(rank_timeout, bool) or not (
+            0 < rank_timeout <= 3600):
+        raise Error(f"rank_timeout must be a number of seconds in (0, 3600], got {rank_timeout!r}")
     seed = random.randrange(2**32) if seed is None else seed
     args = _driver_args(layout, cp, cases, seed, rows, max_tokens, {}, False, False, options)
     if not callable(fn):
         raise Error(f"fn must be callable, got a {type(fn).__name__}")
-    verdict = _drive(args, lambda line: _run_loss(fn, line).reason())
+    verdict = _drive(args, lambda line: _run_loss(fn, line, rank_timeout).reason())
     if verdict[0] == "passed":
         return Summary(layout, verdict[1], seed)
     _, ran, shrinks, line = verdict
-    outcome = _run_loss(fn, line)
+    outcome = _run_loss(fn, line, rank_timeout)
     if not outcome.reason():
         raise Error(f"{_name(fn)} failed on {line!r} and then passed on it: it is not a function "
                     f"of its inputs", kind="check_failed", case=line)

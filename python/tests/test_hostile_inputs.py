@@ -1,5 +1,7 @@
 """Every malformed input is one cplab.Error line with a kind, never a crash, a SystemError or a
 TypeError from the binding layer."""
+import threading
+
 import pytest
 import torch
 
@@ -146,6 +148,25 @@ def test_testing_arguments():
     _error(lambda: cplab.testing.check_sharder("shard_example", SHARDED, cases=1))
     _error(lambda: cplab.testing.check_sharder(shard_example, a_packed_only_layout(), rows="bshd"))
     _error(lambda: cplab.testing.replay(shard_example, f"{SHARDED} cp=two"))
+    # Not a list of ints: one cplab.Error, not the TypeError of list(2.0) or list(None).
+    for cp in (2.0, None, "2", [2, 2.5]):
+        assert "cp must be an int or a list of ints" in _error(
+            lambda: cplab.testing.check_sharder(shard_example, SHARDED, cp=cp, cases=1))
+
+
+@pytest.mark.parametrize("cp", [4, [4], [6], [4, 6]])
+def test_every_cp_the_caller_names_is_drawn(cp):
+    """C = 4 and 6 belong to none of the sweep's declared C classes (1, 2, odd primes, 8 and up);
+    they were once refused for every layout ("draws no BSHD rows")."""
+    sizes = set()
+
+    def recording(batch, cp_rank, cp_size):
+        sizes.add(cp_size)
+        return shard_example(batch, cp_rank, cp_size)
+
+    summary = cplab.testing.check_sharder(recording, SHARDED, cp=cp, cases=20, seed=3)
+    assert summary.cases == 20
+    assert sizes and sizes <= set(cp if isinstance(cp, list) else [cp]), sizes
 
 
 def test_a_loss_that_raises_or_returns_nonsense():
@@ -169,3 +190,46 @@ def test_a_loss_rank_that_never_joins_the_all_reduce_breaks_the_group():
     message = _error(lambda: cplab.testing.check_loss(rank0_skips, PLAIN, cp=2, cases=5,
                                                       seed=1), kind="check_failed")
     assert "rank 0 left" in message
+
+
+def _joins_then_returns(logits, group):
+    group.all_reduce(torch.ones(1))
+    return torch.zeros(()), torch.zeros_like(logits)
+
+
+def test_a_loss_rank_that_skips_or_adds_an_all_reduce_fails_at_once_naming_it():
+    """A rank that returns without reaching the all_reduce the others wait in (or calls one more
+    than they do) breaks the group as it returns: once every case waited 60 s for it, and the
+    shrinking ran for minutes. Only the immediate path says "returned without reaching"."""
+    def rank0_skips(logits, labels, cp_rank, cp_size, group):
+        if cp_rank == 0:
+            return torch.zeros(()), torch.zeros_like(logits)
+        return _joins_then_returns(logits, group)
+
+    def rank0_twice(logits, labels, cp_rank, cp_size, group):
+        if cp_rank == 0:
+            group.all_reduce(torch.ones(1))
+        return _joins_then_returns(logits, group)
+
+    for fn in (rank0_skips, rank0_twice):
+        message = _error(lambda: cplab.testing.check_loss(fn, PLAIN, cp=2, cases=5, seed=1,
+                                                          rank_timeout=120), kind="check_failed")
+        assert "returned without reaching" in message, message
+        assert "ranks [0]" in message or "ranks [1]" in message, message
+
+
+def test_a_loss_rank_that_hangs_ends_the_check_within_the_bound_naming_it():
+    never = threading.Event()  # never set: rank 1 hangs in fn
+
+    def rank1_hangs(logits, labels, cp_rank, cp_size, group):
+        if cp_rank == 1:
+            never.wait()
+        return _joins_then_returns(logits, group)
+
+    message = _error(lambda: cplab.testing.check_loss(rank1_hangs, PLAIN, cp=2, cases=5, seed=1,
+                                                      rank_timeout=0.5), kind="check_failed")
+    assert "rank 1 neither returned nor reached the other ranks within rank_timeout=0.5 s" \
+        in message, message
+    assert "not shrunk" in message
+    for bad in (0, -1, "10", None, True, 1e9):
+        _error(lambda: cplab.testing.check_loss(rank1_hangs, PLAIN, cp=2, rank_timeout=bad))
