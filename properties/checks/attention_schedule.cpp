@@ -9,8 +9,10 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <numeric>
 #include <optional>
+#include <utility>
 
 #include "attention/block_mask.hpp"
 #include "properties/checks/checks.hpp"
@@ -66,45 +68,49 @@ std::string each_schedule(const Case& c, CheckNotes& notes, const Check& check) 
 std::string coverage_mismatch(const sim::AttentionSchedule& s, const RowPlan& row) {
   const auto len = static_cast<std::size_t>(row.padded_len);
   std::vector<std::int64_t> heads(len * len, 0);
-  CPLAB_CHECK(s.cp <= 64, "the coverage property keeps one bit per rank, C={} > 64", s.cp);
-  std::vector<std::uint64_t> ranks(len * len, 0);  // which ranks computed each pair
+  // Which rank last computed each pair: the ranks' steps are walked rank by rank, so a pair that
+  // one rank computes twice finds its own rank there (C up to cplab's limit, no bit per rank).
+  std::vector<std::int32_t> last_rank(len * len, -1);
+  std::vector<std::pair<std::size_t, const sim::RankStep*>> rank_steps;  // (step, rank's part)
+  for (std::size_t t = 0; t < s.steps.size(); ++t)
+    for (const sim::RankStep& rank : s.steps[t].ranks) rank_steps.emplace_back(t, &rank);
+  std::stable_sort(rank_steps.begin(), rank_steps.end(),
+                   [](const auto& a, const auto& b) { return a.second->rank < b.second->rank; });
   std::int64_t total = 0;
-  for (std::size_t t = 0; t < s.steps.size(); ++t) {
-    for (const sim::RankStep& rank : s.steps[t].ranks) {
-      const std::vector<std::int64_t> qs = s.buffer_slots(rank.queries);
-      const std::vector<std::int64_t> ks = s.buffer_slots(rank.keys);
-      std::int64_t work = 0;
-      for (const sim::ScheduleBlock& blk : rank.blocks) {
-        std::int64_t pairs = 0;
-        for (std::int64_t i = blk.q.begin; i < blk.q.end; ++i) {
-          const std::int64_t q = qs[static_cast<std::size_t>(i)];
-          const sim::TokenFacts qf{q, row.doc_ids[q], row.real[q]};
-          for (std::int64_t j = blk.k.begin; j < blk.k.end; ++j) {
-            const std::int64_t k = ks[static_cast<std::size_t>(j)];
-            const sim::TokenFacts kf{k, row.doc_ids[k], row.real[k]};
-            if (!sim::block_pair_visible(static_cast<int>(blk.mask), blk.diagonal, i - blk.q.begin,
-                                         j - blk.k.begin, qf, kf))
-              continue;
-            const std::size_t at = static_cast<std::size_t>(q) * len + static_cast<std::size_t>(k);
-            const std::uint64_t bit = std::uint64_t{1} << rank.rank;
-            if ((ranks[at] & bit) != 0)
-              return fmt::format("step {} rank {} computes query slot {} × key slot {} again", t,
-                                 rank.rank, q, k);
-            ranks[at] |= bit;
-            heads[at] += rank.heads;
-            ++pairs;
-          }
+  for (const auto& [t, rank_step] : rank_steps) {
+    const sim::RankStep& rank = *rank_step;
+    const std::vector<std::int64_t> qs = s.buffer_slots(rank.queries);
+    const std::vector<std::int64_t> ks = s.buffer_slots(rank.keys);
+    std::int64_t work = 0;
+    for (const sim::ScheduleBlock& blk : rank.blocks) {
+      std::int64_t pairs = 0;
+      for (std::int64_t i = blk.q.begin; i < blk.q.end; ++i) {
+        const std::int64_t q = qs[static_cast<std::size_t>(i)];
+        const sim::TokenFacts qf{q, row.doc_ids[q], row.real[q]};
+        for (std::int64_t j = blk.k.begin; j < blk.k.end; ++j) {
+          const std::int64_t k = ks[static_cast<std::size_t>(j)];
+          const sim::TokenFacts kf{k, row.doc_ids[k], row.real[k]};
+          if (!sim::block_pair_visible(static_cast<int>(blk.mask), blk.diagonal, i - blk.q.begin,
+                                       j - blk.k.begin, qf, kf))
+            continue;
+          const std::size_t at = static_cast<std::size_t>(q) * len + static_cast<std::size_t>(k);
+          if (last_rank[at] == rank.rank)
+            return fmt::format("step {} rank {} computes query slot {} × key slot {} again", t,
+                               rank.rank, q, k);
+          last_rank[at] = static_cast<std::int32_t>(rank.rank);
+          heads[at] += rank.heads;
+          ++pairs;
         }
-        if (pairs != blk.pairs)
-          return fmt::format("step {} rank {}: a {} block claims {} pairs, computes {}", t,
-                             rank.rank, sim::mask_name(blk.mask), blk.pairs, pairs);
-        work += pairs * rank.heads;
       }
-      if (work != rank.work)
-        return fmt::format("step {} rank {}: work {}, its blocks compute {}", t, rank.rank,
-                           rank.work, work);
-      total += work;
+      if (pairs != blk.pairs)
+        return fmt::format("step {} rank {}: a {} block claims {} pairs, computes {}", t, rank.rank,
+                           sim::mask_name(blk.mask), blk.pairs, pairs);
+      work += pairs * rank.heads;
     }
+    if (work != rank.work)
+      return fmt::format("step {} rank {}: work {}, its blocks compute {}", t, rank.rank, rank.work,
+                         work);
+    total += work;
   }
   if (total != s.total_work)
     return fmt::format("total work {}, the ranks compute {}", s.total_work, total);

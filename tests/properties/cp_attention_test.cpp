@@ -71,6 +71,20 @@ TEST(CpAttentionRouting, AReversedBackwardRingNamesTheStepAndTheRank) {
       << out.failure;
 }
 
+// The schedule coverage property holds for any C cplab takes, not only C <= 64: it once kept one
+// bit per rank and failed every case past 64 ranks with nothing on stderr.
+TEST(ScheduleCoverage, HoldsPastSixtyFourRanks) {
+  const auto sim = find_implementation("sim").make();
+  for (const int cp : {64, 65, 128}) {
+    const CaseOutcome out =
+        run_case(find_property("ring_schedule_covers_mask_once"),
+                 parse_case(fmt::format("{} cp={} rows=1 S={} seed=1",
+                                        testsupport::a_plain_layout(), cp, 2 * cp)),
+                 *sim);
+    EXPECT_EQ(out.failure, "") << "C=" << cp;
+  }
+}
+
 // What scales with the dtype is what the schedules count, on a plainly sharding layout for every
 // algorithm it runs (cp_attention_cases.hpp); the layouts' own files add theirs (two rows of
 // Ulysses, usp's two levels).
