@@ -3,10 +3,13 @@
 #include "io/plugin_library.hpp"
 
 #include <dlfcn.h>
+#include <elf.h>
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -53,6 +56,62 @@ std::string loader_reason() {
   return reason;
 }
 
+// Reads `size` bytes at `offset` of an open file; false when the file ends before.
+bool read_at(int fd, std::uint64_t offset, void* out, std::size_t size) {
+  auto* at = static_cast<char*>(out);
+  while (size > 0) {
+    const ssize_t got = ::pread(fd, at, size, static_cast<off_t>(offset));
+    if (got <= 0) return false;
+    at += got, offset += static_cast<std::uint64_t>(got), size -= static_cast<std::size_t>(got);
+  }
+  return true;
+}
+
+// Why the file at `path` cannot be handed to dlopen, or "" when it can. The loader maps a shared
+// object's segments as the headers say: a file cut short inside them is mapped past its end, and
+// the first touch of those pages is SIGBUS, not an error; a FIFO makes dlopen wait for a writer.
+// So what is opened is a regular file, a 64-bit shared object of this machine, whose program
+// headers, loaded segments and section headers all lie inside the file.
+std::string unloadable_reason(const std::string& path) {
+  std::error_code error;
+  const auto status = std::filesystem::status(path, error);
+  if (error) return "cannot be read: " + error.message();
+  if (!std::filesystem::is_regular_file(status)) return "it is not a regular file";
+  const std::uint64_t size = std::filesystem::file_size(path, error);
+  if (error) return "cannot be read: " + error.message();
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return fmt::format("cannot be opened: {}", std::strerror(errno));
+  std::string why;
+  Elf64_Ehdr header{};
+  if (!read_at(fd, 0, &header, sizeof header) ||
+      std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0) {
+    why = "it is not an ELF shared object";
+  } else if (header.e_ident[EI_CLASS] != ELFCLASS64 || header.e_machine != EM_X86_64 ||
+             header.e_type != ET_DYN || header.e_phentsize != sizeof(Elf64_Phdr)) {
+    why = "it is not a 64-bit x86-64 shared object";
+  } else if (header.e_phoff > size ||
+             header.e_phnum > (size - header.e_phoff) / sizeof(Elf64_Phdr)) {
+    why = fmt::format("it is cut short ({} bytes) before its program headers end", size);
+  } else if (header.e_shnum > 0 &&
+             (header.e_shoff > size || header.e_shentsize == 0 ||
+              header.e_shnum > (size - header.e_shoff) / header.e_shentsize)) {
+    why = fmt::format("it is cut short ({} bytes) before its section headers end", size);
+  } else {
+    for (std::uint16_t i = 0; i < header.e_phnum && why.empty(); ++i) {
+      Elf64_Phdr segment{};
+      if (!read_at(fd, header.e_phoff + i * sizeof(Elf64_Phdr), &segment, sizeof segment)) {
+        why = "its program headers cannot be read";
+      } else if (segment.p_type == PT_LOAD &&
+                 (segment.p_offset > size || segment.p_filesz > size - segment.p_offset)) {
+        why = fmt::format("it is cut short ({} bytes) inside a segment that ends at byte {}", size,
+                          segment.p_offset + segment.p_filesz);
+      }
+    }
+  }
+  ::close(fd);
+  return why;
+}
+
 void* open_plugin(const std::string& file_name, const std::string& purpose) {
   auto& handles = open_plugins();
   if (auto it = handles.find(file_name); it != handles.end()) return it->second;
@@ -64,6 +123,10 @@ void* open_plugin(const std::string& file_name, const std::string& purpose) {
     tried += (tried.empty() ? "" : ", ") + dir;
     std::error_code error;
     if (!std::filesystem::exists(path, error)) continue;
+    if (const std::string why = unloadable_reason(path); !why.empty()) {
+      if (first_reason.empty()) first_reason = path + ": " + why;
+      continue;
+    }
     // RTLD_LOCAL: the plugin's copies of cplab's own code stay its own.
     if (void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL); handle != nullptr) {
       handles.emplace(file_name, handle);

@@ -3,6 +3,7 @@
 // line and exit 2; and the answers that now go through summaries and the direct JSON writer are
 // the bytes they were (golden files written by the build before both changes).
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -97,33 +98,53 @@ TEST(LazyPlugins, AMissingPluginIsOneLineAndExitTwo) {
   EXPECT_TRUE(run.out.empty());
 }
 
-// A file of the plugin's name that is not the plugin (truncated, or another library): one line,
-// exit 2, naming why it cannot be used.
+// A file of the plugin's name that is not the plugin: one line, exit 2, naming why it cannot be
+// used, and never a crash or a wait. The real plugin cut short inside its code (or to its ELF
+// header alone) once ended in SIGBUS as the loader touched pages past the file's end; a FIFO of
+// that name made dlopen wait for a writer forever.
 TEST(LazyPlugins, APluginThatIsNotOneIsOneLineAndExitTwo) {
   const std::string batch = small_batch_file();
   const std::string dir = ::testing::TempDir() + "lazy_plugins_wrong";
   std::filesystem::create_directories(dir);
   const std::string plugin = dir + "/libcplab_torch_io.so";
-  const std::pair<const char*, const char*> wrongs[] = {
-      {"", "file too short"},
-      {"/usr/lib/x86_64-linux-gnu/libm.so.6", "has no entry cplab_torch_io_table"}};
-  for (const auto& [source, why] : wrongs) {
+  const std::string real =
+      (std::filesystem::path(testsupport::cplab_binary()).parent_path() / "libcplab_torch_io.so")
+          .string();
+  ASSERT_TRUE(std::filesystem::exists(real)) << real;
+  const std::string whole = slurp(real);
+  struct Wrong {
+    std::string bytes;  // the file's contents; "fifo": a FIFO of that name
+    const char* source;
+    const char* why;
+  };
+  const Wrong wrongs[] = {
+      {"", "", "not an ELF shared object"},
+      {"", "/usr/lib/x86_64-linux-gnu/libm.so.6", "has no entry cplab_torch_io_table"},
+      {whole.substr(0, 64), "", "cut short (64 bytes) before its program headers end"},
+      {whole.substr(0, whole.size() / 2), "", "cut short"},
+      {whole.substr(0, whole.size() - 1), "", "cut short"},
+      {"fifo", "", "not a regular file"}};
+  for (const Wrong& wrong : wrongs) {
+    SCOPED_TRACE(wrong.why);
     std::filesystem::remove(plugin);
-    if (*source == '\0') {
-      std::ofstream(plugin) << "";
+    if (*wrong.source != '\0') {
+      if (!std::filesystem::exists(wrong.source)) continue;
+      std::filesystem::copy_file(wrong.source, plugin);
+    } else if (wrong.bytes == "fifo") {
+      ASSERT_EQ(::mkfifo(plugin.c_str(), 0600), 0);
     } else {
-      if (!std::filesystem::exists(source)) continue;
-      std::filesystem::copy_file(source, plugin);
+      std::ofstream(plugin, std::ios::binary) << wrong.bytes;
     }
     ::setenv("CPLAB_PLUGIN_DIR", dir.c_str(), 1);
     const testsupport::CliRun run =
         run_cplab("layout --layout " + testsupport::a_plain_layout() + " --cp 2 --batch " + batch);
     ::unsetenv("CPLAB_PLUGIN_DIR");
-    EXPECT_EQ(run.status, 2) << why;
+    EXPECT_EQ(run.status, 2);
     EXPECT_EQ(testsupport::line_count(run.err), 1) << run.err;
-    EXPECT_NE(run.err.find(why), std::string::npos) << run.err;
+    EXPECT_NE(run.err.find(wrong.why), std::string::npos) << run.err;
     EXPECT_TRUE(run.out.empty());
   }
+  std::filesystem::remove(plugin);
 }
 #endif
 
