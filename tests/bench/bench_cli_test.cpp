@@ -1,6 +1,7 @@
 // `cplab bench run|compare|history` end to end. The planted benchmark (planted_bench.cpp) runs as
 // the cpu suite: three runs of it (unchanged, unchanged again, 2× slower) are compared and
-// charted; the page is drawn in headless Chromium. The real host suite runs once for its checks.
+// charted; the page is drawn in headless Chromium. One benchmark of each family of the real host
+// suite runs for its checks.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -8,6 +9,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "tests/bench/host_suite.hpp"
 #include "tests/support/cli.hpp"
 
 namespace cplab {
@@ -140,35 +142,16 @@ TEST(BenchHistory, the_page_draws_a_chart_and_flags_the_planted_slowdown_in_chro
       << "the screenshot is blank";
 }
 
-// Every benchmark of the host suite with repetitions, so that every counter is aggregated (mean,
-// median, stddev, cv): the file must be JSON as it is written, with no value missing.
-TEST(BenchRun, every_host_benchmark_repeated_checks_its_output_and_writes_valid_json) {
-  const std::string out = scratch() + "/host.json";
-  // All but the whole default sweep and the 16M-token process runs (a minute and seconds each,
-  // three times over; the baselines run them): their counters are those of their siblings.
-  const auto run = run_cplab(
-      "bench run --suite cpu --repetitions 3 --min-time 0.001 "
-      "--filter '-(BM_cplab_process/.*16M|BM_sweep/default)' --out " +
-      out);
-  ASSERT_EQ(run.status, 0) << run.err;
-  EXPECT_EQ(run.err.find("not finite"), std::string::npos) << run.err;
-  EXPECT_FALSE(fs::exists(out + ".cpu.part"));
-  const nlohmann::json doc = nlohmann::json::parse(slurp(out));  // strict: no NaN, no Infinity
-  EXPECT_TRUE(doc["context"]["cplab"]["complete"].get<bool>());
-  int checked = 0, aggregates = 0;
-  for (const auto& b : doc["benchmarks"]) {
-    for (const auto& [field, value] : b.items()) {
-      EXPECT_FALSE(value.is_null()) << b.value("name", "") << ": " << field;
-    }
-    if (b.value("run_type", "") == "aggregate") ++aggregates;
-    if (b.value("run_type", "") != "iteration") continue;
-    ++checked;
-    EXPECT_FALSE(b.value("error_occurred", false)) << b.value("name", "") << ": " << b.dump();
-    EXPECT_TRUE(b.contains("ratio_to_baseline")) << b.value("name", "");
-    EXPECT_TRUE(b.contains("items_per_second")) << b.value("name", "");
-  }
-  EXPECT_GT(checked, 3 * 50);
-  EXPECT_GT(aggregates, 4 * 50);
+// One benchmark of every family of the host suite, twice, so that every kind of counter is
+// aggregated (mean, median, stddev, cv): the file must be JSON as it is written, with no value
+// missing, and every benchmark's own output check passes. Every benchmark of the suite, three
+// times, is the nightly check (every_benchmark_test.cpp, ctest label slow).
+TEST(BenchRun, one_benchmark_of_each_family_repeated_checks_its_output_and_writes_valid_json) {
+  const std::string out = scratch() + "/families.json";
+  const testsupport::HostSuiteRun run = testsupport::run_host_suite(
+      "--repetitions 2 --filter '" + std::string(testsupport::kOneOfEachFamily) + "'", out);
+  testsupport::expect_valid_host_suite_json(run, out, testsupport::kBenchmarkFamilies,
+                                            2 * testsupport::kBenchmarkFamilies);
 }
 
 std::string write_file(const std::string& name, const std::string& text) {

@@ -1,9 +1,13 @@
-// The README names every registered property and says how many mutants there are: a property or a
-// mutant added without its line in the README fails here.
+// The README names every registered property, says how many mutants there are and how many
+// libFuzzer targets CI runs, and scripts/fuzz runs every target fuzz/ builds: a property, a mutant
+// or a fuzz target added without its line fails here.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
+#include <regex>
+#include <set>
 #include <sstream>
 
 #include "properties/implementation_registry.hpp"
@@ -12,12 +16,14 @@
 namespace cplab::properties {
 namespace {
 
-std::string readme() {
-  std::ifstream in(std::string(CPLAB_SOURCE_DIR) + "/README.md");
+std::string source_text(const std::string& path) {
+  std::ifstream in(std::string(CPLAB_SOURCE_DIR) + "/" + path);
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
 }
+
+std::string readme() { return source_text("README.md"); }
 
 TEST(ReadmeCounts, NamesEveryProperty) {
   const std::string text = readme();
@@ -31,6 +37,31 @@ TEST(ReadmeCounts, CountsTheMutants) {
   EXPECT_NE(readme().find(fmt::format("| mutants | {} deliberately broken", mutants)),
             std::string::npos)
       << "README.md's implementation table should say " << mutants << " mutants";
+}
+
+// fuzz/fuzz_NAME.cpp is a target; scripts/fuzz names each in its loop; the README says how many.
+TEST(ReadmeCounts, CountsTheFuzzTargetsAndTheScriptRunsEach) {
+  std::set<std::string> built;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::string(CPLAB_SOURCE_DIR) + "/fuzz")) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("fuzz_", 0) == 0 && entry.path().extension() == ".cpp")
+      built.insert(name.substr(5, name.size() - 9));
+  }
+  ASSERT_GE(built.size(), 5u);
+  std::smatch loop;
+  const std::string script = source_text("scripts/fuzz");
+  ASSERT_TRUE(std::regex_search(script, loop, std::regex("for target in ([a-z_ ]+); do")));
+  std::set<std::string> run;
+  std::istringstream names(loop[1].str());
+  for (std::string name; names >> name;) run.insert(name);
+  EXPECT_EQ(run, built) << "scripts/fuzz must run every fuzz/fuzz_NAME.cpp";
+  const char* words[] = {"zero", "one",   "two",   "three", "four", "five",
+                         "six",  "seven", "eight", "nine",  "ten"};
+  ASSERT_LT(built.size(), std::size(words));
+  EXPECT_NE(readme().find(fmt::format("each of the {} libFuzzer targets", words[built.size()])),
+            std::string::npos)
+      << "README.md should say CI runs each of the " << words[built.size()] << " targets";
 }
 
 }  // namespace
