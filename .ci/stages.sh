@@ -1,6 +1,8 @@
 # CI's stages and their time budgets, sourced by .ci/run.
-#   stage NAME SECONDS COMMAND...   runs COMMAND; fails the run when it fails, or when it took
-#                                   longer than SECONDS plus the compile allowance below
+#   stage NAME SECONDS COMMAND...   runs COMMAND (a command, or an exported shell function, in
+#                                   a child bash with -e and pipefail); fails the run when it
+#                                   fails, or when it took longer than SECONDS plus the compile
+#                                   allowance below
 #   stages_done SECONDS             prints the table and the total; fails past SECONDS
 # A budget is for a warm compiler cache (CI's clone hits the objects this machine built before,
 # scripts/build's CCACHE_BASEDIR). A compile that misses the cache is not a slow test: each one adds
@@ -34,7 +36,10 @@ stage() {
   start=$(date +%s)
   read -r misses0 hits0 < <(_ci_cache)
   echo "ci: ---- $name (budget ${budget}s with a warm cache)"
-  "$@" || rc=$?
+  # In a child bash with errexit and pipefail: a step of a shell function that fails, fails the
+  # stage (here, in a function called left of ||, bash would ignore -e and go on to the next step).
+  # Functions a stage runs are exported (export -f) for the child to see.
+  bash -eo pipefail -c '"$@"' "$name" "$@" || rc=$?
   local took=$(( $(date +%s) - start ))
   read -r misses1 hits1 < <(_ci_cache)
   local missed=$(( misses1 - misses0 )) hit=$(( hits1 - hits0 ))
