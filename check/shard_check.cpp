@@ -337,7 +337,11 @@ class Comparison {
   // The first global slot (b·S + t) where the batch's attention_mask is 0 before a 1 of the same
   // row, or holds a value other than 0 and 1: what a causal kernel cannot know without the mask.
   // -1 when there is none, and the mask may be dropped.
-  std::int64_t attention_mask_hole() const {
+  std::int64_t attention_mask_hole() {
+    if (!mask_hole_) mask_hole_ = find_attention_mask_hole();
+    return *mask_hole_;
+  }
+  std::int64_t find_attention_mask_hole() const {
     const Tensor& mask = batch_.at(kAttentionMask);
     const std::int64_t rows = batch_.rows(), seq = batch_.seq_len();
     if (mask.numel() != rows * seq) return 0;
@@ -533,6 +537,7 @@ class Comparison {
   std::map<std::tuple<std::string, std::int64_t, std::int64_t>, ValueIndex> indexes_;
   // The cu_seqlens tables of the rank being compared, per key and row, fillers removed.
   std::map<std::string, std::vector<std::vector<std::int64_t>>> held_cu_;
+  std::optional<std::int64_t> mask_hole_;  // attention_mask_hole(), read once
 };
 
 // The pad id most of the slots the layout added hold in the shards' input_ids.

@@ -93,9 +93,7 @@ void write_output_file(const std::string& path, const std::function<void(std::os
     std::ofstream out(temp, std::ios::binary | std::ios::trunc);
     CPLAB_CHECK(out.good(), "cannot write '{}': {}", path, std::strerror(errno));
     fill(out);
-    out.flush();
-    CPLAB_CHECK(out.good(), "short write to '{}' (disk full?)", path);
-    out.close();
+    out.close();  // flushes: a failed write of the last bytes shows here too
     CPLAB_CHECK(!out.fail(), "short write to '{}' (disk full?)", path);
     fs::rename(temp, target, error);
     CPLAB_CHECK(!error, "cannot write '{}': {}", path, error.message());

@@ -231,5 +231,5 @@ def test_a_loss_rank_that_hangs_ends_the_check_within_the_bound_naming_it():
     assert "rank 1 neither returned nor reached the other ranks within rank_timeout=0.5 s" \
         in message, message
     assert "not shrunk" in message
-    for bad in (0, -1, "10", None, True, 1e9):
+    for bad in (0, -1, "10", None, True, 1e9, float("nan"), float("inf")):
         _error(lambda: cplab.testing.check_loss(rank1_hangs, PLAIN, cp=2, rank_timeout=bad))
