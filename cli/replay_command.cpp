@@ -66,16 +66,12 @@ int run_replay(const ReplayOptions& options) {
   // one line on stderr, before the case is printed.
   const std::string unavailable = properties::unavailable_reason(info);
   CPLAB_CHECK(unavailable.empty(), "--impl {} cannot run here: {}", info.name, unavailable);
-  fmt::print("case: {}\n", properties::print_case(c));
-  fmt::print("      {}\n", properties::case_headline(c));
-  if (!options.quiet_plan) print_plan(c);
   // Every process runs the case; its C must fit the job.
   std::optional<properties::ScopedRankProcesses> processes;
   if (info.ranks_as_processes) {
     properties::cps_for_processes({c.spec.cp});
     processes.emplace(properties::mpi_rank_processes());
   }
-  fmt::print("implementation {}: {}\n", info.name, info.summary);
   const std::unique_ptr<Implementation> impl = info.make();
   std::vector<const properties::PropertyInfo*> chosen;
   if (options.properties.empty()) {
@@ -83,6 +79,18 @@ int run_replay(const ReplayOptions& options) {
   } else {
     for (const auto& name : options.properties) chosen.push_back(&properties::find_property(name));
   }
+  // A case past a bound a property states (SPEC §13.2) is bad input for that property: refused
+  // here, before the case is printed and before any property runs.
+  for (const properties::PropertyInfo* property : chosen) {
+    if (property->refusal == nullptr) continue;
+    if (property->unsupported != nullptr && !property->unsupported(*impl).empty()) continue;
+    const std::string refused = property->refusal(c, *impl);
+    CPLAB_CHECK(refused.empty(), "{} refuses the case: {}", property->name, refused);
+  }
+  fmt::print("case: {}\n", properties::print_case(c));
+  fmt::print("      {}\n", properties::case_headline(c));
+  if (!options.quiet_plan) print_plan(c);
+  fmt::print("implementation {}: {}\n", info.name, info.summary);
   int failures = 0;
   std::size_t skipped = 0;
   for (const properties::PropertyInfo* property : chosen) {

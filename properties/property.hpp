@@ -31,10 +31,14 @@ struct PropertyInfo {
   // Why an implementation cannot be checked by it ("" when it can; null: every one can): a verb
   // the implementation does not have. Its jobs are then skipped with the reason, never passed.
   std::string (*unsupported)(const Implementation& impl) = nullptr;
+  // Why this case is past a bound cplab states (one line; "" when it is not; null: no such
+  // bound). `replay` refuses such a case as bad input before any work; the check itself skips it
+  // with a tag, so a sweep's generators drawing one is counted, never failed.
+  std::string (*refusal)(const Case& c, Implementation& impl) = nullptr;
 };
 
-// The properties of the suite (1-9, then the Ulysses all-to-all's), in the order a sweep and the
-// mutant hunt run them (cheap and fundamental first).
+// The properties of the suite, in the order a sweep and the mutant hunt run them (cheap and
+// fundamental first).
 const std::vector<PropertyInfo>& property_table();
 const PropertyInfo& find_property(const std::string& name);  // throws listing the known names
 std::vector<std::string> property_names();

@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <optional>
+#include <vector>
 
 #include "attention/schedule.hpp"
 #include "layouts/layout_descriptor.hpp"
@@ -74,13 +76,45 @@ Inputs inputs_for(const Case& c, const ShardPlan& plan, std::int64_t m,
           stream(2, shape.kv_heads, 1.0f), stream(3, shape.heads, 1.0f)};
 }
 
-std::string check_algo(const Case& c, Implementation& impl, const ShardPlan& plan, std::int64_t m,
-                       sim::AttentionAlgo algo, const sim::AttentionShape& shape, const Inputs& in,
-                       const reference::CpAttentionReference& ref, BoundsReport& report) {
+// Every microbatch's schedules of `algo`, one per row; throws sim::ScheduleTooLarge past cplab's
+// bounds (SPEC §13.2). Built before any input or reference, so a case past them costs nothing.
+std::vector<std::vector<sim::AttentionSchedule>> case_schedules(const Case& c,
+                                                                const Subject& subject,
+                                                                sim::AttentionAlgo algo,
+                                                                const sim::AttentionShape& shape) {
   const sim::LayoutDescriptor& layout = sim::layout_descriptor(c.spec.layout);
-  std::vector<sim::AttentionSchedule> schedules;
-  for (const RowPlan& row : plan.rows)
-    schedules.push_back(sim::build_schedule(layout, c.spec, row, algo, shape));
+  std::vector<std::vector<sim::AttentionSchedule>> schedules(subject.microbatches.size());
+  for (std::size_t m = 0; m < subject.microbatches.size(); ++m)
+    for (const RowPlan& row : subject.microbatches[m].rows)
+      schedules[m].push_back(sim::build_schedule(layout, c.spec, row, algo, shape));
+  return schedules;
+}
+
+// The one algorithm a case runs, drawn by the seed among those the layout and the implementation
+// run (a job's cases cover each of them many times over, at a third of the cost of running all);
+// none when nothing runs. Refused algorithms are noted when `notes` is given.
+std::optional<sim::AttentionAlgo> drawn_algo(const Case& c, const Implementation& impl,
+                                             const sim::AttentionShape& shape,
+                                             CheckNotes* notes) {
+  const sim::LayoutDescriptor& layout = sim::layout_descriptor(c.spec.layout);
+  std::vector<sim::AttentionAlgo> runnable;
+  for (sim::AttentionAlgo algo : sim::all_algos()) {
+    const std::string refusal = sim::schedule_refusal(layout, c.spec, algo, shape);
+    if (!refusal.empty()) {
+      if (notes != nullptr)
+        notes->notes.push_back(fmt::format("{}: refused ({})", sim::algo_name(algo), refusal));
+    } else if (impl.cp_attention_unsupported(algo).empty()) {
+      runnable.push_back(algo);
+    }
+  }
+  if (runnable.empty()) return std::nullopt;
+  return runnable[mix(c.seed, 0xa160, 0, 0) % static_cast<std::uint64_t>(runnable.size())];
+}
+
+std::string check_algo(const Case& c, Implementation& impl, const ShardPlan& plan, std::int64_t m,
+                       sim::AttentionAlgo algo, const std::vector<sim::AttentionSchedule>& schedules,
+                       const sim::AttentionShape& shape, const Inputs& in,
+                       const reference::CpAttentionReference& ref, BoundsReport& report) {
   const auto outputs = on_ranks(c.spec.cp, [&](Comm& comm, std::int64_t r) {
     const auto local = [&](const Tensor& t) { return reference::select_rank(plan, t, 1, r); };
     return impl.cp_attention(comm, reference_layout(plan, r), schedules, local(in.q), local(in.k),
@@ -98,41 +132,55 @@ std::string check_algo(const Case& c, Implementation& impl, const ShardPlan& pla
   return {};
 }
 
-// Every algorithm the layout runs on every microbatch; `logit_scale` scales q and k.
+// The drawn algorithm on every microbatch; `logit_scale` scales q and k.
 std::string check_algos(const Case& c, Implementation& impl, CheckNotes& notes, float logit_scale) {
   const DType dtype = attention_dtype(c);
   const sim::AttentionShape shape = shape_for(c, dtype);
-  const sim::LayoutDescriptor& layout = sim::layout_descriptor(c.spec.layout);
   notes.options.emplace_back(kAnyCase);
   notes.options.emplace_back(dtype_name(dtype));
   notes.tags.push_back(fmt::format("{} {} {} H={} H_kv={}", c.spec.layout, cp_class(c.spec.cp),
                                    dtype_name(dtype), shape.heads, shape.kv_heads));
-  // One algorithm per case, drawn by the seed among those the layout and the implementation run:
-  // a job's cases cover each of them many times over, at a third of the cost of running all.
-  std::vector<sim::AttentionAlgo> runnable;
-  for (sim::AttentionAlgo algo : sim::all_algos()) {
-    const std::string refusal = sim::schedule_refusal(layout, c.spec, algo, shape);
-    if (!refusal.empty()) {
-      notes.notes.push_back(fmt::format("{}: refused ({})", sim::algo_name(algo), refusal));
-    } else if (impl.cp_attention_unsupported(algo).empty()) {
-      runnable.push_back(algo);
-    }
-  }
-  if (runnable.empty()) return {};
-  const sim::AttentionAlgo algo =
-      runnable[mix(c.seed, 0xa160, 0, 0) % static_cast<std::uint64_t>(runnable.size())];
-  notes.tags.back() += fmt::format(" {}", sim::algo_name(algo));
-  notes.options.emplace_back(sim::algo_name(algo));
+  const std::optional<sim::AttentionAlgo> algo = drawn_algo(c, impl, shape, &notes);
+  if (!algo) return {};
+  notes.tags.back() += fmt::format(" {}", sim::algo_name(*algo));
+  notes.options.emplace_back(sim::algo_name(*algo));
   const Subject subject(c);
+  std::vector<std::vector<sim::AttentionSchedule>> schedules;
+  try {
+    schedules = case_schedules(c, subject, *algo, shape);
+  } catch (const sim::ScheduleTooLarge& e) {
+    // No case of this algorithm (as in the schedule properties): `replay` refuses it up front
+    // (past_schedule_bounds), a sweep counts how often its generators draw one.
+    notes.tags.back() += " past the schedule bounds";
+    notes.notes.push_back(e.what());
+    return {};
+  }
   BoundsReport report;
   for (std::int64_t m = 0; m < c.spec.microbatches; ++m) {
     const ShardPlan& plan = subject.microbatches[static_cast<std::size_t>(m)];
     const Inputs in = inputs_for(c, plan, m, shape, logit_scale);
     const auto ref = reference::cp_attention_reference(plan, in.q, in.k, in.v, in.grad_out);
-    const std::string bad = check_algo(c, impl, plan, m, algo, shape, in, ref, report);
+    const std::string bad = check_algo(c, impl, plan, m, *algo,
+                                       schedules[static_cast<std::size_t>(m)], shape, in, ref,
+                                       report);
     if (!bad.empty()) return failure_prefix(c) + bad;
   }
   notes.notes.push_back(report.summary());
+  return {};
+}
+
+// Why `replay` must refuse the case before any work: its drawn algorithm's schedule is past
+// cplab's bounds (a magi row of one-slot chunks at C = 64), which a sweep's check skips instead.
+std::string past_schedule_bounds(const Case& c, Implementation& impl) {
+  const sim::AttentionShape shape = shape_for(c, attention_dtype(c));
+  const std::optional<sim::AttentionAlgo> algo = drawn_algo(c, impl, shape, nullptr);
+  if (!algo) return {};
+  try {
+    (void)case_schedules(c, Subject(c), *algo, shape);
+  } catch (const sim::ScheduleTooLarge& e) {
+    return fmt::format("the case's {} attention is past cplab's schedule bounds: {}",
+                       sim::algo_name(*algo), e.what());
+  }
   return {};
 }
 
@@ -171,6 +219,7 @@ const PropertyInfo cp_attention_property{
     .check = check_matches_unsharded,
     .coverage = kCpAttentionCoverage,
     .unsupported = cp_attention_unsupported,
+    .refusal = past_schedule_bounds,
 };
 
 extern const PropertyInfo lse_merge_property;
@@ -182,6 +231,7 @@ const PropertyInfo lse_merge_property{
     .check = check_merge_is_stable,
     .coverage = {{kAnyCase, {}, Cross::cp}},
     .unsupported = cp_attention_unsupported,
+    .refusal = past_schedule_bounds,
 };
 
 }  // namespace cplab::properties

@@ -38,6 +38,29 @@ TEST(MagiProperties, a_schedule_past_the_bounds_is_no_case_of_the_schedule_prope
   }
 }
 
+// The attention properties draw one algorithm per case; past the bounds it is no case of theirs
+// either, and it is found before any input or reference is made (the float64 reference of this
+// row takes minutes): `replay` refuses it as bad input through the property's refusal, a sweep's
+// check passes over it, tagged.
+TEST(MagiProperties, a_case_past_the_schedule_bounds_is_refused_by_the_attention_properties) {
+  const Case c = parse_case("magi K=1 cp=64 rows=1 S=8192 seed=1");
+  sim::SimImplementation sim;
+  for (const char* name : {"cp_attention_matches_unsharded", "lse_merge_is_stable"}) {
+    SCOPED_TRACE(name);
+    const PropertyInfo& property = find_property(name);
+    ASSERT_NE(property.refusal, nullptr);
+    EXPECT_NE(property.refusal(c, sim).find("past cplab's schedule bounds"), std::string::npos);
+    const CaseOutcome out = run_case(property, c, sim);
+    EXPECT_EQ(out.failure, "");
+    const auto& tags = out.notes.tags;
+    EXPECT_TRUE(std::any_of(tags.begin(), tags.end(), [](const std::string& t) {
+      return t.find("past the schedule bounds") != std::string::npos;
+    })) << ::testing::PrintToString(tags);
+    // Within the bounds nothing is refused.
+    EXPECT_EQ(property.refusal(parse_case("magi K=1 cp=4 rows=1 S=64 seed=1"), sim), "");
+  }
+}
+
 TEST(LayoutTable, MagiClosedFormGivesSpecExample5) {
   const std::vector<std::int64_t> ex5 = {32};
   expect_maps("magi", 4, 32, &ex5,
