@@ -50,6 +50,21 @@ sim::AttentionShape shape_for(const Case& c, DType dtype) {
   return shape;
 }
 
+// The heads `algo` runs on. Ulysses and usp split the heads over a group, so they keep
+// shape_for's H = C or 2C. All-gather and ring run every head alike: 7 cases in 8 draw H = 1 or 2
+// (H_kv = H or 1; two heads with one KV head catch a head-indexing or GQA bug as well as C do) and
+// one in 8 keeps the wide draw. The reference's cost grows with H, so with H = C it grew as C³.
+sim::AttentionShape shape_for_algo(const Case& c, const sim::AttentionShape& wide,
+                                   sim::AttentionAlgo algo) {
+  if (algo != sim::AttentionAlgo::all_gather && algo != sim::AttentionAlgo::ring) return wide;
+  const std::uint64_t pick = mix(c.seed, 0x4eadd, 0, 0);
+  if (pick % 8 == 0) return wide;
+  sim::AttentionShape narrow = wide;
+  narrow.heads = 1 + static_cast<std::int64_t>((pick >> 3) & 1);
+  narrow.kv_heads = ((pick >> 4) & 1) != 0 ? 1 : narrow.heads;
+  return narrow;
+}
+
 // The input dtype: the case's own when it is a floating one, else f32 or bf16 by the seed (so
 // that both are drawn often in every cell, whatever class the case's own dtype is).
 DType attention_dtype(const Case& c) {
@@ -94,8 +109,7 @@ std::vector<std::vector<sim::AttentionSchedule>> case_schedules(const Case& c,
 // run (a job's cases cover each of them many times over, at a third of the cost of running all);
 // none when nothing runs. Refused algorithms are noted when `notes` is given.
 std::optional<sim::AttentionAlgo> drawn_algo(const Case& c, const Implementation& impl,
-                                             const sim::AttentionShape& shape,
-                                             CheckNotes* notes) {
+                                             const sim::AttentionShape& shape, CheckNotes* notes) {
   const sim::LayoutDescriptor& layout = sim::layout_descriptor(c.spec.layout);
   std::vector<sim::AttentionAlgo> runnable;
   for (sim::AttentionAlgo algo : sim::all_algos()) {
@@ -112,7 +126,8 @@ std::optional<sim::AttentionAlgo> drawn_algo(const Case& c, const Implementation
 }
 
 std::string check_algo(const Case& c, Implementation& impl, const ShardPlan& plan, std::int64_t m,
-                       sim::AttentionAlgo algo, const std::vector<sim::AttentionSchedule>& schedules,
+                       sim::AttentionAlgo algo,
+                       const std::vector<sim::AttentionSchedule>& schedules,
                        const sim::AttentionShape& shape, const Inputs& in,
                        const reference::CpAttentionReference& ref, BoundsReport& report) {
   const auto outputs = on_ranks(c.spec.cp, [&](Comm& comm, std::int64_t r) {
@@ -135,14 +150,19 @@ std::string check_algo(const Case& c, Implementation& impl, const ShardPlan& pla
 // The drawn algorithm on every microbatch; `logit_scale` scales q and k.
 std::string check_algos(const Case& c, Implementation& impl, CheckNotes& notes, float logit_scale) {
   const DType dtype = attention_dtype(c);
-  const sim::AttentionShape shape = shape_for(c, dtype);
+  const sim::AttentionShape wide = shape_for(c, dtype);
   notes.options.emplace_back(kAnyCase);
   notes.options.emplace_back(dtype_name(dtype));
-  notes.tags.push_back(fmt::format("{} {} {} H={} H_kv={}", c.spec.layout, cp_class(c.spec.cp),
-                                   dtype_name(dtype), shape.heads, shape.kv_heads));
-  const std::optional<sim::AttentionAlgo> algo = drawn_algo(c, impl, shape, &notes);
-  if (!algo) return {};
-  notes.tags.back() += fmt::format(" {}", sim::algo_name(*algo));
+  const std::optional<sim::AttentionAlgo> algo = drawn_algo(c, impl, wide, &notes);
+  if (!algo) {
+    notes.tags.push_back(fmt::format("{} {} {} no algorithm runs", c.spec.layout,
+                                     cp_class(c.spec.cp), dtype_name(dtype)));
+    return {};
+  }
+  const sim::AttentionShape shape = shape_for_algo(c, wide, *algo);
+  notes.tags.push_back(fmt::format("{} {} {} H={} H_kv={} {}", c.spec.layout, cp_class(c.spec.cp),
+                                   dtype_name(dtype), shape.heads, shape.kv_heads,
+                                   sim::algo_name(*algo)));
   notes.options.emplace_back(sim::algo_name(*algo));
   const Subject subject(c);
   std::vector<std::vector<sim::AttentionSchedule>> schedules;
@@ -160,9 +180,8 @@ std::string check_algos(const Case& c, Implementation& impl, CheckNotes& notes, 
     const ShardPlan& plan = subject.microbatches[static_cast<std::size_t>(m)];
     const Inputs in = inputs_for(c, plan, m, shape, logit_scale);
     const auto ref = reference::cp_attention_reference(plan, in.q, in.k, in.v, in.grad_out);
-    const std::string bad = check_algo(c, impl, plan, m, *algo,
-                                       schedules[static_cast<std::size_t>(m)], shape, in, ref,
-                                       report);
+    const std::string bad = check_algo(
+        c, impl, plan, m, *algo, schedules[static_cast<std::size_t>(m)], shape, in, ref, report);
     if (!bad.empty()) return failure_prefix(c) + bad;
   }
   notes.notes.push_back(report.summary());
@@ -172,9 +191,10 @@ std::string check_algos(const Case& c, Implementation& impl, CheckNotes& notes, 
 // Why `replay` must refuse the case before any work: its drawn algorithm's schedule is past
 // cplab's bounds (a magi row of one-slot chunks at C = 64), which a sweep's check skips instead.
 std::string past_schedule_bounds(const Case& c, Implementation& impl) {
-  const sim::AttentionShape shape = shape_for(c, attention_dtype(c));
-  const std::optional<sim::AttentionAlgo> algo = drawn_algo(c, impl, shape, nullptr);
+  const sim::AttentionShape wide = shape_for(c, attention_dtype(c));
+  const std::optional<sim::AttentionAlgo> algo = drawn_algo(c, impl, wide, nullptr);
   if (!algo) return {};
+  const sim::AttentionShape shape = shape_for_algo(c, wide, *algo);
   try {
     (void)case_schedules(c, Subject(c), *algo, shape);
   } catch (const sim::ScheduleTooLarge& e) {
