@@ -52,7 +52,13 @@ void RendezvousCore::unlock_and_wake(Lock& lock) {
   for (int r : due) ranks_[r].to_wake = false;
   const bool observers = std::exchange(wake_observers_, false);
   lock.unlock();
-  for (int r : due) wakes_[r].notify_one();
+  for (int r : due) {
+    if (options_.fibers != nullptr) {
+      options_.fibers->wake(r);
+    } else {
+      wakes_[r].notify_one();
+    }
+  }
   if (observers) observed_.notify_all();
   due.clear();
 }
@@ -106,7 +112,9 @@ void RendezvousCore::pause(int rank, std::chrono::milliseconds how_long, const s
     unlock_and_wake(lock);
     lock.lock();
   }
-  wakes_[rank].wait_for(lock, how_long, [&] { return first_failure_ != nullptr; });
+  const Clock::time_point until = Clock::now() + how_long;
+  while (first_failure_ == nullptr && sleep(lock, rank, until)) {
+  }
   ranks_[rank].activity = computing();
 }
 
@@ -233,8 +241,22 @@ void RendezvousCore::wait_bounded(Lock& lock, int rank, const char* doing,
   // The wakes this rank asked for go out before it sleeps.
   unlock_and_wake(lock);
   lock.lock();
-  while (!done()) wakes_[rank].wait(lock);
+  while (!done()) sleep(lock, rank, std::nullopt);
   me.activity = before;
+}
+
+bool RendezvousCore::sleep(Lock& lock, int rank, std::optional<Clock::time_point> deadline) {
+  if (options_.fibers != nullptr) {
+    lock.unlock();
+    const bool woken = options_.fibers->park(rank, deadline);
+    lock.lock();
+    return woken;
+  }
+  if (!deadline) {
+    wakes_[rank].wait(lock);
+    return true;
+  }
+  return wakes_[rank].wait_until(lock, *deadline) == std::cv_status::no_timeout;
 }
 
 // The ranks a wait depends on, when they cannot come any more: named at once.
@@ -316,7 +338,7 @@ void RendezvousCore::wait(Lock& lock, int rank, const RankActivity& activity,
       lock.lock();
       continue;
     }
-    if (wakes_[rank].wait_until(lock, deadline) == std::cv_status::timeout && !ready()) {
+    if (!sleep(lock, rank, deadline) && !ready()) {
       throw_if_aborted(rank, what);
       if (activity.kind == Kind::collective) {
         const Round& round = rounds_.at(activity.seq);

@@ -28,10 +28,12 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
 
+#include "comm/rank_fibers.hpp"
 #include "comm/wait_for.hpp"
 #include "core/error.hpp"
 
@@ -40,6 +42,9 @@ namespace cplab::sim {
 struct RendezvousOptions {
   std::chrono::milliseconds timeout{60000};  // how long one wait may last
   std::string label;                         // starts every message: "" or "device-sim "
+  // The ranks are these fibers (comm/rank_fibers.hpp), not threads: a rank waits by parking its
+  // fiber and is woken through it. The calls of such a group come from its fibers only.
+  detail::RankFibers* fibers = nullptr;
 };
 
 // Everything but the payloads.
@@ -92,6 +97,9 @@ class RendezvousCore {
   // are sure to finish soon without waiting themselves (reading a part or a message in place).
   // The rank is busy meanwhile (`doing`), never part of a deadlock.
   void wait_bounded(Lock& lock, int rank, const char* doing, const std::function<bool()>& done);
+  // Sleeps as `rank`, the lock released meanwhile, until it is woken (true; perhaps spuriously)
+  // or `deadline` passes (false).
+  bool sleep(Lock& lock, int rank, std::optional<std::chrono::steady_clock::time_point> deadline);
   void record_failure(int rank, std::exception_ptr error, const std::string& message);
   void throw_if_aborted(int rank, const std::string& what) const;
 

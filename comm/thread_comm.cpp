@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <system_error>
 
+#include "comm/rank_fibers.hpp"
 #include "comm/rank_threads.hpp"
 #include "comm/thread_group.hpp"
 #include "comm/wire_bytes.hpp"
@@ -115,7 +117,15 @@ World::World(int size, WorldOptions options) : size_(size), options_(std::move(o
 }
 
 void World::run(const std::function<void(RankContext&)>& fn) {
-  detail::ThreadGroup group(size_, options_);
+  std::optional<detail::RankFibers> fibers;
+  if (options_.ranks_as_fibers && fibers_supported()) {
+    try {
+      fibers.emplace(size_);
+    } catch (const std::bad_alloc&) {
+      throw ResourceError(fmt::format("no memory for the stacks of {} rank fibers", size_));
+    }
+  }
+  detail::ThreadGroup group(size_, options_, fibers ? &*fibers : nullptr);
   std::vector<std::unique_ptr<ThreadComm>> comms;
   for (int r = 0; r < size_; ++r) comms.push_back(std::make_unique<ThreadComm>(r, group));
   const auto rank_body = [&](int r) {
@@ -145,7 +155,11 @@ void World::run(const std::function<void(RankContext&)>& fn) {
         fmt::format("rank {}/{}: the system refused a thread for it: {}", r, size_, e.what());
     group.failed(r, std::make_exception_ptr(ResourceError(message)), message);
   };
-  detail::run_on_rank_threads(size_, rank_body, refused);
+  if (fibers) {
+    fibers->run(rank_body);
+  } else {
+    detail::run_on_rank_threads(size_, rank_body, refused);
+  }
   bytes_sent_.clear();
   for (const auto& comm : comms) bytes_sent_.push_back(comm->bytes_sent());
   faults_fired_ = group.faults_fired();

@@ -49,6 +49,10 @@ struct Fault {
 struct WorldOptions {
   std::chrono::milliseconds timeout{60000};  // how long a rank waits for the others
   std::vector<Fault> faults;
+  // The ranks take turns as fibers on the calling thread (comm/rank_fibers.hpp) instead of one
+  // thread each: for ranks that keep no state bound to their thread. Ignored where the build
+  // cannot run fibers (fibers_supported()).
+  bool ranks_as_fibers = false;
 };
 
 struct RankContext {
@@ -62,10 +66,10 @@ class World {
   explicit World(int size, WorldOptions options = {});
   int size() const { return size_; }
 
-  // Runs fn on every rank, each in its own thread with its rank tag set; waits for them; rethrows
-  // the first failure. Each run starts from a fresh group (no message or collective carries over).
-  // The threads are kept for later runs (comm/rank_threads.hpp): thread-local state that must end
-  // with the rank goes to sim::at_rank_end.
+  // Runs fn on every rank, each in its own thread (or fiber) with its rank tag set; waits for
+  // them; rethrows the first failure. Each run starts from a fresh group (no message or collective
+  // carries over). The threads are kept for later runs (comm/rank_threads.hpp): thread-local state
+  // that must end with the rank goes to sim::at_rank_end.
   void run(const std::function<void(RankContext&)>& fn);
 
   // Of the last run: bytes each rank sent (wire_bytes.hpp), and how many times faults fired.

@@ -44,8 +44,8 @@ Contribution Contribution::lent_from(const void* source, std::size_t count, DTyp
   return part;
 }
 
-ThreadGroup::ThreadGroup(int size, const WorldOptions& options)
-    : Rendezvous(size, {.timeout = options.timeout, .label = {}}),
+ThreadGroup::ThreadGroup(int size, const WorldOptions& options, RankFibers* fibers)
+    : Rendezvous(size, {.timeout = options.timeout, .label = {}, .fibers = fibers}),
       faults_(options.faults),
       calls_(static_cast<std::size_t>(size)) {}
 

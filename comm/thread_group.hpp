@@ -43,7 +43,7 @@ struct Contribution {
 
 class ThreadGroup : public Rendezvous<Contribution> {
  public:
-  ThreadGroup(int size, const WorldOptions& options);
+  ThreadGroup(int size, const WorldOptions& options, RankFibers* fibers = nullptr);
 
   // The fault planned for this call of `call` on `rank` (calls are counted per rank and name), or
   // null. Applying it: corrupt and reorder alter `part`, delay waits; drop is up to the caller.

@@ -53,6 +53,10 @@ class Implementation {
   // False when the implementation cannot run here (gpu without a device); why() says why.
   virtual bool available() const { return true; }
   virtual std::string why_unavailable() const { return {}; }
+  // True when the ranks keep no state bound to their thread (no device, no blocking call of a
+  // library outside cplab's comm), so that a harness may run them as fibers taking turns on one
+  // thread (comm/rank_fibers.hpp), which is far cheaper than a thread each on a small machine.
+  virtual bool ranks_share_a_thread() const { return false; }
 
   // One RankShard per microbatch.
   virtual std::vector<RankShard> shard(Comm& comm, const LayoutSpec& spec, const Batch& batch) = 0;

@@ -1,6 +1,7 @@
 #include "properties/harness.hpp"
 
 #include <chrono>
+#include <utility>
 
 #include "comm/thread_comm.hpp"
 #include "core/error.hpp"
@@ -8,6 +9,13 @@
 #include "reference/plan.hpp"
 
 namespace cplab::properties {
+
+namespace {
+thread_local bool g_rank_fibers = false;
+}  // namespace
+
+ScopedRankFibers::ScopedRankFibers(bool fibers) : saved_(std::exchange(g_rank_fibers, fibers)) {}
+ScopedRankFibers::~ScopedRankFibers() { g_rank_fibers = saved_; }
 
 void run_ranks(std::int64_t cp, const std::function<void(Comm&, std::int64_t)>& fn) {
   if (RankProcesses* processes = active_rank_processes()) {
@@ -19,6 +27,7 @@ void run_ranks(std::int64_t cp, const std::function<void(Comm&, std::int64_t)>& 
   }
   sim::WorldOptions options;
   options.timeout = std::chrono::milliseconds(kCollectiveTimeoutMs);
+  options.ranks_as_fibers = g_rank_fibers;
   sim::World world(static_cast<int>(cp), options);
   world.run([&](sim::RankContext& ctx) { fn(ctx.comm, ctx.rank); });
 }

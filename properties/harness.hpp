@@ -21,8 +21,21 @@ inline constexpr std::int64_t kCollectiveTimeoutMs = 20000;
 
 // Runs fn(comm, rank) on C ranks of a fresh World (or, under ScopedRankProcesses, on this
 // process's rank of the MPI job); the first failure on any rank is rethrown (its
-// message says which rank).
+// message says which rank). The World's ranks are fibers under ScopedRankFibers, else threads.
 void run_ranks(std::int64_t cp, const std::function<void(Comm&, std::int64_t)>& fn);
+
+// While one lives on this thread, run_ranks runs the World's ranks as fibers on it: run_case
+// makes one for an implementation whose ranks may share a thread (the CPU twin and its mutants).
+class ScopedRankFibers {
+ public:
+  explicit ScopedRankFibers(bool fibers);
+  ~ScopedRankFibers();
+  ScopedRankFibers(const ScopedRankFibers&) = delete;
+  ScopedRankFibers& operator=(const ScopedRankFibers&) = delete;
+
+ private:
+  bool saved_;
+};
 
 // The same, returning each rank's result, by rank.
 template <typename Fn>

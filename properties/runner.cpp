@@ -96,6 +96,7 @@ std::string replay_command(const std::string& impl, const std::string& property,
 CaseOutcome run_case(const PropertyInfo& property, const Case& c, Implementation& impl) {
   CaseOutcome out{.property = property.name, .failure = {}, .notes = {}, .seconds = 0.0};
   const auto start = Clock::now();
+  const ScopedRankFibers fibers(impl.ranks_share_a_thread());
   try {
     out.failure = property.check(c, impl, out.notes);
   } catch (const ResourceError&) {

@@ -33,6 +33,8 @@ struct LossToken {
 class SimImplementation : public Implementation, protected PartitionRules {
  public:
   std::string name() const override { return "sim"; }
+  // Host loops and cplab's comm only: its ranks may take turns on one thread.
+  bool ranks_share_a_thread() const override { return true; }
 
   std::vector<RankShard> shard(Comm& comm, const LayoutSpec& spec, const Batch& batch) override;
   Tensor shard_primary_later(Comm& comm, const ShardLayout& layout,

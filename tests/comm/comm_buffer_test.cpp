@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "comm/thread_comm.hpp"
+#include "tests/comm/test_world.hpp"
 #include "tests/support/fixtures.hpp"
 
 namespace cplab::commtest {
@@ -19,7 +20,7 @@ using testsupport::error_of;
 using testsupport::Ints;
 
 using sim::RankContext;
-using sim::World;
+using World = sim::testing::TestWorld;  // threads, or fibers (test_world.hpp)
 
 void expect_contains(const std::string& message, const std::vector<std::string>& parts) {
   EXPECT_FALSE(message.empty()) << "expected an error";

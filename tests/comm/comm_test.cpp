@@ -10,6 +10,7 @@
 
 #include "comm/thread_comm.hpp"
 #include "comm/wire_bytes.hpp"
+#include "tests/comm/test_world.hpp"
 #include "tests/support/fixtures.hpp"
 
 namespace cplab::commtest {
@@ -19,7 +20,7 @@ using testsupport::cp_sizes;
 using testsupport::Ints;
 
 using sim::RankContext;
-using sim::World;
+using World = sim::testing::TestWorld;  // threads, or fibers (test_world.hpp)
 
 class CommTest : public ::testing::TestWithParam<std::int64_t> {
  protected:
