@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <unordered_map>
+#include <vector>
 
 #include "core/error.hpp"
 
@@ -21,6 +23,16 @@ std::vector<double> values_of(const Tensor& t) {
 bool sees(const RowPlan& row, std::int64_t g, std::int64_t j) {
   const auto sg = static_cast<std::size_t>(g), sj = static_cast<std::size_t>(j);
   return j <= g && row.real[sg] != 0 && row.real[sj] != 0 && row.doc_ids[sg] == row.doc_ids[sj];
+}
+
+// For every slot g, the first slot holding g's document id: no key before it shares g's document
+// (whether or not the document's slots are contiguous).
+std::vector<std::int64_t> document_first_slots(const RowPlan& row) {
+  std::unordered_map<std::int32_t, std::int64_t> first;
+  std::vector<std::int64_t> from(row.doc_ids.size());
+  for (std::size_t g = 0; g < row.doc_ids.size(); ++g)
+    from[g] = first.try_emplace(row.doc_ids[g], static_cast<std::int64_t>(g)).first->second;
+  return from;
 }
 
 }  // namespace
@@ -62,11 +74,15 @@ CpAttentionReference cp_attention_reference(const ShardPlan& plan, const Tensor&
     const RowPlan& row = plan.rows[static_cast<std::size_t>(b)];
     CPLAB_CHECK(row.padded_len == L, "cp_attention_reference: row {} has L = {}, tensors {}", b,
                 row.padded_len, L);
+    // The keys a query g may see lie in [first slot of g's document, g]: scanning only those
+    // gives the same sums (the others contribute exp(-inf) = 0) at half the cost or less.
+    const std::vector<std::int64_t> from = document_first_slots(row);
     for (std::int64_t h = 0; h < H; ++h) {
       const std::int64_t hk = h * Hk / H;
       for (std::int64_t g = 0; g < L; ++g) {
+        const std::int64_t lo = from[static_cast<std::size_t>(g)], hi = g + 1;
         double top = -std::numeric_limits<double>::infinity();
-        for (std::int64_t j = 0; j < L; ++j) {
+        for (std::int64_t j = lo; j < hi; ++j) {
           double s = -std::numeric_limits<double>::infinity();
           if (sees(row, g, j)) {
             s = 0.0;
@@ -78,13 +94,14 @@ CpAttentionReference cp_attention_reference(const ShardPlan& plan, const Tensor&
         }
         if (top == -std::numeric_limits<double>::infinity()) continue;  // sees nothing
         double sum = 0.0;
-        for (double& x : p) {
+        for (std::int64_t j = lo; j < hi; ++j) {
+          double& x = p[static_cast<std::size_t>(j)];
           x = std::exp(x - top);  // exp(-inf) = 0 for the hidden keys
           sum += x;
         }
         r.lse[static_cast<std::size_t>((b * L + g) * H + h)] = top + std::log(sum);
         double delta = 0.0;
-        for (std::int64_t j = 0; j < L; ++j) {
+        for (std::int64_t j = lo; j < hi; ++j) {
           double& pj = p[static_cast<std::size_t>(j)];
           pj /= sum;
           double dpj = 0.0;
@@ -95,7 +112,7 @@ CpAttentionReference cp_attention_reference(const ShardPlan& plan, const Tensor&
           dp[static_cast<std::size_t>(j)] = dpj;
           delta += pj * dpj;
         }
-        for (std::int64_t j = 0; j < L; ++j) {
+        for (std::int64_t j = lo; j < hi; ++j) {
           const double pj = p[static_cast<std::size_t>(j)];
           if (pj == 0.0) continue;
           const double ds = pj * (dp[static_cast<std::size_t>(j)] - delta);
