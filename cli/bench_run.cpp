@@ -18,6 +18,7 @@
 
 #include "cli/errors.hpp"
 #include "core/error.hpp"
+#include "core/source_dir.hpp"
 #include "perf/bench_json.hpp"
 #include "perf/bench_name_index.hpp"
 
@@ -62,7 +63,7 @@ std::string cpu_model() {
 }
 
 nlohmann::json build_context(const std::vector<std::string>& suites) {
-  const std::string source = CPLAB_SOURCE_DIR;
+  const std::string source = cplab::source_dir();
   std::string commit = first_line("git -C '" + source + "' rev-parse HEAD");
   if (commit.empty()) commit = "unknown";
   const bool dirty = !first_line("git -C '" + source + "' status --porcelain -uno").empty();

@@ -5,6 +5,8 @@
 #include <array>
 #include <cstdio>
 
+#include "core/source_dir.hpp"
+
 #ifdef CPLAB_WITH_GPU
 #include "gpu/device.hpp"
 #endif
@@ -29,7 +31,7 @@ std::string first_line(const std::string& command) {
 
 Environment sweep_environment() {
   Environment env;
-  const std::string git = fmt::format("git -C '{}' ", CPLAB_SOURCE_DIR);
+  const std::string git = fmt::format("git -C '{}' ", cplab::source_dir());
   env.commit = first_line(git + "rev-parse --short=12 HEAD 2>/dev/null");
   if (env.commit.empty()) {
     env.commit = "unknown (not a git checkout)";

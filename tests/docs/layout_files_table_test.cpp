@@ -15,6 +15,7 @@
 #include <string>
 
 #include "core/layout_option.hpp"
+#include "core/source_dir.hpp"
 #include "tests/support/own_files.hpp"
 
 namespace cplab::docs {
@@ -104,7 +105,7 @@ std::string read_text(const fs::path& path) {
 }
 
 TEST(LayoutFilesTable, design_md_lists_exactly_each_layouts_own_files) {
-  const fs::path root = CPLAB_SOURCE_DIR;
+  const fs::path root = cplab::source_dir();
   const std::set<std::string> names = registered_names();
   ASSERT_GE(names.size(), 5u);
   const Files table = files_in_table(read_text(root / "docs" / "design.md"), names);

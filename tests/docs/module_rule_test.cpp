@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "core/source_dir.hpp"
+
 namespace cplab::docs {
 namespace {
 
@@ -144,7 +146,7 @@ Scan scan(const fs::path& root, const Rules& rules) {
 }
 
 TEST(ModuleRule, EveryIncludeIsOneTheModulesTableAllows) {
-  const fs::path root = CPLAB_SOURCE_DIR;
+  const fs::path root = cplab::source_dir();
   const Rules rules = rules_from_design(read_text(root / "docs/design.md"));
   // The table is read: the modules the project has are all there, each with its row.
   for (const char* folder :
@@ -168,7 +170,7 @@ TEST(ModuleRule, EveryIncludeIsOneTheModulesTableAllows) {
 // Every folder at the top of the tree that holds sources has its row (a module added without
 // one would otherwise be scanned by nobody).
 TEST(ModuleRule, EveryTopLevelSourceFolderHasARow) {
-  const fs::path root = CPLAB_SOURCE_DIR;
+  const fs::path root = cplab::source_dir();
   const Rules rules = rules_from_design(read_text(root / "docs/design.md"));
   for (const auto& entry : fs::directory_iterator(root)) {
     const std::string name = entry.path().filename().string();

@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/source_dir.hpp"
 #include "properties/implementation_registry.hpp"
 #include "properties/property.hpp"
 
@@ -17,7 +18,7 @@ namespace cplab::properties {
 namespace {
 
 std::string source_text(const std::string& path) {
-  std::ifstream in(std::string(CPLAB_SOURCE_DIR) + "/" + path);
+  std::ifstream in(std::string(cplab::source_dir()) + "/" + path);
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
@@ -43,7 +44,7 @@ TEST(ReadmeCounts, CountsTheMutants) {
 TEST(ReadmeCounts, CountsTheFuzzTargetsAndTheScriptRunsEach) {
   std::set<std::string> built;
   for (const auto& entry :
-       std::filesystem::directory_iterator(std::string(CPLAB_SOURCE_DIR) + "/fuzz")) {
+       std::filesystem::directory_iterator(std::string(cplab::source_dir()) + "/fuzz")) {
     const std::string name = entry.path().filename().string();
     if (name.rfind("fuzz_", 0) == 0 && entry.path().extension() == ".cpp")
       built.insert(name.substr(5, name.size() - 9));

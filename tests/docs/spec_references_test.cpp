@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "core/source_dir.hpp"
+
 namespace cplab::docstest {
 namespace {
 
@@ -92,7 +94,7 @@ std::vector<std::string> dangling_references(const fs::path& root,
 }
 
 TEST(SpecReferences, every_citation_in_the_tree_resolves_in_docs_spec_md) {
-  const fs::path root = CPLAB_SOURCE_DIR;
+  const fs::path root = cplab::source_dir();
   const std::set<std::string> sections = spec_sections(root / "docs" / "spec.md");
   ASSERT_GE(sections.size(), 13u) << "docs/spec.md has too few numbered sections under " << root;
   for (const char* expected : {"0", "3", "9", "9.1", "9.8"})

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "core/error.hpp"
+#include "core/source_dir.hpp"
 #include "layouts/cost_model.hpp"
 #include "layouts/magi.hpp"
 #include "layouts/partition.hpp"
@@ -42,7 +43,7 @@ TEST(LayoutParts, every_registered_layout_has_all_its_parts) {
     table_error = e.what();
   }
   ASSERT_EQ(table_error, "") << "the property layout table refuses its entries";
-  const fs::path root = CPLAB_SOURCE_DIR;
+  const fs::path root = cplab::source_dir();
   for (const std::string& name : every_registered_name()) {
     SCOPED_TRACE(name);
     EXPECT_NO_THROW(reference::layout_info(name)) << "no reference construction";

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "core/source_dir.hpp"
 #include "layouts/layout_descriptor.hpp"
 #include "reference/plan.hpp"
 #include "tests/support/own_files.hpp"
@@ -54,7 +55,7 @@ std::vector<std::string> scan_tree(const Rule& rule, const std::vector<std::stri
                                    int& scanned) {
   std::vector<std::string> found;
   for (const char* folder : kCodeFolders) {
-    const auto here = rule(fs::path(CPLAB_SOURCE_DIR) / folder, names, scanned);
+    const auto here = rule(fs::path(cplab::source_dir()) / folder, names, scanned);
     found.insert(found.end(), here.begin(), here.end());
   }
   return found;
@@ -258,7 +259,7 @@ void expect_reported(const std::vector<std::string>& found,
 }
 
 TEST(LayoutNamesRule, nothing_outside_a_layouts_files_holds_its_name_as_a_value) {
-  const fs::path root = CPLAB_SOURCE_DIR;
+  const fs::path root = cplab::source_dir();
   const std::vector<std::string> names = layout_names();
   ASSERT_GE(names.size(), 5u);
   int scanned = 0;
@@ -298,7 +299,7 @@ TEST(LayoutNamesRule, the_value_patterns_catch_names_in_strings_but_not_prose_or
 }
 
 TEST(LayoutNamesRule, nothing_outside_a_layouts_files_compares_its_name_or_switches_on_it) {
-  const fs::path root = CPLAB_SOURCE_DIR;
+  const fs::path root = cplab::source_dir();
   const std::vector<std::string> names = layout_names();
   ASSERT_GE(names.size(), 5u);
   int scanned = 0;
