@@ -105,15 +105,21 @@ std::vector<std::vector<sim::AttentionSchedule>> case_schedules(const Case& c,
   return schedules;
 }
 
-// The one algorithm a case runs, drawn by the seed among those the layout and the implementation
-// run (a job's cases cover each of them many times over, at a third of the cost of running all);
-// none when nothing runs. Refused algorithms are noted when `notes` is given.
-std::optional<sim::AttentionAlgo> drawn_algo(const Case& c, const Implementation& impl,
-                                             const sim::AttentionShape& shape, CheckNotes* notes) {
+// What a case in `dtype` runs: one algorithm drawn by the seed among those the layout and the
+// implementation run (a job's cases cover each of them many times over, at a third of the cost of
+// running all), and that algorithm's heads. None when nothing runs; refused algorithms are noted
+// when `notes` is given.
+struct Drawn {
+  sim::AttentionAlgo algo;
+  sim::AttentionShape shape;
+};
+std::optional<Drawn> draw(const Case& c, DType dtype, const Implementation& impl,
+                          CheckNotes* notes) {
+  const sim::AttentionShape wide = shape_for(c, dtype);
   const sim::LayoutDescriptor& layout = sim::layout_descriptor(c.spec.layout);
   std::vector<sim::AttentionAlgo> runnable;
   for (sim::AttentionAlgo algo : sim::all_algos()) {
-    const std::string refusal = sim::schedule_refusal(layout, c.spec, algo, shape);
+    const std::string refusal = sim::schedule_refusal(layout, c.spec, algo, wide);
     if (!refusal.empty()) {
       if (notes != nullptr)
         notes->notes.push_back(fmt::format("{}: refused ({})", sim::algo_name(algo), refusal));
@@ -122,7 +128,9 @@ std::optional<sim::AttentionAlgo> drawn_algo(const Case& c, const Implementation
     }
   }
   if (runnable.empty()) return std::nullopt;
-  return runnable[mix(c.seed, 0xa160, 0, 0) % static_cast<std::uint64_t>(runnable.size())];
+  const sim::AttentionAlgo algo =
+      runnable[mix(c.seed, 0xa160, 0, 0) % static_cast<std::uint64_t>(runnable.size())];
+  return Drawn{.algo = algo, .shape = shape_for_algo(c, wide, algo)};
 }
 
 std::string check_algo(const Case& c, Implementation& impl, const ShardPlan& plan, std::int64_t m,
@@ -150,24 +158,24 @@ std::string check_algo(const Case& c, Implementation& impl, const ShardPlan& pla
 // The drawn algorithm on every microbatch; `logit_scale` scales q and k.
 std::string check_algos(const Case& c, Implementation& impl, CheckNotes& notes, float logit_scale) {
   const DType dtype = attention_dtype(c);
-  const sim::AttentionShape wide = shape_for(c, dtype);
   notes.options.emplace_back(kAnyCase);
   notes.options.emplace_back(dtype_name(dtype));
-  const std::optional<sim::AttentionAlgo> algo = drawn_algo(c, impl, wide, &notes);
-  if (!algo) {
+  const std::optional<Drawn> drawn = draw(c, dtype, impl, &notes);
+  if (!drawn) {
     notes.tags.push_back(fmt::format("{} {} {} no algorithm runs", c.spec.layout,
                                      cp_class(c.spec.cp), dtype_name(dtype)));
     return {};
   }
-  const sim::AttentionShape shape = shape_for_algo(c, wide, *algo);
+  const sim::AttentionAlgo algo = drawn->algo;
+  const sim::AttentionShape& shape = drawn->shape;
   notes.tags.push_back(fmt::format("{} {} {} H={} H_kv={} {}", c.spec.layout, cp_class(c.spec.cp),
                                    dtype_name(dtype), shape.heads, shape.kv_heads,
-                                   sim::algo_name(*algo)));
-  notes.options.emplace_back(sim::algo_name(*algo));
+                                   sim::algo_name(algo)));
+  notes.options.emplace_back(sim::algo_name(algo));
   const Subject subject(c);
   std::vector<std::vector<sim::AttentionSchedule>> schedules;
   try {
-    schedules = case_schedules(c, subject, *algo, shape);
+    schedules = case_schedules(c, subject, algo, shape);
   } catch (const sim::ScheduleTooLarge& e) {
     // No case of this algorithm (as in the schedule properties): `replay` refuses it up front
     // (past_schedule_bounds), a sweep counts how often its generators draw one.
@@ -181,7 +189,7 @@ std::string check_algos(const Case& c, Implementation& impl, CheckNotes& notes, 
     const Inputs in = inputs_for(c, plan, m, shape, logit_scale);
     const auto ref = reference::cp_attention_reference(plan, in.q, in.k, in.v, in.grad_out);
     const std::string bad = check_algo(
-        c, impl, plan, m, *algo, schedules[static_cast<std::size_t>(m)], shape, in, ref, report);
+        c, impl, plan, m, algo, schedules[static_cast<std::size_t>(m)], shape, in, ref, report);
     if (!bad.empty()) return failure_prefix(c) + bad;
   }
   notes.notes.push_back(report.summary());
@@ -189,17 +197,15 @@ std::string check_algos(const Case& c, Implementation& impl, CheckNotes& notes, 
 }
 
 // Why `replay` must refuse the case before any work: its drawn algorithm's schedule is past
-// cplab's bounds (a magi row of one-slot chunks at C = 64), which a sweep's check skips instead.
+// cplab's bounds (a row of one-slot chunks at C = 64), which a sweep's check skips instead.
 std::string past_schedule_bounds(const Case& c, Implementation& impl) {
-  const sim::AttentionShape wide = shape_for(c, attention_dtype(c));
-  const std::optional<sim::AttentionAlgo> algo = drawn_algo(c, impl, wide, nullptr);
-  if (!algo) return {};
-  const sim::AttentionShape shape = shape_for_algo(c, wide, *algo);
+  const std::optional<Drawn> drawn = draw(c, attention_dtype(c), impl, nullptr);
+  if (!drawn) return {};
   try {
-    (void)case_schedules(c, Subject(c), *algo, shape);
+    (void)case_schedules(c, Subject(c), drawn->algo, drawn->shape);
   } catch (const sim::ScheduleTooLarge& e) {
     return fmt::format("the case's {} attention is past cplab's schedule bounds: {}",
-                       sim::algo_name(*algo), e.what());
+                       sim::algo_name(drawn->algo), e.what());
   }
   return {};
 }
