@@ -3,10 +3,10 @@
 //
 // A sweep's case is microseconds of work per rank, but its ranks meet in the comm dozens of times
 // (a ring of C steps, forward and backward): as threads on 2 cores every meeting is a kernel
-// context switch, and at C = 64 those switches were 95% of a case. A fiber switch is a user-space
-// jump. Ranks still wait and wake through the rendezvous exactly as threads do (its deadlines,
-// deadlock watch and failures unchanged); only who runs next changes: the woken fibers, in the
-// order they were woken, each until it waits again or returns.
+// context switch: ten cases at C = 64 made 171,378 of them and took 2.0 s on threads, 0.5 s as
+// fibers. A fiber switch is a user-space jump. Ranks still wait and wake through the rendezvous
+// exactly as threads do (its deadlines, deadlock watch and failures unchanged); only who runs next
+// changes: the woken fibers, in the order they were woken, each until it waits again or returns.
 //
 // For implementations whose ranks keep no state bound to their thread (the CPU twin): a rank that
 // needs a thread of its own (a CUDA device, a blocking NCCL call) runs as a thread. The rank tag of
