@@ -30,12 +30,18 @@ std::size_t byte_count(std::int64_t numel, DType dtype) {
 std::string shape_str(const Shape& shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
 
 Tensor::Tensor(DType dtype, Shape shape)
-    : dtype_(dtype), shape_(std::move(shape)), bytes_(byte_count(shape_numel(shape_), dtype)) {
+    : dtype_(dtype),
+      shape_(std::move(shape)),
+      numel_(shape_numel(shape_)),
+      bytes_(byte_count(numel_, dtype)) {
   if (!bytes_.empty()) std::memset(bytes_.data(), 0, bytes_.size());
 }
 
 Tensor::Tensor(const Tensor& other)
-    : dtype_(other.dtype_), shape_(other.shape_), bytes_(other.bytes_.size()) {
+    : dtype_(other.dtype_),
+      shape_(other.shape_),
+      numel_(other.numel_),
+      bytes_(other.bytes_.size()) {
   if (!bytes_.empty()) std::memcpy(bytes_.data(), other.bytes_.data(), bytes_.size());
 }
 
@@ -45,7 +51,10 @@ Tensor& Tensor::operator=(const Tensor& other) {
 }
 
 Tensor::Tensor(DType dtype, Shape shape, Uninitialized)
-    : dtype_(dtype), shape_(std::move(shape)), bytes_(byte_count(shape_numel(shape_), dtype)) {}
+    : dtype_(dtype),
+      shape_(std::move(shape)),
+      numel_(shape_numel(shape_)),
+      bytes_(byte_count(numel_, dtype)) {}
 
 Tensor Tensor::from_bools(Shape shape, const std::vector<bool>& values) {
   Tensor t(DType::b8, std::move(shape));
@@ -71,22 +80,29 @@ void Tensor::check_dtype(DType want) const {
 double Tensor::get(std::int64_t flat) const {
   return visit_dtype(dtype_, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    return to_double(data<T>()[static_cast<std::size_t>(flat)]);
+    return to_double(reinterpret_cast<const T*>(bytes_.data())[flat]);
   });
 }
 
 void Tensor::set(std::int64_t flat, double v) {
   visit_dtype(dtype_, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    data<T>()[static_cast<std::size_t>(flat)] = from_double<T>(v);
+    reinterpret_cast<T*>(bytes_.data())[flat] = from_double<T>(v);
   });
 }
 
 Tensor Tensor::to(DType t) const {
   if (t == dtype_) return *this;
-  Tensor out(t, shape_);
-  const std::int64_t n = numel();
-  for (std::int64_t i = 0; i < n; ++i) out.set(i, get(i));
+  Tensor out(t, shape_, Uninitialized{});
+  visit_dtype(dtype_, [&](auto from_tag) {
+    using From = typename decltype(from_tag)::type;
+    visit_dtype(t, [&](auto to_tag) {
+      using To = typename decltype(to_tag)::type;
+      const auto* src = reinterpret_cast<const From*>(bytes_.data());
+      auto* dst = reinterpret_cast<To*>(out.bytes_.data());
+      for (std::int64_t i = 0; i < numel_; ++i) dst[i] = from_double<To>(to_double(src[i]));
+    });
+  });
   return out;
 }
 

@@ -83,7 +83,7 @@ class Tensor {
   const Shape& shape() const { return shape_; }
   std::int64_t dim() const { return static_cast<std::int64_t>(shape_.size()); }
   std::int64_t size(std::int64_t d) const;  // negative d counts from the end
-  std::int64_t numel() const { return shape_numel(shape_); }
+  std::int64_t numel() const { return numel_; }
   std::size_t nbytes() const { return bytes_.size(); }
   bool defined() const { return !shape_.empty() || !bytes_.empty(); }
 
@@ -119,6 +119,7 @@ class Tensor {
 
   DType dtype_ = DType::f32;
   Shape shape_;
+  std::int64_t numel_ = 1;  // shape_numel(shape_), kept: element loops ask for it every step
   std::vector<std::byte, UninitializedAllocator<std::byte>> bytes_;
 };
 

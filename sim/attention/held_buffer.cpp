@@ -128,16 +128,26 @@ HeldBuffer own_buffer(const Tensor& t, std::int64_t b, std::int64_t rank) {
   const std::int64_t len = t.size(1), heads = t.size(2), d = t.size(3);
   HeldBuffer out{.pieces = {{rank, {0, len}}}, .heads = {}, .tokens = len, .d = d, .data = {}};
   for (std::int64_t h = 0; h < heads; ++h) out.heads.push_back(h);
-  const Tensor f = t.to(DType::f32);
-  const auto from = f.data<float>().begin() + b * len * heads * d;
-  out.data.assign(from, from + len * heads * d);
+  const std::int64_t n = len * heads * d;
+  out.data.resize(static_cast<std::size_t>(n));
+  visit_dtype(t.dtype(), [&](auto tag) {  // row b only, converted in one typed pass
+    using T = typename decltype(tag)::type;
+    const T* from = t.data<T>().data() + b * n;
+    for (std::int64_t i = 0; i < n; ++i)
+      out.data[static_cast<std::size_t>(i)] = static_cast<float>(to_double(from[i]));
+  });
   return out;
 }
 
 void store_row(Tensor& t, std::int64_t b, const HeldBuffer& held) {
   const std::int64_t n = held.tokens * held.stride();
   CPLAB_CHECK(t.numel() >= (b + 1) * n, "attention: a row of {} values for {}", n, tensor_brief(t));
-  for (std::int64_t i = 0; i < n; ++i) t.set(b * n + i, held.data[static_cast<std::size_t>(i)]);
+  visit_dtype(t.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* to = t.data<T>().data() + b * n;
+    for (std::int64_t i = 0; i < n; ++i)
+      to[i] = from_double<T>(held.data[static_cast<std::size_t>(i)]);
+  });
 }
 
 std::string pieces_str(const std::vector<BufferPiece>& pieces) {
