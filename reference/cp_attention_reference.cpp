@@ -10,13 +10,19 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/quiet_exp.hpp"
 
 namespace cplab::reference {
 namespace {
 
 std::vector<double> values_of(const Tensor& t) {
-  std::vector<double> out(static_cast<std::size_t>(t.numel()));
-  for (std::int64_t i = 0; i < t.numel(); ++i) out[static_cast<std::size_t>(i)] = t.get(i);
+  const std::int64_t n = t.numel();
+  std::vector<double> out(static_cast<std::size_t>(n));
+  visit_dtype(t.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* from = t.data<T>().data();
+    for (std::int64_t i = 0; i < n; ++i) out[static_cast<std::size_t>(i)] = to_double(from[i]);
+  });
   return out;
 }
 
@@ -96,7 +102,7 @@ CpAttentionReference cp_attention_reference(const ShardPlan& plan, const Tensor&
         double sum = 0.0;
         for (std::int64_t j = lo; j < hi; ++j) {
           double& x = p[static_cast<std::size_t>(j)];
-          x = std::exp(x - top);  // exp(-inf) = 0 for the hidden keys
+          x = quiet_exp(x - top);  // exp(-inf) = 0 for the hidden keys
           sum += x;
         }
         r.lse[static_cast<std::size_t>((b * L + g) * H + h)] = top + std::log(sum);

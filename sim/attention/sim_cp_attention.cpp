@@ -275,6 +275,7 @@ class CpAttentionRun {
   void for_each_block(const RankStep& rs, const HeldKv& kv, const std::vector<BufferPiece>& keys,
                       Fn&& fn) const {
     const std::vector<TokenFacts> k_facts = facts_of(s_, keys);
+    std::vector<std::int64_t> kv_of;  // the held KV head of each query head, found once
     for (std::size_t i = 0; i < rs.blocks.size(); ++i) {
       if (!impl_.block_computed(s_, rs, i)) continue;
       const ScheduleBlock blk = impl_.applied_block(rs.blocks[i]);
@@ -285,29 +286,35 @@ class CpAttentionRun {
                   "of {}",
                   rank_, i, blk.q.begin, blk.q.end, q_.tokens, k_range.begin, k_range.end,
                   kv.k.tokens);
-      for (std::int64_t j = 0; j < q_.width(); ++j)
-        fn(blk, operands(blk, k_range, kv, k_facts, j, kv_index(kv.k, j)), j, k_range);
+      if (kv_of.empty()) {
+        for (std::int64_t j = 0; j < q_.width(); ++j) kv_of.push_back(kv_index(kv.k, j));
+      }
+      for (std::int64_t j = 0; j < q_.width(); ++j) {
+        const std::int64_t jk = kv_of[static_cast<std::size_t>(j)];
+        fn(blk, operands(blk, k_range, kv, k_facts, j, jk), j, jk, k_range);
+      }
     }
   }
 
   void forward_step(const RankStep& rs, const HeldKv& kv) {
     const DType acc = impl_.attention_accumulation_dtype(dtype_);
     std::vector<float> block_out, block_lse;
-    for_each_block(
-        rs, kv, kv.k.pieces,
-        [&](const ScheduleBlock& blk, const BlockOperands& b, std::int64_t j, const LocalRange&) {
-          block_out.assign(static_cast<std::size_t>(b.queries * b.d), 0.0f);
-          block_lse.assign(static_cast<std::size_t>(b.queries), kNegInf);
-          block_forward(b, dtype_, block_out.data(), b.d, block_lse.data(), 1);
-          for (std::int64_t i = 0; i < b.queries; ++i) {
-            float* row = out_.at(blk.q.begin + i, j);
-            impl_.merge_block_row(row, lse_.at(blk.q.begin + i, j)[0], block_out.data() + i * b.d,
-                                  block_lse[static_cast<std::size_t>(i)], b.d);
-            if (acc != DType::f32) {
-              for (std::int64_t e = 0; e < b.d; ++e) row[e] = round_to(acc, row[e]);
-            }
-          }
-        });
+    for_each_block(rs, kv, kv.k.pieces,
+                   [&](const ScheduleBlock& blk, const BlockOperands& b, std::int64_t j,
+                       std::int64_t, const LocalRange&) {
+                     block_out.assign(static_cast<std::size_t>(b.queries * b.d), 0.0f);
+                     block_lse.assign(static_cast<std::size_t>(b.queries), kNegInf);
+                     block_forward(b, dtype_, block_out.data(), b.d, block_lse.data(), 1);
+                     for (std::int64_t i = 0; i < b.queries; ++i) {
+                       float* row = out_.at(blk.q.begin + i, j);
+                       impl_.merge_block_row(row, lse_.at(blk.q.begin + i, j)[0],
+                                             block_out.data() + i * b.d,
+                                             block_lse[static_cast<std::size_t>(i)], b.d);
+                       if (acc != DType::f32) {
+                         for (std::int64_t e = 0; e < b.d; ++e) row[e] = round_to(acc, row[e]);
+                       }
+                     }
+                   });
   }
 
   // `kv` is what the step recomputes against; `keys` the pieces it holds (the masks' facts).
@@ -315,8 +322,7 @@ class CpAttentionRun {
                      HeldKv& grads) {
     for_each_block(rs, kv, keys,
                    [&](const ScheduleBlock& blk, const BlockOperands& b, std::int64_t j,
-                       const LocalRange& k_range) {
-                     const std::int64_t jk = kv_index(kv.k, j);
+                       std::int64_t jk, const LocalRange& k_range) {
                      block_backward(b, {.dout = dout_.at(blk.q.begin, j),
                                         .lse = lse_.at(blk.q.begin, j),
                                         .delta = delta_.at(blk.q.begin, j),
