@@ -1,5 +1,5 @@
 // Unsharded single-head attention under the document-causal mask (SPEC §7), forward and backward,
-// on the padded global stream. Dense L×L per row in double: slow and obviously right.
+// on the padded global stream. Dense per document in double: slow and obviously right.
 #include "reference/attention.hpp"
 
 #include <Eigen/Core>
@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "reference/document_attention.hpp"
 #include "reference/plan_lengths.hpp"
 
 namespace cplab::reference {
@@ -25,52 +26,6 @@ Eigen::MatrixXd row_matrix(const Tensor& t, std::int64_t b) {
 void store_row(Tensor& t, std::int64_t b, const Eigen::MatrixXd& value) {
   float* start = t.data<float>().data() + b * t.size(1) * t.size(2);
   Eigen::Map<RowMajorF>(start, value.rows(), value.cols()) = value.cast<float>();
-}
-
-using Mask = Eigen::Matrix<bool, Eigen::Dynamic, Eigen::Dynamic>;
-
-// Query g sees key h: both real, same document, h <= g.
-Mask document_causal_mask(const RowPlan& row) {
-  const auto len = static_cast<Eigen::Index>(row.padded_len);
-  Mask mask(len, len);
-  for (Eigen::Index g = 0; g < len; ++g) {
-    for (Eigen::Index h = 0; h < len; ++h) {
-      mask(g, h) = h <= g && row.real[g] && row.real[h] && row.doc_ids[g] == row.doc_ids[h];
-    }
-  }
-  return mask;
-}
-
-// Softmax over the visible keys of each query; a query that sees nothing keeps an all-zero row,
-// so it outputs 0 and passes no gradient. The matrices are column-major: the passes walk key by
-// key with every query's running max and sum side by side, so that memory is read in order (a
-// query's row is L strided reads otherwise, most of the sweep's attention time). Each query's max,
-// exponentials and sum (keys in ascending order) are those of a row-by-row walk, bit for bit.
-Eigen::MatrixXd masked_softmax(const Eigen::MatrixXd& scores, const Mask& mask) {
-  const Eigen::Index queries = scores.rows(), keys = scores.cols();
-  Eigen::MatrixXd probs = Eigen::MatrixXd::Zero(queries, keys);
-  std::vector<double> top(static_cast<std::size_t>(queries), -INFINITY);
-  std::vector<std::uint8_t> sees(static_cast<std::size_t>(queries), 0);
-  for (Eigen::Index h = 0; h < keys; ++h) {
-    for (Eigen::Index g = 0; g < queries; ++g) {
-      if (!mask(g, h)) continue;
-      top[g] = std::max(top[g], scores(g, h));
-      sees[g] = 1;
-    }
-  }
-  std::vector<double> sum(static_cast<std::size_t>(queries), 0.0);
-  for (Eigen::Index h = 0; h < keys; ++h) {
-    for (Eigen::Index g = 0; g < queries; ++g) {
-      if (mask(g, h)) probs(g, h) = std::exp(scores(g, h) - top[g]);
-      sum[g] += probs(g, h);
-    }
-  }
-  for (Eigen::Index h = 0; h < keys; ++h) {
-    for (Eigen::Index g = 0; g < queries; ++g) {
-      if (sees[g]) probs(g, h) /= sum[g];
-    }
-  }
-  return probs;
 }
 
 // Head h of row b of a [B, L, H, D] f32 tensor as an L×D matrix (a strided view, copied to double).
@@ -110,25 +65,34 @@ AttentionReference attention(const ShardPlan& plan, const Tensor& q, const Tenso
                          .grad_k = Tensor(DType::f32, q.shape()),
                          .grad_v = Tensor(DType::f32, q.shape())};
   for (std::int64_t b = 0; b < lengths.rows; ++b) {
-    const auto mask = document_causal_mask(plan.rows[b]);
-    const Eigen::MatrixXd qb = row_matrix(q, b), kb = row_matrix(k, b), vb = row_matrix(v, b);
-    const Eigen::MatrixXd grad_ob = row_matrix(grad_out, b);
-    const Eigen::MatrixXd scores = (qb * kb.transpose()) * scale;
-    const Eigen::MatrixXd probs = masked_softmax(scores, mask);
-    const Eigen::MatrixXd grad_probs = grad_ob * vb.transpose();
-    // Softmax backward: dS = P ∘ (dP - rowsum(P ∘ dP)); masked entries have P = 0.
-    const Eigen::VectorXd row_dot = probs.cwiseProduct(grad_probs).rowwise().sum();
-    const Eigen::MatrixXd grad_scores = probs.cwiseProduct(grad_probs.colwise() - row_dot);
-    store_row(out.out, b, probs * vb);
-    store_row(out.grad_v, b, probs.transpose() * grad_ob);
-    store_row(out.grad_q, b, grad_scores * kb * scale);
-    store_row(out.grad_k, b, grad_scores.transpose() * qb * scale);
+    const Eigen::MatrixXd qr = row_matrix(q, b), kr = row_matrix(k, b), vr = row_matrix(v, b);
+    const Eigen::MatrixXd grad_or = row_matrix(grad_out, b);
+    const auto width = static_cast<Eigen::Index>(q.size(2));
+    Eigen::MatrixXd o = Eigen::MatrixXd::Zero(qr.rows(), width), dq = o, dk = o, dv = o;
+    for (const auto& slots : document_slots(plan.rows[static_cast<std::size_t>(b)])) {
+      const Eigen::MatrixXd qb = qr(slots, Eigen::all), kb = kr(slots, Eigen::all),
+                            vb = vr(slots, Eigen::all), grad_ob = grad_or(slots, Eigen::all);
+      const RowMajorD probs = causal_softmax((qb * kb.transpose()) * scale);
+      const Eigen::MatrixXd grad_probs = grad_ob * vb.transpose();
+      // Softmax backward: dS = P ∘ (dP - rowsum(P ∘ dP)); masked entries have P = 0.
+      const Eigen::VectorXd row_dot = probs.cwiseProduct(grad_probs).rowwise().sum();
+      const Eigen::MatrixXd grad_scores = probs.cwiseProduct(grad_probs.colwise() - row_dot);
+      o(slots, Eigen::all) = probs * vb;
+      dv(slots, Eigen::all) = probs.transpose() * grad_ob;
+      dq(slots, Eigen::all) = grad_scores * kb * scale;
+      dk(slots, Eigen::all) = grad_scores.transpose() * qb * scale;
+    }
+    store_row(out.out, b, o);
+    store_row(out.grad_v, b, dv);
+    store_row(out.grad_q, b, dq);
+    store_row(out.grad_k, b, dk);
   }
   return out;
 }
 
-// Forward only, with each row's mask built once for all heads: the same arithmetic as attention()'s
-// output, so one head here equals attention(...).out of that head bit for bit (a test holds it).
+// Forward only, with each row's documents found once for all heads: the same arithmetic as
+// attention()'s output, so one head here equals attention(...).out of that head bit for bit (a test
+// holds it).
 Tensor multi_head_attention(const ShardPlan& plan, const Tensor& q, const Tensor& k,
                             const Tensor& v) {
   const PlanLengths lengths = plan_lengths(plan);
@@ -144,12 +108,18 @@ Tensor multi_head_attention(const ShardPlan& plan, const Tensor& q, const Tensor
   const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(3)));
   Tensor out(DType::f32, q.shape());
   for (std::int64_t b = 0; b < lengths.rows; ++b) {
-    const Mask mask = document_causal_mask(plan.rows[b]);
+    const auto docs = document_slots(plan.rows[static_cast<std::size_t>(b)]);
     for (std::int64_t h = 0; h < heads; ++h) {
       const std::int64_t kv = h * kv_heads / heads;
-      const Eigen::MatrixXd qb = head_matrix(q, b, h), kb = head_matrix(k, b, kv);
-      const Eigen::MatrixXd scores = (qb * kb.transpose()) * scale;
-      store_head(out, b, h, masked_softmax(scores, mask) * head_matrix(v, b, kv));
+      const Eigen::MatrixXd qr = head_matrix(q, b, h), kr = head_matrix(k, b, kv),
+                            vr = head_matrix(v, b, kv);
+      Eigen::MatrixXd o = Eigen::MatrixXd::Zero(qr.rows(), qr.cols());
+      for (const auto& slots : docs) {
+        const Eigen::MatrixXd qb = qr(slots, Eigen::all), kb = kr(slots, Eigen::all),
+                              vb = vr(slots, Eigen::all);
+        o(slots, Eigen::all) = causal_softmax((qb * kb.transpose()) * scale) * vb;
+      }
+      store_head(out, b, h, o);
     }
   }
   return out;
