@@ -19,16 +19,17 @@ namespace cplab::properties {
 
 namespace {
 
-// The attention heads of a case, a pure function of its seed and C: H = C or 2C query heads, and
-// KV heads H, C or a divisor of U = C/R (repeated up to U), so that every algorithm the layout
-// runs can split them (SPEC §10.5).
+// The attention heads of a case, a pure function of its seed and C: H = C query heads (2C in one
+// case of four: two heads per rank; the reference's cost grows with H), and KV heads H, C or a
+// divisor of U = C/R (repeated up to U), so that every algorithm the layout runs can split them
+// (SPEC §10.5).
 sim::AttentionShape shape_for(const Case& c, DType dtype) {
   const std::int64_t cp = c.spec.cp;
   const std::int64_t ulysses =
       cp / std::max<std::int64_t>(
                1, sim::layout_ring_degree(sim::layout_descriptor(c.spec.layout), c.spec));
   const std::uint64_t pick = mix(c.seed, 0x0c9a77, static_cast<std::uint64_t>(cp), 0);
-  sim::AttentionShape shape{.heads = cp * (1 + static_cast<std::int64_t>(pick & 1)),
+  sim::AttentionShape shape{.heads = cp * (((pick >> 40) & 3) == 0 ? 2 : 1),
                             .kv_heads = cp,
                             .head_dim = c.dim,
                             .dtype = dtype};

@@ -85,17 +85,21 @@ std::string heads_mismatch(const std::string& what, const Tensor& expected, cons
 
 const char* kind_name(HeadKind kind) { return kind == HeadKind::query ? "query" : "KV"; }
 
-struct RankResult {
-  Tensor gathered, back;
+// What a rank attends with after the all-to-all.
+struct GatheredHeads {
+  Tensor q, k, v;
+  const Tensor& operator[](std::size_t i) const { return i == 0 ? q : i == 1 ? k : v; }
 };
 // A rank's result as bytes, when ranks are processes (rank_results.hpp).
-void encode(wire::Writer& w, const RankResult& r) {
-  wire::encode(w, r.gathered);
-  wire::encode(w, r.back);
+void encode(wire::Writer& w, const GatheredHeads& g) {
+  wire::encode(w, g.q);
+  wire::encode(w, g.k);
+  wire::encode(w, g.v);
 }
-void decode(wire::Reader& r, RankResult& out) {
-  wire::decode(r, out.gathered);
-  wire::decode(r, out.back);
+void decode(wire::Reader& r, GatheredHeads& out) {
+  wire::decode(r, out.q);
+  wire::decode(r, out.k);
+  wire::decode(r, out.v);
 }
 
 std::string check_split(const Case& c, Implementation& impl, const ShardPlan& plan, std::int64_t m,
@@ -149,6 +153,32 @@ std::string check_all_to_all(const Case& c, Implementation& impl, CheckNotes& no
   return {};
 }
 
+// Whether every query head of rank u reads, by multi_head_attention's rule on its own heads
+// (local KV head ⌊j·n_kv/n⌋ for local query head j), the KV head the unsharded attention gives
+// its global head (⌊h·H_kv/H⌋): else attention over the rank's heads is not that of the heads.
+std::string check_local_kv_heads(const UlyssesHeads& heads, std::int64_t group, std::int64_t u) {
+  const auto queries = reference::ulysses_head_group(heads, HeadKind::query, group, u);
+  const auto kvs = reference::ulysses_head_group(heads, HeadKind::kv, group, u);
+  const auto n = static_cast<std::int64_t>(queries.size()),
+             n_kv = static_cast<std::int64_t>(kvs.size());
+  for (std::int64_t j = 0; j < n; ++j) {
+    const std::int64_t h = queries[static_cast<std::size_t>(j)];
+    const std::int64_t local = n_kv > 0 ? kvs[static_cast<std::size_t>(j * n_kv / n)] : -1;
+    if (local != h * heads.kv / heads.query)
+      return fmt::format(
+          "rank {}'s query head {} (global {}) reads KV head {} after the all-to-all; the "
+          "unsharded attention reads {}",
+          u, j, h, local, h * heads.kv / heads.query);
+  }
+  return {};
+}
+
+// The rank's attention runs the reference on what its all-to-all gathered, and the unsharded
+// attention's heads are that same function of the global heads. So the gathered Q, K and V are
+// checked equal to the global heads' split, bit for bit (and each local query head to read its
+// KV head), and the rank's output then is the split of the unsharded attention: running the
+// reference again on every rank would repeat the unsharded one, half of the property's time.
+// That output's inverse all-to-all must give the rank's own rows of the unsharded attention.
 std::string check_attention_microbatch(const Case& c, Implementation& impl, const ShardPlan& plan,
                                        std::int64_t m, const UlyssesHeads& heads) {
   const auto rows = static_cast<std::int64_t>(plan.rows.size());
@@ -158,35 +188,41 @@ std::string check_attention_microbatch(const Case& c, Implementation& impl, cons
                         {rows, len, h, c.dim}, 1.0f);
   };
   const Tensor q = stream(0, heads.query), k = stream(1, heads.kv), v = stream(2, heads.kv);
-  const Tensor unsharded = reference::multi_head_attention(plan, q, k, v);
-  const auto results = on_ranks(group, [&](Comm& comm, std::int64_t r) {
+  const auto gathered = on_ranks(group, [&](Comm& comm, std::int64_t r) {
     const ShardLayout layout = reference_layout(plan, r);
     const auto a2a = [&](const Tensor& t, HeadKind kind) {
       return impl.ulysses_all_to_all(comm, layout, reference::select_rank(plan, t, 1, r), heads,
                                      kind);
     };
-    const Tensor k_heads = a2a(k, HeadKind::kv), v_heads = a2a(v, HeadKind::kv);
-    const Tensor q_heads = a2a(q, HeadKind::query);
-    CPLAB_CHECK(k_heads.dim() == 4 && k_heads.size(2) >= 1,
-                "rank {} holds no KV head after the all-to-all: {}", r, tensor_brief(k_heads));
-    RankResult out;
-    // Every rank attends with its own heads over the whole sequence, in global order.
-    out.gathered = reference::multi_head_attention(plan, q_heads, k_heads, v_heads);
-    out.back = impl.ulysses_all_to_all_inverse(comm, layout, out.gathered, heads, HeadKind::query);
-    return out;
+    return GatheredHeads{
+        .q = a2a(q, HeadKind::query), .k = a2a(k, HeadKind::kv), .v = a2a(v, HeadKind::kv)};
+  });
+  const char* names[] = {"Q", "K", "V"};
+  const Tensor* globals[] = {&q, &k, &v};
+  for (std::int64_t r = 0; r < group; ++r) {
+    for (std::size_t i = 0; i < 3; ++i) {
+      const HeadKind kind = i == 0 ? HeadKind::query : HeadKind::kv;
+      TokenFrame frame{.what = fmt::format("the {} heads rank {} attends with after "
+                                           "ulysses_all_to_all, microbatch {}",
+                                           names[i], r, m),
+                       .seq_dim = 1,
+                       .plan = &plan};
+      const std::string bad = tensor_mismatch(
+          c, frame, reference::ulysses_head_split(*globals[i], heads, kind, group, r),
+          gathered[static_cast<std::size_t>(r)][i], kUlyssesAttentionTolerance);
+      if (!bad.empty()) return bad;
+    }
+    const std::string bad = check_local_kv_heads(heads, group, r);
+    if (!bad.empty()) return bad;
+  }
+  const Tensor unsharded = reference::multi_head_attention(plan, q, k, v);
+  const std::vector<Tensor> back = on_ranks(group, [&](Comm& comm, std::int64_t r) {
+    return impl.ulysses_all_to_all_inverse(
+        comm, reference_layout(plan, r),
+        reference::ulysses_head_split(unsharded, heads, HeadKind::query, group, r), heads,
+        HeadKind::query);
   });
   for (std::int64_t r = 0; r < group; ++r) {
-    const RankResult& got = results[static_cast<std::size_t>(r)];
-    TokenFrame heads_frame{
-        .what = fmt::format("attention over the heads of rank {} after ulysses_all_to_all, "
-                            "microbatch {}",
-                            r, m),
-        .seq_dim = 1,
-        .plan = &plan};
-    std::string bad = tensor_mismatch(
-        c, heads_frame, reference::ulysses_head_split(unsharded, heads, HeadKind::query, group, r),
-        got.gathered, kUlyssesAttentionTolerance);
-    if (!bad.empty()) return bad;
     TokenFrame rows_frame{
         .what = fmt::format("attention rows of rank {} after the inverse all-to-all, microbatch {}",
                             r, m),
@@ -194,8 +230,9 @@ std::string check_attention_microbatch(const Case& c, Implementation& impl, cons
         .plan = &plan};
     for (const RowPlan& row : plan.rows)
       rows_frame.slots.push_back(row.index[static_cast<std::size_t>(r)]);
-    bad = tensor_mismatch(c, rows_frame, reference::select_rank(plan, unsharded, 1, r), got.back,
-                          kUlyssesAttentionTolerance);
+    const std::string bad =
+        tensor_mismatch(c, rows_frame, reference::select_rank(plan, unsharded, 1, r),
+                        back[static_cast<std::size_t>(r)], kUlyssesAttentionTolerance);
     if (!bad.empty()) return bad;
   }
   return {};
