@@ -24,7 +24,7 @@
 #include "reference/plan.hpp"
 #include "tests/support/own_files.hpp"
 
-namespace cplab::simtest {
+namespace cplab::docs {
 namespace {
 
 namespace fs = std::filesystem;
@@ -334,4 +334,4 @@ TEST(LayoutNamesRule, the_patterns_catch_comparisons_and_switches_but_not_a_layo
 }
 
 }  // namespace
-}  // namespace cplab::simtest
+}  // namespace cplab::docs
