@@ -19,20 +19,29 @@ namespace cplab::properties {
 
 namespace {
 
+// Past this C, the algorithms that split the heads over ranks (ulysses, usp) run H = C heads of a
+// long row, each over the whole row: 20 to 60 times the work of the narrow all-gather and ring
+// draws, and every one of the property's slowest cases. There they keep H = C and are drawn in one
+// case of four; up to it they run as often as the others, with two heads per rank at times.
+constexpr std::int64_t kWideHeadsUpTo = 16;
+
+bool splits_heads(sim::AttentionAlgo algo) {
+  return algo != sim::AttentionAlgo::all_gather && algo != sim::AttentionAlgo::ring;
+}
+
 // The attention heads of a case, a pure function of its seed and C: H = C query heads (2C in one
-// case of four: two heads per rank; the reference's cost grows with H), and KV heads H, C or a
-// divisor of U = C/R (repeated up to U), so that every algorithm the layout runs can split them
-// (SPEC §10.5).
+// case of four up to kWideHeadsUpTo: two heads per rank; the reference's cost grows with H), and
+// KV heads H, C or a divisor of U = C/R (repeated up to U), so that every algorithm the layout
+// runs can split them (SPEC §10.5).
 sim::AttentionShape shape_for(const Case& c, DType dtype) {
   const std::int64_t cp = c.spec.cp;
   const std::int64_t ulysses =
       cp / std::max<std::int64_t>(
                1, sim::layout_ring_degree(sim::layout_descriptor(c.spec.layout), c.spec));
   const std::uint64_t pick = mix(c.seed, 0x0c9a77, static_cast<std::uint64_t>(cp), 0);
-  sim::AttentionShape shape{.heads = cp * (((pick >> 40) & 3) == 0 ? 2 : 1),
-                            .kv_heads = cp,
-                            .head_dim = c.dim,
-                            .dtype = dtype};
+  const bool two_per_rank = cp <= kWideHeadsUpTo && ((pick >> 40) & 3) == 0;
+  sim::AttentionShape shape{
+      .heads = cp * (two_per_rank ? 2 : 1), .kv_heads = cp, .head_dim = c.dim, .dtype = dtype};
   switch ((pick >> 1) % 3) {
     case 0:
       shape.kv_heads = shape.heads;
@@ -57,7 +66,7 @@ sim::AttentionShape shape_for(const Case& c, DType dtype) {
 // one in 8 keeps the wide draw. The reference's cost grows with H, so with H = C it grew as C³.
 sim::AttentionShape shape_for_algo(const Case& c, const sim::AttentionShape& wide,
                                    sim::AttentionAlgo algo) {
-  if (algo != sim::AttentionAlgo::all_gather && algo != sim::AttentionAlgo::ring) return wide;
+  if (splits_heads(algo)) return wide;
   const std::uint64_t pick = mix(c.seed, 0x4eadd, 0, 0);
   if (pick % 8 == 0) return wide;
   sim::AttentionShape narrow = wide;
@@ -129,6 +138,13 @@ std::optional<Drawn> draw(const Case& c, DType dtype, const Implementation& impl
     }
   }
   if (runnable.empty()) return std::nullopt;
+  if (c.spec.cp > kWideHeadsUpTo && (mix(c.seed, 0x5e1d, 0, 0) & 3) != 0) {
+    std::vector<sim::AttentionAlgo> narrow;
+    for (sim::AttentionAlgo algo : runnable) {
+      if (!splits_heads(algo)) narrow.push_back(algo);
+    }
+    if (!narrow.empty()) runnable = std::move(narrow);
+  }
   const sim::AttentionAlgo algo =
       runnable[mix(c.seed, 0xa160, 0, 0) % static_cast<std::uint64_t>(runnable.size())];
   return Drawn{.algo = algo, .shape = shape_for_algo(c, wide, algo)};
