@@ -211,5 +211,33 @@ TEST(CpAttentionCoverage, EveryJobDrawsF32CasesAtCAboveOne) {
   EXPECT_GT(declared, 0) << "f32 is not declared as coverage";
 }
 
+// Past C = 16 the head-splitting algorithm runs H = C heads over the whole row (20-60 times the
+// narrow draws' work): it is drawn there in one case of four, never with two heads per rank, and
+// still drawn (cp_attention.cpp, kWideHeadsUpTo).
+TEST(CpAttentionDraws, PastSixteenRanksHeadSplittingIsRareButDrawnWithOneHeadPerRank) {
+  const JobSpec job{&find_property("cp_attention_matches_unsharded"),
+                    &layout_entry(testsupport::a_plain_layout()), &find_implementation("sim")};
+  RunOptions options;
+  options.cases = 80;
+  options.seed = job_seed(test_seed(), job);
+  options.gen.cp = {24, 32};
+  const JobResult result = run_job(job, options);
+  ASSERT_EQ(result.status, JobStatus::passed) << result.message;
+  std::int64_t splitting = 0, narrow = 0;
+  for (const auto& [tag, count] : result.coverage) {
+    if (tag.find(" H=") == std::string::npos) continue;  // not an algorithm's tag
+    const bool splits = tag.ends_with(" ulysses") || tag.ends_with(" usp");
+    (splits ? splitting : narrow) += count;
+    if (splits) {
+      EXPECT_TRUE(tag.find(" H=24 ") != std::string::npos ||
+                  tag.find(" H=32 ") != std::string::npos)
+          << tag;
+    }
+  }
+  EXPECT_GT(splitting, 0) << "no head-splitting draw past C = 16";
+  EXPECT_LT(4 * splitting, narrow)
+      << splitting << " head-splitting draws of " << splitting + narrow;
+}
+
 }  // namespace
 }  // namespace cplab::properties
