@@ -202,14 +202,12 @@ std::string check_attention_microbatch(const Case& c, Implementation& impl, cons
   for (std::int64_t r = 0; r < group; ++r) {
     for (std::size_t i = 0; i < 3; ++i) {
       const HeadKind kind = i == 0 ? HeadKind::query : HeadKind::kv;
-      TokenFrame frame{.what = fmt::format("the {} heads rank {} attends with after "
-                                           "ulysses_all_to_all, microbatch {}",
-                                           names[i], r, m),
-                       .seq_dim = 1,
-                       .plan = &plan};
-      const std::string bad = tensor_mismatch(
-          c, frame, reference::ulysses_head_split(*globals[i], heads, kind, group, r),
-          gathered[static_cast<std::size_t>(r)][i], kUlyssesAttentionTolerance);
+      const std::string bad = heads_mismatch(
+          fmt::format("the {} heads rank {} attends with after ulysses_all_to_all, microbatch {}",
+                      names[i], r, m),
+          reference::ulysses_head_split(*globals[i], heads, kind, group, r),
+          gathered[static_cast<std::size_t>(r)][i], globals[i]->shape(),
+          [](std::int64_t, std::int64_t s) { return s; });
       if (!bad.empty()) return bad;
     }
     const std::string bad = check_local_kv_heads(heads, group, r);
