@@ -106,6 +106,42 @@ Tensor Tensor::to(DType t) const {
   return out;
 }
 
+namespace {
+
+template <typename Out>
+void read_values(const Tensor& t, std::int64_t first, std::span<Out> out) {
+  const auto n = static_cast<std::int64_t>(out.size());
+  CPLAB_CHECK(first >= 0 && first <= t.numel() - n, "reading {} values at {} of {}", n, first,
+              tensor_brief(t));
+  visit_dtype(t.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* from = t.data<T>().data() + first;
+    for (std::int64_t i = 0; i < n; ++i)
+      out[static_cast<std::size_t>(i)] = static_cast<Out>(to_double(from[i]));
+  });
+}
+
+}  // namespace
+
+void Tensor::read(std::int64_t first, std::span<double> out) const {
+  read_values(*this, first, out);
+}
+void Tensor::read(std::int64_t first, std::span<float> out) const {
+  read_values(*this, first, out);
+}
+
+void Tensor::write(std::int64_t first, std::span<const float> values) {
+  const auto n = static_cast<std::int64_t>(values.size());
+  CPLAB_CHECK(first >= 0 && first <= numel_ - n, "writing {} values at {} of {}", n, first,
+              tensor_brief(*this));
+  visit_dtype(dtype_, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* to = reinterpret_cast<T*>(bytes_.data()) + first;
+    for (std::int64_t i = 0; i < n; ++i)
+      to[i] = from_double<T>(values[static_cast<std::size_t>(i)]);
+  });
+}
+
 Tensor Tensor::reshaped(Shape shape) const {
   CPLAB_CHECK(shape_numel(shape) == numel(), "cannot reshape {} to {}", shape_str(shape_),
               shape_str(shape));

@@ -110,6 +110,11 @@ class Tensor {
   double get(std::int64_t flat) const;
   void set(std::int64_t flat, double v);
   Tensor to(DType t) const;  // value conversion
+  // Elements [first, first + n) converted through double into `out` (n = out.size()), or set
+  // from `values`, in one typed pass (get and set switch on the dtype per element).
+  void read(std::int64_t first, std::span<double> out) const;
+  void read(std::int64_t first, std::span<float> out) const;
+  void write(std::int64_t first, std::span<const float> values);
   Tensor reshaped(Shape shape) const;
 
   bool operator==(const Tensor& other) const;  // same dtype, shape and bytes

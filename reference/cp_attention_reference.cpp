@@ -16,13 +16,8 @@ namespace cplab::reference {
 namespace {
 
 std::vector<double> values_of(const Tensor& t) {
-  const std::int64_t n = t.numel();
-  std::vector<double> out(static_cast<std::size_t>(n));
-  visit_dtype(t.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const T* from = t.data<T>().data();
-    for (std::int64_t i = 0; i < n; ++i) out[static_cast<std::size_t>(i)] = to_double(from[i]);
-  });
+  std::vector<double> out(static_cast<std::size_t>(t.numel()));
+  t.read(0, out);
   return out;
 }
 

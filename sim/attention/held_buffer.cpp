@@ -130,24 +130,14 @@ HeldBuffer own_buffer(const Tensor& t, std::int64_t b, std::int64_t rank) {
   for (std::int64_t h = 0; h < heads; ++h) out.heads.push_back(h);
   const std::int64_t n = len * heads * d;
   out.data.resize(static_cast<std::size_t>(n));
-  visit_dtype(t.dtype(), [&](auto tag) {  // row b only, converted in one typed pass
-    using T = typename decltype(tag)::type;
-    const T* from = t.data<T>().data() + b * n;
-    for (std::int64_t i = 0; i < n; ++i)
-      out.data[static_cast<std::size_t>(i)] = static_cast<float>(to_double(from[i]));
-  });
+  t.read(b * n, out.data);  // row b only
   return out;
 }
 
 void store_row(Tensor& t, std::int64_t b, const HeldBuffer& held) {
   const std::int64_t n = held.tokens * held.stride();
   CPLAB_CHECK(t.numel() >= (b + 1) * n, "attention: a row of {} values for {}", n, tensor_brief(t));
-  visit_dtype(t.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    T* to = t.data<T>().data() + b * n;
-    for (std::int64_t i = 0; i < n; ++i)
-      to[i] = from_double<T>(held.data[static_cast<std::size_t>(i)]);
-  });
+  t.write(b * n, held.data);
 }
 
 std::string pieces_str(const std::vector<BufferPiece>& pieces) {
