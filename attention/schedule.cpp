@@ -85,7 +85,8 @@ std::vector<ScheduleStep> buffers_of(const AttentionSchedule& s) {
   };
   switch (s.algo) {
     case AttentionAlgo::all_gather: {
-      ScheduleStep& step = steps.emplace_back(ScheduleStep{.exchange = "all_gather", .ranks = {}});
+      ScheduleStep& step =
+          steps.emplace_back(ScheduleStep{.exchange = Exchange::all_gather, .ranks = {}});
       for (std::int64_t r = 0; r < cp; ++r)
         add_rank(step, r, -1, shards_of(r, 1, local), shards_of(0, cp, local));
       break;
@@ -93,7 +94,7 @@ std::vector<ScheduleStep> buffers_of(const AttentionSchedule& s) {
     case AttentionAlgo::ring:
       for (std::int64_t t = 0; t < cp; ++t) {
         ScheduleStep& step = steps.emplace_back(
-            ScheduleStep{.exchange = t == 0 ? "none" : "send_recv", .ranks = {}});
+            ScheduleStep{.exchange = t == 0 ? Exchange::none : Exchange::send_recv, .ranks = {}});
         for (std::int64_t r = 0; r < cp; ++r) {
           const std::int64_t from = ((r - t) % cp + cp) % cp;
           add_rank(step, r, from, shards_of(r, 1, local), shards_of(from, 1, local));
@@ -101,7 +102,8 @@ std::vector<ScheduleStep> buffers_of(const AttentionSchedule& s) {
       }
       break;
     case AttentionAlgo::ulysses: {
-      ScheduleStep& step = steps.emplace_back(ScheduleStep{.exchange = "all_to_all", .ranks = {}});
+      ScheduleStep& step =
+          steps.emplace_back(ScheduleStep{.exchange = Exchange::all_to_all, .ranks = {}});
       for (std::int64_t r = 0; r < cp; ++r)
         add_rank(step, r, -1, shards_of(0, cp, local), shards_of(0, cp, local));
       break;
@@ -111,8 +113,8 @@ std::vector<ScheduleStep> buffers_of(const AttentionSchedule& s) {
       // q holds its own group's U shards as queries and group (q - t) mod R's as keys.
       const std::int64_t ring = s.ring_degree, group = s.ulysses_degree;
       for (std::int64_t t = 0; t < ring; ++t) {
-        ScheduleStep& step = steps.emplace_back(
-            ScheduleStep{.exchange = t == 0 ? "all_to_all" : "send_recv", .ranks = {}});
+        ScheduleStep& step = steps.emplace_back(ScheduleStep{
+            .exchange = t == 0 ? Exchange::all_to_all : Exchange::send_recv, .ranks = {}});
         for (std::int64_t r = 0; r < cp; ++r) {
           const std::int64_t q = r / group, from = ((q - t) % ring + ring) % ring;
           add_rank(step, r, -1, shards_of(q * group, group, local),
@@ -155,7 +157,7 @@ void count_bytes(AttentionSchedule& s) {
     ScheduleStep& step = s.steps[t];
     const bool last = t + 1 == s.steps.size();
     std::int64_t forward = 0, backward = 0;
-    if (step.exchange == "all_gather") {
+    if (step.exchange == Exchange::all_gather) {
       const std::int64_t gathered = mul(cp - 1, local, kBytes);
       forward = twice(gathered, kv_token, elem);
       // reduce-scatter dK, dV
@@ -163,11 +165,11 @@ void count_bytes(AttentionSchedule& s) {
     } else {
       // The ring's K/V buffer: one shard (ring), or a group's U shards on U/U of the heads (usp).
       const std::int64_t ring_token = s.algo == AttentionAlgo::usp ? kv_repeated : kv_token;
-      if (step.exchange == "all_to_all") {
+      if (step.exchange == Exchange::all_to_all) {
         forward = add(forward, a2a, kBytes);
         backward = add(backward, a2a, kBytes);
       }
-      if (step.exchange == "send_recv") {
+      if (step.exchange == Exchange::send_recv) {
         forward = add(forward, twice(local, ring_token, elem), kBytes);
         backward =
             add(backward,
@@ -206,6 +208,20 @@ std::int64_t slot_walk(AttentionAlgo algo, const LayoutDescriptor& layout, const
 
 std::int64_t layout_ring_degree(const LayoutDescriptor& layout, const LayoutSpec& spec) {
   return layout.ring_degree != nullptr ? layout.ring_degree(spec) : 1;
+}
+
+const char* exchange_name(Exchange exchange) {
+  switch (exchange) {
+    case Exchange::none:
+      return "none";
+    case Exchange::send_recv:
+      return "send_recv";
+    case Exchange::all_gather:
+      return "all_gather";
+    case Exchange::all_to_all:
+      return "all_to_all";
+  }
+  return "?";
 }
 
 const char* mask_name(MaskKind kind) {
@@ -278,7 +294,7 @@ std::string schedule_refusal(const LayoutDescriptor& layout, const LayoutSpec& s
 
 AttentionSchedule build_schedule(const LayoutDescriptor& layout, const LayoutSpec& spec,
                                  const RowPlan& row, AttentionAlgo algo,
-                                 const AttentionShape& shape) {
+                                 const AttentionShape& shape, const AttentionMask& mask) {
   const std::string refused = schedule_refusal(layout, spec, algo, shape);
   CPLAB_CHECK(refused.empty(), "{}", refused);
   CPLAB_CHECK(row.cp == spec.cp && static_cast<std::int64_t>(row.index.size()) == row.cp &&
@@ -305,9 +321,11 @@ AttentionSchedule build_schedule(const LayoutDescriptor& layout, const LayoutSpe
                       .ring_degree = ring_degree_of(algo, layout, spec),
                       .ulysses_degree = ulysses_degree_of(algo, layout, spec),
                       .shape = shape,
+                      .mask = mask,
                       .index = row.index,
                       .doc_ids = row.doc_ids,
                       .real = row.real,
+                      .facts = row_token_facts(row.doc_ids, row.real, row.caller_pos, mask),
                       .steps = {},
                       .total_work = 0,
                       .critical_path = 0,
@@ -319,7 +337,7 @@ AttentionSchedule build_schedule(const LayoutDescriptor& layout, const LayoutSpe
       CPLAB_CHECK(g >= 0 && g < s.padded_len, "schedule: slot {} outside [0, L={})", g,
                   s.padded_len);
   }
-  const SlotFacts facts = slot_facts(s.doc_ids, s.real);
+  const SlotFacts facts = slot_facts(s.doc_ids, s.real, s.facts, mask.rule());
   s.steps = buffers_of(s);
   // Count the blocks first, so that a schedule past the bound is refused before it holds any.
   if (layout.attention_blocking == AttentionBlocking::runs) {

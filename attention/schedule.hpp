@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/attention_algo.hpp"
+#include "core/attention_mask.hpp"
 #include "core/dtype.hpp"
 #include "core/error.hpp"
 #include "core/layout_spec.hpp"
@@ -28,8 +29,8 @@ struct LayoutDescriptor;
 //   full        every pair;
 //   causal      j <= i + diagonal (a causal kernel with its diagonal shifted; diagonal 0 is the
 //               usual one on a block whose query and key ranges are the same slots);
-//   doc_causal  the global rule itself: key slot <= query slot, both real, same document (a
-//               kernel handed per-token facts);
+//   doc_causal  the row's mask itself, pair by pair from per-token facts (mask_visible; under
+//               the causal mask: key slot <= query slot, both real, same document);
 //   skip        nothing (not computed; never stored in a RankStep).
 enum class MaskKind : std::uint8_t {
   full = 0,
@@ -77,10 +78,13 @@ struct RankStep {
   std::int64_t backward_bytes_sent = 0, backward_bytes_received = 0;
 };
 
+// The exchange that brings a step's buffers: none, send_recv (ring: K/V from the previous rank),
+// all_gather, all_to_all (Ulysses heads; usp's step 0 within each Ulysses group).
+enum class Exchange : std::uint8_t { none, send_recv, all_gather, all_to_all };
+const char* exchange_name(Exchange exchange);  // "none", "send_recv", "all_gather", "all_to_all"
+
 struct ScheduleStep {
-  // The exchange that brings this step's buffers: "none", "send_recv" (ring: K/V from the previous
-  // rank), "all_gather", "all_to_all" (Ulysses heads; usp's step 0 within each Ulysses group).
-  std::string exchange;
+  Exchange exchange = Exchange::none;
   std::vector<RankStep> ranks;  // one per rank, in rank order
 };
 
@@ -101,11 +105,14 @@ struct AttentionSchedule {
   std::int64_t ring_degree = 1;     // R: ranks in one ring (ring: C; usp: the layout's R)
   std::int64_t ulysses_degree = 1;  // U: ranks in one head all-to-all (ulysses: C; usp: C/R)
   AttentionShape shape;
-  // The row's global facts every mask reads: index[r][k] the global slot of rank r's local token
-  // k, and per global slot its document (0 = row padding) and whether it is real.
+  // The row's mask and the global facts every mask reads: index[r][k] the global slot of rank r's
+  // local token k, and per global slot its document (0 = row padding), whether it is real, and
+  // all that the mask predicate reads (facts[g], core/attention_mask.hpp).
+  AttentionMask mask;
   std::vector<std::vector<std::int64_t>> index;
   std::vector<std::int32_t> doc_ids;
   std::vector<std::uint8_t> real;
+  std::vector<TokenFacts> facts;
   std::vector<ScheduleStep> steps;
   std::int64_t total_work = 0;     // Σ over steps and ranks of work
   std::int64_t critical_path = 0;  // Σ_s max_r work(s, r)
@@ -139,10 +146,11 @@ std::int64_t layout_ring_degree(const LayoutDescriptor& layout, const LayoutSpec
 std::string schedule_refusal(const LayoutDescriptor& layout, const LayoutSpec& spec,
                              AttentionAlgo algo, const AttentionShape& shape);
 
-// The schedule of `algo` for one planned row of `layout` (its maps, documents and real slots).
-// Throws the refusal's line when the pair does not make sense, ScheduleTooLarge past the bounds.
+// The schedule of `algo` for one planned row of `layout` (its maps, documents and real slots)
+// under `mask`. Throws the refusal's line when the pair does not make sense, ScheduleTooLarge
+// past the bounds.
 AttentionSchedule build_schedule(const LayoutDescriptor& layout, const LayoutSpec& spec,
                                  const RowPlan& row, AttentionAlgo algo,
-                                 const AttentionShape& shape = {});
+                                 const AttentionShape& shape = {}, const AttentionMask& mask = {});
 
 }  // namespace cplab::sim

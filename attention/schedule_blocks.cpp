@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 
 #include "core/error.hpp"
 
@@ -55,7 +56,8 @@ std::vector<Run> runs_of(const std::vector<std::int64_t>& slots, const SlotFacts
 // exact, keys all at or before every query make it full, keys all after make it empty.
 // The blocks block_runs stores, counted without forming them: per real q-run [a, a+n), the real
 // k-runs of its document starting at or before a + n - 1 (sorted first slots, binary search).
-std::int64_t count_run_blocks(const std::vector<Run>& q_runs, const std::vector<Run>& k_runs) {
+std::int64_t count_run_blocks(const std::vector<Run>& q_runs, const std::vector<Run>& k_runs,
+                              bool causal) {
   std::vector<std::pair<std::int32_t, std::int64_t>> starts;  // (document, first slot), sorted
   for (const Run& k : k_runs) {
     if (k.real) starts.emplace_back(k.doc, k.first_slot);
@@ -66,11 +68,43 @@ std::int64_t count_run_blocks(const std::vector<Run>& q_runs, const std::vector<
     if (!q.real) continue;
     const auto first = std::lower_bound(starts.begin(), starts.end(),
                                         std::pair{q.doc, std::numeric_limits<std::int64_t>::min()});
-    const auto last = std::upper_bound(starts.begin(), starts.end(),
-                                       std::pair{q.doc, q.first_slot + q.size() - 1});
+    // Under another mask a key run after the queries may be visible (a bidirectional span).
+    const auto last =
+        std::upper_bound(starts.begin(), starts.end(),
+                         std::pair{q.doc, causal ? q.first_slot + q.size() - 1
+                                                 : std::numeric_limits<std::int64_t>::max()});
     count += last - first;
   }
   return count;
+}
+
+// A real q-run against a real k-run of its document under a mask other than causal. Runs hold
+// consecutive positions, so query i sees |[lo_i, hi_i] ∩ [p_k, p_k + m)| of the keys. The mask's
+// pairs are a subset of the causal ones (window, chunked) or a superset (bidirectional): when the
+// counts agree the pairs do, and the block is causal with diagonal a - b. False: no pair.
+bool classify_masked_runs(const Run& q, const Run& k, const SlotFacts& facts,
+                          ScheduleBlock& block) {
+  const std::int64_t n = q.size(), m = k.size();
+  const std::int64_t k_first = (*facts.tokens)[static_cast<std::size_t>(k.first_slot)].pos;
+  std::int64_t pairs = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const auto g = static_cast<std::size_t>(q.first_slot + i);
+    const std::int64_t lo = std::max(facts.visible_lo[g], k_first);
+    const std::int64_t hi = std::min(facts.visible_hi[g], k_first + m - 1);
+    if (hi >= lo) pairs += hi - lo + 1;
+  }
+  if (pairs == 0) return false;
+  const std::int64_t diagonal = q.first_slot - k.first_slot;
+  block.pairs = pairs;
+  if (pairs == n * m) {
+    block.mask = MaskKind::full;
+  } else if (pairs == causal_pairs(n, m, diagonal)) {
+    block.mask = MaskKind::causal;
+    block.diagonal = diagonal;
+  } else {
+    block.mask = MaskKind::doc_causal;
+  }
+  return true;
 }
 
 StepBlocks block_runs(const std::vector<std::int64_t>& q_slots,
@@ -84,7 +118,8 @@ StepBlocks block_runs(const std::vector<std::int64_t>& q_slots,
   std::stable_sort(by_doc.begin(), by_doc.end(),
                    [&](std::size_t x, std::size_t y) { return k_runs[x].doc < k_runs[y].doc; });
   StepBlocks out;
-  const std::int64_t count = count_run_blocks(q_runs, k_runs);
+  const bool causal = facts.visible_lo.empty();
+  const std::int64_t count = count_run_blocks(q_runs, k_runs, causal);
   if (count > max_blocks) too_many_blocks();
   out.blocks.reserve(static_cast<std::size_t>(count));
   for (const Run& q : q_runs) {
@@ -95,10 +130,14 @@ StepBlocks block_runs(const std::vector<std::int64_t>& q_slots,
     for (auto it = first; it != by_doc.end() && k_runs[*it].doc == q.doc; ++it) {
       const Run& k = k_runs[*it];
       const std::int64_t a = q.first_slot, b = k.first_slot, n = q.size(), m = k.size();
-      if (b > a + n - 1) continue;  // every key after every query
       ScheduleBlock block;
       block.q = {q.begin, q.end};
       block.k = {k.begin, k.end};
+      if (!causal) {
+        if (classify_masked_runs(q, k, facts, block)) out.blocks.push_back(block);
+        continue;
+      }
+      if (b > a + n - 1) continue;  // every key after every query
       if (b + m - 1 <= a) {
         block.mask = MaskKind::full;
         block.pairs = n * m;
@@ -135,6 +174,28 @@ std::int64_t doc_causal_pairs(const std::vector<std::int64_t>& q_slots,
   return pairs;
 }
 
+// Pairs a mask other than causal keeps between two whole buffers: for each real query, the real
+// keys of its document whose positions lie in its visible range.
+std::int64_t masked_pairs(const std::vector<std::int64_t>& q_slots,
+                          const std::vector<std::int64_t>& k_slots, const SlotFacts& facts) {
+  std::vector<std::pair<std::int32_t, std::int64_t>> keys;  // (document, position), sorted
+  keys.reserve(k_slots.size());
+  for (std::int64_t g : k_slots) {
+    const TokenFacts& t = (*facts.tokens)[static_cast<std::size_t>(g)];
+    if (t.real != 0) keys.emplace_back(t.doc, t.pos);
+  }
+  std::sort(keys.begin(), keys.end());
+  std::int64_t pairs = 0;
+  for (std::int64_t g : q_slots) {
+    const auto s = static_cast<std::size_t>(g);
+    const TokenFacts& t = (*facts.tokens)[s];
+    if (t.real == 0) continue;
+    pairs += std::upper_bound(keys.begin(), keys.end(), std::pair{t.doc, facts.visible_hi[s]}) -
+             std::lower_bound(keys.begin(), keys.end(), std::pair{t.doc, facts.visible_lo[s]});
+  }
+  return pairs;
+}
+
 bool one_real_document(const std::vector<std::int64_t>& slots, std::int32_t doc,
                        const SlotFacts& facts) {
   return std::all_of(slots.begin(), slots.end(), [&](std::int64_t g) {
@@ -158,8 +219,11 @@ StepBlocks block_whole(const std::vector<std::int64_t>& q_slots,
   block.mask = MaskKind::doc_causal;
   const std::int32_t doc = (*facts.doc_ids)[static_cast<std::size_t>(q_slots[0])];
   bool exact_causal = false;
-  if (one_real_document(q_slots, doc, facts) && one_real_document(k_slots, doc, facts) &&
-      std::adjacent_find(k_slots.begin(), k_slots.end(), std::greater_equal<>()) == k_slots.end()) {
+  if (!facts.visible_lo.empty()) {
+    block.pairs = masked_pairs(q_slots, k_slots, facts);
+  } else if (one_real_document(q_slots, doc, facts) && one_real_document(k_slots, doc, facts) &&
+             std::adjacent_find(k_slots.begin(), k_slots.end(), std::greater_equal<>()) ==
+                 k_slots.end()) {
     std::int64_t lo = std::numeric_limits<std::int64_t>::min();
     std::int64_t hi = std::numeric_limits<std::int64_t>::max();
     block.pairs = 0;
@@ -201,14 +265,44 @@ StepBlocks block_whole(const std::vector<std::int64_t>& q_slots,
 }  // namespace
 
 SlotFacts slot_facts(const std::vector<std::int32_t>& doc_ids,
-                     const std::vector<std::uint8_t>& real) {
-  CPLAB_CHECK(doc_ids.size() == real.size(), "schedule: {} document ids for {} real flags",
-              doc_ids.size(), real.size());
-  SlotFacts facts{.doc_ids = &doc_ids, .real = &real, .doc_begin = {}};
+                     const std::vector<std::uint8_t>& real, const std::vector<TokenFacts>& tokens,
+                     const MaskRule& rule) {
+  CPLAB_CHECK(doc_ids.size() == real.size() && tokens.size() == real.size(),
+              "schedule: {} document ids, {} real flags and {} token facts", doc_ids.size(),
+              real.size(), tokens.size());
+  SlotFacts facts{.doc_ids = &doc_ids,
+                  .real = &real,
+                  .doc_begin = {},
+                  .tokens = &tokens,
+                  .rule = rule,
+                  .visible_lo = {},
+                  .visible_hi = {}};
   facts.doc_begin.resize(doc_ids.size());
   for (std::size_t g = 0; g < doc_ids.size(); ++g) {
     facts.doc_begin[g] = g > 0 && doc_ids[g] == doc_ids[g - 1] ? facts.doc_begin[g - 1]
                                                                : static_cast<std::int64_t>(g);
+  }
+  if (rule.family == MaskFamily::causal) return facts;
+  // A query's visible positions: [0, p] (causal), cut to its last W (window) or its chunk
+  // (chunked); a bidirectional span's token sees [0, the span's last position in the document].
+  std::map<std::pair<std::int32_t, std::int32_t>, std::int64_t> span_last;  // (doc, span)
+  for (const TokenFacts& t : tokens) {
+    if (t.real != 0 && t.span != 0) {
+      std::int64_t& last = span_last[{t.doc, t.span}];
+      last = std::max(last, t.pos);
+    }
+  }
+  facts.visible_lo.resize(tokens.size());
+  facts.visible_hi.resize(tokens.size());
+  for (std::size_t g = 0; g < tokens.size(); ++g) {
+    const TokenFacts& t = tokens[g];
+    std::int64_t lo = 0, hi = t.pos;
+    if (rule.family == MaskFamily::window) lo = std::max<std::int64_t>(0, t.pos - rule.size + 1);
+    if (rule.family == MaskFamily::chunked) lo = t.pos - t.pos % rule.size;
+    if (rule.family == MaskFamily::bidirectional && t.span != 0)
+      hi = std::max(hi, span_last[{t.doc, t.span}]);
+    facts.visible_lo[g] = lo;
+    facts.visible_hi[g] = hi;
   }
   return facts;
 }
@@ -228,7 +322,8 @@ std::int64_t causal_pairs(std::int64_t n, std::int64_t m, std::int64_t diagonal)
 std::int64_t count_step_blocks(AttentionBlocking blocking, const std::vector<std::int64_t>& q_slots,
                                const std::vector<std::int64_t>& k_slots, const SlotFacts& facts) {
   if (blocking == AttentionBlocking::whole) return q_slots.empty() || k_slots.empty() ? 0 : 1;
-  return count_run_blocks(runs_of(q_slots, facts), runs_of(k_slots, facts));
+  return count_run_blocks(runs_of(q_slots, facts), runs_of(k_slots, facts),
+                          facts.visible_lo.empty());
 }
 
 StepBlocks block_step(AttentionBlocking blocking, const std::vector<std::int64_t>& q_slots,

@@ -14,10 +14,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "cli/errors.hpp"
 #include "core/error.hpp"
+#include "core/input_file.hpp"
+#include "core/output_file.hpp"
 #include "core/source_dir.hpp"
 #include "perf/bench_json.hpp"
 #include "perf/bench_name_index.hpp"
@@ -166,13 +167,6 @@ std::vector<std::string> list_selected(const fs::path& exe, const BenchRunArgs& 
   return names;
 }
 
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 std::string describe_status(int status) {
   if (status > 128 && status < 128 + 65) {
     const char* name = ::sigabbrev_np(status - 128);
@@ -208,7 +202,8 @@ SuiteOutput read_suite_output(const fs::path& exe, const fs::path& part, int sta
   SuiteOutput out;
   std::error_code ec;
   const bool exists = fs::is_regular_file(part, ec);
-  const perf::BenchJson parsed = perf::parse_bench_json(exists ? read_text(part) : std::string());
+  const perf::BenchJson parsed =
+      perf::parse_bench_json(exists ? read_text_file(part.string()) : std::string());
   if (parsed.doc.is_object()) {
     if (parsed.doc.contains("context") && parsed.doc["context"].is_object())
       out.context = parsed.doc["context"];
@@ -325,15 +320,8 @@ int run_bench(const BenchRunArgs& args) {
   merged["context"]["cplab"]["suites_not_built"] = missing;
   merged["context"]["cplab"]["complete"] = problems.empty();
   if (!problems.empty()) merged["context"]["cplab"]["problems"] = problems;
-  // Written whole or not at all: a temporary beside the output, then renamed over it.
-  const fs::path tmp = args.out + ".tmp";
-  {
-    std::ofstream out(tmp);
-    CPLAB_CHECK(out.good(), "bench run: cannot write {}", args.out);
-    out << merged.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
-    CPLAB_CHECK(out.good(), "bench run: cannot write {}", args.out);
-  }
-  fs::rename(tmp, args.out);
+  write_output_file(args.out,
+                    merged.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   const std::size_t runs = merged["benchmarks"].size();
   if (!problems.empty()) {
     // One line: every problem, then where what completed went.

@@ -19,7 +19,7 @@ namespace {
 
 struct ExplainArgs {
   LayoutFlags flags;
-  std::string layout, format = "text", out;
+  std::string layout, format = "text", out, mask = "causal";
 };
 
 int run_explain(const ExplainArgs& args) {
@@ -28,7 +28,8 @@ int run_explain(const ExplainArgs& args) {
   // The pictures draw every slot; the text needs the rank lists only.
   const Stories stories = tell_layouts(
       args.flags.spec, args.layout, args.flags.given(),
-      args.format == "text" ? reports::StoryDetail::text : reports::StoryDetail::picture);
+      args.format == "text" ? reports::StoryDetail::text : reports::StoryDetail::picture,
+      sim::parse_mask(args.mask));
   std::string text;
   if (args.format == "svg") {
     text = reports::explain_svg(stories.layouts, stories.source);
@@ -60,6 +61,10 @@ Command add_explain_command(CLI::App& app) {
   add_row_flags(sub, args->flags, "With --batch: the row (default 0)");
   sub->add_option("--format", args->format, "text, svg or html")->capture_default_str();
   sub->add_option("--out", args->out, "Write to this file instead of stdout");
+  sub->add_option("--mask", args->mask,
+                  "Count each rank's work under this attention mask: causal (doc-causal), "
+                  "window:W, chunked:K or bidirectional:B-E[,B-E...]")
+      ->capture_default_str();
   add_layout_option_flags(sub, args->flags);
   return {sub, [args] { return run_explain(*args); }};
 }

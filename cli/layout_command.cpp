@@ -24,6 +24,7 @@ namespace {
 struct LayoutOptions {
   LayoutFlags flags;
   std::string svg_path;
+  std::string mask = "causal";
   bool json = false;
 };
 
@@ -103,10 +104,13 @@ void add_row_fields(reports::JsonObjectText& out, const LayoutSpec& spec, const 
 // The chosen row as the single-row contract; with --batch, "row" (the chosen one) and "rows" (every
 // row of the batch, each with its single-row fields and its "row" number) are added after it.
 void print_json(const LayoutSpec& spec, const LayoutSource& source,
-                const std::vector<std::vector<std::int64_t>>& works) {
+                const std::vector<std::vector<std::int64_t>>& works,
+                const sim::AttentionMask& mask) {
   reports::JsonObjectText out;
   out.set("layout", spec.layout);
   out.set("cp", spec.cp);
+  // Absent under the causal mask: the contract's keys stay as they were.
+  if (!mask.is_causal()) out.set("mask", sim::mask_text(mask));
   const sim::LayoutDescriptor& descriptor = sim::layout_descriptor(spec.layout);
   if (descriptor.layout_facts != nullptr) add_facts(out, descriptor.layout_facts(spec));
   add_row_fields(out, spec, source.rows[source.chosen], works[source.chosen]);
@@ -131,13 +135,15 @@ void print_json(const LayoutSpec& spec, const LayoutSource& source,
   sink.finish();
 }
 
-void print_table(const LayoutSpec& spec, const RowPlan& row,
-                 const std::vector<std::int64_t>& work) {
+void print_table(const LayoutSpec& spec, const RowPlan& row, const std::vector<std::int64_t>& work,
+                 const sim::AttentionMask& mask) {
   const std::string original =
       row.packed ? "packed row" : fmt::format("original length {}", row.original_len);
   fmt::print(
-      "{}: padded length {} ({}), {} tokens per rank, imbalance {:.3f} (max/mean causal work)\n",
-      spec_brief(spec), row.padded_len, original, row.local_len(), reference::imbalance(work));
+      "{}: padded length {} ({}), {} tokens per rank, imbalance {:.3f} (max/mean work under the "
+      "{} mask)\n",
+      spec_brief(spec), row.padded_len, original, row.local_len(), reference::imbalance(work),
+      sim::mask_text(mask));
   if (row.packed) fmt::print("cu_seqlens_padded {}\n", row.cu_seqlens_padded);
   const sim::LayoutDescriptor& descriptor = sim::layout_descriptor(spec.layout);
   if (descriptor.layout_facts != nullptr)
@@ -173,17 +179,18 @@ void print_table(const LayoutSpec& spec, const RowPlan& row,
 int run_layout(const LayoutOptions& options) {
   const LayoutSourceArgs args = options.flags.given();
   const LayoutSpec& asked = options.flags.spec;
+  const sim::AttentionMask mask = sim::parse_mask(options.mask);
   if (asks_every_layout(asked.layout)) {
     // The table and the JSON need each layout's numbers only; the picture, every slot.
     const reports::StoryDetail detail =
         options.svg_path.empty() ? reports::StoryDetail::summary : reports::StoryDetail::picture;
-    return print_layout_comparison(tell_layouts(asked, asked.layout, args, detail), options.json,
-                                   options.svg_path);
+    return print_layout_comparison(tell_layouts(asked, asked.layout, args, detail, mask),
+                                   options.json, options.svg_path);
   }
   const LayoutSource source = read_layout_source(asked, args);
   const LayoutSpec& spec = source.spec;  // with the magi options applied
   std::vector<std::vector<std::int64_t>> works;
-  for (const RowPlan& row : source.rows) works.push_back(reference::causal_work(row));
+  for (const RowPlan& row : source.rows) works.push_back(reference::causal_work(row, mask));
   const RowPlan& row = source.rows[source.chosen];
   const std::vector<std::int64_t>& work = works[source.chosen];
   // The picture first: a path that cannot be written fails before anything reaches stdout.
@@ -192,11 +199,11 @@ int run_layout(const LayoutOptions& options) {
                               fmt::format("{} · {}", spec_brief(spec), source.description));
   }
   if (options.json) {
-    print_json(spec, source, works);
+    print_json(spec, source, works, mask);
     return 0;
   }
   if (source.from_batch) fmt::print("{}\n", source.description);
-  print_table(spec, row, work);
+  print_table(spec, row, work, mask);
   if (source.rows.size() > 1) {
     // Every row in one line, to spot the row whose layout is off.
     for (std::size_t b = 0; b < source.rows.size(); ++b) {
@@ -223,6 +230,10 @@ Command add_layout_command(CLI::App& app) {
   sub->add_option("--svg", options->svg_path,
                   "Also draw the shown row as a self-contained SVG picture at this path");
   add_layout_option_flags(sub, options->flags);
+  sub->add_option("--mask", options->mask,
+                  "Count each rank's work under this attention mask: causal (doc-causal), "
+                  "window:W, chunked:K or bidirectional:B-E[,B-E...]")
+      ->capture_default_str();
   sub->add_flag("--json", options->json, "Print one JSON object instead of the table");
   return {sub, [options] { return run_layout(*options); }};
 }

@@ -67,7 +67,8 @@ LayoutSpec options_that_matter(LayoutSpec spec, LayoutSourceArgs args, const Pla
 bool asks_every_layout(const std::string& layout_arg) { return layout_arg == kEveryLayout; }
 
 Stories tell_layouts(const LayoutSpec& spec, const std::string& layout_arg,
-                     const LayoutSourceArgs& args, reports::StoryDetail detail) {
+                     const LayoutSourceArgs& args, reports::StoryDetail detail,
+                     const sim::AttentionMask& mask) {
   std::vector<std::string> names;
   if (asks_every_layout(layout_arg)) {
     names = reference::layout_names();
@@ -104,7 +105,7 @@ Stories tell_layouts(const LayoutSpec& spec, const std::string& layout_arg,
         }
         const std::vector<std::int64_t> no_labels;
         const auto& labels = source.labels.empty() ? no_labels : source.labels[source.chosen];
-        stories.layouts.push_back(reports::tell_layout(one, row, labels, {}, detail));
+        stories.layouts.push_back(reports::tell_layout(one, row, labels, {}, detail, mask));
         print = plan_print(row);
         costed = reports::cost_row(row);
         if (stories.source.empty()) stories.source = source.description;
@@ -135,6 +136,9 @@ int print_layout_comparison(const Stories& stories, bool json, const std::string
   nlohmann::ordered_json out;
   out["layout"] = kEveryLayout;
   out["source"] = stories.source;
+  // Absent under the causal mask: the contract's keys stay as they were.
+  if (!stories.layouts.empty() && !stories.layouts.front().mask.is_causal())
+    out["mask"] = sim::mask_text(stories.layouts.front().mask);
   out["layouts"] = nlohmann::ordered_json::array();
   for (const auto& s : stories.layouts) {
     nlohmann::ordered_json one;

@@ -23,7 +23,8 @@ struct Stories {
 // one asked for cannot), the first reason is thrown. Each layout's plan is made, told at `detail`
 // and released before the next one is made.
 Stories tell_layouts(const LayoutSpec& spec, const std::string& layout_arg,
-                     const LayoutSourceArgs& args, reports::StoryDetail detail);
+                     const LayoutSourceArgs& args, reports::StoryDetail detail,
+                     const sim::AttentionMask& mask = {});
 
 // `cplab layout --layout all`: the table (or, with json, one object with every layout) and, with
 // svg_path, the pictures one under the other.

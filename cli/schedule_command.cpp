@@ -18,6 +18,7 @@
 #include "attention/schedule.hpp"
 #include "cli/command.hpp"
 #include "cli/layout_flags.hpp"
+#include "core/attention_mask.hpp"
 #include "core/error.hpp"
 #include "core/output_file.hpp"
 #include "layouts/layout_descriptor.hpp"
@@ -33,6 +34,7 @@ struct ScheduleArgs {
   std::int64_t heads = 32, kv_heads = 0, head_dim = 128;  // kv_heads 0: as many as heads
   const CLI::Option* kv_heads_flag = nullptr;
   std::string dtype = "bf16";
+  std::string mask = "causal";
   std::string format = "text", svg_path, out;
   bool json = false;
 };
@@ -148,6 +150,7 @@ void schedule_json(JsonOut& out, const sim::AttentionSchedule& s) {
   head["kv_heads"] = s.shape.kv_heads;
   head["head_dim"] = s.shape.head_dim;
   head["dtype"] = std::string(dtype_name(s.shape.dtype));
+  head["mask"] = sim::mask_text(s.mask);
   head["total_work"] = s.total_work;
   head["critical_path"] = s.critical_path;
   head["ideal"] = s.ideal;
@@ -157,7 +160,7 @@ void schedule_json(JsonOut& out, const sim::AttentionSchedule& s) {
   for (std::size_t t = 0; t < s.steps.size(); ++t) {
     const sim::ScheduleStep& step = s.steps[t];
     out.put("{}{{\"step\":{},\"exchange\":{},\"ranks\":[", t == 0 ? "" : ",", t,
-            nlohmann::json(step.exchange).dump());
+            nlohmann::json(sim::exchange_name(step.exchange)).dump());
     for (std::size_t r = 0; r < step.ranks.size(); ++r) {
       const sim::RankStep& rank = step.ranks[r];
       const std::vector<std::int64_t> q_slots = s.buffer_slots(rank.queries);
@@ -192,10 +195,10 @@ std::string blocks_cell(const sim::RankStep& rank) {
 }
 
 std::string headline(const LayoutSpec& spec, const sim::AttentionSchedule& s) {
-  return fmt::format("{} · {}: L={}, ℓ={}, H={} (H_kv={}, d={}, {}), {} step{}", spec_brief(spec),
-                     sim::algo_name(s.algo), s.padded_len, s.local_len(), s.shape.heads,
-                     s.shape.kv_heads, s.shape.head_dim, dtype_name(s.shape.dtype), s.steps.size(),
-                     s.steps.size() == 1 ? "" : "s");
+  return fmt::format("{} · {}: L={}, ℓ={}, H={} (H_kv={}, d={}, {}), mask {}, {} step{}",
+                     spec_brief(spec), sim::algo_name(s.algo), s.padded_len, s.local_len(),
+                     s.shape.heads, s.shape.kv_heads, s.shape.head_dim, dtype_name(s.shape.dtype),
+                     sim::mask_text(s.mask), s.steps.size(), s.steps.size() == 1 ? "" : "s");
 }
 
 std::string schedule_table(const LayoutSpec& spec, const sim::AttentionSchedule& s) {
@@ -209,19 +212,29 @@ std::string schedule_table(const LayoutSpec& spec, const sim::AttentionSchedule&
                      "work", "fwd bytes", "bwd bytes");
   for (std::size_t t = 0; t < s.steps.size(); ++t) {
     for (const sim::RankStep& rank : s.steps[t].ranks) {
-      out += fmt::format(
-          "{:>4}  {:<10} {:>4} {:>7} {:>5}  {:<28} {:>14} {:>12} {:>12}\n", t, s.steps[t].exchange,
-          rank.rank, rank.kv_from < 0 ? std::string("-") : std::to_string(rank.kv_from), rank.heads,
-          blocks_cell(rank), rank.work, rank.bytes_received, rank.backward_bytes_received);
+      out += fmt::format("{:>4}  {:<10} {:>4} {:>7} {:>5}  {:<28} {:>14} {:>12} {:>12}\n", t,
+                         sim::exchange_name(s.steps[t].exchange), rank.rank,
+                         rank.kv_from < 0 ? std::string("-") : std::to_string(rank.kv_from),
+                         rank.heads, blocks_cell(rank), rank.work, rank.bytes_received,
+                         rank.backward_bytes_received);
     }
   }
   return out;
 }
 
-std::string comparison_table(const LayoutSpec& spec, const std::vector<Outcome>& outcomes) {
-  std::string out = fmt::format("{}: attention algorithms compared\n", spec_brief(spec));
-  out += fmt::format("{:<11} {:>5} {:>16} {:>16} {:>8} {:>14} {:>14}\n", "algo", "steps",
-                     "critical path", "ideal", "ratio", "fwd bytes/rank", "bwd bytes/rank");
+std::string comparison_table(const LayoutSpec& spec, const sim::AttentionMask& mask,
+                             const std::vector<Outcome>& outcomes) {
+  std::string out = fmt::format("{}: attention algorithms compared, mask {}\n", spec_brief(spec),
+                                sim::mask_text(mask));
+  out += fmt::format("{:<11} {:>5} {:>16} {:>16} {:>8} {:>14} {:>14} {:>5}\n", "algo", "steps",
+                     "critical path", "ideal", "ratio", "fwd bytes/rank", "bwd bytes/rank", "rank");
+  // Each algorithm's place by critical path under the mask (1: the shortest; ties share it).
+  const auto place = [&](const sim::AttentionSchedule& s) {
+    std::int64_t shorter = 0;
+    for (const Outcome& o : outcomes)
+      shorter += o.refused.empty() && o.schedule.critical_path < s.critical_path;
+    return shorter + 1;
+  };
   for (const Outcome& o : outcomes) {
     if (!o.refused.empty()) {
       out += fmt::format("{:<11} refused: {}\n", sim::algo_name(o.algo), o.refused);
@@ -238,9 +251,9 @@ std::string comparison_table(const LayoutSpec& spec, const std::vector<Outcome>&
       forward = std::max(forward, f);
       backward = std::max(backward, b);
     }
-    out += fmt::format("{:<11} {:>5} {:>16} {:>16.1f} {:>8.4f} {:>14} {:>14}\n",
+    out += fmt::format("{:<11} {:>5} {:>16} {:>16.1f} {:>8.4f} {:>14} {:>14} {:>5}\n",
                        sim::algo_name(o.algo), s.steps.size(), s.critical_path, s.ideal,
-                       ratio_of(s), forward, backward);
+                       ratio_of(s), forward, backward, place(s));
   }
   return out;
 }
@@ -270,6 +283,7 @@ int run_schedule(const ScheduleArgs& args) {
   CPLAB_CHECK(!args.json || args.format == "text", "--json and --format {} ask for two outputs",
               args.format);
   const sim::AttentionShape shape = shape_of(args);
+  const sim::AttentionMask mask = sim::parse_mask(args.mask);
   const std::vector<sim::AttentionAlgo> algos =
       args.algo == "all" ? sim::all_algos()
                          : std::vector<sim::AttentionAlgo>{sim::parse_algo(args.algo)};
@@ -285,7 +299,7 @@ int run_schedule(const ScheduleArgs& args) {
     CPLAB_CHECK(o.refused.empty() || args.algo == "all", "{}", o.refused);
     if (o.refused.empty()) {
       try {
-        o.schedule = sim::build_schedule(layout, spec, row, algo, shape);
+        o.schedule = sim::build_schedule(layout, spec, row, algo, shape, mask);
       } catch (const sim::ScheduleTooLarge& e) {
         if (args.algo != "all") throw;
         o.refused = e.what();
@@ -300,7 +314,7 @@ int run_schedule(const ScheduleArgs& args) {
       if (o.refused.empty()) count_json_ranges(o.schedule, ranges);
     }
   }
-  std::string table = args.algo == "all" ? comparison_table(spec, outcomes) : "";
+  std::string table = args.algo == "all" ? comparison_table(spec, mask, outcomes) : "";
   std::vector<std::string> pictures;
   for (const Outcome& o : outcomes) {
     if (!o.refused.empty()) continue;
@@ -330,6 +344,7 @@ int run_schedule(const ScheduleArgs& args) {
         head["layout"] = spec.layout;
         head["cp"] = spec.cp;
         head["padded_seq_len"] = row.padded_len;
+        head["mask"] = sim::mask_text(mask);
         out.open_object(head);
         out.raw(",\"algos\":[");
         for (std::size_t i = 0; i < outcomes.size(); ++i) {
@@ -385,6 +400,10 @@ Command add_schedule_command(CLI::App& app) {
   args->kv_heads_flag = sub->add_option("--kv-heads", args->kv_heads, "KV heads H_kv (default: H)");
   sub->add_option("--head-dim", args->head_dim, "Head dim d")->capture_default_str();
   sub->add_option("--dtype", args->dtype, "Q, K, V dtype: f32, bf16 or f16")->capture_default_str();
+  sub->add_option("--mask", args->mask,
+                  "Attention mask: causal (doc-causal), window:W, chunked:K or "
+                  "bidirectional:B-E[,B-E...] (spans of caller positions)")
+      ->capture_default_str();
   sub->add_flag("--json", args->json, "Print one JSON object instead of the table");
   sub->add_option("--svg", args->svg_path, "Also draw the step × rank grid as SVG at this path");
   sub->add_option("--format", args->format, "text, json or html (the picture and the table)")

@@ -7,11 +7,7 @@
 // tests run these very functions against the reference, which derives its maps by construction.
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define CPLAB_HD __host__ __device__
-#else
-#define CPLAB_HD
-#endif
+#include "core/host_device.hpp"
 
 namespace cplab::index_math {
 

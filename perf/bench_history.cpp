@@ -5,10 +5,11 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "core/error.hpp"
+#include "core/input_file.hpp"
+#include "core/markup_text.hpp"
+#include "core/output_file.hpp"
 #include "core/untrusted_text.hpp"
 #include "perf/bench_results.hpp"
 
@@ -16,13 +17,6 @@ namespace cplab::perf {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 // The charting libraries: CPLAB_CHARTS_BUNDLE, else the bundle this build made.
 std::string charts_bundle() {
@@ -32,7 +26,7 @@ std::string charts_bundle() {
               "bench history: the charting bundle {} is missing (run scripts/setup, which runs "
               "npm ci in bench/history, then rebuild)",
               path.string());
-  return read_text(path);
+  return read_text_file(path.string());
 }
 
 // JSON that may sit inside a <script> element.
@@ -41,29 +35,6 @@ std::string script_safe(const nlohmann::json& value) {
   for (std::size_t at = text.find("</"); at != std::string::npos; at = text.find("</", at + 2))
     text.replace(at, 2, "<\\/");
   return text;
-}
-
-std::string html_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '&':
-        out += "&amp;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
 }
 
 nlohmann::json chart_spec(const std::string& name, const std::string& metric,
@@ -123,7 +94,7 @@ int run_bench_history(const BenchHistoryArgs& args) {
     if (note.empty()) continue;
     fmt::print("note: {}\n", escape_untrusted(note));
     missing_notes +=
-        fmt::format("<li class=\"missing\">{}</li>\n", html_escape(escape_untrusted(note)));
+        fmt::format("<li class=\"missing\">{}</li>\n", escape_markup(escape_untrusted(note)));
   }
   nlohmann::json specs = nlohmann::json::array();
   std::string flagged;
@@ -133,7 +104,7 @@ int run_bench_history(const BenchHistoryArgs& args) {
       if (!p.regression) continue;
       ++regressions;
       flagged += fmt::format("<li class=\"regression\">{} at run {}</li>\n",
-                             html_escape(series.name), html_escape(p.run));
+                             escape_markup(series.name), escape_markup(p.run));
     }
     specs.push_back(chart_spec(series.name,
                                series.ratio ? "ratio_to_baseline (higher is better)"
@@ -142,10 +113,7 @@ int run_bench_history(const BenchHistoryArgs& args) {
   }
   fs::create_directories(args.out);
   const fs::path page = fs::path(args.out) / "index.html";
-  const fs::path tmp = page.string() + ".tmp";
-  {
-    std::ofstream out(tmp);
-    CPLAB_CHECK(out.good(), "bench history: cannot write {}", page.string());
+  write_output_file(page.string(), [&](std::ostream& out) {
     out << "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>cplab benchmark "
            "history</title>\n<style>body{font-family:sans-serif;margin:1em}"
            ".chart{margin:1em 0}.regression{color:#d62728}</style>\n<script>"
@@ -175,9 +143,7 @@ Promise.all(specs.map((spec) => {
 </script>
 </body></html>
 )";
-    CPLAB_CHECK(out.good(), "bench history: cannot write {}", page.string());
-  }
-  fs::rename(tmp, page);
+  });
   fmt::print("bench history: {} charts over {} runs, {} regressions flagged → {}\n", specs.size(),
              runs.size(), regressions, page.string());
   return 0;

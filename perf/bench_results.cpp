@@ -4,12 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
-#include <fstream>
 #include <optional>
-#include <sstream>
 
 #include "core/error.hpp"
+#include "core/input_file.hpp"
 #include "perf/bench_json.hpp"
 
 namespace cplab::perf {
@@ -107,15 +105,7 @@ const BenchSeries* BenchFile::find(const std::string& name) const {
 }
 
 BenchFile read_bench_file(const std::string& path) {
-  // A folder opens as a stream on Linux and fails only when read, as no JSON error.
-  std::error_code ec;
-  CPLAB_CHECK(!std::filesystem::is_directory(path, ec), "{}: is a folder, not a JSON file", path);
-  std::ifstream in(path, std::ios::binary);
-  CPLAB_CHECK(in.good(), "{}: cannot open", path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  CPLAB_CHECK(!in.bad(), "{}: cannot read", path);
-  return read_bench_text(text.str(), path);
+  return read_bench_text(read_text_file(path, "JSON file"), path);
 }
 
 BenchFile read_bench_text(const std::string& text, const std::string& path) {

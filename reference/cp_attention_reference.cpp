@@ -21,25 +21,30 @@ std::vector<double> values_of(const Tensor& t) {
   return out;
 }
 
-bool sees(const RowPlan& row, std::int64_t g, std::int64_t j) {
-  const auto sg = static_cast<std::size_t>(g), sj = static_cast<std::size_t>(j);
-  return j <= g && row.real[sg] != 0 && row.real[sj] != 0 && row.doc_ids[sg] == row.doc_ids[sj];
-}
-
-// For every slot g, the first slot holding g's document id: no key before it shares g's document
-// (whether or not the document's slots are contiguous).
-std::vector<std::int64_t> document_first_slots(const RowPlan& row) {
-  std::unordered_map<std::int32_t, std::int64_t> first;
-  std::vector<std::int64_t> from(row.doc_ids.size());
-  for (std::size_t g = 0; g < row.doc_ids.size(); ++g)
-    from[g] = first.try_emplace(row.doc_ids[g], static_cast<std::int64_t>(g)).first->second;
-  return from;
+// For every slot g, the first and one past the last slot holding g's document id: no key outside
+// them shares g's document (whether or not the document's slots are contiguous).
+void document_slot_ranges(const RowPlan& row, std::vector<std::int64_t>& from,
+                          std::vector<std::int64_t>& to) {
+  std::unordered_map<std::int32_t, std::pair<std::int64_t, std::int64_t>> range;
+  for (std::size_t g = 0; g < row.doc_ids.size(); ++g) {
+    const auto slot = static_cast<std::int64_t>(g);
+    auto [at, fresh] = range.try_emplace(row.doc_ids[g], slot, slot + 1);
+    if (!fresh) at->second.second = slot + 1;
+  }
+  from.resize(row.doc_ids.size());
+  to.resize(row.doc_ids.size());
+  for (std::size_t g = 0; g < row.doc_ids.size(); ++g) {
+    const auto& [first, end] = range.at(row.doc_ids[g]);
+    from[g] = first;
+    to[g] = end;
+  }
 }
 
 }  // namespace
 
 CpAttentionReference cp_attention_reference(const ShardPlan& plan, const Tensor& q, const Tensor& k,
-                                            const Tensor& v, const Tensor& grad_out) {
+                                            const Tensor& v, const Tensor& grad_out,
+                                            const sim::AttentionMask& mask) {
   CPLAB_CHECK(q.dim() == 4 && k.dim() == 4 && k.shape() == v.shape() &&
                   grad_out.shape() == q.shape() && q.size(0) == k.size(0) &&
                   q.size(1) == k.size(1) && q.size(3) == k.size(3) && k.size(2) > 0 &&
@@ -75,17 +80,28 @@ CpAttentionReference cp_attention_reference(const ShardPlan& plan, const Tensor&
     const RowPlan& row = plan.rows[static_cast<std::size_t>(b)];
     CPLAB_CHECK(row.padded_len == L, "cp_attention_reference: row {} has L = {}, tensors {}", b,
                 row.padded_len, L);
-    // The keys a query g may see lie in [first slot of g's document, g]: scanning only those
-    // gives the same sums (the others contribute exp(-inf) = 0) at half the cost or less.
-    const std::vector<std::int64_t> from = document_first_slots(row);
+    // The keys a query g may see lie in [first slot of g's document, g] (past g too, to the
+    // document's end, in a bidirectional span): scanning only those gives the same sums (the
+    // others contribute exp(-inf) = 0) at half the cost or less.
+    std::vector<std::int64_t> from, to;
+    document_slot_ranges(row, from, to);
+    const std::vector<sim::TokenFacts> facts =
+        sim::row_token_facts(row.doc_ids, row.real, row.caller_pos, mask);
+    const sim::MaskRule rule = mask.rule();
+    const bool past_query = mask.family == sim::MaskFamily::bidirectional;
+    const auto sees = [&](std::int64_t g, std::int64_t j) {
+      return sim::mask_visible(rule, facts[static_cast<std::size_t>(g)],
+                               facts[static_cast<std::size_t>(j)]);
+    };
     for (std::int64_t h = 0; h < H; ++h) {
       const std::int64_t hk = h * Hk / H;
       for (std::int64_t g = 0; g < L; ++g) {
-        const std::int64_t lo = from[static_cast<std::size_t>(g)], hi = g + 1;
+        const std::int64_t lo = from[static_cast<std::size_t>(g)];
+        const std::int64_t hi = past_query ? to[static_cast<std::size_t>(g)] : g + 1;
         double top = -std::numeric_limits<double>::infinity();
         for (std::int64_t j = lo; j < hi; ++j) {
           double s = -std::numeric_limits<double>::infinity();
-          if (sees(row, g, j)) {
+          if (sees(g, j)) {
             s = 0.0;
             for (std::int64_t e = 0; e < d; ++e) s += qv[qi(b, g, h) + e] * kv[ki(b, j, hk) + e];
             s *= scale;

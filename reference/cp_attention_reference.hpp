@@ -1,11 +1,13 @@
 #pragma once
-// Unsharded multi-head document-causal attention (SPEC §7, §13.3) on the padded global stream,
-// forward and backward, in double: what CP attention by any schedule must reproduce. Query head h
-// reads KV head ⌊h·H_kv/H⌋ (GQA); query g sees key j when both are real, in one document and
-// j <= g; softmax scale 1/sqrt(d). A query that sees nothing outputs 0 with LSE -inf.
+// Unsharded multi-head attention (SPEC §7, §13.3) on the padded global stream under the row's
+// mask (document-causal by default; SPEC §13.5), forward and backward, in double: what CP
+// attention by any schedule must reproduce. Query head h reads KV head ⌊h·H_kv/H⌋ (GQA); query g
+// sees key j when mask_visible says so (both real, in one document, and the mask's rule on their
+// positions); softmax scale 1/sqrt(d). A query that sees nothing outputs 0 with LSE -inf.
 #include <cstdint>
 #include <vector>
 
+#include "core/attention_mask.hpp"
 #include "core/shard_plan.hpp"
 #include "core/tensor.hpp"
 
@@ -25,6 +27,7 @@ struct CpAttentionReference {
 
 // q, grad_out [B, L, H, d], k, v [B, L, H_kv, d], any floating dtype (read exactly as doubles).
 CpAttentionReference cp_attention_reference(const ShardPlan& plan, const Tensor& q, const Tensor& k,
-                                            const Tensor& v, const Tensor& grad_out);
+                                            const Tensor& v, const Tensor& grad_out,
+                                            const sim::AttentionMask& mask = {});
 
 }  // namespace cplab::reference

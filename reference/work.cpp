@@ -1,13 +1,14 @@
 #include "reference/work.hpp"
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 
 #include "core/error.hpp"
 
 namespace cplab::reference {
 
-std::vector<std::int64_t> visible_keys(const RowPlan& row) {
+std::vector<std::int64_t> visible_keys(const RowPlan& row, const sim::AttentionMask& mask) {
   const auto n = static_cast<std::size_t>(row.padded_len);
   CPLAB_CHECK(row.doc_ids.size() == n && row.real.size() == n,
               "row plan of L={} has {} doc ids and {} real flags", row.padded_len,
@@ -22,11 +23,36 @@ std::vector<std::int64_t> visible_keys(const RowPlan& row) {
     if (!row.real[g]) continue;
     visible[g] = ++seen_in_doc[static_cast<std::size_t>(row.doc_ids[g])];
   }
+  if (mask.is_causal()) return visible;
+  // A document's real tokens hold positions 0, 1, ...: a query at p sees the positions [lo, hi]
+  // its mask names, all of them real keys of its document. Under causal [0, p] (the count above);
+  // a window cuts it to its last W, a chunk to the chunk's start; a span reaches its last position
+  // in the document.
+  const std::vector<sim::TokenFacts> facts =
+      sim::row_token_facts(row.doc_ids, row.real, row.caller_pos, mask);
+  std::map<std::pair<std::int32_t, std::int32_t>, std::int64_t> span_last;  // (doc, span)
+  for (const sim::TokenFacts& t : facts) {
+    if (t.real != 0 && t.span != 0) {
+      std::int64_t& last = span_last[{t.doc, t.span}];
+      last = std::max(last, t.pos);
+    }
+  }
+  for (std::size_t g = 0; g < n; ++g) {
+    const sim::TokenFacts& t = facts[g];
+    if (t.real == 0) continue;
+    std::int64_t lo = 0, hi = t.pos;
+    if (mask.family == sim::MaskFamily::window)
+      lo = std::max<std::int64_t>(0, t.pos - mask.size + 1);
+    if (mask.family == sim::MaskFamily::chunked) lo = t.pos - t.pos % mask.size;
+    if (mask.family == sim::MaskFamily::bidirectional && t.span != 0)
+      hi = std::max(hi, span_last[{t.doc, t.span}]);
+    visible[g] = hi - lo + 1;
+  }
   return visible;
 }
 
-std::vector<std::int64_t> causal_work(const RowPlan& row) {
-  const std::vector<std::int64_t> visible = visible_keys(row);
+std::vector<std::int64_t> causal_work(const RowPlan& row, const sim::AttentionMask& mask) {
+  const std::vector<std::int64_t> visible = visible_keys(row, mask);
   std::vector<std::int64_t> work(row.index.size(), 0);
   for (std::size_t r = 0; r < row.index.size(); ++r) {
     for (std::int64_t g : row.index[r]) work[r] += visible[g];

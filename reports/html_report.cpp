@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "core/error.hpp"
+#include "core/markup_text.hpp"
 #include "core/token_moves.hpp"
 #include "properties/case.hpp"
 #include "properties/case_data.hpp"
@@ -26,7 +27,7 @@ namespace {
 using properties::JobResult;
 using properties::JobStatus;
 
-std::string esc(const std::string& text) { return html_escape(text); }
+std::string esc(const std::string& text) { return escape_markup(text, LineBreaks::keep); }
 
 template <typename T>
 void add_unique(std::vector<T>& list, const T& value) {

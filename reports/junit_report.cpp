@@ -4,38 +4,12 @@
 
 #include <map>
 
+#include "core/markup_text.hpp"
 #include "reports/sweep_report.hpp"
 
 namespace cplab::reports {
 
 namespace {
-
-std::string xml_escape(const std::string& text) {
-  std::string out;
-  for (char ch : text) {
-    switch (ch) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      default:
-        // XML 1.0 forbids most control characters even escaped; keep newlines and tabs.
-        if (static_cast<unsigned char>(ch) >= 0x20 || ch == '\n' || ch == '\t') out += ch;
-    }
-  }
-  return out;
-}
 
 struct SuiteTotals {
   std::int64_t tests = 0, failures = 0, skipped = 0;
@@ -54,9 +28,9 @@ std::string to_junit(const properties::SweepReport& report) {
     SuiteTotals& suite = suites[r.property];
     suite.tests += 1;
     suite.seconds += r.seconds;
-    suite.body +=
-        fmt::format("    <testcase classname=\"cplab.{}\" name=\"{}/{}\" time=\"{:.3f}\"",
-                    xml_escape(r.property), xml_escape(r.layout), xml_escape(r.impl), r.seconds);
+    suite.body += fmt::format("    <testcase classname=\"cplab.{}\" name=\"{}/{}\" time=\"{:.3f}\"",
+                              escape_markup(r.property), escape_markup(r.layout),
+                              escape_markup(r.impl), r.seconds);
     if (r.status == JobStatus::passed) {
       suite.body += "/>\n";
       continue;
@@ -66,11 +40,11 @@ std::string to_junit(const properties::SweepReport& report) {
       suite.failures += 1;
       suite.body += fmt::format(
           "      <failure message=\"{}\">counterexample: {}\nreplay: {}\n{}</failure>\n",
-          xml_escape(r.message.substr(0, r.message.find('\n'))), xml_escape(r.counterexample),
-          xml_escape(r.replay), xml_escape(r.message));
+          escape_markup(r.message.substr(0, r.message.find('\n'))), escape_markup(r.counterexample),
+          escape_markup(r.replay), escape_markup(r.message, LineBreaks::keep));
     } else {
       suite.skipped += 1;
-      suite.body += fmt::format("      <skipped message=\"{}\"/>\n", xml_escape(r.message));
+      suite.body += fmt::format("      <skipped message=\"{}\"/>\n", escape_markup(r.message));
     }
     suite.body += "    </testcase>\n";
   }
@@ -84,7 +58,7 @@ std::string to_junit(const properties::SweepReport& report) {
     const SuiteTotals& suite = suites[name];
     xml += fmt::format(
         "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" skipped=\"{}\" time=\"{:.3f}\">\n",
-        xml_escape(name), suite.tests, suite.failures, suite.skipped, suite.seconds);
+        escape_markup(name), suite.tests, suite.failures, suite.skipped, suite.seconds);
     xml += suite.body;
     xml += "  </testsuite>\n";
   }

@@ -92,12 +92,13 @@ RowPlan row_without_slots(const RowPlan& row) {
 
 LayoutStory tell_layout(const LayoutSpec& spec, const RowPlan& row,
                         const std::vector<std::int64_t>& labels, const VerbBytesTable& bytes,
-                        StoryDetail detail) {
+                        StoryDetail detail, const sim::AttentionMask& mask) {
   LayoutStory story;
+  story.mask = mask;
   story.spec = spec;
   story.brief = spec_brief(spec);
   story.row = detail == StoryDetail::picture ? row : row_without_slots(row);
-  story.work = reference::causal_work(row);
+  story.work = reference::causal_work(row, mask);
   story.imbalance = reference::imbalance(story.work);
   story.max_work = story.work.empty() ? 0 : *std::max_element(story.work.begin(), story.work.end());
   const std::int64_t len = row.padded_len;
@@ -160,6 +161,10 @@ void attach_verb_bytes(LayoutStory& story, const VerbBytesTable& bytes) {
 std::string explain_text(const std::vector<LayoutStory>& stories, const std::string& source,
                          bool details) {
   std::string out = source + "\n";
+  if (!stories.empty() && !stories.front().mask.is_causal()) {
+    out += fmt::format("work counted under the mask {} (imbalance: max/mean work per rank)\n",
+                       sim::mask_text(stories.front().mask));
+  }
   const std::vector<std::string> verbs = verb_names(stories);
   out +=
       fmt::format("{:<28} {:>7} {:>6} {:>9} {:>10}", "layout", "L", "ℓ", "imbalance", "max work");

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/attention_mask.hpp"
 #include "core/layout_spec.hpp"
 #include "core/shard_plan.hpp"
 #include "reports/layout_svg.hpp"
@@ -39,6 +40,7 @@ struct LayoutStory {
   std::vector<RankStory> ranks;
   double imbalance = 1.0;
   std::int64_t max_work = 0;
+  sim::AttentionMask mask;  // the mask the work is counted under
 };
 
 // Verb name → bytes each rank sends ([C] per verb), from the cost model.
@@ -70,7 +72,8 @@ enum class StoryDetail { picture, text, summary };
 // and document padding have no target, every real token's label counts).
 LayoutStory tell_layout(const LayoutSpec& spec, const RowPlan& row,
                         const std::vector<std::int64_t>& labels, const VerbBytesTable& bytes,
-                        StoryDetail detail = StoryDetail::picture);
+                        StoryDetail detail = StoryDetail::picture,
+                        const sim::AttentionMask& mask = {});
 LayoutStory failed_layout(const LayoutSpec& spec, const std::string& why);
 
 // The side-by-side table of several layouts (imbalance, max causal work, most bytes per verb on
@@ -85,7 +88,6 @@ std::string explain_html(const std::vector<LayoutStory>& stories, const std::str
 // each layout's picture and rank list, as XHTML fragments.
 std::string explain_html_fragment(const std::vector<LayoutStory>& stories,
                                   const std::string& source, const std::string& id_prefix);
-std::string html_escape(const std::string& text);
 const char* page_style();  // the CSS of explain's page and the sweep's index.html
 
 }  // namespace cplab::reports

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "core/markup_text.hpp"
 #include "layouts/cost_model.hpp"
 #include "reports/layout_explain.hpp"
 #include "reports/layout_svg_parts.hpp"
@@ -60,16 +61,6 @@ const char* const kPageStyle =
 
 }  // namespace
 
-std::string html_escape(const std::string& text) {
-  std::string out;
-  std::size_t start = 0;
-  // Line breaks are kept (for <pre>); escape() drops control characters.
-  for (std::size_t nl = text.find('\n'); nl != std::string::npos; nl = text.find('\n', start)) {
-    out += svg_parts::escape(text.substr(start, nl - start)) + "\n";
-    start = nl + 1;
-  }
-  return out + svg_parts::escape(text.substr(start));
-}
 const char* page_style() { return kPageStyle; }
 
 CostRow cost_row(const RowPlan& row) {
@@ -147,14 +138,14 @@ std::string explain_html_fragment(const std::vector<LayoutStory>& stories,
   }
   for (std::string verb : verbs) {
     std::replace(verb.begin(), verb.end(), '_', ' ');  // lets the header wrap
-    out += "<th>" + html_escape(verb) + " bytes</th>";
+    out += "<th>" + escape_markup(verb) + " bytes</th>";
   }
   out += "</tr>\n";
   for (const LayoutStory& s : stories) {
-    out += "<tr><td class=\"name\">" + html_escape(s.brief) + "</td>";
+    out += "<tr><td class=\"name\">" + escape_markup(s.brief) + "</td>";
     if (!s.error.empty()) {
       out += fmt::format("<td class=\"name err\" colspan=\"{}\">cannot lay out this row: {}</td>",
-                         4 + verbs.size(), html_escape(s.error));
+                         4 + verbs.size(), escape_markup(s.error));
     } else {
       out += fmt::format("<td>{}</td><td>{}</td><td>{:.3f}</td><td>{}</td>", s.row.padded_len,
                          s.row.local_len(), s.imbalance, s.max_work);
@@ -166,9 +157,10 @@ std::string explain_html_fragment(const std::vector<LayoutStory>& stories,
   for (std::size_t i = 0; i < stories.size(); ++i) {
     const LayoutStory& s = stories[i];
     if (!s.error.empty()) continue;
-    out += fmt::format("<h2>{}</h2>\n<div class=\"picture\">", html_escape(s.brief));
+    out += fmt::format("<h2>{}</h2>\n<div class=\"picture\">", escape_markup(s.brief));
     std::string svg = prefix_svg_ids(picture(s, source), fmt::format("{}{}_", id_prefix, i));
-    out += svg + "</div>\n<pre>" + html_escape(rank_details_text(s)) + "</pre>\n";
+    out +=
+        svg + "</div>\n<pre>" + escape_markup(rank_details_text(s), LineBreaks::keep) + "</pre>\n";
   }
   return out;
 }
@@ -178,7 +170,7 @@ std::string explain_html(const std::vector<LayoutStory>& stories, const std::str
       "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\"><head>"
       "<meta charset=\"utf-8\"/><title>cplab explain · {0}</title><style>{1}</style></head>\n"
       "<body><h1>cplab explain</h1><p>{0}</p>\n{2}</body></html>\n",
-      html_escape(source), kPageStyle, explain_html_fragment(stories, source, "x"));
+      escape_markup(source), kPageStyle, explain_html_fragment(stories, source, "x"));
 }
 
 }  // namespace cplab::reports

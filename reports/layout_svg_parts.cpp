@@ -10,28 +10,12 @@
 #include <cmath>
 #include <vector>
 
+#include "core/markup_text.hpp"
 #include "reports/layout_svg.hpp"
 
 namespace cplab::reports::svg_parts {
 
 std::string num(double v) { return fmt::format("{:.2f}", v); }
-
-std::string escape(const std::string& text) {
-  std::string out;
-  for (char ch : text) {
-    const char* entity = ch == '&'   ? "&amp;"
-                         : ch == '<' ? "&lt;"
-                         : ch == '>' ? "&gt;"
-                         : ch == '"' ? "&quot;"
-                                     : nullptr;
-    if (entity != nullptr) {
-      out += entity;
-    } else if (static_cast<unsigned char>(ch) >= 0x20) {  // XML forbids most control characters
-      out += ch;
-    }
-  }
-  return out;
-}
 
 int hex_channel(const std::string& hex, int i) {
   return std::stoi(hex.substr(static_cast<std::size_t>(1 + 2 * i), 2), nullptr, 16);
@@ -76,7 +60,8 @@ void Canvas::rect(double x, double y, double w, double h, const std::string& fil
 }
 
 void Canvas::text(double x, double y, const std::string& body, const std::string& attrs) {
-  line(fmt::format(R"(<text x="{}" y="{}"{}>{}</text>)", num(x), num(y), attrs, escape(body)));
+  line(fmt::format(R"(<text x="{}" y="{}"{}>{}</text>)", num(x), num(y), attrs,
+                   escape_markup(body)));
 }
 
 void Canvas::vline(double x, double y0, double y1, const std::string& attrs) {

@@ -13,7 +13,6 @@ inline constexpr double kLeft = 96;         // rank labels sit left of the drawi
 inline constexpr double kPanelWidth = 290;  // valid / work columns and the work bar, right of it
 
 std::string num(double v);                       // a coordinate, two decimals
-std::string escape(const std::string& text);     // text content and attribute values
 int hex_channel(const std::string& hex, int i);  // "#rrggbb": 0 red, 1 green, 2 blue
 // Dark text on light fills, white on dark ones; pattern fills (tints, grey) count as light.
 const char* ink_on(const std::string& fill);

@@ -6,12 +6,13 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/markup_text.hpp"
 #include "reports/layout_svg_parts.hpp"
 
 namespace cplab::reports {
 namespace {
 
-using svg_parts::Canvas, svg_parts::escape, svg_parts::num;
+using svg_parts::Canvas, svg_parts::num;
 
 constexpr double kLabelWidth = 150, kTop = 64, kCellHeight = 34, kMargin = 16;
 
@@ -69,7 +70,8 @@ std::string schedule_svg(const sim::AttentionSchedule& s, const std::string& tit
   for (std::size_t t = 0; t < s.steps.size(); ++t) {
     const sim::ScheduleStep& step = s.steps[t];
     const double y = kTop + static_cast<double>(t) * kCellHeight;
-    svg.text(kMargin, y + kCellHeight / 2 + 4, fmt::format("step {} · {}", t, step.exchange));
+    svg.text(kMargin, y + kCellHeight / 2 + 4,
+             fmt::format("step {} · {}", t, sim::exchange_name(step.exchange)));
     std::int64_t busiest = 0;
     for (const sim::RankStep& rank : step.ranks) busiest = std::max(busiest, rank.work);
     for (const sim::RankStep& rank : step.ranks) {
@@ -80,7 +82,7 @@ std::string schedule_svg(const sim::AttentionSchedule& s, const std::string& tit
       svg.line(fmt::format(
           R"(<g data-step="{}" data-rank="{}" data-work="{}"><title>{}</title>)", t, rank.rank,
           rank.work,
-          escape(fmt::format(
+          escape_markup(fmt::format(
               "step {}, rank {}: K/V from {}; work {}; {}; {} B in forward, {} B "
               "in backward",
               t, rank.rank, rank.kv_from < 0 ? "several ranks" : std::to_string(rank.kv_from),
@@ -105,7 +107,7 @@ std::string schedule_page(const std::string& title, const std::string& svg,
       "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>{0}</title>\n"
       "<style>body{{font-family:sans-serif;margin:24px}}pre{{font-size:12px}}</style>"
       "</head>\n<body>\n<h1>{0}</h1>\n{1}\n<pre>{2}</pre>\n</body></html>\n",
-      escape(title), svg, escape(table));
+      escape_markup(title), svg, escape_markup(table, LineBreaks::keep));
 }
 
 }  // namespace cplab::reports

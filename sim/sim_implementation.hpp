@@ -144,6 +144,14 @@ class SimImplementation : public Implementation, protected PartitionRules {
                               std::size_t block) const;
   // The block as the kernel is launched on it: the schedule's mask and diagonal.
   virtual ScheduleBlock applied_block(const ScheduleBlock& block) const;
+  // The row's mask as the kernels of step `step` apply it in per-token blocks: the schedule's.
+  virtual MaskRule applied_mask(const AttentionSchedule& schedule, std::size_t step) const;
+  // What the mask reads at each position of a buffer made of `pieces` that rank `rank` holds at
+  // `step` (its keys, or its queries): the schedule's facts of the slots the pieces hold.
+  virtual std::vector<TokenFacts> buffer_facts(const AttentionSchedule& schedule, std::int64_t rank,
+                                               std::size_t step,
+                                               const std::vector<BufferPiece>& pieces,
+                                               bool keys) const;
   // The key positions a block of `step` reads in its key buffer of `key_tokens` tokens: block.k.
   virtual LocalRange block_key_range(const RankStep& step, const ScheduleBlock& block,
                                      std::int64_t key_tokens) const;

@@ -80,7 +80,8 @@ __global__ void block_attention_forward_kernel(BlockAttention a, const AttnTile*
     stage_keys<T>(a, keys + c0, n, hk, d, sk, sv, key_facts);
     if (!active) continue;
     for (std::int64_t r = 0; r < n; ++r) {
-      if (!sim::block_pair_visible(blk.mask, blk.diagonal, i, c0 + r, qf, key_facts[r])) continue;
+      if (!sim::block_pair_visible(blk.mask, blk.diagonal, i, c0 + r, qf, key_facts[r], a.rule))
+        continue;
       const float x = dot(q, sk + r * d, d) * scale;
       const float* vr = sv + r * d;
       if (x > m) {
@@ -150,7 +151,8 @@ __global__ void block_attention_backward_dq_kernel(BlockAttention a, const AttnT
     stage_keys<T>(a, keys + c0, n, hk, d, sk, sv, key_facts);
     if (!sees) continue;
     for (std::int64_t r = 0; r < n; ++r) {
-      if (!sim::block_pair_visible(blk.mask, blk.diagonal, i, c0 + r, qf, key_facts[r])) continue;
+      if (!sim::block_pair_visible(blk.mask, blk.diagonal, i, c0 + r, qf, key_facts[r], a.rule))
+        continue;
       const float p = expf(dot(q, sk + r * d, d) * scale - l);
       const float ds = p * (dot(dout, sv + r * d, d) - dl);
       for (std::int64_t e = 0; e < d; ++e) acc[e] += ds * sk[r * d + e];
@@ -207,7 +209,7 @@ __global__ void block_attention_backward_dkv_kernel(BlockAttention a, const Attn
     if (!active) continue;
     for (std::int64_t r = 0; r < n; ++r) {
       if (query_lse[r] == -INFINITY ||
-          !sim::block_pair_visible(blk.mask, blk.diagonal, c0 + r, j, query_facts[r], kf))
+          !sim::block_pair_visible(blk.mask, blk.diagonal, c0 + r, j, query_facts[r], kf, a.rule))
         continue;
       const float* qr = sq + r * d;
       const float* dor = sdo + r * d;

@@ -36,6 +36,7 @@ struct BlockAttention {
   const AttnBlock* blocks = nullptr;
   std::int64_t block_count = 0;
   const sim::TokenFacts* facts = nullptr;  // the [B][L] table of token_facts
+  sim::MaskRule rule{};                    // the rows' mask, read by per-token blocks
 };
 
 // Forward of every block: block_out [out_rows][H][d] in the input dtype (0 for a query the block

@@ -104,7 +104,7 @@ void check_row_shape(const sim::AttentionSchedule& s, const sim::AttentionSchedu
 }  // namespace
 
 void check_step_source(const std::vector<sim::AttentionSchedule>& rows, std::size_t step,
-                       std::int64_t rank, const std::vector<std::string>& exchanges,
+                       std::int64_t rank, const std::vector<sim::Exchange>& exchanges,
                        std::int64_t kv_from, std::int64_t heads) {
   for (std::size_t b = 0; b < rows.size(); ++b) {
     CPLAB_CHECK(step < rows[b].steps.size(), "gpu cp_attention: row {} has no step {}", b, step);
@@ -112,7 +112,8 @@ void check_step_source(const std::vector<sim::AttentionSchedule>& rows, std::siz
     const bool known = std::find(exchanges.begin(), exchanges.end(), s.exchange) != exchanges.end();
     CPLAB_CHECK(known,
                 "gpu cp_attention: row {} step {} is brought by {}; this step moves K/V by {}", b,
-                step, s.exchange, exchanges.empty() ? "nothing" : exchanges.front());
+                step, sim::exchange_name(s.exchange),
+                exchanges.empty() ? "nothing" : sim::exchange_name(exchanges.front()));
     CPLAB_CHECK(
         rank >= 0 && static_cast<std::int64_t>(s.ranks.size()) == rows[b].cp && rank < rows[b].cp,
         "gpu cp_attention: row {} step {} lists {} ranks; C = {}, rank {}", b, step, s.ranks.size(),
@@ -223,15 +224,17 @@ std::vector<sim::TokenFacts> token_facts(const std::vector<sim::AttentionSchedul
   for (std::size_t b = 0; b < rows.size(); ++b) {
     const sim::AttentionSchedule& s = rows[b];
     check_row_shape(s, rows.front(), b);
-    for (std::int64_t g = 0; g < s.padded_len; ++g) {
-      const auto i = static_cast<std::size_t>(g);
-      facts.push_back({.slot = g, .doc = s.doc_ids[i], .real = s.real[i]});
-    }
+    CPLAB_CHECK(
+        static_cast<std::int64_t>(s.facts.size()) == s.padded_len && s.mask == rows.front().mask,
+        "gpu cp_attention: row {} holds {} token facts for L = {}, under mask {} (row 0: {})", b,
+        s.facts.size(), s.padded_len, sim::mask_text(s.mask), sim::mask_text(rows.front().mask));
+    facts.insert(facts.end(), s.facts.begin(), s.facts.end());
   }
   return facts;
 }
 
-std::int64_t launch_pairs(const StepLaunch& launch, const std::vector<sim::TokenFacts>& facts) {
+std::int64_t launch_pairs(const StepLaunch& launch, const std::vector<sim::TokenFacts>& facts,
+                          const sim::MaskRule& rule) {
   std::int64_t pairs = 0;
   for (const AttnBlock& b : launch.blocks)
     for (std::int64_t i = 0; i < b.q_len; ++i) {
@@ -240,7 +243,7 @@ std::int64_t launch_pairs(const StepLaunch& launch, const std::vector<sim::Token
       for (std::int64_t j = 0; j < b.k_len; ++j) {
         const auto& kf = facts.at(
             static_cast<std::size_t>(launch.keys.at(static_cast<std::size_t>(b.k_begin + j)).fact));
-        pairs += sim::block_pair_visible(b.mask, b.diagonal, i, j, qf, kf);
+        pairs += sim::block_pair_visible(b.mask, b.diagonal, i, j, qf, kf, rule);
       }
     }
   return pairs;

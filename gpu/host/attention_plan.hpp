@@ -59,7 +59,7 @@ struct StepLaunch {
 // and computes all `heads` query heads, as the schedule says for every row. Throws naming the
 // row, the step and what disagrees: a data movement and a schedule that disagree are an error.
 void check_step_source(const std::vector<sim::AttentionSchedule>& rows, std::size_t step,
-                       std::int64_t rank, const std::vector<std::string>& exchanges,
+                       std::int64_t rank, const std::vector<sim::Exchange>& exchanges,
                        std::int64_t kv_from, std::int64_t heads);
 
 // The step `step` of rank `rank` over every row's schedule, for keys from `held` and queries from
@@ -82,7 +82,8 @@ std::vector<sim::TokenFacts> token_facts(const std::vector<sim::AttentionSchedul
 // Pairs the launch's blocks keep, asking sim::block_pair_visible over the resolved positions and
 // the facts table as the kernels do: the schedule's count when the plan resolved it faithfully.
 // O(pairs) on the host: for tests and checks at test sizes.
-std::int64_t launch_pairs(const StepLaunch& launch, const std::vector<sim::TokenFacts>& facts);
+std::int64_t launch_pairs(const StepLaunch& launch, const std::vector<sim::TokenFacts>& facts,
+                          const sim::MaskRule& rule);
 
 // Bytes one rank puts on the wire in one ring step of `tokens` local tokens (every row): K and V
 // in their dtype forward; backward, K and V again with dK and dV in f32 (their accumulators travel

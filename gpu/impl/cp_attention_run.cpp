@@ -40,6 +40,7 @@ CpAttentionRun::CpAttentionRun(const Tensor& q, std::int64_t kv_heads, const Ten
       q_(upload_tensor(q, stream)),
       grad_out_(upload_tensor(grad_out, stream)),
       facts_(upload_vector(token_facts(rows), stream)),
+      rule_(rows.empty() ? sim::MaskRule{} : rows.front().mask.rule()),
       out_(f32_bytes(q.numel())),
       lse_(f32_bytes(tokens_ * heads_)),
       out_rounded_(q.nbytes()),
@@ -77,7 +78,8 @@ BlockAttention CpAttentionRun::launch(const Step& step, const DeviceBuffer& k,
           .keys = step.keys.as<AttnPosition>(),
           .blocks = step.blocks.as<AttnBlock>(),
           .block_count = static_cast<std::int64_t>(step.plan.blocks.size()),
-          .facts = facts_.as<sim::TokenFacts>()};
+          .facts = facts_.as<sim::TokenFacts>(),
+          .rule = rule_};
 }
 
 void CpAttentionRun::forward(const Step& step, const DeviceBuffer& k, const DeviceBuffer& v) {

@@ -58,6 +58,7 @@ class CpAttentionRun {
   Shape q_shape_, kv_shape_;
   std::int64_t tokens_, heads_, kv_heads_, head_dim_, kv_elems_;
   DeviceBuffer q_, grad_out_, facts_;
+  sim::MaskRule rule_;  // the rows' mask (token_facts checks that they share one)
   DeviceBuffer out_, lse_, out_rounded_, delta_, grad_q_;
 };
 

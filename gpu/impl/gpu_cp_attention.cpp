@@ -103,7 +103,9 @@ CpAttentionOutput ring(RankContext& ctx, const Inputs& in,
   std::int64_t holds = rank;
   for (std::size_t step = 0; step < steps; ++step) {
     if (step > 0) holds = (holds + cp - 1) % cp;
-    check_step_source(rows, step, rank, {step == 0 ? "none" : "send_recv"}, holds, in.heads);
+    check_step_source(rows, step, rank,
+                      {step == 0 ? sim::Exchange::none : sim::Exchange::send_recv}, holds,
+                      in.heads);
     plans.push_back(
         run.upload(plan_step(rows, step, rank, HeldKeys::one(cp, holds, in.rows, in.local))));
   }
@@ -161,8 +163,9 @@ CpAttentionOutput all_gather(RankContext& ctx, const Inputs& in,
   CpAttentionRun run(in.q, in.kv_heads, in.grad_out, rows, s);
   // One rank gathers nothing, and a schedule may say so.
   check_step_source(rows, 0, rank,
-                    cp == 1 ? std::vector<std::string>{"all_gather", "none"}
-                            : std::vector<std::string>{"all_gather"},
+                    cp == 1
+                        ? std::vector<sim::Exchange>{sim::Exchange::all_gather, sim::Exchange::none}
+                        : std::vector<sim::Exchange>{sim::Exchange::all_gather},
                     -1, in.heads);
   const CpAttentionRun::Step plan =
       run.upload(plan_step(rows, 0, rank, HeldKeys::all(cp, in.rows, in.local)));

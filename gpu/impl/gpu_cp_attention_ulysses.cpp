@@ -60,7 +60,7 @@ CpAttentionOutput cp_attention_ulysses(Implementation& impl, Comm& comm, RankCon
               rows.front().steps.size());
   const UlyssesHeads heads{.query = q.size(2), .kv = k.size(2)};
   const std::int64_t n_q = heads_per_rank(heads, HeadKind::query, cp);  // checks H, H_kv, U
-  check_step_source(rows, 0, rank, {"all_to_all"}, -1, n_q);
+  check_step_source(rows, 0, rank, {sim::Exchange::all_to_all}, -1, n_q);
   const HeldKeys sequence = HeldKeys::sequence(cp, layout.rows, layout.local_len());
   const StepLaunch plan = plan_step(rows, 0, rank, sequence, kAttnTile, &sequence);
 

@@ -1,9 +1,10 @@
 // Properties 12 and 13: CP attention schedules (SPEC §13), the schedule alone, built from the
-// reference's rows for every algorithm the layout runs. 12: over all steps every (query, key)
-// pair the global document-causal mask allows is computed on exactly H heads, by no rank twice,
-// and no other pair is computed, each block realised through block_pair_visible on its buffers'
-// slots, pair by pair; every block's pair count and every rank's work is what it computes.
-// 13: the critical path Σ_s max_r work against total/C: generic identities (Ulysses gives every
+// reference's rows for every algorithm the layout runs. 12: under the case's mask (drawn, SPEC
+// §13.5), over all steps every (query, key) pair the mask allows is computed on exactly H heads,
+// by no rank twice, and no other pair is computed, each block realised through block_pair_visible
+// on its buffers' slots, pair by pair; every block's pair count and every rank's work is what it
+// computes. 13 (under the causal mask):
+// the critical path Σ_s max_r work against total/C: generic identities (Ulysses gives every
 // rank the same work, all-gather gives each rank its SPEC §8 causal work, the total is the mask's
 // pairs on H heads) and each layout's own promise (its properties/layouts/ entry, SPEC §13.4).
 #include <fmt/format.h>
@@ -15,6 +16,7 @@
 #include <utility>
 
 #include "attention/block_mask.hpp"
+#include "properties/checks/attention_masks.hpp"
 #include "properties/checks/checks.hpp"
 #include "reference/work.hpp"
 
@@ -31,12 +33,18 @@ sim::AttentionShape shape_for(const Case& c) {
           .dtype = DType::bf16};
 }
 
-// Every schedule of a row: one per algorithm the layout runs at this spec and shape.
+// Every schedule of a row: one per algorithm the layout runs at this spec and shape, under the
+// case's drawn mask when `masked` (else the causal one).
 template <typename Check>
-std::string each_schedule(const Case& c, CheckNotes& notes, const Check& check) {
+std::string each_schedule(const Case& c, CheckNotes& notes, bool masked, const Check& check) {
   const Subject subject(c);
   const sim::LayoutDescriptor& layout = sim::layout_descriptor(c.spec.layout);
   const sim::AttentionShape shape = shape_for(c);
+  const sim::AttentionMask mask =
+      masked && !subject.plan.rows.empty()
+          ? draw_mask(c, subject.plan.rows.front().padded_len / c.spec.cp, 12)
+          : sim::AttentionMask{};
+  if (masked) notes.options.push_back(mask_option(mask));
   for (std::size_t b = 0; b < subject.plan.rows.size(); ++b) {
     const RowPlan& row = subject.plan.rows[b];
     for (sim::AttentionAlgo algo : sim::all_algos()) {
@@ -46,7 +54,7 @@ std::string each_schedule(const Case& c, CheckNotes& notes, const Check& check) 
       // it is no case of this algorithm; the tag counts how often the generators draw one.
       std::optional<sim::AttentionSchedule> built;
       try {
-        built = sim::build_schedule(layout, c.spec, row, algo, shape);
+        built = sim::build_schedule(layout, c.spec, row, algo, shape, mask);
       } catch (const sim::ScheduleTooLarge&) {
         notes.tags.push_back(
             fmt::format("{} {} past the schedule bounds", c.spec.layout, sim::algo_name(algo)));
@@ -57,9 +65,9 @@ std::string each_schedule(const Case& c, CheckNotes& notes, const Check& check) 
       const sim::AttentionSchedule& s = *built;
       const std::string bad = check(s, row);
       if (!bad.empty())
-        return failure_prefix(c) + fmt::format("row {} {} (H={}, H_kv={}): {}", b,
+        return failure_prefix(c) + fmt::format("row {} {} (H={}, H_kv={}, mask {}): {}", b,
                                                sim::algo_name(algo), shape.heads, shape.kv_heads,
-                                               bad);
+                                               sim::mask_text(mask), bad);
     }
   }
   return {};
@@ -77,6 +85,7 @@ std::string coverage_mismatch(const sim::AttentionSchedule& s, const RowPlan& ro
   std::stable_sort(rank_steps.begin(), rank_steps.end(),
                    [](const auto& a, const auto& b) { return a.second->rank < b.second->rank; });
   std::int64_t total = 0;
+  const sim::MaskRule rule = s.mask.rule();
   for (const auto& [t, rank_step] : rank_steps) {
     const sim::RankStep& rank = *rank_step;
     const std::vector<std::int64_t> qs = s.buffer_slots(rank.queries);
@@ -86,12 +95,12 @@ std::string coverage_mismatch(const sim::AttentionSchedule& s, const RowPlan& ro
       std::int64_t pairs = 0;
       for (std::int64_t i = blk.q.begin; i < blk.q.end; ++i) {
         const std::int64_t q = qs[static_cast<std::size_t>(i)];
-        const sim::TokenFacts qf{q, row.doc_ids[q], row.real[q]};
+        const sim::TokenFacts& qf = s.facts[static_cast<std::size_t>(q)];
         for (std::int64_t j = blk.k.begin; j < blk.k.end; ++j) {
           const std::int64_t k = ks[static_cast<std::size_t>(j)];
-          const sim::TokenFacts kf{k, row.doc_ids[k], row.real[k]};
+          const sim::TokenFacts& kf = s.facts[static_cast<std::size_t>(k)];
           if (!sim::block_pair_visible(static_cast<int>(blk.mask), blk.diagonal, i - blk.q.begin,
-                                       j - blk.k.begin, qf, kf))
+                                       j - blk.k.begin, qf, kf, rule))
             continue;
           const std::size_t at = static_cast<std::size_t>(q) * len + static_cast<std::size_t>(k);
           if (last_rank[at] == rank.rank)
@@ -116,7 +125,7 @@ std::string coverage_mismatch(const sim::AttentionSchedule& s, const RowPlan& ro
     return fmt::format("total work {}, the ranks compute {}", s.total_work, total);
   for (std::size_t q = 0; q < len; ++q) {
     for (std::size_t k = 0; k < len; ++k) {
-      const bool allowed = row.real[q] && row.real[k] && row.doc_ids[q] == row.doc_ids[k] && k <= q;
+      const bool allowed = sim::mask_visible(rule, s.facts[q], s.facts[k]);
       const std::int64_t want = allowed ? s.shape.heads : 0, got = heads[q * len + k];
       if (got != want)
         return fmt::format("query slot {} × key slot {} ({}) computed on {} heads, expected {}", q,
@@ -127,7 +136,7 @@ std::string coverage_mismatch(const sim::AttentionSchedule& s, const RowPlan& ro
 }
 
 std::string check_coverage(const Case& c, Implementation&, CheckNotes& notes) {
-  return each_schedule(c, notes, coverage_mismatch);
+  return each_schedule(c, notes, true, coverage_mismatch);
 }
 
 std::string balance_mismatch(const Case& c, const sim::AttentionSchedule& s, const RowPlan& row,
@@ -175,7 +184,7 @@ std::string balance_mismatch(const Case& c, const sim::AttentionSchedule& s, con
 }
 
 std::string check_balance(const Case& c, Implementation&, CheckNotes& notes) {
-  return each_schedule(c, notes, [&](const sim::AttentionSchedule& s, const RowPlan& row) {
+  return each_schedule(c, notes, false, [&](const sim::AttentionSchedule& s, const RowPlan& row) {
     return balance_mismatch(c, s, row, notes);
   });
 }
@@ -205,9 +214,13 @@ const PropertyInfo schedule_coverage_property{
     .name = "ring_schedule_covers_mask_once",
     .invariant =
         "every attention schedule the layout runs computes each pair the "
-        "document-causal mask allows exactly once per head and no other pair",
+        "case's mask allows exactly once per head and no other pair",
     .check = check_coverage,
-    .coverage = {{kAnyCase, {}, Cross::cp}},
+    .coverage = {{kAnyCase, {}, Cross::cp},
+                 {"mask causal", {}, Cross::none, true},
+                 {"mask window", {}, Cross::none, true},
+                 {"mask chunked", {}, Cross::none, true},
+                 {"mask bidirectional", {}, Cross::none, true}},
     .unsupported = schedule_only,
 };
 

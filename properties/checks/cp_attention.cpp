@@ -11,6 +11,7 @@
 
 #include "attention/schedule.hpp"
 #include "layouts/layout_descriptor.hpp"
+#include "properties/checks/attention_masks.hpp"
 #include "properties/checks/checks.hpp"
 #include "properties/checks/cp_attention_bounds.hpp"
 #include "reference/cp_attention_reference.hpp"
@@ -106,13 +107,21 @@ Inputs inputs_for(const Case& c, const ShardPlan& plan, std::int64_t m,
 std::vector<std::vector<sim::AttentionSchedule>> case_schedules(const Case& c,
                                                                 const Subject& subject,
                                                                 sim::AttentionAlgo algo,
-                                                                const sim::AttentionShape& shape) {
+                                                                const sim::AttentionShape& shape,
+                                                                const sim::AttentionMask& mask) {
   const sim::LayoutDescriptor& layout = sim::layout_descriptor(c.spec.layout);
   std::vector<std::vector<sim::AttentionSchedule>> schedules(subject.microbatches.size());
   for (std::size_t m = 0; m < subject.microbatches.size(); ++m)
     for (const RowPlan& row : subject.microbatches[m].rows)
-      schedules[m].push_back(sim::build_schedule(layout, c.spec, row, algo, shape));
+      schedules[m].push_back(sim::build_schedule(layout, c.spec, row, algo, shape, mask));
   return schedules;
+}
+
+// The case's mask (SPEC §13.5), drawn around its shard length.
+sim::AttentionMask case_mask(const Case& c, const Subject& subject) {
+  const std::int64_t local =
+      subject.plan.rows.empty() ? 1 : subject.plan.rows.front().padded_len / c.spec.cp;
+  return draw_mask(c, local, 14);
 }
 
 // What a case in `dtype` runs: one algorithm drawn by the seed among those the layout and the
@@ -190,9 +199,12 @@ std::string check_algos(const Case& c, Implementation& impl, CheckNotes& notes, 
                                    sim::algo_name(algo)));
   notes.options.emplace_back(sim::algo_name(algo));
   const Subject subject(c);
+  const sim::AttentionMask mask = case_mask(c, subject);
+  notes.options.push_back(mask_option(mask));
+  notes.tags.back() += " " + std::string(sim::mask_family_name(mask.family));
   std::vector<std::vector<sim::AttentionSchedule>> schedules;
   try {
-    schedules = case_schedules(c, subject, algo, shape);
+    schedules = case_schedules(c, subject, algo, shape, mask);
   } catch (const sim::ScheduleTooLarge& e) {
     // No case of this algorithm (as in the schedule properties): `replay` refuses it up front
     // (past_schedule_bounds), a sweep counts how often its generators draw one.
@@ -204,10 +216,10 @@ std::string check_algos(const Case& c, Implementation& impl, CheckNotes& notes, 
   for (std::int64_t m = 0; m < c.spec.microbatches; ++m) {
     const ShardPlan& plan = subject.microbatches[static_cast<std::size_t>(m)];
     const Inputs in = inputs_for(c, plan, m, shape, logit_scale);
-    const auto ref = reference::cp_attention_reference(plan, in.q, in.k, in.v, in.grad_out);
+    const auto ref = reference::cp_attention_reference(plan, in.q, in.k, in.v, in.grad_out, mask);
     const std::string bad = check_algo(
         c, impl, plan, m, algo, schedules[static_cast<std::size_t>(m)], shape, in, ref, report);
-    if (!bad.empty()) return failure_prefix(c) + bad;
+    if (!bad.empty()) return failure_prefix(c) + "mask " + sim::mask_text(mask) + ": " + bad;
   }
   notes.notes.push_back(report.summary());
   return {};
@@ -219,7 +231,8 @@ std::string past_schedule_bounds(const Case& c, Implementation& impl) {
   const std::optional<Drawn> drawn = draw(c, attention_dtype(c), impl, nullptr);
   if (!drawn) return {};
   try {
-    (void)case_schedules(c, Subject(c), drawn->algo, drawn->shape);
+    const Subject subject(c);
+    (void)case_schedules(c, subject, drawn->algo, drawn->shape, case_mask(c, subject));
   } catch (const sim::ScheduleTooLarge& e) {
     return fmt::format("the case's {} attention is past cplab's schedule bounds: {}",
                        sim::algo_name(drawn->algo), e.what());
@@ -245,6 +258,11 @@ std::string cp_attention_unsupported(const Implementation& impl) {
 
 const std::vector<CoverageRule> kCpAttentionCoverage = {
     {kAnyCase, {}, Cross::cp},
+    // Every mask family in every job (SPEC §13.5).
+    {"mask causal", {}, Cross::none, true},
+    {"mask window", {}, Cross::none, true},
+    {"mask chunked", {}, Cross::none, true},
+    {"mask bidirectional", {}, Cross::none, true},
     {"bf16", {}, Cross::none, true},
     // bf16's dK bound can be the size of a dK that cancels over its queries (SPEC §13.3): a 2×
     // dK error is f32's to catch, so every job draws f32 cases at C > 1.

@@ -84,6 +84,9 @@ const LayoutEntry stripe_entry{
           return out;
         },
     .schedule_balance = stripe_schedule_balance,
+    // Its schedules' whole-buffer blocks span documents: the one place a window that ignores
+    // document boundaries reads another document's keys (the runs of other layouts never do).
+    .carries_mutants = {"mask_window_across_documents"},
 };
 
 }  // namespace cplab::properties

@@ -85,6 +85,7 @@ std::vector<ImplementationInfo> pad_mutants();
 std::vector<ImplementationInfo> rare_case_mutants();
 std::vector<ImplementationInfo> ulysses_mutants();
 std::vector<ImplementationInfo> attention_mutants();
+std::vector<ImplementationInfo> mask_mutants();
 // A layout's own mutants (bugs of that layout alone) live with its property entry, in
 // properties/layouts/ID_mutants.cpp, and reach the registry through LayoutEntry::own_mutants.
 

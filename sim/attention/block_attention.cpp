@@ -25,7 +25,7 @@ float dot(const float* a, const float* b, std::int64_t d) {
 [[gnu::always_inline]] inline bool visible(const BlockOperands& b, std::int64_t i, std::int64_t j) {
   const TokenFacts none{};
   return block_pair_visible(b.mask, b.diagonal, i, j, b.q_facts ? b.q_facts[i] : none,
-                            b.k_facts ? b.k_facts[j] : none);
+                            b.k_facts ? b.k_facts[j] : none, b.rule);
 }
 
 }  // namespace

@@ -20,8 +20,9 @@ struct BlockOperands {
   std::int64_t queries = 0, keys = 0, d = 0;
   int mask = kMaskFull;  // the block's mask kind and causal diagonal (block_mask.hpp)
   std::int64_t diagonal = 0;
-  const TokenFacts* q_facts = nullptr;  // per query and per key: what doc-causal reads
+  const TokenFacts* q_facts = nullptr;  // per query and per key: what a per-token block reads
   const TokenFacts* k_facts = nullptr;
+  MaskRule rule{};     // the row's mask, for per-token blocks
   float scale = 1.0f;  // softmax scale
 };
 

@@ -28,19 +28,6 @@ namespace {
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 constexpr int kForwardTag = 0x7c00, kBackwardTag = 0x7d00, kDeliverTag = 0x7e00;
 
-// What the masks read of every position of a buffer: its global slot's facts.
-std::vector<TokenFacts> facts_of(const AttentionSchedule& s,
-                                 const std::vector<BufferPiece>& pieces) {
-  std::vector<TokenFacts> facts;
-  for (const std::int64_t slot : s.buffer_slots(pieces)) {
-    CPLAB_CHECK(slot >= 0 && slot < s.padded_len,
-                "cp_attention: a buffer position is slot {}, outside [0, {})", slot, s.padded_len);
-    facts.push_back(
-        {slot, s.doc_ids[static_cast<std::size_t>(slot)], s.real[static_cast<std::size_t>(slot)]});
-  }
-  return facts;
-}
-
 }  // namespace
 
 // One row of one rank: the buffers it holds and the steps it runs.
@@ -84,7 +71,7 @@ class CpAttentionRun {
     own_ = {k, v};
     first_ = gathered_ ? gathered_kv()
                        : HeldKv{spread(k, heads_kv_, dtype_), spread(v, heads_kv_, dtype_)};
-    q_facts_ = facts_of(s_, q_.pieces);
+    q_facts_ = impl_.buffer_facts(s_, rank_, 0, q_.pieces, false);
     out_ = q_.zeros_like();
     lse_ = HeldBuffer{
         .pieces = q_.pieces,
@@ -179,10 +166,10 @@ class CpAttentionRun {
   // schedule handed in with them cut short is refused before anything reads past them.
   static void check_facts(const AttentionSchedule& s, std::int64_t ranks) {
     const auto slots = static_cast<std::size_t>(s.padded_len);
-    CPLAB_CHECK(s.doc_ids.size() == slots && s.real.size() == slots,
-                "cp_attention: the schedule's facts are for {} documents' slots and {} real flags; "
-                "its rows are {} slots",
-                s.doc_ids.size(), s.real.size(), s.padded_len);
+    CPLAB_CHECK(s.doc_ids.size() == slots && s.real.size() == slots && s.facts.size() == slots,
+                "cp_attention: the schedule's facts are for {} documents' slots, {} real flags and "
+                "{} tokens; its rows are {} slots",
+                s.doc_ids.size(), s.real.size(), s.facts.size(), s.padded_len);
     CPLAB_CHECK(static_cast<std::int64_t>(s.index.size()) == ranks,
                 "cp_attention: the schedule maps the tokens of {} ranks, not {}", s.index.size(),
                 ranks);
@@ -245,8 +232,8 @@ class CpAttentionRun {
   }
 
   BlockOperands operands(const ScheduleBlock& blk, const LocalRange& keys, const HeldKv& kv,
-                         const std::vector<TokenFacts>& k_facts, std::int64_t j,
-                         std::int64_t jk) const {
+                         const std::vector<TokenFacts>& k_facts, const MaskRule& rule,
+                         std::int64_t j, std::int64_t jk) const {
     return {.q = q_.at(blk.q.begin, j),
             .k = kv.k.at(keys.begin, jk),
             .v = kv.v.at(keys.begin, jk),
@@ -259,7 +246,17 @@ class CpAttentionRun {
             .diagonal = blk.diagonal,
             .q_facts = q_facts_.data() + blk.q.begin,
             .k_facts = k_facts.data() + keys.begin,
+            .rule = rule,
             .scale = scale_};
+  }
+
+  // Which step of the schedule `rs` is a rank's part of.
+  std::size_t step_of(const RankStep& rs) const {
+    for (std::size_t t = 0; t < s_.steps.size(); ++t) {
+      const std::vector<RankStep>& ranks = s_.steps[t].ranks;
+      if (!ranks.empty() && &rs >= ranks.data() && &rs < ranks.data() + ranks.size()) return t;
+    }
+    CPLAB_FAIL("cp_attention: a rank step that is no part of the schedule");
   }
 
   // The KV head query head j of the buffer reads, as a position of the held K/V.
@@ -274,7 +271,9 @@ class CpAttentionRun {
   template <typename Fn>
   void for_each_block(const RankStep& rs, const HeldKv& kv, const std::vector<BufferPiece>& keys,
                       Fn&& fn) const {
-    const std::vector<TokenFacts> k_facts = facts_of(s_, keys);
+    const std::size_t step = step_of(rs);
+    const std::vector<TokenFacts> k_facts = impl_.buffer_facts(s_, rank_, step, keys, true);
+    const MaskRule rule = impl_.applied_mask(s_, step);
     std::vector<std::int64_t> kv_of;  // the held KV head of each query head, found once
     for (std::size_t i = 0; i < rs.blocks.size(); ++i) {
       if (!impl_.block_computed(s_, rs, i)) continue;
@@ -291,7 +290,7 @@ class CpAttentionRun {
       }
       for (std::int64_t j = 0; j < q_.width(); ++j) {
         const std::int64_t jk = kv_of[static_cast<std::size_t>(j)];
-        fn(blk, operands(blk, k_range, kv, k_facts, j, jk), j, jk, k_range);
+        fn(blk, operands(blk, k_range, kv, k_facts, rule, j, jk), j, jk, k_range);
       }
     }
   }
@@ -416,6 +415,25 @@ bool SimImplementation::block_computed(const AttentionSchedule& /*schedule*/,
 }
 
 ScheduleBlock SimImplementation::applied_block(const ScheduleBlock& block) const { return block; }
+
+MaskRule SimImplementation::applied_mask(const AttentionSchedule& schedule,
+                                         std::size_t /*step*/) const {
+  return schedule.mask.rule();
+}
+
+std::vector<TokenFacts> SimImplementation::buffer_facts(const AttentionSchedule& schedule,
+                                                        std::int64_t /*rank*/, std::size_t /*step*/,
+                                                        const std::vector<BufferPiece>& pieces,
+                                                        bool /*keys*/) const {
+  std::vector<TokenFacts> facts;
+  for (const std::int64_t slot : schedule.buffer_slots(pieces)) {
+    CPLAB_CHECK(slot >= 0 && slot < schedule.padded_len,
+                "cp_attention: a buffer position is slot {}, outside [0, {})", slot,
+                schedule.padded_len);
+    facts.push_back(schedule.facts[static_cast<std::size_t>(slot)]);
+  }
+  return facts;
+}
 
 LocalRange SimImplementation::block_key_range(const RankStep& /*step*/, const ScheduleBlock& block,
                                               std::int64_t /*key_tokens*/) const {

@@ -83,7 +83,12 @@ TEST(CliSchedule, DrawsThePictureAndThePage) {
   ASSERT_EQ(page.status, 0) << page.err;
   EXPECT_EQ(page.out.rfind("<!doctype html>", 0), 0u);
   EXPECT_NE(page.out.find("<svg"), std::string::npos);
-  EXPECT_NE(page.out.find("critical path"), std::string::npos);
+  // The text table keeps its lines inside <pre> (they once ran together: "2 stepscritical path").
+  const std::size_t pre = page.out.find("<pre>");
+  ASSERT_NE(pre, std::string::npos);
+  const std::string table = page.out.substr(pre, page.out.find("</pre>") - pre);
+  EXPECT_NE(table.find(" steps\ncritical path"), std::string::npos) << table;
+  EXPECT_NE(table.find("\nstep  exchange"), std::string::npos) << table;
 }
 
 TEST(CliSchedule, BadInputIsOneLine) {

@@ -95,7 +95,8 @@ TEST(AttentionPlanLayouts, every_planned_pair_is_the_rows_mask_once) {
                 for (const AttnPosition& p : l.queries) EXPECT_EQ(p.token, p.fact) << what;
                 for (const AttnPosition& p : l.keys) EXPECT_EQ(p.token, p.fact) << what;
               }
-              ASSERT_EQ(launch_pairs(l, facts), l.pairs) << what << " rank " << r;
+              ASSERT_EQ(launch_pairs(l, facts, rows.front().mask.rule()), l.pairs)
+                  << what << " rank " << r;
               for (const AttnBlock& b : l.blocks)
                 for (std::int64_t i = 0; i < b.q_len; ++i) {
                   const auto& qf = facts[static_cast<std::size_t>(
@@ -103,7 +104,8 @@ TEST(AttentionPlanLayouts, every_planned_pair_is_the_rows_mask_once) {
                   for (std::int64_t j = 0; j < b.k_len; ++j) {
                     const auto& kf = facts[static_cast<std::size_t>(
                         l.keys[static_cast<std::size_t>(b.k_begin + j)].fact)];
-                    if (sim::block_pair_visible(b.mask, b.diagonal, i, j, qf, kf))
+                    if (sim::block_pair_visible(b.mask, b.diagonal, i, j, qf, kf,
+                                                rows.front().mask.rule()))
                       ++seen[{qf.slot, kf.slot}];
                   }
                 }

@@ -99,7 +99,7 @@ TEST(AttentionPlan, resolved_positions_keep_the_pairs_the_schedule_counts) {
             for (const auto& row : rows)
               for (const auto& b : row.steps[step].ranks[r].blocks) counted += b.pairs;
             EXPECT_EQ(l.pairs, counted);
-            EXPECT_EQ(launch_pairs(l, facts), counted)
+            EXPECT_EQ(launch_pairs(l, facts, rows.front().mask.rule()), counted)
                 << "masks " << static_cast<int>(masks) << " C=" << cp << " rank " << r << " step "
                 << step;
           }
@@ -209,18 +209,19 @@ TEST(AttentionPlan, a_step_is_checked_against_the_shard_the_ring_moved_in) {
   // The ring: rank r holds rank (r - step) mod C's shard.
   for (std::int64_t r = 0; r < cp; ++r)
     for (std::size_t step = 0; step < 3; ++step)
-      check_step_source(rows, step, r, {step == 0 ? "none" : "send_recv"},
+      check_step_source(rows, step, r, {step == 0 ? sim::Exchange::none : sim::Exchange::send_recv},
                         (r - static_cast<std::int64_t>(step) + cp) % cp, 4);
-  expect_throws_with([&] { check_step_source(rows, 1, 1, {"send_recv"}, 1, 4); },
+  expect_throws_with([&] { check_step_source(rows, 1, 1, {sim::Exchange::send_recv}, 1, 4); },
                      "the schedule has rank 1 hold the K/V of 0, but the rank holds those of 1");
-  expect_throws_with([&] { check_step_source(rows, 1, 1, {"all_gather"}, 0, 4); },
+  expect_throws_with([&] { check_step_source(rows, 1, 1, {sim::Exchange::all_gather}, 0, 4); },
                      "row 0 step 1 is brought by send_recv; this step moves K/V by all_gather");
-  expect_throws_with([&] { check_step_source(rows, 0, 2, {"none"}, 2, 8); },
+  expect_throws_with([&] { check_step_source(rows, 0, 2, {sim::Exchange::none}, 2, 8); },
                      "compute 4 heads; the tensors have H = 8");
   // Steps swapped in one row only: the other rows' agreement does not hide it.
   std::swap(rows[1].steps[1], rows[1].steps[2]);
-  expect_throws_with([&] { check_step_source(rows, 1, 0, {"send_recv"}, 2, 4); }, "row 1 step 1");
-  expect_throws_with([&] { check_step_source(rows, 3, 0, {"send_recv"}, 2, 4); },
+  expect_throws_with([&] { check_step_source(rows, 1, 0, {sim::Exchange::send_recv}, 2, 4); },
+                     "row 1 step 1");
+  expect_throws_with([&] { check_step_source(rows, 3, 0, {sim::Exchange::send_recv}, 2, 4); },
                      "row 0 has no step 3");
 }
 

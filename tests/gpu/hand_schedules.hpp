@@ -62,6 +62,7 @@ inline void fill_documents(sim::AttentionSchedule& s, const std::vector<std::int
       s.doc_ids[static_cast<std::size_t>(at)] = static_cast<std::int32_t>(d + 1);
       s.real[static_cast<std::size_t>(at)] = 1;
     }
+  s.facts = sim::row_token_facts(s.doc_ids, s.real, {}, s.mask);
 }
 
 // Pairs the global rule keeps between query slots [q0, q0 + nq) and key slots [k0, k0 + nk).
@@ -127,8 +128,9 @@ inline sim::AttentionSchedule hand_schedule(sim::AttentionAlgo algo, std::int64_
   const std::int64_t steps = algo == sim::AttentionAlgo::ring ? cp : 1;
   for (std::int64_t step = 0; step < steps; ++step) {
     sim::ScheduleStep st;
-    st.exchange =
-        algo == sim::AttentionAlgo::ring ? (step == 0 ? "none" : "send_recv") : "all_gather";
+    st.exchange = algo == sim::AttentionAlgo::ring
+                      ? (step == 0 ? sim::Exchange::none : sim::Exchange::send_recv)
+                      : sim::Exchange::all_gather;
     for (std::int64_t r = 0; r < cp; ++r) {
       sim::RankStep rs;
       rs.rank = r;

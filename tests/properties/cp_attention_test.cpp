@@ -173,8 +173,14 @@ TEST(CpAttentionErrors, BadSchedulesAndTensorsAreOneLineErrors) {
                            [](auto& s, std::int64_t r) {
                              if (r == 1) s.front().doc_ids.resize(5);
                            }),
-           "cp_attention: the schedule's facts are for 5 documents' slots and 12 real flags; its "
-           "rows are 12 slots");
+           "cp_attention: the schedule's facts are for 5 documents' slots, 12 real flags and 12 "
+           "tokens; its rows are 12 slots");
+  one_line(attention_error(AttentionAlgo::ring,
+                           [](auto& s, std::int64_t r) {
+                             if (r == 2) s.front().facts.pop_back();
+                           }),
+           "cp_attention: the schedule's facts are for 12 documents' slots, 12 real flags and 11 "
+           "tokens; its rows are 12 slots");
   one_line(attention_error(AttentionAlgo::ring,
                            [](auto& s, std::int64_t) { s.front().index[2].pop_back(); }),
            "cp_attention: the schedule maps 3 local tokens of rank 2; the ranks hold 4");
@@ -226,10 +232,11 @@ TEST(CpAttentionDraws, PastSixteenRanksHeadSplittingIsRareButDrawnWithOneHeadPer
   std::int64_t splitting = 0, narrow = 0;
   for (const auto& [tag, count] : result.coverage) {
     if (tag.find(" H=") == std::string::npos) continue;  // not an algorithm's tag
-    bool splits = false;  // the tag ends with a head-splitting algorithm's name
+    bool splits = false;  // the tag names a head-splitting algorithm, then the mask
     for (sim::AttentionAlgo algo : sim::all_algos()) {
       if (algo != sim::AttentionAlgo::all_gather && algo != sim::AttentionAlgo::ring)
-        splits = splits || tag.ends_with(std::string(" ") + sim::algo_name(algo));
+        splits =
+            splits || tag.find(std::string(" ") + sim::algo_name(algo) + " ") != std::string::npos;
     }
     (splits ? splitting : narrow) += count;
     if (splits) {

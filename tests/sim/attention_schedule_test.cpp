@@ -29,7 +29,7 @@ TEST(AttentionSchedule, CausalPairsMatchesCounting) {
         std::int64_t count = 0;
         for (std::int64_t i = 0; i < n; ++i) {
           for (std::int64_t j = 0; j < m; ++j)
-            count += block_pair_visible(kMaskCausal, d, i, j, {}, {});
+            count += block_pair_visible(kMaskCausal, d, i, j, {}, {}, {});
         }
         EXPECT_EQ(causal_pairs(n, m, d), count) << n << "x" << m << " diagonal " << d;
       }
@@ -126,12 +126,12 @@ TEST(AttentionSchedule, EveryScheduleCoversTheMaskOnce) {
                 std::int64_t pairs = 0;
                 for (std::int64_t i = b.q.begin; i < b.q.end; ++i) {
                   const std::int64_t qs = s.slot_at(rank.queries, i);
-                  const TokenFacts qf{qs, s.doc_ids[qs], s.real[qs]};
+                  const TokenFacts& qf = s.facts[static_cast<std::size_t>(qs)];
                   for (std::int64_t j = b.k.begin; j < b.k.end; ++j) {
                     const std::int64_t ks = s.slot_at(rank.keys, j);
-                    const TokenFacts kf{ks, s.doc_ids[ks], s.real[ks]};
+                    const TokenFacts& kf = s.facts[static_cast<std::size_t>(ks)];
                     if (!block_pair_visible(static_cast<int>(b.mask), b.diagonal, i - b.q.begin,
-                                            j - b.k.begin, qf, kf))
+                                            j - b.k.begin, qf, kf, s.mask.rule()))
                       continue;
                     ++pairs;
                     heads[qs * len + ks] += rank.heads;
@@ -180,7 +180,7 @@ TEST(AttentionSchedule, CountedBlocksAreTheStoredOnes) {
       const LayoutDescriptor& desc = layout_descriptor(layout);
       if (!schedule_refusal(desc, spec, algo, {}).empty()) continue;
       const AttentionSchedule s = schedule_of(spec, row, algo);
-      const SlotFacts facts = slot_facts(s.doc_ids, s.real);
+      const SlotFacts facts = slot_facts(s.doc_ids, s.real, s.facts, s.mask.rule());
       for (const ScheduleStep& step : s.steps) {
         for (const RankStep& rank : step.ranks) {
           const std::int64_t counted =

@@ -100,8 +100,8 @@ TEST(AttentionSchedule, HeadTailRingAtTwoRanks) {
   const AttentionShape shape{.heads = 2, .kv_heads = 1, .head_dim = 4, .dtype = DType::bf16};
   const AttentionSchedule s = schedule_of(spec, causal_row(spec, 8), AttentionAlgo::ring, shape);
   ASSERT_EQ(s.steps.size(), 2u);
-  EXPECT_EQ(s.steps[0].exchange, "none");
-  EXPECT_EQ(s.steps[1].exchange, "send_recv");
+  EXPECT_EQ(s.steps[0].exchange, sim::Exchange::none);
+  EXPECT_EQ(s.steps[1].exchange, sim::Exchange::send_recv);
   const RankStep& r0 = s.steps[0].ranks[0];
   EXPECT_EQ(r0.kv_from, 0);
   expect_blocks(r0, {{{0, 2}, {0, 2}, MaskKind::causal, 0, 3},
@@ -150,7 +150,7 @@ TEST(AttentionSchedule, HeadTailRingIsTheZigzagRule) {
           for (std::int64_t i = b.q.begin; i < b.q.end; ++i) {
             for (std::int64_t j = b.k.begin; j < b.k.end; ++j) {
               if (block_pair_visible(static_cast<int>(b.mask), b.diagonal, i - b.q.begin,
-                                     j - b.k.begin, {}, {}))
+                                     j - b.k.begin, {}, {}, {}))
                 got.insert({s.slot_at(rank.queries, i), s.slot_at(rank.keys, j)});
             }
           }
@@ -191,7 +191,7 @@ TEST(AttentionSchedule, UlyssesBuffersAreShardsInRankOrder) {
   const AttentionSchedule s =
       schedule_of(spec, causal_row(spec, 37), AttentionAlgo::ulysses, shape);
   ASSERT_EQ(s.steps.size(), 1u);
-  EXPECT_EQ(s.steps[0].exchange, "all_to_all");
+  EXPECT_EQ(s.steps[0].exchange, sim::Exchange::all_to_all);
   std::vector<std::int64_t> want;
   for (std::int64_t g = 0; g < 10; ++g) want.push_back(g);
   for (std::int64_t g = 30; g < 40; ++g) want.push_back(g);

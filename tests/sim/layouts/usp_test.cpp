@@ -33,8 +33,8 @@ TEST(AttentionSchedule, UspRingsOverUlyssesGroups) {
   const AttentionShape shape{.heads = 4, .kv_heads = 2, .head_dim = 8, .dtype = DType::bf16};
   const AttentionSchedule s = schedule_of(spec, causal_row(spec, 32), AttentionAlgo::usp, shape);
   ASSERT_EQ(s.steps.size(), 2u);
-  EXPECT_EQ(s.steps[0].exchange, "all_to_all");
-  EXPECT_EQ(s.steps[1].exchange, "send_recv");
+  EXPECT_EQ(s.steps[0].exchange, sim::Exchange::all_to_all);
+  EXPECT_EQ(s.steps[1].exchange, sim::Exchange::send_recv);
   EXPECT_EQ(s.ring_degree, 2);
   EXPECT_EQ(s.ulysses_degree, 2);
   const RankStep& r3 = s.steps[1].ranks[3];  // ring rank 1 holds group 0's keys at step 1

@@ -1,0 +1,21 @@
+#pragma once
+// The masks the attention properties draw (SPEC §13.5), a pure function of a case's seed: each
+// family about as often, with window and chunk sizes around what breaks CP code (1, the shard
+// length and its neighbours, a document's length, the whole row) and bidirectional spans laid
+// across shard boundaries.
+#include <cstdint>
+
+#include "core/attention_mask.hpp"
+#include "properties/case.hpp"
+
+namespace cplab::properties {
+
+// `local_len`: the shard length ℓ of the case's rows; `salt` tells one property's draw from
+// another's.
+sim::AttentionMask draw_mask(const Case& c, std::int64_t local_len, std::uint64_t salt);
+
+// The option a case notes for its mask's family ("mask causal", "mask window", ...), which the
+// properties' coverage rules ask every job to draw.
+std::string mask_option(const sim::AttentionMask& mask);
+
+}  // namespace cplab::properties
