@@ -91,6 +91,33 @@ TEST(CliSchedule, DrawsThePictureAndThePage) {
   EXPECT_NE(table.find("\nstep  exchange"), std::string::npos) << table;
 }
 
+// --mask reaches the schedule and the layout's work: a window shorter than the row cuts pairs, a
+// bad mask is one line naming the forms (SPEC §13.5).
+TEST(CliSchedule, MaskCutsTheWorkAndIsNamedInTheOutput) {
+  const std::string row = " --cp 2 --seq-len 16 --heads 2 --head-dim 4";
+  const std::string schedule = "schedule --layout " + a_scheduled_layout() + row;
+  const auto causal = run_cplab(schedule + " --algo ulysses --json");
+  const auto window = run_cplab(schedule + " --algo ulysses --json --mask window:4");
+  ASSERT_EQ(causal.status, 0) << causal.err;
+  ASSERT_EQ(window.status, 0) << window.err;
+  const nlohmann::json c = nlohmann::json::parse(causal.out), w = nlohmann::json::parse(window.out);
+  EXPECT_EQ(c["mask"], "causal");
+  EXPECT_EQ(w["mask"], "window:4");
+  // One causal row of 16: 136 pairs; a window of 4 keeps 1 + 2 + 3 + 13·4 = 58 (on H = 2 heads).
+  EXPECT_EQ(c["total_work"], 2 * 136);
+  EXPECT_EQ(w["total_work"], 2 * 58);
+  const auto layout = run_cplab("layout --layout " + a_scheduled_layout() +
+                                " --cp 2 --seq-len 16 --json --mask chunked:4");
+  ASSERT_EQ(layout.status, 0) << layout.err;
+  const nlohmann::json l = nlohmann::json::parse(layout.out);
+  EXPECT_EQ(l["mask"], "chunked:4");
+  std::int64_t work = 0;
+  for (const auto& rank : l["ranks"]) work += rank["causal_work"].get<std::int64_t>();
+  EXPECT_EQ(work, 4 * 10);  // four chunks of 4, each 1 + 2 + 3 + 4
+  expect_usage_error(run_cplab(schedule + " --mask window:0"), {"window:W"});
+  expect_usage_error(run_cplab(schedule + " --mask sliding:4"), {"unknown mask 'sliding:4'"});
+}
+
 TEST(CliSchedule, BadInputIsOneLine) {
   const std::string schedule = "schedule --layout " + a_scheduled_layout();
   expect_usage_error(run_cplab(schedule + " --cp 2 --seq-len 8 --algo tree"),
