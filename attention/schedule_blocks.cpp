@@ -57,7 +57,7 @@ std::vector<Run> runs_of(const std::vector<std::int64_t>& slots, const SlotFacts
 // The blocks block_runs stores, counted without forming them: per real q-run [a, a+n), the real
 // k-runs of its document starting at or before a + n - 1 (sorted first slots, binary search).
 std::int64_t count_run_blocks(const std::vector<Run>& q_runs, const std::vector<Run>& k_runs,
-                              bool causal) {
+                              bool past_queries) {
   std::vector<std::pair<std::int32_t, std::int64_t>> starts;  // (document, first slot), sorted
   for (const Run& k : k_runs) {
     if (k.real) starts.emplace_back(k.doc, k.first_slot);
@@ -68,11 +68,11 @@ std::int64_t count_run_blocks(const std::vector<Run>& q_runs, const std::vector<
     if (!q.real) continue;
     const auto first = std::lower_bound(starts.begin(), starts.end(),
                                         std::pair{q.doc, std::numeric_limits<std::int64_t>::min()});
-    // Under another mask a key run after the queries may be visible (a bidirectional span).
+    // Under bidirectional spans a key run after the queries may be visible.
     const auto last =
         std::upper_bound(starts.begin(), starts.end(),
-                         std::pair{q.doc, causal ? q.first_slot + q.size() - 1
-                                                 : std::numeric_limits<std::int64_t>::max()});
+                         std::pair{q.doc, past_queries ? std::numeric_limits<std::int64_t>::max()
+                                                       : q.first_slot + q.size() - 1});
     count += last - first;
   }
   return count;
@@ -119,7 +119,8 @@ StepBlocks block_runs(const std::vector<std::int64_t>& q_slots,
                    [&](std::size_t x, std::size_t y) { return k_runs[x].doc < k_runs[y].doc; });
   StepBlocks out;
   const bool causal = facts.visible_lo.empty();
-  const std::int64_t count = count_run_blocks(q_runs, k_runs, causal);
+  const bool past_queries = facts.rule.family == MaskFamily::bidirectional;
+  const std::int64_t count = count_run_blocks(q_runs, k_runs, past_queries);
   if (count > max_blocks) too_many_blocks();
   out.blocks.reserve(static_cast<std::size_t>(count));
   for (const Run& q : q_runs) {
@@ -130,6 +131,7 @@ StepBlocks block_runs(const std::vector<std::int64_t>& q_slots,
     for (auto it = first; it != by_doc.end() && k_runs[*it].doc == q.doc; ++it) {
       const Run& k = k_runs[*it];
       const std::int64_t a = q.first_slot, b = k.first_slot, n = q.size(), m = k.size();
+      if (b > a + n - 1 && !past_queries) continue;  // every key after every query
       ScheduleBlock block;
       block.q = {q.begin, q.end};
       block.k = {k.begin, k.end};
@@ -137,7 +139,6 @@ StepBlocks block_runs(const std::vector<std::int64_t>& q_slots,
         if (classify_masked_runs(q, k, facts, block)) out.blocks.push_back(block);
         continue;
       }
-      if (b > a + n - 1) continue;  // every key after every query
       if (b + m - 1 <= a) {
         block.mask = MaskKind::full;
         block.pairs = n * m;
@@ -323,7 +324,7 @@ std::int64_t count_step_blocks(AttentionBlocking blocking, const std::vector<std
                                const std::vector<std::int64_t>& k_slots, const SlotFacts& facts) {
   if (blocking == AttentionBlocking::whole) return q_slots.empty() || k_slots.empty() ? 0 : 1;
   return count_run_blocks(runs_of(q_slots, facts), runs_of(k_slots, facts),
-                          facts.visible_lo.empty());
+                          facts.rule.family == MaskFamily::bidirectional);
 }
 
 StepBlocks block_step(AttentionBlocking blocking, const std::vector<std::int64_t>& q_slots,

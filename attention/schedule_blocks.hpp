@@ -39,7 +39,8 @@ struct StepBlocks {
 [[noreturn]] void too_many_blocks();
 
 // At least the blocks block_step stores for these buffers (exactly under `runs` and the causal
-// mask, at least under the others; at most one under `whole`), counted without storing any.
+// mask, at least as many under the others; at most one under `whole`), counted without storing
+// any.
 std::int64_t count_step_blocks(AttentionBlocking blocking, const std::vector<std::int64_t>& q_slots,
                                const std::vector<std::int64_t>& k_slots, const SlotFacts& facts);
 StepBlocks block_step(AttentionBlocking blocking, const std::vector<std::int64_t>& q_slots,

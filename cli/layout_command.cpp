@@ -195,8 +195,11 @@ int run_layout(const LayoutOptions& options) {
   const std::vector<std::int64_t>& work = works[source.chosen];
   // The picture first: a path that cannot be written fails before anything reaches stdout.
   if (!options.svg_path.empty()) {
-    reports::write_layout_svg(options.svg_path, row, work,
-                              fmt::format("{} · {}", spec_brief(spec), source.description));
+    reports::write_layout_svg(
+        options.svg_path, row, work,
+        fmt::format(
+            "{} · {}{}", spec_brief(spec), source.description,
+            mask.is_causal() ? std::string() : " · work under the mask " + sim::mask_text(mask)));
   }
   if (options.json) {
     print_json(spec, source, works, mask);

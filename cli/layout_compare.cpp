@@ -120,6 +120,9 @@ Stories tell_layouts(const LayoutSpec& spec, const std::string& layout_arg,
     }
   }
   if (!past_bound.empty()) CPLAB_FAIL("{}", past_bound);
+  // Every table, picture and page names the source: under another mask, the work is the mask's.
+  if (!mask.is_causal() && !stories.source.empty())
+    stories.source += fmt::format(" · work under the mask {}", sim::mask_text(mask));
   if (stories.source.empty()) throw *first_error;  // no layout could: the input is at fault
   return stories;
 }

@@ -20,8 +20,10 @@
 #include "cli/layout_flags.hpp"
 #include "core/attention_mask.hpp"
 #include "core/error.hpp"
+#include "core/markup_text.hpp"
 #include "core/output_file.hpp"
 #include "layouts/layout_descriptor.hpp"
+#include "reports/attention_matrix_svg.hpp"
 #include "reports/layout_svg.hpp"
 #include "reports/schedule_svg.hpp"
 
@@ -36,7 +38,7 @@ struct ScheduleArgs {
   std::string dtype = "bf16";
   std::string mask = "causal";
   std::string format = "text", svg_path, out;
-  bool json = false;
+  bool json = false, per_step = false;
 };
 
 // An algorithm the layout runs, with its schedule, or one it refuses, with why.
@@ -276,6 +278,20 @@ sim::AttentionShape shape_of(const ScheduleArgs& args) {
   return {.heads = args.heads, .kv_heads = kv_heads, .head_dim = args.head_dim, .dtype = dtype};
 }
 
+// The attention matrix beside the work grid; a row whose pairs are past the matrix's bound gets a
+// line that says so instead (the grid is drawn for any row).
+std::string matrix_picture(const sim::AttentionSchedule& s, const std::string& title,
+                           bool per_step) {
+  try {
+    return reports::attention_matrix_svg(s, title, per_step);
+  } catch (const Error& e) {
+    return fmt::format(
+        R"(<svg xmlns="http://www.w3.org/2000/svg" width="900" height="30" font-family="sans-serif")"
+        R"( font-size="12"><text x="16" y="20">attention matrix not drawn: {}</text></svg>)",
+        escape_markup(e.what()));
+  }
+}
+
 int run_schedule(const ScheduleArgs& args) {
   const std::string format = args.json ? "json" : args.format;
   CPLAB_CHECK(format == "text" || format == "json" || format == "html",
@@ -320,9 +336,10 @@ int run_schedule(const ScheduleArgs& args) {
     if (!o.refused.empty()) continue;
     table += (table.empty() ? "" : "\n") + schedule_table(spec, o.schedule);
     if (!args.svg_path.empty() || format == "html") {
-      pictures.push_back(reports::schedule_svg(
-          o.schedule, fmt::format("{} · {} · {}", spec_brief(spec), sim::algo_name(o.algo),
-                                  source.description)));
+      const std::string title =
+          fmt::format("{} · {} · {}", spec_brief(spec), sim::algo_name(o.algo), source.description);
+      pictures.push_back(reports::schedule_svg(o.schedule, title));
+      pictures.push_back(matrix_picture(o.schedule, title, args.per_step));
     }
   }
   const std::string svg = pictures.empty()       ? std::string()
@@ -408,6 +425,8 @@ Command add_schedule_command(CLI::App& app) {
   sub->add_option("--svg", args->svg_path, "Also draw the step × rank grid as SVG at this path");
   sub->add_option("--format", args->format, "text, json or html (the picture and the table)")
       ->capture_default_str();
+  sub->add_flag("--per-step", args->per_step,
+                "With --svg or --format html: one small attention matrix per step as well");
   sub->add_option("--out", args->out, "Write the output to this file instead of stdout");
   return {sub, [args] { return run_schedule(*args); }};
 }

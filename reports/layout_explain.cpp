@@ -161,10 +161,6 @@ void attach_verb_bytes(LayoutStory& story, const VerbBytesTable& bytes) {
 std::string explain_text(const std::vector<LayoutStory>& stories, const std::string& source,
                          bool details) {
   std::string out = source + "\n";
-  if (!stories.empty() && !stories.front().mask.is_causal()) {
-    out += fmt::format("work counted under the mask {} (imbalance: max/mean work per rank)\n",
-                       sim::mask_text(stories.front().mask));
-  }
   const std::vector<std::string> verbs = verb_names(stories);
   out +=
       fmt::format("{:<28} {:>7} {:>6} {:>9} {:>10}", "layout", "L", "ℓ", "imbalance", "max work");

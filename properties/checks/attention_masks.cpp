@@ -59,7 +59,7 @@ sim::AttentionMask draw_mask(const Case& c, std::int64_t local_len, std::uint64_
   std::sort(drawn.begin(), drawn.end(),
             [](const auto& a, const auto& b) { return a.begin < b.begin; });
   for (const sim::CallerSpan& span : drawn) {
-    if (!mask.spans.empty() && span.begin <= mask.spans.back().end) {
+    if (!mask.spans.empty() && span.begin < mask.spans.back().end) {
       mask.spans.back().end = std::max(mask.spans.back().end, span.end);  // overlapping: one span
     } else {
       mask.spans.push_back(span);

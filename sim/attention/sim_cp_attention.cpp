@@ -84,7 +84,7 @@ class CpAttentionRun {
       if (step > 0) pass({&held.k, &held.v}, {dtype_, dtype_}, 1, kForwardTag + step);
       const RankStep& rs = rank_step(step);
       check_held("forward", step, held.k.pieces, rs.keys, &rs.queries);
-      forward_step(rs, held);
+      forward_step(step, rs, held);
     }
     for (float& x : out_.data) x = round_to(dtype_, x);
   }
@@ -116,7 +116,7 @@ class CpAttentionRun {
       }
       const RankStep& rs = rank_step(step);
       check_held("backward", step, held.k.pieces, rs.keys, nullptr);
-      backward_step(rs, impl_.backward_step_kv(held, first_, static_cast<std::int64_t>(step)),
+      backward_step(step, rs, impl_.backward_step_kv(held, first_, static_cast<std::int64_t>(step)),
                     held.k.pieces, grads);
       if (!gathered_ && static_cast<std::int64_t>(step) == delivery) {
         dkv_ = deliver(grads);
@@ -250,15 +250,6 @@ class CpAttentionRun {
             .scale = scale_};
   }
 
-  // Which step of the schedule `rs` is a rank's part of.
-  std::size_t step_of(const RankStep& rs) const {
-    for (std::size_t t = 0; t < s_.steps.size(); ++t) {
-      const std::vector<RankStep>& ranks = s_.steps[t].ranks;
-      if (!ranks.empty() && &rs >= ranks.data() && &rs < ranks.data() + ranks.size()) return t;
-    }
-    CPLAB_FAIL("cp_attention: a rank step that is no part of the schedule");
-  }
-
   // The KV head query head j of the buffer reads, as a position of the held K/V.
   std::int64_t kv_index(const HeldBuffer& k, std::int64_t j) const {
     const std::int64_t h = q_.heads[static_cast<std::size_t>(j)];
@@ -269,9 +260,8 @@ class CpAttentionRun {
   }
 
   template <typename Fn>
-  void for_each_block(const RankStep& rs, const HeldKv& kv, const std::vector<BufferPiece>& keys,
-                      Fn&& fn) const {
-    const std::size_t step = step_of(rs);
+  void for_each_block(std::size_t step, const RankStep& rs, const HeldKv& kv,
+                      const std::vector<BufferPiece>& keys, Fn&& fn) const {
     const std::vector<TokenFacts> k_facts = impl_.buffer_facts(s_, rank_, step, keys, true);
     const MaskRule rule = impl_.applied_mask(s_, step);
     std::vector<std::int64_t> kv_of;  // the held KV head of each query head, found once
@@ -295,10 +285,10 @@ class CpAttentionRun {
     }
   }
 
-  void forward_step(const RankStep& rs, const HeldKv& kv) {
+  void forward_step(std::size_t step, const RankStep& rs, const HeldKv& kv) {
     const DType acc = impl_.attention_accumulation_dtype(dtype_);
     std::vector<float> block_out, block_lse;
-    for_each_block(rs, kv, kv.k.pieces,
+    for_each_block(step, rs, kv, kv.k.pieces,
                    [&](const ScheduleBlock& blk, const BlockOperands& b, std::int64_t j,
                        std::int64_t, const LocalRange&) {
                      block_out.assign(static_cast<std::size_t>(b.queries * b.d), 0.0f);
@@ -317,9 +307,9 @@ class CpAttentionRun {
   }
 
   // `kv` is what the step recomputes against; `keys` the pieces it holds (the masks' facts).
-  void backward_step(const RankStep& rs, const HeldKv& kv, const std::vector<BufferPiece>& keys,
-                     HeldKv& grads) {
-    for_each_block(rs, kv, keys,
+  void backward_step(std::size_t step, const RankStep& rs, const HeldKv& kv,
+                     const std::vector<BufferPiece>& keys, HeldKv& grads) {
+    for_each_block(step, rs, kv, keys,
                    [&](const ScheduleBlock& blk, const BlockOperands& b, std::int64_t j,
                        std::int64_t jk, const LocalRange& k_range) {
                      block_backward(b, {.dout = dout_.at(blk.q.begin, j),
