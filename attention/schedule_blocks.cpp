@@ -6,9 +6,9 @@
 
 #include <algorithm>
 #include <limits>
-#include <map>
 
 #include "core/error.hpp"
+#include "core/mask_ranges.hpp"
 
 namespace cplab::sim {
 
@@ -284,27 +284,9 @@ SlotFacts slot_facts(const std::vector<std::int32_t>& doc_ids,
                                                                : static_cast<std::int64_t>(g);
   }
   if (rule.family == MaskFamily::causal) return facts;
-  // A query's visible positions: [0, p] (causal), cut to its last W (window) or its chunk
-  // (chunked); a bidirectional span's token sees [0, the span's last position in the document].
-  std::map<std::pair<std::int32_t, std::int32_t>, std::int64_t> span_last;  // (doc, span)
-  for (const TokenFacts& t : tokens) {
-    if (t.real != 0 && t.span != 0) {
-      std::int64_t& last = span_last[{t.doc, t.span}];
-      last = std::max(last, t.pos);
-    }
-  }
-  facts.visible_lo.resize(tokens.size());
-  facts.visible_hi.resize(tokens.size());
-  for (std::size_t g = 0; g < tokens.size(); ++g) {
-    const TokenFacts& t = tokens[g];
-    std::int64_t lo = 0, hi = t.pos;
-    if (rule.family == MaskFamily::window) lo = std::max<std::int64_t>(0, t.pos - rule.size + 1);
-    if (rule.family == MaskFamily::chunked) lo = t.pos - t.pos % rule.size;
-    if (rule.family == MaskFamily::bidirectional && t.span != 0)
-      hi = std::max(hi, span_last[{t.doc, t.span}]);
-    facts.visible_lo[g] = lo;
-    facts.visible_hi[g] = hi;
-  }
+  VisibleRanges ranges = visible_ranges(tokens, rule);
+  facts.visible_lo = std::move(ranges.lo);
+  facts.visible_hi = std::move(ranges.hi);
   return facts;
 }
 

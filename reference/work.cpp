@@ -1,10 +1,10 @@
 #include "reference/work.hpp"
 
 #include <algorithm>
-#include <map>
 #include <numeric>
 
 #include "core/error.hpp"
+#include "core/mask_ranges.hpp"
 
 namespace cplab::reference {
 
@@ -28,26 +28,9 @@ std::vector<std::int64_t> visible_keys(const RowPlan& row, const sim::AttentionM
   // its mask names, all of them real keys of its document. Under causal [0, p] (the count above);
   // a window cuts it to its last W, a chunk to the chunk's start; a span reaches its last position
   // in the document.
-  const std::vector<sim::TokenFacts> facts =
-      sim::row_token_facts(row.doc_ids, row.real, row.caller_pos, mask);
-  std::map<std::pair<std::int32_t, std::int32_t>, std::int64_t> span_last;  // (doc, span)
-  for (const sim::TokenFacts& t : facts) {
-    if (t.real != 0 && t.span != 0) {
-      std::int64_t& last = span_last[{t.doc, t.span}];
-      last = std::max(last, t.pos);
-    }
-  }
-  for (std::size_t g = 0; g < n; ++g) {
-    const sim::TokenFacts& t = facts[g];
-    if (t.real == 0) continue;
-    std::int64_t lo = 0, hi = t.pos;
-    if (mask.family == sim::MaskFamily::window)
-      lo = std::max<std::int64_t>(0, t.pos - mask.size + 1);
-    if (mask.family == sim::MaskFamily::chunked) lo = t.pos - t.pos % mask.size;
-    if (mask.family == sim::MaskFamily::bidirectional && t.span != 0)
-      hi = std::max(hi, span_last[{t.doc, t.span}]);
-    visible[g] = hi - lo + 1;
-  }
+  const sim::VisibleRanges ranges = sim::visible_ranges(
+      sim::row_token_facts(row.doc_ids, row.real, row.caller_pos, mask), mask.rule());
+  for (std::size_t g = 0; g < n; ++g) visible[g] = ranges.hi[g] - ranges.lo[g] + 1;
   return visible;
 }
 

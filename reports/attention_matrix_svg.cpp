@@ -175,12 +175,7 @@ std::string attention_matrix_svg(const sim::AttentionSchedule& s, const std::str
                per_step ? static_cast<double>(per_row) * (kSmallSide + kMargin) + kMargin : 0.0);
   const double height = kTop + kSide + 40 + static_cast<double>(small_rows) * (kSmallSide + 36);
   Canvas svg;
-  svg.line(fmt::format(
-      R"(<svg xmlns="http://www.w3.org/2000/svg" width="{0}" height="{1}" viewBox="0 0 {0} {1}" )"
-      R"(font-family="sans-serif" font-size="11">)",
-      num(width), num(height)));
-  svg.line(R"(<rect width="100%" height="100%" fill="#fff"/>)");
-  svg.text(kMargin, 22, title, R"( font-size="14" font-weight="bold")");
+  svg.open_picture(width, height, kMargin, title);
   const Grid whole = walk(s, -1);
   svg.text(
       kMargin, 40,

@@ -64,6 +64,15 @@ void Canvas::text(double x, double y, const std::string& body, const std::string
                    escape_markup(body)));
 }
 
+void Canvas::open_picture(double width, double height, double x, const std::string& title) {
+  line(fmt::format(
+      R"(<svg xmlns="http://www.w3.org/2000/svg" width="{0}" height="{1}" viewBox="0 0 {0} {1}" )"
+      R"(font-family="sans-serif" font-size="11">)",
+      num(width), num(height)));
+  line(R"(<rect width="100%" height="100%" fill="#fff"/>)");
+  text(x, 22, title, R"( font-size="14" font-weight="bold")");
+}
+
 void Canvas::vline(double x, double y0, double y1, const std::string& attrs) {
   line(fmt::format(R"(<line x1="{0}" y1="{1}" x2="{0}" y2="{2}"{3}/>)", num(x), num(y0), num(y1),
                    attrs));

@@ -42,6 +42,8 @@ struct Canvas {
             const std::string& attrs = "");
   void text(double x, double y, const std::string& body, const std::string& attrs = "");
   void vline(double x, double y0, double y1, const std::string& attrs);
+  // The root element of a `width` × `height` picture on white, with `title` in bold at (x, 22).
+  void open_picture(double width, double height, double x, const std::string& title);
 };
 
 // Ticks at a 1-2-5 step at least 40 px apart under cells `cell` px wide, named on the left.

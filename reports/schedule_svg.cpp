@@ -52,12 +52,7 @@ std::string schedule_svg(const sim::AttentionSchedule& s, const std::string& tit
   for (const sim::ScheduleStep& step : s.steps)
     for (const sim::RankStep& rank : step.ranks) largest = std::max(largest, rank.work);
   Canvas svg;
-  svg.line(fmt::format(
-      R"(<svg xmlns="http://www.w3.org/2000/svg" width="{0}" height="{1}" viewBox="0 0 {0} {1}" )"
-      R"(font-family="sans-serif" font-size="11">)",
-      num(width), num(height)));
-  svg.line(R"(<rect width="100%" height="100%" fill="#fff"/>)");
-  svg.text(kMargin, 22, title, R"( font-size="14" font-weight="bold")");
+  svg.open_picture(width, height, kMargin, title);
   const double ratio = s.ideal > 0 ? static_cast<double>(s.critical_path) / s.ideal : 1.0;
   svg.text(kMargin, 40,
            fmt::format("critical path {} (Σ over steps of the busiest rank), ideal {:.0f} "

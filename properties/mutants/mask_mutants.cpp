@@ -31,20 +31,42 @@ class WindowOffByOne final : public Mutant {
   }
 };
 
-// Chunks counted from the row's first slot, not from each document's start: the Llama 4 chunk
-// boundaries misplaced in packed rows.
-class ChunksFromRowStart final : public Mutant {
+// A mutant that changes what the mask reads (the bugs where a rank builds its mask from the wrong
+// positions): the standard facts of a buffer's positions, then `spoil`.
+class FactsMutant : public Mutant {
+ public:
   using Mutant::Mutant;
+
+ protected:
+  // A buffer made of `pieces` that `rank` holds at `step` (its keys, or its queries).
+  struct Buffer {
+    const sim::AttentionSchedule& s;
+    std::int64_t rank;
+    std::size_t step;
+    const std::vector<sim::BufferPiece>& pieces;
+    bool keys;
+  };
+  virtual void spoil(const Buffer& buffer, std::vector<sim::TokenFacts>& facts) const = 0;
+
+ private:
   std::vector<sim::TokenFacts> buffer_facts(const sim::AttentionSchedule& s, std::int64_t rank,
                                             std::size_t step,
                                             const std::vector<sim::BufferPiece>& pieces,
-                                            bool keys) const override {
+                                            bool keys) const final {
     std::vector<sim::TokenFacts> facts =
         SimImplementation::buffer_facts(s, rank, step, pieces, keys);
-    if (s.mask.family == sim::MaskFamily::chunked) {
-      for (sim::TokenFacts& f : facts) f.pos = f.slot;
-    }
+    spoil({s, rank, step, pieces, keys}, facts);
     return facts;
+  }
+};
+
+// Chunks counted from the row's first slot, not from each document's start: the Llama 4 chunk
+// boundaries misplaced in packed rows.
+class ChunksFromRowStart final : public FactsMutant {
+  using FactsMutant::FactsMutant;
+  void spoil(const Buffer& b, std::vector<sim::TokenFacts>& facts) const override {
+    if (b.s.mask.family != sim::MaskFamily::chunked) return;
+    for (sim::TokenFacts& f : facts) f.pos = f.slot;
   }
 };
 
@@ -52,64 +74,45 @@ class ChunksFromRowStart final : public Mutant {
 // the previous document's last tokens (varlen boundaries dropped where the window is applied).
 // Only a block that spans documents can show it: the whole-buffer blocks of the layouts that
 // claim it (carries_mutants); runs never span a document.
-class WindowAcrossDocuments final : public Mutant {
-  using Mutant::Mutant;
-  std::vector<sim::TokenFacts> buffer_facts(const sim::AttentionSchedule& s, std::int64_t rank,
-                                            std::size_t step,
-                                            const std::vector<sim::BufferPiece>& pieces,
-                                            bool keys) const override {
-    std::vector<sim::TokenFacts> facts =
-        SimImplementation::buffer_facts(s, rank, step, pieces, keys);
-    if (s.mask.family == sim::MaskFamily::window) {
-      for (sim::TokenFacts& f : facts) {
-        f.pos = f.slot;
-        if (f.real != 0) f.doc = 1;
-      }
+class WindowAcrossDocuments final : public FactsMutant {
+  using FactsMutant::FactsMutant;
+  void spoil(const Buffer& b, std::vector<sim::TokenFacts>& facts) const override {
+    if (b.s.mask.family != sim::MaskFamily::window) return;
+    for (sim::TokenFacts& f : facts) {
+      f.pos = f.slot;
+      if (f.real != 0) f.doc = 1;
     }
-    return facts;
   }
 };
 
 // A bidirectional span cut where the ranks' shards meet: a span's tokens see only the span's
 // tokens their own rank holds (each rank built its span mask from its local tokens).
-class SpanCutAtRankBoundary final : public Mutant {
-  using Mutant::Mutant;
-  std::vector<sim::TokenFacts> buffer_facts(const sim::AttentionSchedule& s, std::int64_t rank,
-                                            std::size_t step,
-                                            const std::vector<sim::BufferPiece>& pieces,
-                                            bool keys) const override {
-    std::vector<sim::TokenFacts> facts =
-        SimImplementation::buffer_facts(s, rank, step, pieces, keys);
+class SpanCutAtRankBoundary final : public FactsMutant {
+  using FactsMutant::FactsMutant;
+  void spoil(const Buffer& b, std::vector<sim::TokenFacts>& facts) const override {
     std::size_t at = 0;
-    for (const sim::BufferPiece& piece : pieces) {
+    for (const sim::BufferPiece& piece : b.pieces) {
       for (std::int64_t i = 0; i < piece.local.size(); ++i, ++at) {
         sim::TokenFacts& f = facts[at];
         if (f.span != 0) f.span = f.span * 4096 + static_cast<std::int32_t>(piece.rank);
       }
     }
-    return facts;
   }
 };
 
 // The window applied with step 0's offsets on every ring step (lm-engine PR 447): the keys a rank
 // holds at step t are masked as if they were its own shard's, position for position.
-class WindowAtStepZeroOffsets final : public Mutant {
-  using Mutant::Mutant;
-  std::vector<sim::TokenFacts> buffer_facts(const sim::AttentionSchedule& s, std::int64_t rank,
-                                            std::size_t step,
-                                            const std::vector<sim::BufferPiece>& pieces,
-                                            bool keys) const override {
-    if (!keys || step == 0 || s.algo != sim::AttentionAlgo::ring ||
-        s.mask.family != sim::MaskFamily::window)
-      return SimImplementation::buffer_facts(s, rank, step, pieces, keys);
-    std::vector<sim::BufferPiece> own = pieces;
-    for (sim::BufferPiece& piece : own) piece.rank = rank;
-    std::vector<sim::TokenFacts> facts =
-        SimImplementation::buffer_facts(s, rank, step, pieces, keys);
+class WindowAtStepZeroOffsets final : public FactsMutant {
+  using FactsMutant::FactsMutant;
+  void spoil(const Buffer& b, std::vector<sim::TokenFacts>& facts) const override {
+    if (!b.keys || b.step == 0 || b.s.algo != sim::AttentionAlgo::ring ||
+        b.s.mask.family != sim::MaskFamily::window)
+      return;
+    std::vector<sim::BufferPiece> own = b.pieces;
+    for (sim::BufferPiece& piece : own) piece.rank = b.rank;
     const std::vector<sim::TokenFacts> offsets =
-        SimImplementation::buffer_facts(s, rank, step, own, keys);
+        SimImplementation::buffer_facts(b.s, b.rank, b.step, own, b.keys);
     for (std::size_t i = 0; i < facts.size(); ++i) facts[i].pos = offsets[i].pos;
-    return facts;
   }
 };
 

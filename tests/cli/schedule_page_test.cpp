@@ -24,10 +24,9 @@ constexpr std::uint32_t kRank0 = 0xd34545, kRank1 = 0x45d3d3, kMasked = 0xe4e4e4
 
 void expect_the_page_shows_the_matrix(const std::string& row, const std::string& what) {
   ScratchDir dir;
-  const auto run =
-      run_cplab("schedule --layout " + testsupport::a_plain_layout() + " --cp 2 " + row +
-                " --algo ring --heads 2 --format html --per-step --out " + dir.file("page.html") +
-                " --svg " + dir.file("picture.svg"));
+  const auto run = run_cplab("schedule --layout " + testsupport::a_plain_layout() + " --cp 2 " +
+                             row + " --algo ring --heads 2 --format html --per-step --out " +
+                             dir.file("page.html") + " --svg " + dir.file("picture.svg"));
   ASSERT_EQ(run.status, 0) << what << ": " << run.err;
   // The picture as XML: the work grid and the matrix, stacked in one root.
   pugi::xml_document picture;
