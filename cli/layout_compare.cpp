@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -120,6 +121,13 @@ Stories tell_layouts(const LayoutSpec& spec, const std::string& layout_arg,
     }
   }
   if (!past_bound.empty()) CPLAB_FAIL("{}", past_bound);
+  // Which layout for this row and mask: ranked by the critical path of their attention (the
+  // slowest rank's pairs), least first, ties in registry order; those that cannot lay it out last.
+  std::stable_sort(stories.layouts.begin(), stories.layouts.end(),
+                   [](const reports::LayoutStory& a, const reports::LayoutStory& b) {
+                     if (a.error.empty() != b.error.empty()) return a.error.empty();
+                     return a.error.empty() && a.max_work < b.max_work;
+                   });
   // Every table, picture and page names the source: under another mask, the work is the mask's.
   if (!mask.is_causal() && !stories.source.empty())
     stories.source += fmt::format(" · work under the mask {}", sim::mask_text(mask));
@@ -143,6 +151,7 @@ int print_layout_comparison(const Stories& stories, bool json, const std::string
   if (!stories.layouts.empty() && !stories.layouts.front().mask.is_causal())
     out["mask"] = sim::mask_text(stories.layouts.front().mask);
   out["layouts"] = nlohmann::ordered_json::array();
+  std::int64_t rank = 0;
   for (const auto& s : stories.layouts) {
     nlohmann::ordered_json one;
     one["layout"] = s.spec.layout;
@@ -151,6 +160,7 @@ int print_layout_comparison(const Stories& stories, bool json, const std::string
     if (!s.error.empty()) {
       one["error"] = s.error;
     } else {
+      one["rank"] = ++rank;  // by max_causal_work, least first (tell_layouts' order)
       one["padded_seq_len"] = s.row.padded_len;
       one["imbalance"] = s.imbalance;
       one["max_causal_work"] = s.max_work;

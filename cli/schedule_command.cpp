@@ -48,6 +48,16 @@ struct Outcome {
   sim::AttentionSchedule schedule;
 };
 
+// An algorithm's place among those compared, by critical path under the mask (1: the shortest;
+// ties share it; refused ones take none).
+std::int64_t critical_path_place(const std::vector<Outcome>& outcomes,
+                                 const sim::AttentionSchedule& s) {
+  std::int64_t shorter = 0;
+  for (const Outcome& o : outcomes)
+    shorter += o.refused.empty() && o.schedule.critical_path < s.critical_path;
+  return shorter + 1;
+}
+
 double ratio_of(const sim::AttentionSchedule& s) {
   return s.ideal > 0 ? static_cast<double>(s.critical_path) / s.ideal : 1.0;
 }
@@ -140,7 +150,8 @@ void count_json_ranges(const sim::AttentionSchedule& s, std::int64_t& ranges) {
   }
 }
 
-void schedule_json(JsonOut& out, const sim::AttentionSchedule& s) {
+// `place`: its critical_path_place when algorithms are compared (0: one algorithm, no "rank").
+void schedule_json(JsonOut& out, const sim::AttentionSchedule& s, std::int64_t place = 0) {
   nlohmann::ordered_json head;
   head["layout"] = s.layout;
   head["algo"] = sim::algo_name(s.algo);
@@ -157,6 +168,7 @@ void schedule_json(JsonOut& out, const sim::AttentionSchedule& s) {
   head["critical_path"] = s.critical_path;
   head["ideal"] = s.ideal;
   head["ratio"] = ratio_of(s);
+  if (place > 0) head["rank"] = place;
   out.open_object(head);
   out.raw(",\"steps\":[");
   for (std::size_t t = 0; t < s.steps.size(); ++t) {
@@ -230,13 +242,6 @@ std::string comparison_table(const LayoutSpec& spec, const sim::AttentionMask& m
                                 sim::mask_text(mask));
   out += fmt::format("{:<11} {:>5} {:>16} {:>16} {:>8} {:>14} {:>14} {:>5}\n", "algo", "steps",
                      "critical path", "ideal", "ratio", "fwd bytes/rank", "bwd bytes/rank", "rank");
-  // Each algorithm's place by critical path under the mask (1: the shortest; ties share it).
-  const auto place = [&](const sim::AttentionSchedule& s) {
-    std::int64_t shorter = 0;
-    for (const Outcome& o : outcomes)
-      shorter += o.refused.empty() && o.schedule.critical_path < s.critical_path;
-    return shorter + 1;
-  };
   for (const Outcome& o : outcomes) {
     if (!o.refused.empty()) {
       out += fmt::format("{:<11} refused: {}\n", sim::algo_name(o.algo), o.refused);
@@ -255,7 +260,7 @@ std::string comparison_table(const LayoutSpec& spec, const sim::AttentionMask& m
     }
     out += fmt::format("{:<11} {:>5} {:>16} {:>16.1f} {:>8.4f} {:>14} {:>14} {:>5}\n",
                        sim::algo_name(o.algo), s.steps.size(), s.critical_path, s.ideal,
-                       ratio_of(s), forward, backward, place(s));
+                       ratio_of(s), forward, backward, critical_path_place(outcomes, s));
   }
   return out;
 }
@@ -368,7 +373,7 @@ int run_schedule(const ScheduleArgs& args) {
           const Outcome& o = outcomes[i];
           if (i > 0) out.raw(",");
           if (o.refused.empty()) {
-            schedule_json(out, o.schedule);
+            schedule_json(out, o.schedule, critical_path_place(outcomes, o.schedule));
           } else {
             out.raw(nlohmann::ordered_json{{"algo", sim::algo_name(o.algo)}, {"refused", o.refused}}
                         .dump());

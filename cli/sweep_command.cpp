@@ -19,6 +19,7 @@
 #include "cli/sweep_processes.hpp"
 #include "core/error.hpp"
 #include "core/limits.hpp"
+#include "properties/mask_choice.hpp"
 #include "properties/sweep.hpp"
 #include "reports/sweep_report.hpp"
 
@@ -126,7 +127,10 @@ int run_sweep_command(SweepArgs& args) {
   properties::GenOptions gen;
   gen.cp = options.cps;
   gen.max_tokens = options.max_tokens;
+  gen.masks = options.masks;
   properties::validate_gen_options(gen);
+  for (std::string& mask : options.masks)  // canonical, as the report and reruns name them
+    mask = properties::mask_choice_text(properties::parse_mask_choice(mask));
   const SweepProcesses processes =
       plan_sweep_processes(options, args.distribute, args.rank_timeout_ms);
   // In a job of several processes the launcher's SIGTERM means a peer died: mpi/session's handler
@@ -148,6 +152,7 @@ int run_sweep_command(SweepArgs& args) {
   for (std::int64_t cp : options.cps) started.cps.push_back(std::to_string(cp));
   started.impls = options.impls;
   started.properties = options.properties;
+  started.masks = options.masks;
   started.time_budget_seconds = options.time_budget_seconds;
   started.complete = false;
   if (processes.writes_reports()) {
@@ -219,6 +224,10 @@ Command add_sweep_command(CLI::App& app) {
       ->delimiter(',');
   sub->add_option("--properties", args->sweep.properties, "Properties (default all)")
       ->delimiter(',');
+  sub->add_option("--masks", args->sweep.masks,
+                  "Attention masks to draw, space-separated: causal, window:W, chunked:K, "
+                  "bidirectional:B-E,..., or a family alone (window, chunked, bidirectional: sizes "
+                  "drawn per case); default every family");
   sub->add_option("--shard", args->shard_text, "Run shard i of n (0-based i/n) of the job list");
   sub->add_option("--time-budget", args->sweep.time_budget_seconds,
                   "Seconds; jobs not started by then are skipped");

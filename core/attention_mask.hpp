@@ -38,6 +38,9 @@ struct AttentionMask {
   friend bool operator==(const AttentionMask&, const AttentionMask&) = default;
 };
 
+inline constexpr MaskFamily kMaskFamilies[] = {MaskFamily::causal, MaskFamily::window,
+                                               MaskFamily::chunked, MaskFamily::bidirectional};
+
 // "causal", "doc-causal", "window:W", "chunked:K", "bidirectional:B-E[,B-E...]" (ranges [B, E)).
 // Throws cplab::Error with one line that lists the forms.
 AttentionMask parse_mask(const std::string& text);

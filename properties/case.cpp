@@ -13,6 +13,7 @@
 #include "core/error.hpp"
 #include "core/layout_option.hpp"
 #include "core/limits.hpp"
+#include "properties/mask_choice.hpp"
 
 namespace cplab::properties {
 
@@ -134,7 +135,7 @@ bool Case::operator==(const Case& o) const {
          extra_key == o.extra_key && extra_planes == o.extra_planes &&
          extra_features == o.extra_features && ignore_permille == o.ignore_permille &&
          invalid_permille == o.invalid_permille && pad_content_permille == o.pad_content_permille &&
-         seed == o.seed && automatic == o.automatic;
+         seed == o.seed && mask == o.mask && automatic == o.automatic;
 }
 
 bool Case::is_automatic(const layouts::LayoutOption& option) const {
@@ -154,6 +155,7 @@ void validate_case(const Case& c) {
   CPLAB_CHECK(!s.layout.empty(), "case has no layout name");
   CPLAB_CHECK(s.cp >= 1, "case: cp must be >= 1, got {}", s.cp);
   CPLAB_CHECK(s.microbatches >= 1, "case: mb must be >= 1, got {}", s.microbatches);
+  if (!c.mask.empty()) (void)parse_mask_choice(c.mask);
   for (const std::string& name : c.automatic) {
     const layouts::LayoutOption* o = layouts::option_named(name);
     CPLAB_CHECK(o != nullptr && o->automatic != nullptr, "case: option '{}' has no auto value",
@@ -241,13 +243,14 @@ std::string print_case(const Case& c) {
   return fmt::format(
       "{} cp={}{} mb={} rows={} S={} docs={} vocab={} pad_id={} policy={} shard_primary={} "
       "primary={} dim={} dtype={} pos={} rowpos={} left_pad={} kdt={} keys={} ignore={} "
-      "invalid={} pad_content={} seed={}{}",
+      "invalid={} pad_content={} seed={}{}{}",
       s.layout, s.cp, first, s.microbatches, c.rows, c.seq_len, print_docs(c.docs), c.vocab,
       s.pad_token_id, kPolicyNames[static_cast<int>(s.pad_policy)], s.shard_primary ? 1 : 0,
       primary_name(c.primary), c.dim, dtype_name(c.dtype), position_kind_name(c.positions),
       row_positions_name(c.row_positions), c.left_pad, key_dtypes_name(c.key_dtypes),
       keys.empty() ? std::string("-") : fmt::format("{}", fmt::join(keys, ",")), c.ignore_permille,
-      c.invalid_permille, c.pad_content_permille, c.seed, later);
+      c.invalid_permille, c.pad_content_permille, c.seed, later,
+      c.mask.empty() ? std::string() : " mask=" + c.mask);
 }
 
 Case parse_case(std::string_view text) {
@@ -313,6 +316,8 @@ Case parse_case(std::string_view text) {
       {"invalid", num("invalid", c.invalid_permille)},
       {"pad_content", num("pad_content", c.pad_content_permille)},
       {"seed", num("seed", c.seed)},
+      {"mask",
+       [&](std::string_view v) { c.mask = mask_choice_text(parse_mask_choice(std::string(v))); }},
   };
   // Every layout's options, by their case keys (a case may carry another layout's: m and K are in
   // every case).

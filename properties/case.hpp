@@ -75,6 +75,10 @@ struct Case {
   int invalid_permille = 0;      // valid-mask holes
   int pad_content_permille = 0;  // content ids equal to the pad id
   std::uint64_t seed = 0;
+  // The attention mask a sweep's `--masks` chose for the case (mask_choice.hpp: "window:128", or
+  // "window" with its size drawn from the seed); empty: the attention properties draw every
+  // family. Printed last, as `mask=...`, only when set.
+  std::string mask;
   // Options given as auto (`K=auto`, by option name, sorted): their values follow S and C
   // (resolve_case_options).
   std::vector<std::string> automatic;

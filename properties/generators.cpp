@@ -7,6 +7,7 @@
 #include "core/layout_option.hpp"
 #include "layouts/layout_descriptor.hpp"
 #include "layouts/row_acceptance.hpp"
+#include "properties/mask_choice.hpp"
 
 namespace cplab::properties {
 
@@ -116,6 +117,7 @@ void validate_gen_options(const GenOptions& options) {
                 "--cp {}: a CP size must be in [1, 1024] (one thread per rank)", cp);
   }
   CPLAB_CHECK(options.max_tokens >= 1, "--max-tokens {}: must be at least 1", options.max_tokens);
+  for (const std::string& mask : options.masks) (void)parse_mask_choice(mask);
 }
 
 namespace {
@@ -368,6 +370,8 @@ rc::Gen<Case> gen_case(const LayoutEntry& entry, const GenOptions& options) {
     c.extra_planes = *gen::weightedOneOf<bool>({{3, gen::just(false)}, {1, gen::just(true)}});
     c.extra_features = *gen::weightedOneOf<bool>({{3, gen::just(false)}, {1, gen::just(true)}});
     c.seed = *gen::inRange<std::uint64_t>(0, 1ull << 32);
+    if (!options.masks.empty())
+      c.mask = mask_choice_text(parse_mask_choice(*gen::elementOf(options.masks)));
     return c;
   });
   return gen::shrink(constructive, [allowed = options.cp](const Case& c) {

@@ -19,6 +19,8 @@ struct GenOptions {
   std::vector<std::int64_t> cp;          // C values to draw from; empty: 1..64 weighted to small
   std::int64_t max_tokens = 768;         // bound on a row's padded length L
   std::int64_t logits_budget = 1 << 16;  // bound on B·L·V (the loss property's logits)
+  // The masks a case may carry (mask_choice.hpp), one drawn per case; empty: every family.
+  std::vector<std::string> masks;
   // Draw only cases of this cell (batch kind, dtype class, C class), choosing among the branches
   // that give it: a sweep strides over the cells so that every one is drawn. A cell that no
   // branch gives (or C list) is not forced: the case falls elsewhere and coverage says so.

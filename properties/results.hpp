@@ -61,10 +61,11 @@ struct SweepReport {
   std::uint64_t seed = 0;
   std::int64_t cases_per_job = 0;
   std::vector<ShardIndex> shards;  // one for a single run; every merged shard after a merge
-  std::vector<std::string> layouts, cps, impls, properties;  // the selection ("all" when empty)
-  double time_budget_seconds = 0.0;                          // 0: none
-  double seconds = 0.0;            // wall time (merged: the sum over shards)
-  std::vector<JobResult> results;  // in job order
+  // The selection ("all" when empty).
+  std::vector<std::string> layouts, cps, impls, properties, masks;
+  double time_budget_seconds = 0.0;  // 0: none
+  double seconds = 0.0;              // wall time (merged: the sum over shards)
+  std::vector<JobResult> results;    // in job order
   // False while the sweep runs and when it was interrupted: results then hold the jobs that
   // finished, and the jobs not listed never ran (merged: false when any shard's is).
   bool complete = true;

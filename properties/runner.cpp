@@ -12,6 +12,7 @@
 #include "core/limits.hpp"
 #include "properties/case_data.hpp"
 #include "properties/harness.hpp"
+#include "properties/mask_choice.hpp"
 
 namespace cplab::properties {
 
@@ -157,7 +158,10 @@ JobResult run_job(const JobSpec& job, const RunOptions& options) {
   Case last_failing;
   std::string last_failure;
   std::map<std::string, std::int64_t> coverage;
-  result.combinations = declared_combinations(job.property->coverage, *job.layout, options.gen.cp);
+  // A sweep that draws some masks only asks for the families it draws.
+  const std::vector<CoverageRule> rules =
+      rules_for_masks(job.property->coverage, gen_options.masks);
+  result.combinations = declared_combinations(rules, *job.layout, options.gen.cp);
   std::int64_t drawn = 0;
   std::size_t which = gens.size() - 1;
   bool shrinking = false;
@@ -198,8 +202,7 @@ JobResult run_job(const JobSpec& job, const RunOptions& options) {
     const std::string tags = fmt::format("{}", fmt::join(outcome.notes.tags, " "));
     RC_TAG(tags);
     if (!shrinking) {
-      count_combinations(job.property->coverage, *job.layout, c, outcome.notes.options,
-                         result.combinations);
+      count_combinations(rules, *job.layout, c, outcome.notes.options, result.combinations);
     }
     if (outcome.failure.empty()) {
       ++coverage[tags];

@@ -124,10 +124,12 @@ SweepReport run_jobs(const SweepOptions& options, const std::vector<Job>& jobs,
   report.cps = as_strings(options.cps);
   report.impls = options.impls;
   report.properties = options.properties;
+  report.masks = options.masks;
   report.time_budget_seconds = options.time_budget_seconds;
   RunOptions run;
   run.cases = options.cases;
   run.gen.cp = options.cps;
+  run.gen.masks = options.masks;
   run.gen.max_tokens = options.max_tokens;
   const auto start = Clock::now();
   const auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
@@ -196,6 +198,7 @@ std::string rerun_command(const SweepOptions& options, const JobResult& result) 
   if (!options.cps.empty()) command += fmt::format(" --cp {}", fmt::join(options.cps, ","));
   if (options.max_tokens != GenOptions{}.max_tokens)
     command += fmt::format(" --max-tokens {}", options.max_tokens);
+  if (!options.masks.empty()) command += fmt::format(" --masks {}", fmt::join(options.masks, " "));
   return command;
 }
 

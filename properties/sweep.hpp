@@ -23,6 +23,7 @@ struct SweepOptions {
   std::vector<std::string> properties;  // empty: every property
   std::vector<std::string> impls;       // empty: sim and gpu (in_default_sweep)
   std::vector<std::int64_t> cps;        // empty: C drawn from 1..64
+  std::vector<std::string> masks;       // the masks drawn (mask_choice.hpp); empty: every family
   ShardIndex shard;
   double time_budget_seconds = 0.0;  // 0: none
   std::int64_t max_tokens = GenOptions{}.max_tokens;

@@ -146,13 +146,13 @@ std::string to_html(const properties::SweepReport& report) {
   std::string body = fmt::format(
       "<h1>cplab sweep: <span class=\"{}\">{}</span></h1>\n"
       "<p>seed {} · {} cases per job · shard {} · layouts {} · cp {} · impls {} · properties "
-      "{}</p>\n"
+      "{} · masks {}</p>\n"
       "<p class=\"totals\">{} jobs: {} passed, {} failed, {} skipped · throughput: {} cases in "
       "{:.1f} s ({:.1f} cases/s)</p>\n",
       report.ok() ? "pass" : "fail", verdict, report.seed, report.cases_per_job,
       fmt::join(shards, ","), esc(selection(report.layouts)), esc(selection(report.cps)),
-      esc(selection(report.impls)), esc(selection(report.properties)), report.results.size(),
-      report.count(JobStatus::passed), report.count(JobStatus::failed),
+      esc(selection(report.impls)), esc(selection(report.properties)), esc(selection(report.masks)),
+      report.results.size(), report.count(JobStatus::passed), report.count(JobStatus::failed),
       report.count(JobStatus::skipped), report.total_cases(), report.seconds,
       report.cases_per_second());
   body += fmt::format(

@@ -146,7 +146,8 @@ std::string to_json(const SweepReport& report) {
        {{"layouts", report.layouts},
         {"cp", report.cps},
         {"impls", report.impls},
-        {"properties", report.properties}}},
+        {"properties", report.properties},
+        {"masks", report.masks}}},
       {"time_budget_seconds", report.time_budget_seconds},
       {"seconds", report.seconds},
       {"cases", report.total_cases()},
@@ -189,6 +190,9 @@ SweepReport from_json(const std::string& text) {
   report.cps = field<std::vector<std::string>>(selection, "cp", "selection");
   report.impls = field<std::vector<std::string>>(selection, "impls", "selection");
   report.properties = field<std::vector<std::string>>(selection, "properties", "selection");
+  // Reports written before --masks existed drew every family.
+  if (selection.contains("masks"))
+    report.masks = field<std::vector<std::string>>(selection, "masks", "selection");
   report.time_budget_seconds = field<double>(doc, "time_budget_seconds", "the report");
   report.seconds = field<double>(doc, "seconds", "the report");
   // Reports written before "complete" existed were written once, at the end of their sweep.

@@ -179,6 +179,8 @@ std::string explain_text(const std::vector<LayoutStory>& stories, const std::str
       out += fmt::format("  {:>{}}", most_bytes(s, v), verbs[v].size());
     out += "\n";
   }
+  if (stories.size() > 1)
+    out += "ranked by max work (the slowest rank's attention pairs under the mask), least first\n";
   // Attention itself across the ranks, step by step, is another command's (SPEC §13).
   out += fmt::format(
       "attention across the ranks step by step: cplab schedule --layout {} --cp {} --algo all "

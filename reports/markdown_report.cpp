@@ -80,14 +80,14 @@ std::string to_markdown(const properties::SweepReport& report) {
   std::vector<std::string> shards;
   for (const auto& s : report.shards) shards.push_back(fmt::format("{}/{}", s.index, s.count));
   md += fmt::format(
-      "seed {} · {} cases per job · shard {} · layouts {} · cp {} · impls {}\n\n"
+      "seed {} · {} cases per job · shard {} · layouts {} · cp {} · impls {} · masks {}\n\n"
       "**{}**: {} jobs, {} passed, {} failed, {} skipped; {} cases in {:.1f} s ({:.0f} "
       "cases/s)\n\n",
       report.seed, report.cases_per_job, fmt::join(shards, ","), selection(report.layouts),
-      selection(report.cps), selection(report.impls), report.ok() ? "green" : "RED",
-      report.results.size(), report.count(JobStatus::passed), report.count(JobStatus::failed),
-      report.count(JobStatus::skipped), report.total_cases(), report.seconds,
-      report.cases_per_second());
+      selection(report.cps), selection(report.impls), selection(report.masks),
+      report.ok() ? "green" : "RED", report.results.size(), report.count(JobStatus::passed),
+      report.count(JobStatus::failed), report.count(JobStatus::skipped), report.total_cases(),
+      report.seconds, report.cases_per_second());
 
   md += property_times_table(report);
   std::vector<std::string> impls, layouts, props;

@@ -63,8 +63,10 @@ SweepReport merge(const std::vector<SweepReport>& shards) {
         "merge: report {} is of another sweep (seed {} cases {}; report 0 has seed {} cases {})", i,
         s.seed, s.cases_per_job, merged.seed, merged.cases_per_job);
     CPLAB_CHECK(s.layouts == merged.layouts && s.cps == merged.cps && s.impls == merged.impls &&
-                    s.properties == merged.properties,
-                "merge: report {} selects other layouts, cp, impls or properties than report 0", i);
+                    s.properties == merged.properties && s.masks == merged.masks,
+                "merge: report {} selects other layouts, cp, impls, properties or masks than "
+                "report 0",
+                i);
     for (const auto& shard : s.shards) {
       CPLAB_CHECK(shard.count == shards.front().shards.front().count,
                   "merge: report {} is shard {}/{}, report 0 splits into {}", i, shard.index,

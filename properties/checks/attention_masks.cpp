@@ -1,10 +1,12 @@
 #include "properties/checks/attention_masks.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "properties/case_data.hpp"
+#include "properties/mask_choice.hpp"
 
 namespace cplab::properties {
 
@@ -13,13 +15,21 @@ sim::AttentionMask draw_mask(const Case& c, std::int64_t local_len, std::uint64_
     return mix(c.seed, 0x3a5c, salt, a * 64 + b);
   };
   sim::AttentionMask mask;
+  std::optional<sim::MaskFamily> chosen;
+  if (!c.mask.empty()) {
+    const MaskChoice choice = parse_mask_choice(c.mask);
+    if (choice.fixed) return *choice.fixed;
+    chosen = choice.family;
+  }
   // Packed rows draw the window more often (3 in 8): its reset at each document's start is what
   // breaks there, and causal packed rows are drawn by every other property already.
   constexpr sim::MaskFamily kPacked[8] = {
       sim::MaskFamily::causal,        sim::MaskFamily::window,       sim::MaskFamily::window,
       sim::MaskFamily::window,        sim::MaskFamily::chunked,      sim::MaskFamily::chunked,
       sim::MaskFamily::bidirectional, sim::MaskFamily::bidirectional};
-  mask.family = c.packed() ? kPacked[draw(0, 0) % 8] : static_cast<sim::MaskFamily>(draw(0, 0) % 4);
+  mask.family = chosen       ? *chosen
+                : c.packed() ? kPacked[draw(0, 0) % 8]
+                             : static_cast<sim::MaskFamily>(draw(0, 0) % 4);
   const std::int64_t len = std::max<std::int64_t>(1, local_len),
                      row = std::max<std::int64_t>(1, c.seq_len);
   if (mask.family == sim::MaskFamily::window || mask.family == sim::MaskFamily::chunked) {
@@ -66,10 +76,6 @@ sim::AttentionMask draw_mask(const Case& c, std::int64_t local_len, std::uint64_
     }
   }
   return mask;
-}
-
-std::string mask_option(const sim::AttentionMask& mask) {
-  return std::string("mask ") + sim::mask_family_name(mask.family);
 }
 
 }  // namespace cplab::properties

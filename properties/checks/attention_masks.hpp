@@ -7,15 +7,13 @@
 
 #include "core/attention_mask.hpp"
 #include "properties/case.hpp"
+#include "properties/mask_choice.hpp"
 
 namespace cplab::properties {
 
-// `local_len`: the shard length ℓ of the case's rows; `salt` tells one property's draw from
-// another's.
+// A case that carries a sweep's choice (Case::mask) gets that mask, or that family with its size
+// drawn as above. `local_len`: the shard length ℓ of the case's rows; `salt` tells one property's
+// draw from another's.
 sim::AttentionMask draw_mask(const Case& c, std::int64_t local_len, std::uint64_t salt);
-
-// The option a case notes for its mask's family ("mask causal", "mask window", ...), which the
-// properties' coverage rules ask every job to draw.
-std::string mask_option(const sim::AttentionMask& mask);
 
 }  // namespace cplab::properties

@@ -44,7 +44,7 @@ std::string each_schedule(const Case& c, CheckNotes& notes, bool masked, const C
       masked && !subject.plan.rows.empty()
           ? draw_mask(c, subject.plan.rows.front().padded_len / c.spec.cp, 12)
           : sim::AttentionMask{};
-  if (masked) notes.options.push_back(mask_option(mask));
+  if (masked) notes.options.push_back(mask_option(mask.family));
   for (std::size_t b = 0; b < subject.plan.rows.size(); ++b) {
     const RowPlan& row = subject.plan.rows[b];
     for (sim::AttentionAlgo algo : sim::all_algos()) {

@@ -200,7 +200,7 @@ std::string check_algos(const Case& c, Implementation& impl, CheckNotes& notes, 
   notes.options.emplace_back(sim::algo_name(algo));
   const Subject subject(c);
   const sim::AttentionMask mask = case_mask(c, subject);
-  notes.options.push_back(mask_option(mask));
+  notes.options.push_back(mask_option(mask.family));
   notes.tags.back() += " " + std::string(sim::mask_family_name(mask.family));
   std::vector<std::vector<sim::AttentionSchedule>> schedules;
   try {

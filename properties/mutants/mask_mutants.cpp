@@ -85,6 +85,19 @@ class WindowAcrossDocuments final : public FactsMutant {
   }
 };
 
+// The window measured in the slots of the buffers a rank holds, not in token positions: what a
+// kernel's window_size does when it is handed a rank's local queries and keys as if they were
+// one contiguous row (VeOmni PR 1021's alignment, and every head-tail or ring block whose keys
+// are not the positions just before its queries). Within one document of one contiguous buffer
+// slots and positions agree, so only blocks whose buffers jump do show it.
+class WindowInBufferSlots final : public FactsMutant {
+  using FactsMutant::FactsMutant;
+  void spoil(const Buffer& b, std::vector<sim::TokenFacts>& facts) const override {
+    if (b.s.mask.family != sim::MaskFamily::window) return;
+    for (std::size_t i = 0; i < facts.size(); ++i) facts[i].pos = static_cast<std::int64_t>(i);
+  }
+};
+
 // A bidirectional span cut where the ranks' shards meet: a span's tokens see only the span's
 // tokens their own rank holds (each rank built its span mask from its local tokens).
 class SpanCutAtRankBoundary final : public FactsMutant {
@@ -128,6 +141,9 @@ std::vector<ImplementationInfo> mask_mutants() {
               "PR 2828)"),
           entry<WindowOffByOne>("mask_window_off_by_one",
                                 "sliding window one key too wide: W passed where W - 1 is due"),
+          entry<WindowInBufferSlots>(
+              "mask_window_in_buffer_slots",
+              "sliding window measured in a rank's buffer slots, not in token positions"),
           entry<ChunksFromRowStart>(
               "mask_chunks_from_row_start",
               "chunks counted from the row's first slot, not from each document's start"),

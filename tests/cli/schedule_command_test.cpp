@@ -118,6 +118,42 @@ TEST(CliSchedule, MaskCutsTheWorkAndIsNamedInTheOutput) {
   expect_usage_error(run_cplab(schedule + " --mask sliding:4"), {"unknown mask 'sliding:4'"});
 }
 
+// Which layout, which algorithm for this mask: `layout --layout all` lists the layouts that lay the
+// row out by their slowest rank's work, least first (rank 1, 2, ...), the refused ones after;
+// `schedule --algo all` gives each algorithm its place by critical path (ties share one).
+TEST(CliSchedule, EveryLayoutAndAlgorithmIsRankedByItsCriticalPath) {
+  const auto layouts = run_cplab("layout --layout all --cp 4 --seq-len 64 --json --mask window:5");
+  ASSERT_EQ(layouts.status, 0) << layouts.err;
+  const nlohmann::json all = nlohmann::json::parse(layouts.out);
+  std::int64_t previous = 0, place = 0;
+  bool refused_seen = false;
+  for (const auto& one : all["layouts"]) {
+    if (one.contains("error")) {
+      refused_seen = true;
+      continue;
+    }
+    EXPECT_FALSE(refused_seen) << one["layout"] << " comes after a layout that was refused";
+    EXPECT_EQ(one["rank"], ++place);
+    EXPECT_GE(one["max_causal_work"].get<std::int64_t>(), previous) << one["layout"];
+    previous = one["max_causal_work"];
+  }
+  EXPECT_GE(place, 2);
+  const auto algos = run_cplab("schedule --layout " + a_scheduled_layout() +
+                               " --cp 2 --seq-len 16 --algo all --json --mask window:3");
+  ASSERT_EQ(algos.status, 0) << algos.err;
+  const nlohmann::json compared = nlohmann::json::parse(algos.out);
+  std::int64_t runs = 0;
+  for (const auto& a : compared["algos"]) {
+    if (a.contains("refused")) continue;
+    ++runs;
+    std::int64_t shorter = 0;
+    for (const auto& b : compared["algos"])
+      shorter += !b.contains("refused") && b["critical_path"] < a["critical_path"];
+    EXPECT_EQ(a["rank"], shorter + 1) << a["algo"];
+  }
+  EXPECT_GE(runs, 2);
+}
+
 TEST(CliSchedule, BadInputIsOneLine) {
   const std::string schedule = "schedule --layout " + a_scheduled_layout();
   expect_usage_error(run_cplab(schedule + " --cp 2 --seq-len 8 --algo tree"),

@@ -17,10 +17,16 @@
 namespace cplab::properties {
 namespace {
 
-// Every layout's generator, one after another (RC_PARAMS sets seed and number of cases).
+// Every layout's generator, one after another (RC_PARAMS sets seed and number of cases), each
+// also as a sweep with --masks runs it (its cases carry mask=).
 rc::Gen<Case> any_case() {
+  GenOptions masked;
+  masked.masks = {"window", "chunked:7", "bidirectional:1-4,6-9", "doc-causal"};
   std::vector<rc::Gen<Case>> gens;
-  for (const LayoutEntry& entry : layout_table()) gens.push_back(gen_case(entry, GenOptions{}));
+  for (const LayoutEntry& entry : layout_table()) {
+    gens.push_back(gen_case(entry, GenOptions{}));
+    gens.push_back(gen_case(entry, masked));
+  }
   return rc::gen::mapcat(rc::gen::inRange<std::size_t>(0, gens.size()),
                          [gens](std::size_t i) { return gens[i]; });
 }
@@ -71,6 +77,10 @@ TEST(CaseFormat, ReadsEveryField) {
   EXPECT_EQ(c.invalid_permille, 50);
   EXPECT_EQ(c.pad_content_permille, 25);
   EXPECT_EQ(c.seed, 1234u);
+  EXPECT_EQ(c.mask, "");
+  EXPECT_EQ(parse_case(line_of("cp=2 S=4 mask=window:3")).mask, "window:3");
+  EXPECT_EQ(parse_case(line_of("cp=2 S=4 mask=doc-causal")).mask, "causal");  // canonical
+  EXPECT_EQ(parse_case(line_of("cp=2 S=4 mask=chunked")).mask, "chunked");    // a family alone
 }
 
 TEST(CaseFormat, LeftOutKeysTakeDefaultsAndPackedShapeFollowsDocs) {
@@ -95,6 +105,8 @@ TEST(CaseFormat, MalformedLinesAreErrorsNamingTheProblem) {
   expect_error(line_of("cp=2 S=4 dtype=f64"), "unknown dtype");
   expect_error(line_of("cp=2 S=4 pos=diagonal"), "not one of");
   expect_error(line_of("cp=2 docs=5 pos=shared"), "BSHD only");
+  expect_error(line_of("cp=2 S=4 mask=sliding"), "unknown mask 'sliding'");
+  expect_error(line_of("cp=2 S=4 mask=window:0"), "mask 'window:0'");
 }
 
 TEST(CaseFormat, ReadsWhatRealBatchesHold) {

@@ -9,7 +9,9 @@
 #include <map>
 
 #include "core/error.hpp"
+#include "properties/case.hpp"
 #include "properties/layout_table.hpp"
+#include "properties/mask_choice.hpp"
 #include "tests/support/layouts.hpp"
 
 namespace cplab::properties {
@@ -157,6 +159,47 @@ TEST(Sweep, FailuresComeWithAReplayAndARerunOfTheirJob) {
             "cplab sweep --seed 3 --cases 30 --properties "
             "rank_losses_average_to_global_shifted_loss --layouts " +
                 layout + " --impl mean_of_rank_means --cp 2,3");
+}
+
+// --masks reaches the attention properties: a mutant that widens every window passes a sweep of
+// causal masks and fails one of windows, whose counterexample carries the window it drew (so
+// that its replay draws it again) and whose rerun names the masks.
+TEST(SweepMasks, TheChosenMasksAreTheOnesTheCasesDraw) {
+  SweepOptions options;
+  options.seed = 5;
+  options.cases = 60;
+  options.impls = {"mask_window_off_by_one"};
+  options.layouts = {testsupport::a_plain_layout()};
+  options.properties = {"cp_attention_matches_unsharded"};
+  options.masks = {"causal", "chunked"};
+  const SweepReport held = run_sweep(options);
+  ASSERT_EQ(held.results.size(), 1u);
+  EXPECT_EQ(held.results.front().status, JobStatus::passed) << held.results.front().message;
+  EXPECT_EQ(held.masks, options.masks);
+  options.masks = {"window"};
+  const SweepReport report = run_sweep(options);
+  ASSERT_EQ(report.results.size(), 1u);
+  const JobResult& r = report.results.front();
+  ASSERT_EQ(r.status, JobStatus::failed);
+  EXPECT_EQ(parse_case(r.counterexample).mask, "window");
+  EXPECT_NE(rerun_command(options, r).find(" --masks window"), std::string::npos);
+  options.masks = {"window:0"};
+  EXPECT_THROW(run_sweep(options), Error);
+}
+
+// A sweep that draws some families asks coverage only for those: the attention properties'
+// "mask F" rules of the others are left out, every other rule kept.
+TEST(SweepMasks, CoverageAsksOnlyForTheFamiliesDrawn) {
+  const std::vector<CoverageRule> rules = {{"mask causal"}, {"mask window"}, {"S fill"}};
+  const auto options = [](const std::vector<CoverageRule>& kept) {
+    std::vector<std::string> out;
+    for (const CoverageRule& rule : kept) out.push_back(rule.option);
+    return out;
+  };
+  EXPECT_EQ(options(rules_for_masks(rules, {})),
+            (std::vector<std::string>{"mask causal", "mask window", "S fill"}));
+  EXPECT_EQ(options(rules_for_masks(rules, {"window:4", "chunked"})),
+            (std::vector<std::string>{"mask window", "S fill"}));
 }
 
 TEST(SweepCoverage, ADefaultSweepFailsNamingWhatItNeverDrew) {

@@ -62,6 +62,7 @@ SweepReport sample_report(std::int64_t index, std::int64_t count) {
   report.cases_per_job = 10;
   report.shards = {{index, count}};
   report.impls = {"sim", "gpu"};
+  report.masks = {"window:128", "chunked"};
   report.seconds = 2.0;
   const std::string x = layout_x();
   const std::string y = layout_y();
@@ -88,6 +89,7 @@ TEST(SweepReportJson, FollowsTheDocumentedSchema) {
   EXPECT_EQ(doc.at("totals"),
             (nlohmann::json{{"jobs", 4}, {"passed", 2}, {"failed", 1}, {"skipped", 1}}));
   EXPECT_EQ(doc.at("selection").at("impls"), (nlohmann::json{"sim", "gpu"}));
+  EXPECT_EQ(doc.at("selection").at("masks"), (nlohmann::json{"window:128", "chunked"}));
   EXPECT_EQ(doc.at("shards"), (nlohmann::json::array({{{"index", 0}, {"count", 1}}})));
   const nlohmann::json& failed = doc.at("results").at(1);
   for (const char* key :
@@ -107,6 +109,11 @@ TEST(SweepReportJson, ReadsBackWhatItWrote) {
   const SweepReport back = from_json(to_json(report));
   EXPECT_EQ(to_json(back), to_json(report));
   EXPECT_EQ(back.results.at(1).message, report.results.at(1).message);
+  EXPECT_EQ(back.masks, report.masks);
+  // A report written before --masks existed drew every family.
+  nlohmann::json old = nlohmann::json::parse(to_json(report));
+  old["selection"].erase("masks");
+  EXPECT_TRUE(from_json(old.dump()).masks.empty());
   EXPECT_THROW(from_json("{\"schema\": \"cplab-sweep-report/0\"}"), Error);
   EXPECT_THROW(from_json("not json"), Error);
   nlohmann::json broken = nlohmann::json::parse(to_json(report));
@@ -169,6 +176,9 @@ TEST(SweepReportMerge, RefusesToMixSweepsOrRepeatAShard) {
   SweepReport other = sample_report(1, 2);
   other.seed = 43;
   EXPECT_THROW(merge({sample_report(0, 2), other}), Error);
+  SweepReport other_masks = sample_report(1, 2);
+  other_masks.masks = {"causal"};
+  EXPECT_THROW(merge({sample_report(0, 2), other_masks}), Error);
   EXPECT_THROW(merge({sample_report(0, 2), sample_report(0, 2)}), Error);
   EXPECT_THROW(merge({sample_report(0, 2), sample_report(1, 3)}), Error);
   EXPECT_THROW(merge({}), Error);
