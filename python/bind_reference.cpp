@@ -12,6 +12,7 @@
 #include "reference/loss.hpp"
 #include "reference/plan.hpp"
 #include "reference/verbs.hpp"
+#include "reference/work.hpp"
 
 namespace cplab::python {
 namespace py = pybind11;
@@ -73,9 +74,16 @@ py::dict plan_dict(const ShardPlan& plan) {
 py::dict plan_fn(const std::string& layout, std::int64_t cp, std::optional<std::int64_t> seq_len,
                  std::optional<std::vector<std::int64_t>> doc_lens,
                  std::optional<std::vector<std::int64_t>> doc_lens_padded,
-                 const LayoutOptions& options) {
+                 const std::string& mask_text, const LayoutOptions& options) {
+  const sim::AttentionMask mask = sim::parse_mask(mask_text);
   const LayoutSpec spec = make_spec(layout, cp, options);
-  return plan_dict(plan_rows(spec, RowShape{seq_len, doc_lens, doc_lens_padded}, 1));
+  const ShardPlan plan = plan_rows(spec, RowShape{seq_len, doc_lens, doc_lens_padded}, 1);
+  py::dict out = plan_dict(plan);
+  const std::vector<std::int64_t> work = reference::causal_work(plan.rows.at(0), mask);
+  out["mask"] = sim::mask_text(mask);
+  out["work"] = int64s_to_torch(work, {static_cast<std::int64_t>(work.size())});
+  out["imbalance"] = reference::imbalance(work);
+  return out;
 }
 
 py::list shard_fn(py::handle batch_obj, const std::string& layout, std::int64_t cp,
@@ -187,11 +195,13 @@ Every registered layout, in the registry's order, each a dict of
       "plan",
       [](const std::string& layout, std::int64_t cp, std::optional<std::int64_t> seq_len,
          std::optional<std::vector<std::int64_t>> doc_lens,
-         std::optional<std::vector<std::int64_t>> doc_lens_padded, CPLAB_LAYOUT_PARAMS) {
-        return plan_fn(layout, cp, seq_len, doc_lens, doc_lens_padded, CPLAB_LAYOUT_OPTIONS);
+         std::optional<std::vector<std::int64_t>> doc_lens_padded, const std::string& mask,
+         CPLAB_LAYOUT_PARAMS) {
+        return plan_fn(layout, cp, seq_len, doc_lens, doc_lens_padded, mask, CPLAB_LAYOUT_OPTIONS);
       },
       py::arg("layout"), py::arg("cp"), py::kw_only(), py::arg("seq_len") = py::none(),
-      py::arg("doc_lens") = py::none(), py::arg("doc_lens_padded") = py::none(), CPLAB_LAYOUT_ARGS,
+      py::arg("doc_lens") = py::none(), py::arg("doc_lens_padded") = py::none(),
+      py::arg("mask") = "causal", CPLAB_LAYOUT_ARGS,
       R"(The reference plan of one row: a BSHD row of `seq_len` tokens, or a packed row of
 documents (`doc_lens`, and `doc_lens_padded` when the caller pads each document itself).
 
@@ -205,6 +215,10 @@ packed, and as int64 tensors (built as vectors, copied once into torch)
                        documents, thd), else None
     valid_tokens [C], global_positions [L], caller_pos [L] (-1: an added slot),
     cu_seqlens_padded (packed rows)
+    mask               the attention mask's canonical text (mask=, SPEC 13.5: "causal",
+                       "window:W", "chunked:K", "bidirectional:B-E,...")
+    work [C]           each rank's attention work under it (pairs of real query and key it
+                       computes, SPEC 8), and imbalance (max/mean)
 Layout options: pad_id, pad_policy ("spec" or "zero"), and each layout's own options by name as
 layouts() lists them (pad_multiple=, chunk_size=, ...).)");
   m.def(

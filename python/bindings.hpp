@@ -9,6 +9,7 @@ namespace cplab::python {
 void bind_reference(pybind11::module_& m);  // layouts, plan, shard, gather, shifted_loss
 void bind_check(pybind11::module_& m);      // check_shards and its result
 void bind_cases(pybind11::module_& m);      // generated cases for cplab.testing
+void bind_attention(pybind11::module_& m);  // attention, mask_matrix
 
 }  // namespace cplab::python
 

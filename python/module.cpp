@@ -10,4 +10,5 @@ PYBIND11_MODULE(_cplab, m) {
   cplab::python::bind_reference(m);
   cplab::python::bind_check(m);
   cplab::python::bind_cases(m);
+  cplab::python::bind_attention(m);
 }

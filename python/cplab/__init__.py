@@ -7,6 +7,7 @@ on cplab's random packed and BSHD batches.
     >>> p = cplab.plan(names[0], 2, seq_len=8)          # index maps, positions, ... as tensors
     >>> shards = cplab.shard(batch, names[0], 2)        # what every rank must hold
     >>> cplab.check_shards(batch, my_shards, 2).ok      # the same engine as `cplab check`
+    >>> ref = cplab.attention(q, k, v, g, layout=names[0], cp=2, seq_len=8, mask="window:4")
 
 Every failure is a ``cplab.Error`` with the CLI's one-line message and a ``kind``.
 """
@@ -45,14 +46,18 @@ shard = _typed(_cplab.shard)
 gather = _typed(_cplab.gather)
 shifted_loss = _typed(_cplab.shifted_loss)
 check_shards = _typed(_cplab.check_shards)
+attention = _typed(_cplab.attention)
+mask_matrix = _typed(_cplab.mask_matrix)
 
 __all__ = [
     "CheckResult",
     "Difference",
     "Error",
+    "attention",
     "check_shards",
     "gather",
     "layouts",
+    "mask_matrix",
     "plan",
     "shard",
     "shifted_loss",
