@@ -33,7 +33,9 @@ std::int64_t add(std::int64_t a, std::int64_t b, const char* what) {
   return r;
 }
 
-// dK and dV accumulate and travel in f32 (SPEC §13.2), whatever the input dtype.
+// A ring's dK and dV accumulate and travel in f32 (SPEC §13.2), whatever the input dtype, as
+// ring-flash-attention's ring backward passes them; all-gather's reduce-scatter is in the input
+// dtype (its llama3 backward's dK/dV buffer has K's dtype).
 constexpr std::int64_t kGradBytes = 4;
 
 // usp's rings are the layout's own (layout_ring_degree).
@@ -130,7 +132,8 @@ std::vector<ScheduleStep> buffers_of(const AttentionSchedule& s) {
 // Bytes per rank of every exchange (sent = received: each is symmetric over the ranks). Per token,
 // K and V are kv_heads·head_dim elements each; the Ulysses all-to-all moves Q, K, V in and the
 // output back (K and V with their heads repeated up to U), its backward dO in and dQ, dK, dV
-// back, all in the input dtype (it is the all-to-all's autograd). A ring step moves K and V, its
+// back, all in the input dtype (it is the all-to-all's autograd). All-gather's backward gathers K
+// and V again and reduce-scatters dK, dV, all in the input dtype. A ring step moves K and V, its
 // backward K and V again with the dK, dV accumulated so far for them (f32); the last step also
 // delivers the last dK, dV to their owners.
 void count_bytes(AttentionSchedule& s) {
@@ -160,8 +163,8 @@ void count_bytes(AttentionSchedule& s) {
     if (step.exchange == Exchange::all_gather) {
       const std::int64_t gathered = mul(cp - 1, local, kBytes);
       forward = twice(gathered, kv_token, elem);
-      // reduce-scatter dK, dV
-      backward = add(forward, twice(gathered, kv_token, kGradBytes), kBytes);
+      // K and V gathered again, then dK, dV reduce-scattered: in the input dtype
+      backward = add(forward, twice(gathered, kv_token, elem), kBytes);
     } else {
       // The ring's K/V buffer: one shard (ring), or a group's U shards on U/U of the heads (usp).
       const std::int64_t ring_token = s.algo == AttentionAlgo::usp ? kv_repeated : kv_token;

@@ -124,10 +124,23 @@ void CpAttentionRun::backward(const Step& step, const DeviceBuffer& k, const Dev
                                dk.as<float>(), dv.as<float>(), stream_);
 }
 
+DeviceBuffer CpAttentionRun::rounded(const DeviceBuffer& f32, std::int64_t n) const {
+  CPLAB_CHECK(f32.bytes() >= f32_bytes(n),
+              "gpu cp_attention: {} f32 values from a buffer of {} bytes", n, f32.bytes());
+  DeviceBuffer out(static_cast<std::size_t>(n) * dtype_size(dtype_));
+  cast_from_f32(f32.as<float>(), out.get(), attn_elem(dtype_), n, stream_);
+  return out;
+}
+
 Tensor CpAttentionRun::download_cast(const DeviceBuffer& f32, std::int64_t n, Shape shape) const {
-  DeviceBuffer rounded(static_cast<std::size_t>(n) * dtype_size(dtype_));
-  cast_from_f32(f32.as<float>(), rounded.get(), attn_elem(dtype_), n, stream_);
-  return download_tensor(rounded, dtype_, std::move(shape), stream_);
+  return download_tensor(rounded(f32, n), dtype_, std::move(shape), stream_);
+}
+
+Tensor CpAttentionRun::kv_grad_rounded(const DeviceBuffer& grad) const {
+  CPLAB_CHECK(grad.bytes() == static_cast<std::size_t>(kv_elems_) * dtype_size(dtype_),
+              "gpu cp_attention: a K/V gradient of {} bytes; this rank's keys need {}",
+              grad.bytes(), static_cast<std::size_t>(kv_elems_) * dtype_size(dtype_));
+  return download_tensor(grad, dtype_, kv_shape_, stream_);
 }
 
 Tensor CpAttentionRun::out() const {

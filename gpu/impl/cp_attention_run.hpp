@@ -45,6 +45,11 @@ class CpAttentionRun {
   Tensor grad_q() const;  // [B, ℓ, H, d] input dtype
   // A [B, ℓ, H_kv, d] f32 accumulator of this rank's keys, rounded to the input dtype.
   Tensor kv_grad(const DeviceBuffer& acc) const;
+  // n f32 values rounded to the input dtype, on the device (what a reduce in that dtype sends).
+  DeviceBuffer rounded(const DeviceBuffer& f32, std::int64_t n) const;
+  // This rank's K/V gradient already in the input dtype (a reduce-scatter's result).
+  Tensor kv_grad_rounded(const DeviceBuffer& grad) const;
+  DType dtype() const { return dtype_; }
 
   std::int64_t tokens() const { return tokens_; }      // B·ℓ
   std::int64_t kv_elems() const { return kv_elems_; }  // B·ℓ·H_kv·d

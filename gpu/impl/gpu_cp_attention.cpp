@@ -178,19 +178,23 @@ CpAttentionOutput all_gather(RankContext& ctx, const Inputs& in,
   run.finish_forward();
 
   const std::int64_t all_elems = run.kv_elems() * cp;
-  DeviceBuffer all_grad_k(f32_bytes(all_elems)), all_grad_v(f32_bytes(all_elems)),
-      grad_k(f32_bytes(run.kv_elems())), grad_v(f32_bytes(run.kv_elems()));
+  DeviceBuffer all_grad_k(f32_bytes(all_elems)), all_grad_v(f32_bytes(all_elems));
   all_grad_k.fill_bytes(0, s);
   all_grad_v.fill_bytes(0, s);
   run.backward(plan, all_k, all_v, all_grad_k, all_grad_v);
+  // Reduce-scattered in the input dtype, as ring-flash-attention's llama3 backward does (SPEC
+  // §13.2): each rank's f32 accumulator rounded first.
   const auto grad_count = static_cast<std::size_t>(run.kv_elems());
-  ctx.reduce_scatter(all_grad_k, grad_k, grad_count, DType::f32, ReduceOp::sum);
-  ctx.reduce_scatter(all_grad_v, grad_v, grad_count, DType::f32, ReduceOp::sum);
+  const DeviceBuffer send_k = run.rounded(all_grad_k, all_elems),
+                     send_v = run.rounded(all_grad_v, all_elems);
+  DeviceBuffer grad_k(grad_count * dtype_size(dtype)), grad_v(grad_count * dtype_size(dtype));
+  ctx.reduce_scatter(send_k, grad_k, grad_count, dtype, ReduceOp::sum);
+  ctx.reduce_scatter(send_v, grad_v, grad_count, dtype, ReduceOp::sum);
   return {.out = run.out(),
           .lse = run.lse(),
           .grad_q = run.grad_q(),
-          .grad_k = run.kv_grad(grad_k),
-          .grad_v = run.kv_grad(grad_v)};
+          .grad_k = run.kv_grad_rounded(grad_k),
+          .grad_v = run.kv_grad_rounded(grad_v)};
 }
 
 }  // namespace

@@ -103,13 +103,23 @@ AttentionBounds attention_bounds(const reference::CpAttentionReference& ref, con
     r.out += 2 * len * kTiny * vm + 2 * r.eta;
     r.grad_k_lost = 2 * len * group * kTiny * s * a * spread;
     r.grad_v_lost = 2 * len * group * kTiny * g;
-    const std::int64_t copies = kv_head_copies(schedules[static_cast<std::size_t>(b)]);
+    const sim::AttentionSchedule& schedule = schedules[static_cast<std::size_t>(b)];
+    const std::int64_t copies = kv_head_copies(schedule);
+    if (schedule.algo == sim::AttentionAlgo::all_gather && schedule.cp > 1) {
+      // The reduce-scatter of dK, dV in the input dtype (SPEC §13.2): each rank's part rounded,
+      // then each of the C - 1 partial sums; every one of them is at most the sum of the parts'
+      // sizes, which the mass bounds as above.
+      const auto c = static_cast<double>(schedule.cp);
+      r.grad_k_mass += 2 * c * u * s * a * spread;
+      r.grad_v_mass += 2 * c * u * g;
+      r.eta_kv += c * r.eta;
+    }
     if (copies > 1) {
       // Each copy's gradient rounded before the sum: u times the sum of their sizes, which the
       // mass bounds (|dS_ij| <= P_ij·spread, |dV| <= G per unit of mass), and its own subnormal.
       r.grad_k_mass += 2 * u * s * a * spread;
       r.grad_v_mass += 2 * u * g;
-      r.eta_kv = static_cast<double>(copies) * r.eta;
+      r.eta_kv += static_cast<double>(copies) * r.eta;
     }
     bounds.rows.push_back(r);
   }

@@ -183,11 +183,17 @@ HeldBuffer gather_buffers(Comm& comm, const HeldBuffer& mine, DType wire) {
   return out;
 }
 
-HeldBuffer reduce_to_owners(Comm& comm, const HeldBuffer& gathered, std::int64_t rank) {
-  const std::int64_t len = gathered.tokens / comm.size();
+HeldBuffer reduce_to_owners(Comm& comm, const HeldBuffer& gathered, std::int64_t rank, DType wire) {
+  const std::int64_t len = gathered.tokens / comm.size(), count = len * gathered.stride();
   HeldBuffer out = token_range(gathered, 0, len, {{rank, {0, len}}});
-  comm.reduce_scatter(bytes_of(gathered.data), bytes_of(out.data),
-                      static_cast<std::size_t>(len * gathered.stride()), DType::f32, ReduceOp::sum);
+  const Tensor sent =
+      Tensor::from<float>({static_cast<std::int64_t>(gathered.data.size())}, gathered.data)
+          .to(wire);
+  Tensor mine(wire, {count});
+  comm.reduce_scatter(bytes_of(sent), bytes_of(mine), static_cast<std::size_t>(count), wire,
+                      ReduceOp::sum);
+  const Tensor summed = mine.to(DType::f32);
+  std::memcpy(out.data.data(), summed.raw(), summed.nbytes());
   return out;
 }
 

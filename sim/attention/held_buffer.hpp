@@ -54,8 +54,9 @@ void pass_buffers(Comm& comm, const std::vector<HeldBuffer*>& bufs, const std::v
                   int to, int from, int tag);
 // Every rank's buffer, concatenated in rank order.
 HeldBuffer gather_buffers(Comm& comm, const HeldBuffer& mine, DType wire);
-// gathered [Σ tokens] in rank order, summed over ranks: this rank's part (reduce-scatter).
-HeldBuffer reduce_to_owners(Comm& comm, const HeldBuffer& gathered, std::int64_t rank);
+// gathered [Σ tokens] in rank order, summed over ranks: this rank's part (reduce-scatter), the
+// sum taken in `wire` (rounded at every hop, as NCCL sums a bf16 buffer).
+HeldBuffer reduce_to_owners(Comm& comm, const HeldBuffer& gathered, std::int64_t rank, DType wire);
 
 // The Ulysses head all-to-all within `group` (global ranks, this rank among them): this rank sends
 // member u its tokens × heads_of[u] and receives every member's tokens × heads_of[me],

@@ -124,7 +124,10 @@ class CpAttentionRun {
       }
     }
     if (gathered_) {
-      dkv_ = {reduce_to_owners(comm_, grads.k, rank_), reduce_to_owners(comm_, grads.v, rank_)};
+      // In the input dtype, as ring-flash-attention's llama3 backward reduce-scatters its
+      // dK/dV buffer (SPEC §13.2).
+      dkv_ = {reduce_to_owners(comm_, grads.k, rank_, dtype_),
+              reduce_to_owners(comm_, grads.v, rank_, dtype_)};
     } else if (!delivered) {
       // A delivery set for a step the row does not run lands after its results are taken.
       dkv_ = {first_.k.zeros_like(), first_.v.zeros_like()};
