@@ -1,10 +1,12 @@
 #pragma once
 // torch.Tensor <-> cplab::Tensor, and the dicts of them cplab's verbs take and give.
 //
+// Both ways through DLPack (torch.utils.dlpack), so that the module links no libtorch.
 // Out of cplab (results, generated batches): no copy. The torch tensor takes ownership of the
-// cplab tensor's bytes (a from_blob whose deleter frees them).
+// cplab tensor's bytes (a DLPack capsule whose deleter frees them).
 // Into cplab (batches, shards, logits): one copy. cplab's Tensor owns its bytes, so a torch
 // tensor's are copied once, strides resolved on the way (a non-contiguous view costs the same).
+// A CUDA tensor is refused (one line: pass .cpu()), never copied to the host behind the caller.
 // Only dense CPU tensors of the dtypes cplab holds are taken; anything else is one line naming
 // the key and what to do.
 #include <pybind11/pybind11.h>

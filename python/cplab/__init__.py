@@ -13,7 +13,7 @@ Every failure is a ``cplab.Error`` with the CLI's one-line message and a ``kind`
 """
 import functools
 
-import torch  # noqa: F401  (loads libtorch and its Python bindings before the extension)
+import torch  # noqa: F401  (tensors cross through torch.utils.dlpack; the extension links no torch)
 
 from . import _cplab
 from ._cplab import CheckResult, Difference

@@ -1,0 +1,71 @@
+"""The build step of `pip install .` (pyproject.toml): the project's CMake builds the Python
+targets, and their outputs go into the package beside its Python files.
+
+CPLAB_BUILD_DIR names a build folder to use (configured already, as scripts/test's `build`:
+only the two targets are brought up to date); without it, build/pip in the checkout is
+configured for them (Release, no CUDA, no MPI, no libtorch) and kept, so that a second install
+builds nothing.
+"""
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+ROOT = pathlib.Path(__file__).resolve().parent
+
+
+def project_version():
+    text = (ROOT / "CMakeLists.txt").read_text()
+    match = re.search(r"project\(cplab VERSION ([0-9.]+)", text)
+    if not match:
+        raise RuntimeError("CMakeLists.txt names no project(cplab VERSION ...)")
+    return match.group(1)
+
+
+class CMakeBuild(build_ext):
+    """Runs CMake for the extension and the case driver, then copies both into the package."""
+
+    def run(self):
+        build = os.environ.get("CPLAB_BUILD_DIR")
+        if build:
+            build = pathlib.Path(build).resolve()
+        else:
+            build = ROOT / "build" / "pip"
+            if not (build / "CMakeCache.txt").exists():
+                self._cmake(["-S", str(ROOT), "-B", str(build), "-G", "Ninja",
+                             "-DCMAKE_BUILD_TYPE=Release", "-DCPLAB_PYTHON=ON",
+                             "-DCPLAB_CUDA=OFF", "-DCPLAB_MPI=OFF", "-DCPLAB_TORCH=OFF",
+                             f"-DPython3_EXECUTABLE={sys.executable}"])
+        self._cmake(["--build", str(build), "--target", "cplab_python_package"])
+        made = build / "python" / "cplab"
+        modules = sorted(made.glob("_cplab*.so"))
+        driver = made / "cplab-case-driver"
+        if not modules or not driver.exists():
+            raise RuntimeError(f"{made} holds no _cplab*.so or cplab-case-driver after the build")
+        target = pathlib.Path(self.get_ext_fullpath("cplab._cplab"))
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(modules[-1], target)
+        shutil.copy2(driver, target.parent / "cplab-case-driver")
+
+    def get_outputs(self):
+        target = pathlib.Path(self.get_ext_fullpath("cplab._cplab"))
+        return super().get_outputs() + [str(target.parent / "cplab-case-driver")]
+
+    @staticmethod
+    def _cmake(args):
+        print("cmake " + " ".join(args), flush=True)
+        subprocess.run(["cmake", *args], check=True)
+
+
+setup(
+    version=project_version(),
+    # setuptools' own build folders beside CMake's, not inside the `build` CMake uses.
+    options={"build": {"build_base": "build/setuptools"}},
+    ext_modules=[Extension("cplab._cplab", sources=[])],
+    cmdclass={"build_ext": CMakeBuild},
+)
