@@ -1,8 +1,9 @@
 """The build step of `pip install .` (pyproject.toml): the project's CMake builds the Python
 targets, and their outputs go into the package beside its Python files.
 
-CPLAB_BUILD_DIR names a build folder to use (configured already, as scripts/test's `build`:
-only the two targets are brought up to date); without it, build/pip in the checkout is
+CPLAB_BUILD_DIR names a build folder to use (configured already, for this interpreter, as
+scripts/test's `build`: only the two targets are brought up to date); without it,
+build/pip-<ABI> in the checkout (one per interpreter, cpython-311 for Python 3.11) is
 configured for them (the project's default flags, no CUDA, no MPI, no libtorch; warnings not
 turned into errors, so that a compiler newer than the project's cannot fail an install) and
 kept, so that a second install builds nothing.
@@ -13,6 +14,7 @@ import re
 import shutil
 import subprocess
 import sys
+import sysconfig
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
@@ -36,7 +38,9 @@ class CMakeBuild(build_ext):
         if build:
             build = pathlib.Path(build).resolve()
         else:
-            build = ROOT / "build" / "pip"
+            # One folder per interpreter ABI: a later install for another Python builds anew.
+            suffix = sysconfig.get_config_var("EXT_SUFFIX").split(".")[1]
+            build = ROOT / "build" / f"pip-{suffix}"
             if not (build / "CMakeCache.txt").exists():
                 self._cmake(["-S", str(ROOT), "-B", str(build), "-G", "Ninja",
                              "-DCPLAB_WERROR=OFF", "-DCPLAB_PYTHON=ON",
@@ -44,13 +48,15 @@ class CMakeBuild(build_ext):
                              f"-DPython3_EXECUTABLE={sys.executable}"])
         self._cmake(["--build", str(build), "--target", "cplab_python_package"])
         made = build / "python" / "cplab"
-        modules = sorted(made.glob("_cplab*.so"))
+        module = made / ("_cplab" + sysconfig.get_config_var("EXT_SUFFIX"))
         driver = made / "cplab-case-driver"
-        if not modules or not driver.exists():
-            raise RuntimeError(f"{made} holds no _cplab*.so or cplab-case-driver after the build")
+        if not module.exists() or not driver.exists():
+            raise RuntimeError(f"{made} holds no {module.name} (the extension for {sys.executable}) "
+                               "or no cplab-case-driver after the build: a build folder configured "
+                               "for another Python?")
         target = pathlib.Path(self.get_ext_fullpath("cplab._cplab"))
         target.parent.mkdir(parents=True, exist_ok=True)
-        for made_file, installed in [(modules[-1], target),
+        for made_file, installed in [(module, target),
                                      (driver, target.parent / "cplab-case-driver")]:
             shutil.copy2(made_file, installed)
             # The build's debug information is most of their size (94 MB installed with it);

@@ -151,7 +151,6 @@ int print_layout_comparison(const Stories& stories, bool json, const std::string
   if (!stories.layouts.empty() && !stories.layouts.front().mask.is_causal())
     out["mask"] = sim::mask_text(stories.layouts.front().mask);
   out["layouts"] = nlohmann::ordered_json::array();
-  std::int64_t rank = 0;
   for (const auto& s : stories.layouts) {
     nlohmann::ordered_json one;
     one["layout"] = s.spec.layout;
@@ -160,7 +159,12 @@ int print_layout_comparison(const Stories& stories, bool json, const std::string
     if (!s.error.empty()) {
       one["error"] = s.error;
     } else {
-      one["rank"] = ++rank;  // by max_causal_work, least first (tell_layouts' order)
+      // By max_causal_work, least first (tell_layouts' order); ties share a rank, as
+      // `schedule --algo all`'s algorithms do.
+      std::int64_t less = 0;
+      for (const auto& other : stories.layouts)
+        less += other.error.empty() && other.max_work < s.max_work;
+      one["rank"] = less + 1;
       one["padded_seq_len"] = s.row.padded_len;
       one["imbalance"] = s.imbalance;
       one["max_causal_work"] = s.max_work;

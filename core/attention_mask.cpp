@@ -51,8 +51,8 @@ AttentionMask parse_mask(const std::string& text) {
   if (family == "window" || family == "chunked") {
     mask.family = family == "window" ? MaskFamily::window : MaskFamily::chunked;
     if (colon != std::string::npos && read_int(arg, 1, mask.size)) return mask;
-    CPLAB_FAIL("mask '{}': {} takes a size of at least 1 ({}); masks: {}", text, family,
-               family == "window" ? "window:128" : "chunked:8192", kForms);
+    CPLAB_FAIL("mask '{}': {} takes a size from 1 to {} ({}); masks: {}", text, family,
+               limits::kMaxRowTokens, family == "window" ? "window:128" : "chunked:8192", kForms);
   }
   if (family == "bidirectional" && colon != std::string::npos) {
     mask.family = MaskFamily::bidirectional;

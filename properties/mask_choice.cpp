@@ -15,6 +15,10 @@ MaskChoice parse_mask_choice(const std::string& text) {
               "unknown mask '{}'; masks: causal, window[:W], chunked[:K] or "
               "bidirectional[:B-E,...] (a family alone: its sizes drawn per case)",
               text);
+  CPLAB_CHECK(text.rfind("bidirectional", 0) == 0 || text.find(',') == std::string::npos,
+              "mask '{}': one mask per value; --masks takes them space-separated (--masks "
+              "window:128 chunked), commas separate only a bidirectional mask's spans",
+              text);
   const sim::AttentionMask mask = sim::parse_mask(text);
   return {.family = mask.family, .fixed = mask};
 }

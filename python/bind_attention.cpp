@@ -3,6 +3,7 @@
 // their own CP attention against it.
 #include <pybind11/stl.h>
 
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -22,6 +23,18 @@ using namespace pybind11::literals;
 namespace {
 
 bool is_floating(DType t) { return t == DType::f32 || t == DType::bf16 || t == DType::f16; }
+
+// The reference is dense and runs on one thread: B·L²·H·d multiply-adds past this take minutes,
+// and a Python call cannot be interrupted meanwhile.
+constexpr double kMaxAttentionWork = 8589934592.0;  // 2^33
+
+// A NaN would hide as a query that sees nothing (the reference's max skips it): refused.
+void check_finite(const Tensor& t, const char* what) {
+  for (std::int64_t i = 0; i < t.numel(); ++i) {
+    CPLAB_CHECK(std::isfinite(t.get(i)), "attention: {} holds a non-finite value at element {}",
+                what, i);
+  }
+}
 
 // A [B, L, H, d] torch tensor's worth of values handed back as f32 (the reference computes in
 // double; every dtype a user's attention runs in is compared against f32 at least as wide).
@@ -56,6 +69,19 @@ py::dict attention_fn(py::handle q_obj, py::handle k_obj, py::handle v_obj, py::
   CPLAB_CHECK(grad_out.shape() == q.shape() && is_floating(grad_out.dtype()),
               "attention: grad_out must be like q {}; got {}", tensor_brief(q),
               tensor_brief(grad_out));
+  CPLAB_CHECK(q.size(2) >= 1 && q.size(3) >= 1, "attention: H and d must be at least 1; got q {}",
+              tensor_brief(q));
+  const double work = static_cast<double>(q.size(0)) * static_cast<double>(q.size(1)) *
+                      static_cast<double>(q.size(1)) * static_cast<double>(q.size(2)) *
+                      static_cast<double>(q.size(3));
+  CPLAB_CHECK(work <= kMaxAttentionWork,
+              "attention: B·L²·H·d = {:.3g} is past {:.3g} (the reference is dense and "
+              "single-threaded: minutes); use a shorter row or fewer heads",
+              work, kMaxAttentionWork);
+  check_finite(q, "q");
+  check_finite(k, "k");
+  check_finite(v, "v");
+  check_finite(grad_out, "grad_out");
   const ShardPlan plan = attention_plan(make_spec(layout, cp, options), shape, q.size(0));
   const std::int64_t L = plan.rows.at(0).padded_len;
   CPLAB_CHECK(q.size(1) == L,
@@ -122,7 +148,7 @@ void bind_attention(py::module_& m) {
 double on the row's padded global stream.
 
 q [B, L, H, d], k and v [B, L, H_kv, d] (H_kv dividing H: query head h reads KV head
-h·H_kv/H), grad_out like q, any floating dtype; L is the padded length plan() gives for the row
+h·H_kv/H), grad_out like q, float32, bfloat16 or float16, finite, B·L²·H·d at most 2^33; L is the padded length plan() gives for the row
 (seq_len= for BSHD rows, doc_lens= for one packed row), each caller token at its caller_pos.
 Query g sees key j when both are real tokens of one document and the mask allows their
 positions; softmax scale 1/sqrt(d); a query that sees nothing outputs 0 with LSE -inf.

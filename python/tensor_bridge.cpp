@@ -185,9 +185,10 @@ Tensor tensor_from_torch(py::handle obj, const std::string& what) {
   for (py::handle n : src.attr("shape")) shape.push_back(n.cast<std::int64_t>());
   Tensor out(dtype, std::move(shape), Uninitialized{});
   if (out.nbytes() == 0) return out;
-  // Autograd's and conjugation's views resolved first (DLPack exports neither), bool as uint8.
+  // Autograd's view detached first, bool as uint8.
   src = src.attr("detach")();
-  if (src.attr("is_conj")().cast<bool>()) src = src.attr("resolve_conj")();
+  // Both lazy bits resolved (DLPack exports neither: a negative view would lose its sign).
+  src = src.attr("resolve_conj")().attr("resolve_neg")();
   if (dtype == DType::b8) src = src.attr("view")(torch.attr("uint8"));
   const py::object capsule = src.attr("__dlpack__")();
   auto* managed = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule.ptr(), kCapsule));

@@ -7,6 +7,6 @@ HERE = os.path.dirname(__file__)
 # generic ones share the helpers beside this file (layout_kinds).
 sys.path.insert(0, os.path.join(HERE, "..", "examples", "layouts"))
 sys.path.insert(0, HERE)
-# cplab's pytest plugin (the cplab_cases fixture) comes from its entry point where cplab is
-# installed, and from `-p cplab.pytest_plugin` where the build folder is on PYTHONPATH
-# (scripts/test): a conftest that named it too would register it twice.
+# Where cplab is installed its entry point has registered the plugin under this same name, and
+# pytest then skips it here.
+pytest_plugins = ["cplab.pytest_plugin"]

@@ -126,6 +126,13 @@ def test_bshd_rows_and_the_default_mask():
                                torch.zeros(1, 8, 2, 2), layout=l, cp=2, seq_len=8), "H_kv"),
     (lambda l: cplab.attention(*(torch.zeros(1, 8, 1, 2, dtype=torch.int64),) * 3, layout=l,
                                cp=2, seq_len=8), "floating"),
+    (lambda l: cplab.attention(torch.zeros(1, 8, 1, 2).index_fill_(1, torch.tensor([3]), math.nan),
+                               *(torch.zeros(1, 8, 1, 2),) * 2, layout=l, cp=2, seq_len=8),
+     "non-finite"),  # a NaN would pass as a query that sees nothing
+    (lambda l: cplab.attention(*(torch.zeros(1, 8, 1, 0),) * 3, layout=l, cp=2, seq_len=8),
+     "at least 1"),
+    (lambda l: cplab.attention(*(torch.zeros(1, 1 << 17, 1, 1),) * 3, layout=l, cp=2,
+                               seq_len=1 << 17), "past"),  # hours of dense attention: refused
 ])
 def test_bad_input_is_one_cplab_error(call, words):
     with pytest.raises(cplab.Error) as err:

@@ -42,6 +42,19 @@ def test_every_dtype_crosses_both_ways(dtype):
     assert back.dtype == dtype and torch.equal(back, values)
 
 
+def test_lazy_views_cross_with_their_values():
+    """A conjugate's imaginary part is a negative view (torch's lazy sign bit, which DLPack does
+    not carry): its values must cross negated, as torch reads them."""
+    layout = a_plain_layout()
+    negated = torch.complex(torch.ones(2, 16), torch.arange(32.0).reshape(2, 16)).conj().imag
+    shards = [negated[:, 4 * r:4 * r + 4] for r in range(4)]
+    assert shards[0].is_neg() and shards[1].max() <= 0
+    back = cplab.gather(shards, layout, 4, seq_len=16)
+    plan = cplab.plan(layout, 4, seq_len=16)
+    for r in range(4):
+        assert torch.equal(back[:, plan["index"][r]], shards[r].clone()), (r, back)
+
+
 def test_what_cannot_cross_is_one_error():
     layout = a_plain_layout()
     for bad, words in [(torch.zeros(2, 8, dtype=torch.float64), "torch.float64"),
