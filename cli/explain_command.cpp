@@ -10,6 +10,7 @@
 #include "cli/command.hpp"
 #include "cli/layout_compare.hpp"
 #include "cli/layout_flags.hpp"
+#include "cli/mask_source.hpp"
 #include "core/error.hpp"
 #include "core/output_file.hpp"
 #include "reference/plan.hpp"
@@ -29,7 +30,7 @@ int run_explain(const ExplainArgs& args) {
   const Stories stories = tell_layouts(
       args.flags.spec, args.layout, args.flags.given(),
       args.format == "text" ? reports::StoryDetail::text : reports::StoryDetail::picture,
-      sim::parse_mask(args.mask));
+      read_mask(args.mask, args.flags.given()));
   std::string text;
   if (args.format == "svg") {
     text = reports::explain_svg(stories.layouts, stories.source);
@@ -61,9 +62,11 @@ Command add_explain_command(CLI::App& app) {
   add_row_flags(sub, args->flags, "With --batch: the row (default 0)");
   sub->add_option("--format", args->format, "text, svg or html")->capture_default_str();
   sub->add_option("--out", args->out, "Write to this file instead of stdout");
-  sub->add_option("--mask", args->mask,
-                  "Count each rank's work under this attention mask: causal (doc-causal), "
-                  "window:W, chunked:K or bidirectional:B-E[,B-E...]")
+  sub->add_option(
+         "--mask", args->mask,
+         "Count each rank's work under this attention mask: causal (doc-causal), "
+         "window:W, chunked:K, bidirectional:B-E[,B-E...] or bidirectional:key=NAME (spans from "
+         "a --batch key)")
       ->capture_default_str();
   add_layout_option_flags(sub, args->flags);
   return {sub, [args] { return run_explain(*args); }};

@@ -11,6 +11,7 @@
 #include "cli/layout_compare.hpp"
 #include "cli/layout_flags.hpp"
 #include "cli/layout_source.hpp"
+#include "cli/mask_source.hpp"
 #include "core/error.hpp"
 #include "layouts/layout_descriptor.hpp"
 #include "reference/plan.hpp"
@@ -179,7 +180,7 @@ void print_table(const LayoutSpec& spec, const RowPlan& row, const std::vector<s
 int run_layout(const LayoutOptions& options) {
   const LayoutSourceArgs args = options.flags.given();
   const LayoutSpec& asked = options.flags.spec;
-  const sim::AttentionMask mask = sim::parse_mask(options.mask);
+  const sim::AttentionMask mask = read_mask(options.mask, args);
   if (asks_every_layout(asked.layout)) {
     // The table and the JSON need each layout's numbers only; the picture, every slot.
     const reports::StoryDetail detail =
@@ -233,9 +234,11 @@ Command add_layout_command(CLI::App& app) {
   sub->add_option("--svg", options->svg_path,
                   "Also draw the shown row as a self-contained SVG picture at this path");
   add_layout_option_flags(sub, options->flags);
-  sub->add_option("--mask", options->mask,
-                  "Count each rank's work under this attention mask: causal (doc-causal), "
-                  "window:W, chunked:K or bidirectional:B-E[,B-E...]")
+  sub->add_option(
+         "--mask", options->mask,
+         "Count each rank's work under this attention mask: causal (doc-causal), "
+         "window:W, chunked:K, bidirectional:B-E[,B-E...] or bidirectional:key=NAME (spans from "
+         "a --batch key)")
       ->capture_default_str();
   sub->add_flag("--json", options->json, "Print one JSON object instead of the table");
   return {sub, [options] { return run_layout(*options); }};

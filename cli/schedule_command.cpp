@@ -18,6 +18,7 @@
 #include "attention/schedule.hpp"
 #include "cli/command.hpp"
 #include "cli/layout_flags.hpp"
+#include "cli/mask_source.hpp"
 #include "core/attention_mask.hpp"
 #include "core/error.hpp"
 #include "core/markup_text.hpp"
@@ -304,7 +305,7 @@ int run_schedule(const ScheduleArgs& args) {
   CPLAB_CHECK(!args.json || args.format == "text", "--json and --format {} ask for two outputs",
               args.format);
   const sim::AttentionShape shape = shape_of(args);
-  const sim::AttentionMask mask = sim::parse_mask(args.mask);
+  const sim::AttentionMask mask = read_mask(args.mask, args.flags.given());
   const std::vector<sim::AttentionAlgo> algos =
       args.algo == "all" ? sim::all_algos()
                          : std::vector<sim::AttentionAlgo>{sim::parse_algo(args.algo)};
@@ -422,9 +423,11 @@ Command add_schedule_command(CLI::App& app) {
   args->kv_heads_flag = sub->add_option("--kv-heads", args->kv_heads, "KV heads H_kv (default: H)");
   sub->add_option("--head-dim", args->head_dim, "Head dim d")->capture_default_str();
   sub->add_option("--dtype", args->dtype, "Q, K, V dtype: f32, bf16 or f16")->capture_default_str();
-  sub->add_option("--mask", args->mask,
-                  "Attention mask: causal (doc-causal), window:W, chunked:K or "
-                  "bidirectional:B-E[,B-E...] (spans of caller positions)")
+  sub->add_option(
+         "--mask", args->mask,
+         "Attention mask: causal (doc-causal), window:W, chunked:K or "
+         "bidirectional:B-E[,B-E...] (spans of caller positions) or bidirectional:key=NAME (the "
+         "runs a --batch key marks)")
       ->capture_default_str();
   sub->add_flag("--json", args->json, "Print one JSON object instead of the table");
   sub->add_option("--svg", args->svg_path, "Also draw the step × rank grid as SVG at this path");

@@ -158,5 +158,44 @@ TEST_F(CliExplain, BadArgumentsExitTwoWithOneLine) {
   expect_usage_error(run_cplab("explain --layout all --cp 2 --seq-len 16 --format pdf"), {"pdf"});
 }
 
+// Bidirectional spans from a batch key (SPEC §13.5): each run of tokens the key marks is one
+// span, the same mask as those spans given by hand; the work under it follows, in layout,
+// explain and schedule; a key the batch lacks, or no batch, is one line.
+TEST_F(CliExplain, SpansComeFromTheRunsABatchKeyMarks) {
+  Batch batch = packed_batch({5, 3, 8}, true);
+  std::vector<std::int64_t> marked(16, 0);
+  for (int s : {2, 3, 4, 5, 9, 10, 11}) marked[static_cast<std::size_t>(s)] = 1;
+  batch.add("image_mask", Tensor::from<std::int64_t>({1, 16}, marked));
+  const std::string file = dir.file("marked.pt");
+  io::save_torch_batch(batch, file);
+  const std::string layout = " --layout " + testsupport::a_plain_layout() + " --cp 2";
+  const auto from_key =
+      run_cplab("layout --batch " + file + layout + " --json --mask bidirectional:key=image_mask");
+  const auto by_hand =
+      run_cplab("layout --batch " + file + layout + " --json --mask bidirectional:2-6,9-12");
+  ASSERT_EQ(from_key.status, 0) << from_key.err;
+  ASSERT_EQ(by_hand.status, 0) << by_hand.err;
+  const nlohmann::json k = nlohmann::json::parse(from_key.out),
+                       h = nlohmann::json::parse(by_hand.out);
+  EXPECT_EQ(k["mask"], "bidirectional:2-6,9-12");
+  EXPECT_EQ(k, h);
+  const auto causal =
+      nlohmann::json::parse(run_cplab("layout --batch " + file + layout + " --json").out);
+  EXPECT_NE(k["ranks"], causal["ranks"]);  // the spans add pairs
+  for (const std::string command : {"explain", "schedule"}) {
+    const auto run =
+        run_cplab(command + " --batch " + file + layout + " --mask bidirectional:key=image_mask");
+    EXPECT_EQ(run.status, 0) << command << ": " << run.err;
+    EXPECT_NE(run.out.find("bidirectional:2-6,9-12"), std::string::npos) << run.out;
+  }
+  expect_usage_error(
+      run_cplab("layout --batch " + file + layout + " --mask bidirectional:key=pixels"),
+      {"no token key 'pixels'", "image_mask"});
+  expect_usage_error(run_cplab("layout --seq-len 16" + layout + " --mask bidirectional:key=x"),
+                     {"need --batch"});
+  expect_usage_error(run_cplab("layout --batch " + file + layout + " --mask bidirectional:key="),
+                     {"name the batch key"});
+}
+
 }  // namespace
 }  // namespace cplab::testing
