@@ -186,6 +186,11 @@ HeldBuffer gather_buffers(Comm& comm, const HeldBuffer& mine, DType wire) {
 HeldBuffer reduce_to_owners(Comm& comm, const HeldBuffer& gathered, std::int64_t rank, DType wire) {
   const std::int64_t len = gathered.tokens / comm.size(), count = len * gathered.stride();
   HeldBuffer out = token_range(gathered, 0, len, {{rank, {0, len}}});
+  if (wire == DType::f32) {  // the accumulators as they are: no conversion copies
+    comm.reduce_scatter(bytes_of(gathered.data), bytes_of(out.data),
+                        static_cast<std::size_t>(count), DType::f32, ReduceOp::sum);
+    return out;
+  }
   const Tensor sent =
       Tensor::from<float>({static_cast<std::int64_t>(gathered.data.size())}, gathered.data)
           .to(wire);
