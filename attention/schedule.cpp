@@ -262,8 +262,7 @@ std::vector<std::int64_t> AttentionSchedule::buffer_slots(
   return slots;
 }
 
-std::string schedule_refusal(const LayoutDescriptor& layout, const LayoutSpec& spec,
-                             AttentionAlgo algo, const AttentionShape& shape) {
+std::string layout_refusal(const LayoutDescriptor& layout, AttentionAlgo algo) {
   const char* name = algo_name(algo);
   if (layout.refuses_algo != nullptr) {
     const char* why = layout.refuses_algo(algo);
@@ -272,6 +271,13 @@ std::string schedule_refusal(const LayoutDescriptor& layout, const LayoutSpec& s
   }
   if (algo == AttentionAlgo::usp && layout.ring_degree == nullptr)
     return fmt::format("{} refuses {}: {}", layout.name, name, kUspAlgoNeedsUspLayout);
+  return {};
+}
+
+std::string schedule_refusal(const LayoutDescriptor& layout, const LayoutSpec& spec,
+                             AttentionAlgo algo, const AttentionShape& shape) {
+  const char* name = algo_name(algo);
+  if (std::string refused = layout_refusal(layout, algo); !refused.empty()) return refused;
   if (spec.cp < 1) return fmt::format("{}: the CP size C={} must be at least 1", name, spec.cp);
   if (shape.heads < 1 || shape.kv_heads < 1 || shape.head_dim < 1)
     return fmt::format("{}: heads H={}, KV heads H_kv={} and head dim d={} must be at least 1",

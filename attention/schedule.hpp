@@ -142,6 +142,9 @@ class ScheduleTooLarge : public Error {
 // runs the usp algorithm), else 1.
 std::int64_t layout_ring_degree(const LayoutDescriptor& layout, const LayoutSpec& spec);
 
+// Why `layout` never runs `algo`, whatever the row and shape (one line), or "".
+std::string layout_refusal(const LayoutDescriptor& layout, AttentionAlgo algo);
+
 // Why `layout` cannot run `algo` at `spec` (one line), or "" when it can.
 std::string schedule_refusal(const LayoutDescriptor& layout, const LayoutSpec& spec,
                              AttentionAlgo algo, const AttentionShape& shape);

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "attention/schedule.hpp"
+#include "core/attention_algo.hpp"
 #include "core/error.hpp"
 #include "layouts/layout_descriptor.hpp"
 #include "python/bindings.hpp"
@@ -18,6 +20,28 @@ namespace cplab::python {
 namespace py = pybind11;
 using namespace pybind11::literals;
 
+py::object local_cu_seqlens(const RowPlan& row) {
+  if (row.local_cu_seqlens.empty()) return py::none();
+  py::list per_rank;
+  for (const auto& table : row.local_cu_seqlens)
+    per_rank.append(int64s_to_torch(table, {static_cast<std::int64_t>(table.size())}));
+  return per_rank;
+}
+
+py::object varlen_segments(const RowPlan& row) {
+  if (row.varlen.empty()) return py::none();
+  py::list per_rank;
+  for (const VarlenSegments& s : row.varlen) {
+    per_rank.append(py::dict(
+        "cu_seqlens_q"_a =
+            int64s_to_torch(s.cu_seqlens_q, {static_cast<std::int64_t>(s.cu_seqlens_q.size())}),
+        "cu_seqlens_k"_a =
+            int64s_to_torch(s.cu_seqlens_k, {static_cast<std::int64_t>(s.cu_seqlens_k.size())}),
+        "k_slice"_a = py::make_tuple(s.k_begin, s.k_end)));
+  }
+  return per_rank;
+}
+
 namespace {
 
 // What every layout declares: the rows it takes and whether it is CP off (its descriptor), and its
@@ -31,8 +55,12 @@ py::list describe_layouts() {
     if (descriptor.packed_rows) rows.append("packed");
     py::list options;
     for (const layouts::LayoutOption* o : layouts::options_of(info.name)) options.append(o->name);
+    py::list algos;
+    for (sim::AttentionAlgo algo : sim::all_algos()) {
+      if (sim::layout_refusal(descriptor, algo).empty()) algos.append(sim::algo_name(algo));
+    }
     out.append(py::dict("name"_a = info.name, "rows"_a = rows, "cp_off"_a = descriptor.cp_off,
-                        "options"_a = options));
+                        "options"_a = options, "algos"_a = algos));
   }
   return out;
 }
@@ -49,22 +77,16 @@ py::dict plan_dict(const ShardPlan& plan) {
       real.push_back(row.real[g]);
     }
   }
-  py::object cu = py::none();
-  if (!row.local_cu_seqlens.empty()) {
-    py::list per_rank;
-    for (const auto& table : row.local_cu_seqlens)
-      per_rank.append(int64s_to_torch(table, {static_cast<std::int64_t>(table.size())}));
-    cu = per_rank;
-  }
   const std::int64_t L = row.padded_len;
   return py::dict(
-      "layout"_a = plan.spec.layout, "cp"_a = C, "spec"_a = spec_brief(plan.spec),
-      "seq_len"_a = row.caller_len, "padded_seq_len"_a = L, "packed"_a = row.packed,
-      "index"_a = int64s_to_torch(index, {C, local}),
+      "varlen"_a = varlen_segments(row), "layout"_a = plan.spec.layout, "cp"_a = C,
+      "spec"_a = spec_brief(plan.spec), "seq_len"_a = row.caller_len, "padded_seq_len"_a = L,
+      "packed"_a = row.packed, "index"_a = int64s_to_torch(index, {C, local}),
       "positions"_a = int64s_to_torch(positions, {C, local}),
       "doc_ids"_a = int64s_to_torch(doc_ids, {C, local}),
       "real"_a = tensor_to_torch(Tensor::from<std::int64_t>({C, local}, real).to(DType::b8)),
-      "cu_seqlens"_a = cu, "valid_tokens"_a = int64s_to_torch(row.valid_tokens, {C}),
+      "cu_seqlens"_a = local_cu_seqlens(row),
+      "valid_tokens"_a = int64s_to_torch(row.valid_tokens, {C}),
       "global_positions"_a = int64s_to_torch(row.positions, {L}),
       "caller_pos"_a = int64s_to_torch(row.caller_pos, {L}),
       "cu_seqlens_padded"_a = int64s_to_torch(

@@ -2,6 +2,7 @@
 // The parts of the _cplab module, one function per file that binds them.
 #include <pybind11/pybind11.h>
 
+#include "core/shard_plan.hpp"
 #include "python/layout_options.hpp"
 
 namespace cplab::python {
@@ -10,6 +11,12 @@ void bind_reference(pybind11::module_& m);  // layouts, plan, shard, gather, shi
 void bind_check(pybind11::module_& m);      // check_shards and its result
 void bind_cases(pybind11::module_& m);      // generated cases for cplab.testing
 void bind_attention(pybind11::module_& m);  // attention, mask_matrix
+
+// A row's per-rank local cu_seqlens (where its ranks hold whole documents) and varlen segments
+// (where they attend through them, as dicts of cu_seqlens_q, cu_seqlens_k, k_slice), as plan()
+// and check_attention's meta hand them over; None where the layout has none.
+pybind11::object local_cu_seqlens(const RowPlan& row);
+pybind11::object varlen_segments(const RowPlan& row);
 
 }  // namespace cplab::python
 
