@@ -1,18 +1,23 @@
 // Generated cases for cplab.testing: a case's one-line form (the driver's, `cplab replay`'s) made
 // into its batch as torch tensors, the shards a user's sharder gave checked against it, and the
-// inputs and expected results of a user's CP loss on it.
+// inputs and expected results of a user's CP loss on it, and the facts and exact attention a user's
+// CP attention is checked against.
 #include <fmt/format.h>
 #include <pybind11/stl.h>
 
 #include <cmath>
 
 #include "check/shard_check.hpp"
+#include "core/attention_mask.hpp"
 #include "core/error.hpp"
+#include "core/layout_option.hpp"
+#include "layouts/layout_descriptor.hpp"
 #include "properties/case.hpp"
 #include "properties/case_data.hpp"
 #include "python/bindings.hpp"
 #include "python/check_result.hpp"
 #include "python/tensor_bridge.hpp"
+#include "reference/cp_attention_reference.hpp"
 #include "reference/loss.hpp"
 #include "reference/plan.hpp"
 #include "reference/verbs.hpp"
@@ -34,10 +39,13 @@ constexpr double kGradTolerance = 1e-5;
 class GeneratedCase {
  public:
   GeneratedCase(const std::string& line, bool passthrough)
-      : case_(properties::parse_case(line)), line_(properties::print_case(case_)) {
+      : GeneratedCase(properties::parse_case(line), passthrough) {}
+
+  GeneratedCase(Case c, bool passthrough)
+      : case_(std::move(c)), line_(properties::print_case(case_)) {
     properties::validate_case(case_);
     CPLAB_CHECK(case_.spec.microbatches == 1,
-                "case '{}': cplab.testing hands a sharder one microbatch (mb=1)", line);
+                "case '{}': cplab.testing hands a sharder one microbatch (mb=1)", line_);
     batch_ = properties::make_batch(case_);
     if (!passthrough) batch_.passthrough.clear();
     plan_ = plan_batch(case_.spec, batch_);
@@ -66,6 +74,77 @@ class GeneratedCase {
     return n;
   }
   py::dict batch() const { return batch_to_dict(batch_); }
+
+  // The same rows at C = `cp` (check_attention's unsharded run of the user's kernel): the case's
+  // layout options where they hold at that C, else the layout's defaults.
+  GeneratedCase at_cp(std::int64_t cp) const {
+    Case c = case_;
+    c.spec.cp = cp;
+    properties::resolve_case_options(c);
+    try {
+      return GeneratedCase(c, false);
+    } catch (const Error&) {
+      c.spec = layouts::without_options(c.spec);
+      c.automatic.clear();
+      properties::resolve_case_options(c);
+      return GeneratedCase(c, false);
+    }
+  }
+
+  // What a CP attention is handed about each row beside its shards (check_attention's meta): per
+  // row the global slot of every local slot, and per global slot its position in its document as
+  // masks measure it (SPEC §13.5), its position id, its bidirectional span (0: none), its
+  // document (0 = padding), whether it is a real token and the caller position it holds; the ranks'
+  // local cu_seqlens where they hold whole documents and their varlen segments where they attend
+  // through them.
+  py::dict attention_layout() const {
+    const sim::LayoutDescriptor& layout = sim::layout_descriptor(case_.spec.layout);
+    const sim::AttentionMask mask = sim::parse_mask(mask_text());
+    py::list rows;
+    for (const RowPlan& row : plan_.rows) {
+      const std::int64_t C = row.cp, local = row.local_len(), L = row.padded_len;
+      std::vector<std::int64_t> index, real(row.real.begin(), row.real.end()),
+          doc_ids(row.doc_ids.begin(), row.doc_ids.end()), mask_pos, spans;
+      for (const sim::TokenFacts& f :
+           sim::row_token_facts(row.doc_ids, row.real, row.caller_pos, mask)) {
+        mask_pos.push_back(f.pos);
+        spans.push_back(f.span);
+      }
+      for (const auto& slots : row.index) index.insert(index.end(), slots.begin(), slots.end());
+      rows.append(py::dict(
+          "index"_a = int64s_to_torch(index, {C, local}),
+          "position_ids"_a = int64s_to_torch(row.positions, {L}),
+          "positions"_a = int64s_to_torch(mask_pos, {L}), "spans"_a = int64s_to_torch(spans, {L}),
+          "doc_ids"_a = int64s_to_torch(doc_ids, {L}),
+          "real"_a = tensor_to_torch(Tensor::from<std::int64_t>({L}, real).to(DType::b8)),
+          "caller_pos"_a = int64s_to_torch(row.caller_pos, {L}),
+          "cu_seqlens"_a = local_cu_seqlens(row), "varlen"_a = varlen_segments(row)));
+    }
+    return py::dict(
+        "rows"_a = rows, "padded_len"_a = plan_.rows.at(0).padded_len,
+        "caller_len"_a = case_.seq_len,
+        // R of a layout with rings of Ulysses groups (usp's ring_group), else 1.
+        "ring_degree"_a = layout.ring_degree != nullptr ? layout.ring_degree(case_.spec) : 1,
+        "mask"_a = sim::mask_text(mask));
+  }
+
+  // The exact unsharded attention of the case's rows under its mask (SPEC §13.3), in double:
+  // q, grad_out [B, L, H, d], k, v [B, L, H_kv, d] on the padded stream, any floating dtype (read
+  // exactly). Each result is the raw bytes of a float64 tensor of the named shape.
+  py::dict attention_reference(py::handle q_obj, py::handle k_obj, py::handle v_obj,
+                               py::handle grad_out_obj) const {
+    const Tensor q = tensor_from_torch(q_obj, "q"), k = tensor_from_torch(k_obj, "k"),
+                 v = tensor_from_torch(v_obj, "v"),
+                 grad_out = tensor_from_torch(grad_out_obj, "grad_out");
+    const reference::CpAttentionReference r =
+        reference::cp_attention_reference(plan_, q, k, v, grad_out, sim::parse_mask(mask_text()));
+    const auto bytes = [](const std::vector<double>& values) {
+      return py::bytes(reinterpret_cast<const char*>(values.data()),
+                       values.size() * sizeof(double));
+    };
+    return py::dict("out"_a = bytes(r.out), "lse"_a = bytes(r.lse), "dq"_a = bytes(r.grad_q),
+                    "dk"_a = bytes(r.grad_k), "dv"_a = bytes(r.grad_v));
+  }
 
   CheckResult check(py::handle shards_obj, std::optional<std::int64_t> pad_id,
                     std::optional<std::string> pad_policy) const {
@@ -137,6 +216,8 @@ class GeneratedCase {
   }
 
  private:
+  std::string mask_text() const { return case_.mask.empty() ? "causal" : case_.mask; }
+
   void prepare_loss() {
     if (loss_) return;
     const std::int64_t rows = case_.rows, seq = case_.seq_len;
@@ -187,7 +268,11 @@ void bind_cases(py::module_& m) {
       .def("check", &GeneratedCase::check, py::arg("shards"), py::arg("pad_id") = py::none(),
            py::arg("pad_policy") = py::none())
       .def("loss_inputs", &GeneratedCase::loss_inputs)
-      .def("check_loss", &GeneratedCase::check_loss);
+      .def("check_loss", &GeneratedCase::check_loss)
+      .def("at_cp", &GeneratedCase::at_cp, py::arg("cp"))
+      .def("attention_layout", &GeneratedCase::attention_layout)
+      .def("attention_reference", &GeneratedCase::attention_reference, py::arg("q"), py::arg("k"),
+           py::arg("v"), py::arg("grad_out"));
 }
 
 }  // namespace cplab::python

@@ -3,6 +3,11 @@
 // executable draws the cases and shrinks the failures, and the module runs the user's function on
 // each case it is sent.
 //
+// With --attention 1 (cplab.testing.check_attention) each case also draws the attention's shape:
+// query and KV heads, head dim and the magnitude of the scores, as integers RapidCheck shrinks
+// beside the case (fewer heads, smaller dims, ordinary scores), and its mask made concrete. The
+// line sent is the case's, then " | heads=H kv_heads=K head_dim=D scale=1eE".
+//
 // Protocol (one line each way per case, over stdout and stdin):
 //   driver: "case <one-line case>"          module: "ok" | "fail <one-line reason>"
 //   at the end, the driver: "passed <cases>" | "failed <cases> <shrinks> <one-line case>" |
@@ -13,6 +18,7 @@
 #include <fmt/format.h>
 #include <rapidcheck.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <iostream>
@@ -21,13 +27,19 @@
 #include <unordered_map>
 #include <vector>
 
+#include "attention/schedule.hpp"
+#include "core/attention_algo.hpp"
+#include "core/attention_mask.hpp"
 #include "core/error.hpp"
 #include "core/layout_option.hpp"
 #include "core/limits.hpp"
+#include "layouts/layout_descriptor.hpp"
 #include "properties/case.hpp"
+#include "properties/checks/attention_masks.hpp"
 #include "properties/coverage.hpp"
 #include "properties/generators.hpp"
 #include "properties/layout_table.hpp"
+#include "properties/mask_choice.hpp"
 #include "reference/plan.hpp"
 
 namespace cplab::properties {
@@ -36,6 +48,15 @@ namespace {
 using I = std::int64_t;
 
 enum class Rows : std::uint8_t { any, bshd, packed };
+
+// check_attention's fixed shape (0: drawn), algorithm (none: any; only ulysses and usp constrain
+// the heads) and mask (a whole mask or a family whose sizes are drawn per case).
+struct AttentionOptions {
+  bool on = false;
+  I heads = 0, kv_heads = 0, head_dim = 0;
+  std::optional<sim::AttentionAlgo> algo;
+  std::string mask = "causal";
+};
 
 struct DriverOptions {
   std::string layout;
@@ -50,6 +71,7 @@ struct DriverOptions {
   std::optional<PadPolicy> pad_policy;
   bool embeds = false;      // inputs_embeds cases too (else input_ids only)
   bool extra_keys = false;  // the extra token keys (token_weight, token_planes, token_features)
+  AttentionOptions attention;
 };
 
 I parse_int(const std::string& flag, const std::string& text) {
@@ -102,6 +124,18 @@ DriverOptions parse_args(int argc, char** argv) {
       o.embeds = value == "1";
     } else if (flag == "--extra-keys") {
       o.extra_keys = value == "1";
+    } else if (flag == "--attention") {
+      o.attention.on = value == "1";
+    } else if (flag == "--heads") {
+      o.attention.heads = parse_int(flag, value);
+    } else if (flag == "--kv-heads") {
+      o.attention.kv_heads = parse_int(flag, value);
+    } else if (flag == "--head-dim") {
+      o.attention.head_dim = parse_int(flag, value);
+    } else if (flag == "--algo") {
+      o.attention.algo = sim::parse_algo(value);
+    } else if (flag == "--mask") {
+      o.attention.mask = mask_choice_text(parse_mask_choice(value));  // one line when bad
     } else {
       CPLAB_FAIL("unknown option {}", flag);
     }
@@ -130,6 +164,17 @@ Case as_handed_over(Case c, const DriverOptions& o) {
   c.spec = layouts::without_options(c.spec);
   c.automatic.clear();
   for (const auto& [option, value] : o.fixed) option->set(c.spec, value);
+  // An attention is checked on rows of about max_tokens: an option with an automatic value
+  // (magi's chunk size) follows the row's S and C rather than its default, which is sized for
+  // production rows (512 slots a chunk would pad a 10-token row to 512·C).
+  if (o.attention.on) {
+    for (const layouts::LayoutOption* option : layouts::options_of(c.spec.layout)) {
+      const bool fixed = std::any_of(o.fixed.begin(), o.fixed.end(),
+                                     [&](const auto& f) { return f.first == option; });
+      if (option->automatic != nullptr && !fixed) c.automatic.emplace_back(option->name);
+    }
+    std::sort(c.automatic.begin(), c.automatic.end());
+  }
   if (!o.embeds) c.primary = Primary::ids;
   if (!o.extra_keys) c.extra_key = c.extra_planes = c.extra_features = false;
   if (c.positions == PositionKind::mrope || c.positions == PositionKind::shared)
@@ -159,6 +204,61 @@ bool plannable(const Case& c) {
   }
 }
 
+// The raw draws of an attention case's shape: RapidCheck shrinks each toward 0 (one head per
+// rank, KV heads = heads, head dim 1, ordinary scores).
+struct ShapeDraw {
+  I heads = 0, kv = 0, dim = 0, scale = 0;
+};
+
+// Head dims drawn: 1-8 in most cases (cheap, and a head-dim bug shows at 2 as at 128), the sizes
+// production runs in the rest.
+constexpr I kWideHeadDims[] = {16, 32, 64, 128};
+
+// " | heads=H kv_heads=K head_dim=D scale=1eE" for case c (its mask made concrete), or none when
+// the caller's fixed shape or algorithm cannot run at the case's C.
+std::optional<std::string> attention_suffix(Case& c, const AttentionOptions& a,
+                                            const ShapeDraw& draw) {
+  const sim::LayoutDescriptor& layout = sim::layout_descriptor(c.spec.layout);
+  const I cp = c.spec.cp, ring = sim::layout_ring_degree(layout, c.spec);
+  // U: the ranks a query head's sequence is spread over by an all-to-all of heads.
+  const I split = !a.algo                                  ? 1
+                  : *a.algo == sim::AttentionAlgo::ulysses ? cp
+                  : *a.algo == sim::AttentionAlgo::usp     ? cp / std::max<I>(1, ring)
+                                                           : 1;
+  const I heads = a.heads > 0 ? a.heads : split * (1 + draw.heads % 4);
+  if (heads % split != 0) return std::nullopt;
+  std::vector<I> kv_choices;  // H first: the simplest; then GQA down to MQA
+  for (I k = heads; k >= 1; --k) {
+    if (heads % k == 0 && (k % split == 0 || split % k == 0)) kv_choices.push_back(k);
+  }
+  const I kv = a.kv_heads > 0 ? a.kv_heads
+                              : kv_choices[static_cast<std::size_t>(draw.kv) % kv_choices.size()];
+  if (std::find(kv_choices.begin(), kv_choices.end(), kv) == kv_choices.end()) return std::nullopt;
+  const I dim = a.head_dim > 0  ? a.head_dim
+                : draw.dim < 12 ? 1 + draw.dim % 8
+                                : kWideHeadDims[static_cast<std::size_t>(draw.dim - 12) % 4];
+  if (a.algo) {
+    const sim::AttentionShape shape{.heads = heads, .kv_heads = kv, .head_dim = dim};
+    if (!sim::schedule_refusal(layout, c.spec, *a.algo, shape).empty()) return std::nullopt;
+  }
+  // Scores of magnitude up to 1e4 in one case of three: what a merge without max subtraction
+  // overflows at.
+  const I scale = draw.scale < 6 ? 0 : draw.scale - 5;
+  LayoutSpec spec = c.spec;
+  std::vector<I> lens, padded;
+  if (c.packed()) {
+    for (const Document& d : c.docs.front()) {
+      lens.push_back(d.real);
+      padded.push_back(d.real + d.extra);
+    }
+  }
+  const RowPlan row = c.packed() ? reference::plan_row(spec, c.seq_len, &lens, &padded)
+                                 : reference::plan_row(spec, c.seq_len);
+  c.mask = a.mask;
+  c.mask = sim::mask_text(draw_mask(c, row.local_len(), 0xa77e));
+  return fmt::format(" | heads={} kv_heads={} head_dim={} scale=1e{}", heads, kv, dim, scale);
+}
+
 void send(const std::string& line) {
   std::fwrite(line.data(), 1, line.size(), stdout);
   std::fputc('\n', stdout);
@@ -177,6 +277,11 @@ class ShrinkCounter final : public rc::detail::TestListener {
 
 int run(const DriverOptions& o) {
   const LayoutEntry& entry = layout_entry(o.layout);
+  if (o.attention.algo) {
+    const std::string refused =
+        sim::layout_refusal(sim::layout_descriptor(o.layout), *o.attention.algo);
+    CPLAB_CHECK(refused.empty(), "{}", refused);
+  }
   GenOptions gen;
   gen.cp = o.cp;
   gen.max_tokens = o.max_tokens;
@@ -208,9 +313,19 @@ int run(const DriverOptions& o) {
                   : gens.size() - 1;
       ++drawn;
     }
-    const Case c = as_handed_over(*gens[which], o);
+    Case c = as_handed_over(*gens[which], o);
     RC_PRE(plannable(c));
-    const std::string line = print_case(c);
+    std::string suffix;
+    if (o.attention.on) {
+      const ShapeDraw draw{.heads = *rc::gen::inRange<I>(0, 4),
+                           .kv = *rc::gen::inRange<I>(0, 8),
+                           .dim = *rc::gen::inRange<I>(0, 16),
+                           .scale = *rc::gen::inRange<I>(0, 10)};
+      const std::optional<std::string> shaped = attention_suffix(c, o.attention, draw);
+      RC_PRE(shaped.has_value());
+      suffix = *shaped;
+    }
+    const std::string line = print_case(c) + suffix;
     send("case " + line);
     if (!std::getline(std::cin, reply)) std::exit(3);  // the module went away: nothing to report
     if (reply == "ok") return;
@@ -228,7 +343,7 @@ int run(const DriverOptions& o) {
   const rc::detail::TestResult outcome =
       rc::detail::checkProperty(property, metadata, params, listener, no_reproduce);
   if (outcome.template is<rc::detail::SuccessResult>()) {
-    send(fmt::format("passed {}", listener.cases));
+    send(fmt::format("passed {}", outcome.template get<rc::detail::SuccessResult>().numSuccess));
   } else if (outcome.template is<rc::detail::FailureResult>() && !last_failing.empty()) {
     send(fmt::format("failed {} {} {}", listener.cases, listener.shrinks, last_failing));
   } else {

@@ -9,6 +9,9 @@ then::
 
     def test_my_sharder(cplab_cases):
         cplab_cases.check_sharder(my_sharder, LAYOUT, cp=[1, 2, 4])  # a name of cplab.layouts()
+
+    def test_my_attention(cplab_cases):   # my_attention defined at module level
+        cplab_cases.check_attention(my_attention, LAYOUT, cp=[1, 2, 3, 4])
 """
 import pytest
 
@@ -32,8 +35,12 @@ class CplabCases:
     def check_loss(self, fn, layout, **kwargs):
         return testing.check_loss(fn, layout, **self._defaults(kwargs))
 
+    def check_attention(self, fn, layout, **kwargs):
+        return testing.check_attention(fn, layout, **self._defaults(kwargs))
+
     replay = staticmethod(testing.replay)
     replay_loss = staticmethod(testing.replay_loss)
+    replay_attention = staticmethod(testing.replay_attention)
 
 
 def pytest_addoption(parser):
@@ -47,6 +54,7 @@ def pytest_addoption(parser):
 
 @pytest.fixture
 def cplab_cases(request):
-    """Runs cplab.testing.check_sharder / check_loss with the session's case count and seed."""
+    """Runs cplab.testing.check_sharder / check_loss / check_attention with the session's case
+    count and seed."""
     config = request.config
     return CplabCases(config.getoption("--cplab-cases"), config.getoption("--cplab-seed"))

@@ -10,14 +10,18 @@ does, and on a failure lets RapidCheck shrink the batch to a minimal one before 
     cplab.testing.replay(my_sharder, 'LAYOUT cp=2 ... seed=17')   # the line the error printed
 
 ``check_loss(fn, layout, ...)`` does the same for a CP loss
-``fn(logits_shard, labels_shard, cp_rank, cp_size[, group]) -> (loss, grad)``.
+``fn(logits_shard, labels_shard, cp_rank, cp_size[, group]) -> (loss, grad)``, and
+``check_attention(fn, layout, ...)`` for a CP attention ``fn(q, k, v, meta) -> out | (out, lse)``
+run on C real torch.distributed (gloo) ranks, forward and backward.
 
 The generators run in ``cplab-case-driver``, a process of their own beside this module (Debian's
 RapidCheck library cannot be linked into a Python extension); it is started per call and sends one
 case at a time over a pipe.
 """
+import functools
 import inspect
 import os
+import pickle
 import random
 import subprocess
 import threading
@@ -25,11 +29,13 @@ import time
 
 import torch
 
-from . import _cplab
+from . import _attention, _cplab
 from ._error import Error
+from ._ranks import PoolFailed, RankPool
 from ._group import WAIT_SECONDS, Group, GroupBroken
 
-__all__ = ["check_sharder", "check_loss", "replay", "replay_loss", "Summary"]
+__all__ = ["check_sharder", "check_loss", "check_attention", "replay", "replay_loss",
+           "replay_attention", "Summary"]
 
 _DRIVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cplab-case-driver")
 _MAX_REASON = 1000
@@ -45,7 +51,33 @@ class Summary:
         return f"<cplab.testing.Summary {self.layout}: {self.cases} cases held, seed={self.seed}>"
 
 
+class AttentionSummary(Summary):
+    """check_attention's Summary, with where the time went: ``seconds`` (the whole check, rank
+    start-up included), ``startup`` (starting the rank processes), ``cases_per_second`` (after
+    start-up) and the shares of the cases' time spent in ``fn`` (the slowest rank's forward and
+    backward, at C and at C = 1), in cplab's ``reference`` and in ``transport`` (the rest:
+    drawing and sending the shards, the ranks' replies, the comparison)."""
+
+    def __init__(self, layout, cases, seed, seconds, startup, case_seconds):
+        super().__init__(layout, cases, seed)
+        self.seconds, self.startup = seconds, startup
+        total = max(case_seconds["total"], 1e-9)
+        self.cases_per_second = cases / total
+        self.fn_share = case_seconds["fn"] / total
+        self.reference_share = case_seconds["reference"] / total
+        self.transport_share = max(0.0, 1.0 - self.fn_share - self.reference_share)
+
+    def __repr__(self):
+        return (f"<cplab.testing.AttentionSummary {self.layout}: {self.cases} cases held, "
+                f"seed={self.seed}, {self.cases_per_second:.1f} cases/s (fn "
+                f"{self.fn_share:.0%}, reference {self.reference_share:.0%}, transport "
+                f"{self.transport_share:.0%}), start-up {self.startup:.1f} s>")
+
+
 def _name(fn):
+    if isinstance(fn, functools.partial):  # name(keyword=value, ...), as the caller bound it
+        bound = [repr(a) for a in fn.args] + [f"{k}={v!r}" for k, v in fn.keywords.items()]
+        return f"{_name(fn.func)}({', '.join(bound)})"
     return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
 
 
@@ -434,3 +466,164 @@ def replay_loss(fn, case):
     if outcome.reason():
         _raise_loss_failure(fn, outcome, "")
     return outcome.losses
+
+
+# ---- the CP attention ----
+
+def _attention_args(layout, cp, cases, seed, rows, max_tokens, heads, kv_heads, head_dim, mask,
+                    options, opts):
+    if opts["qkv_format"] == "thd":
+        if rows == "bshd":
+            raise Error("qkv_format='thd' takes packed rows: rows must be 'packed' or 'any'")
+        rows = "packed"
+    if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or not (
+            1 <= max_tokens <= 4096):
+        raise Error(f"max_tokens must be an int in [1, 4096], got {max_tokens!r}")
+    args = _driver_args(layout, cp, cases, seed, rows, max_tokens, {}, False, False, options)
+    for flag, value, most in (("--heads", heads, 256), ("--kv-heads", kv_heads, 256),
+                              ("--head-dim", head_dim, 512)):
+        if value is None:
+            continue
+        if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= most:
+            raise Error(f"{flag[2:].replace('-', '_')} must be an int in [1, {most}] or None, "
+                        f"got {value!r}")
+        args += [flag, str(value)]
+    if heads is not None and kv_heads is not None and (kv_heads > heads or heads % kv_heads):
+        raise Error(f"kv_heads={kv_heads} must divide heads={heads}")
+    if not isinstance(mask, str):
+        raise Error(f"mask must be a mask's text ('causal', 'window:W', 'chunked:K', "
+                    f"'bidirectional:B-E', or a family alone), got {mask!r}")
+    args += ["--attention", "1", "--mask", mask]
+    if opts["algo"]:
+        args += ["--algo", opts["algo"]]
+    return args
+
+
+def _sendable(fn):
+    if not callable(fn):
+        raise Error(f"fn must be callable, got a {type(fn).__name__}")
+    try:
+        pickle.dumps(fn)
+    except Exception as error:  # noqa: BLE001 (any pickling failure means the same to the user)
+        raise Error(_one_line(
+            f"{_name(fn)} cannot be sent to the rank processes ({type(error).__name__}: {error}):"
+            f" a lambda, a closure or a function defined inside another cannot; define it at "
+            f"module level of an importable module")) from None
+
+
+def _pool_error(fn, error):
+    text = str(error)
+    if any(word in text for word in ("AttributeError", "ModuleNotFoundError", "ImportError",
+                                     "Can't get attribute")):
+        return Error(_one_line(f"{_name(fn)} could not be loaded in a rank process ({text}): "
+                               f"define it at module level of a module the ranks can import "
+                               f"(in a script, under if __name__ == '__main__' only the call)"))
+    return Error(_one_line(f"the rank processes could not start: {text}"), kind="internal")
+
+
+def _raise_attention_failure(fn, outcome, opts, header):
+    replay_line = _replay_text("replay_attention", fn, outcome.line, opts.replay_keywords())
+    message = f"{header}{_name(fn)} fails on {outcome.headline}: {outcome.reason} · replay: " \
+              f"{replay_line}"
+    raise Error(_one_line(message), kind="check_failed", case=outcome.line, rank=outcome.rank,
+                key=outcome.tensor, tensor=outcome.tensor, replay=replay_line)
+
+
+def check_attention(fn, layout, *, algo=None, cp=(1, 2, 3, 4), cases=100, seed=None, rows="any",
+                    dtype=torch.float32, heads=None, kv_heads=None, head_dim=None, backward=True,
+                    qkv_format="bshd", pad_rows="ignore", mask="causal", max_tokens=64,
+                    rank_timeout=30.0, **options):
+    """Checks a CP attention ``fn(q, k, v, meta) -> out`` or ``(out, lse)`` on ``cases`` random
+    rows of ``layout``, on C real torch.distributed ranks, against cplab's exact attention.
+
+    The ranks are gloo processes on 127.0.0.1 (max(cp) of them, started once per call): fn is
+    sent to them by reference, so it must be defined at module level of an importable module.
+    Each rank gets its local shards in the layout's order, as leaves that require grad:
+    q [B, l, H, d] and k, v [B, l, H_kv, d] (``qkv_format="thd"``: [l, H, d], packed rows), and
+    ``meta`` with ``cp_rank``, ``cp_size``, ``group`` (the CP process group: call
+    dist.all_gather, dist.batch_isend_irecv, dist.all_to_all_single on it), ``layout``,
+    ``index`` (int64 [B, l]: the global slot of every local slot), ``valid`` (bool [B, l]: false
+    on padding), ``positions``, ``doc_ids`` (0 on padding), ``softmax_scale``, ``mask`` (its
+    canonical text: "causal" is causal within each document), ``padded_seq_len``, ``heads``,
+    ``kv_heads``, ``algo``; local ``cu_seqlens`` and ``max_seqlen`` where the layout's ranks hold
+    whole documents; ``cu_seqlens_q``, ``cu_seqlens_k`` and ``k_slice`` (the global slots the
+    key segments index) where they attend through varlen segments; ``ulysses_group`` and
+    ``ring_group`` under usp.
+
+    out (and lse, natural log, q's shape without d) are compared with the exact attention, then
+    ``out.backward(grad_out)`` runs on every rank and q.grad, k.grad, v.grad are compared with
+    the exact gradients. The tolerance is calibrated on fn itself (SPEC §13.6): each case is run
+    at C = 1 too, and a CP result may be at most 4x the unsharded error plus a small floor. The
+    unsharded run must be within 2^-5 of each tensor's largest value. ``pad_rows="zero"`` also
+    requires exact zeros in out and the grads at padding.
+
+    C is drawn from ``cp``; ``heads``, ``kv_heads``, ``head_dim`` are drawn (1 to 4 heads per
+    rank of a head all-to-all, every KV group size, head dims 1-8 and 16-128, scores up to 1e4)
+    unless fixed; ``algo`` naming a head all-to-all (Ulysses, or usp's groups) keeps the heads
+    divisible as it needs; ``mask`` is a mask or a family ("window") whose size is drawn per case; rows are
+    about ``max_tokens`` long. Returns an AttentionSummary. A failure is shrunk by RapidCheck and
+    raised as cplab.Error (kind "check_failed") naming the rank, the tensor, the first wrong
+    global slot, the error against its bound, the case and a replay line. fn raising, a wrong
+    shape or dtype, out not requiring grad, an input changed in place, are failures too. A rank
+    that neither returns nor fails within ``rank_timeout`` seconds ends the check at once,
+    naming it (not shrunk).
+    """
+    opts = _attention.Options(_name(fn), algo, dtype, backward, qkv_format, pad_rows,
+                              rank_timeout)
+    seed = random.randrange(2**32) if seed is None else seed
+    args = _attention_args(layout, cp, cases, seed, rows, max_tokens, heads, kv_heads, head_dim,
+                           mask, options, opts)
+    _sendable(fn)
+    began = time.perf_counter()
+    pool = RankPool(fn, max(_cp_list(cp)), opts["rank_timeout"])
+    spent = {"fn": 0.0, "reference": 0.0, "total": 0.0}
+
+    def evaluate(line):
+        starting = pool.start_seconds
+        outcome = _attention.evaluate(pool, line, opts)
+        outcome.seconds["total"] -= pool.start_seconds - starting  # the ranks' start-up apart
+        for key in spent:
+            spent[key] += outcome.seconds[key]
+        return outcome.reason
+
+    try:
+        try:
+            verdict = _drive(args, evaluate)
+            if verdict[0] == "passed":
+                elapsed = time.perf_counter() - began
+                return AttentionSummary(layout, verdict[1], seed, elapsed, pool.start_seconds,
+                                        spent)
+            _, ran, shrinks, line = verdict
+            outcome = _attention.evaluate(pool, line, opts)
+        except PoolFailed as error:
+            raise _pool_error(fn, error) from None
+    finally:
+        pool.close()
+    if not outcome.reason:
+        raise Error(f"{_name(fn)} failed on {line!r} and then passed on it: it is not a function "
+                    f"of its inputs", kind="check_failed", case=line)
+    _raise_attention_failure(fn, outcome, opts,
+                             f"seed={seed}: after {ran} cases and {shrinks} shrinks, ")
+
+
+def replay_attention(fn, case, *, algo=None, dtype=torch.float32, backward=True,
+                     qkv_format="bshd", pad_rows="ignore", rank_timeout=30.0):
+    """Runs attention fn on one case (the line a failure printed, ' | heads=...' included) and
+    raises the same cplab.Error when it fails."""
+    if not isinstance(case, str):
+        raise Error(f"case must be a case's one-line form, got {case!r}")
+    opts = _attention.Options(_name(fn), algo, dtype, backward, qkv_format, pad_rows,
+                              rank_timeout)
+    _sendable(fn)
+    case_text, _ = _attention.split_line(case)
+    pool = RankPool(fn, _cplab._Case(case_text, False).cp, opts["rank_timeout"])
+    try:
+        try:
+            outcome = _attention.evaluate(pool, case, opts)
+        except PoolFailed as error:
+            raise _pool_error(fn, error) from None
+    finally:
+        pool.close()
+    if outcome.reason:
+        _raise_attention_failure(fn, outcome, opts, "")
+    return outcome

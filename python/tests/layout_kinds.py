@@ -59,3 +59,44 @@ def a_layout_with_an_example(rows):
     return first_layout(f"takes {rows} rows, runs at C > 1 and has an example sharder",
                         lambda e: rows in e["rows"] and not e["cp_off"]
                         and example_sharder(e["name"]) is not None)
+
+
+def layouts_running(algo):
+    """Every layout that runs the attention algorithm ("ring", "ulysses", ...) at C > 1."""
+    return layouts_where(lambda e: algo in e["algos"] and not e["cp_off"])
+
+
+def _index(layout, cp, seq_len):
+    """The layout's index map of a BSHD row, or None where it cannot lay the row out."""
+    try:
+        return cplab.plan(layout, cp, seq_len=seq_len)["index"].tolist()
+    except cplab.Error:
+        return None
+
+
+def a_zigzag_layout():
+    """The first layout that splits a BSHD row zigzag: rank r holds chunks r and 2C-1-r."""
+    return first_layout("splits a row zigzag",
+                        lambda e: "bshd" in e["rows"] and not e["cp_off"]
+                        and _index(e["name"], 2, 8) == [[0, 1, 6, 7], [2, 3, 4, 5]])
+
+
+def a_contiguous_layout():
+    """The first layout that gives rank r the r-th slice of a BSHD row."""
+    return first_layout("gives rank r the r-th slice of a row",
+                        lambda e: "bshd" in e["rows"] and not e["cp_off"]
+                        and _index(e["name"], 2, 8) == [[0, 1, 2, 3], [4, 5, 6, 7]])
+
+
+def _varlen(layout):
+    try:
+        return cplab.plan(layout, 2, doc_lens=[4, 4])["varlen"]
+    except cplab.Error:
+        return None
+
+
+def a_varlen_segments_layout():
+    """The first layout whose ranks attend through varlen segments (cu_seqlens_q/k, k_slice)."""
+    return first_layout("attends through varlen segments",
+                        lambda e: "packed" in e["rows"] and not e["cp_off"]
+                        and _varlen(e["name"]) is not None)

@@ -6,6 +6,8 @@ import pytest
 import torch
 
 import cplab
+from allgather_attention import allgather_attention
+from cplab.testing import check_attention
 from layout_kinds import (a_layout_with_an_example, a_layout_with_option, a_packed_only_layout,
                           a_plain_layout, example_sharder)
 
@@ -233,3 +235,119 @@ def test_a_loss_rank_that_hangs_ends_the_check_within_the_bound_naming_it():
     assert "not shrunk" in message
     for bad in (0, -1, "10", None, True, 1e9, float("nan"), float("inf")):
         _error(lambda: cplab.testing.check_loss(rank1_hangs, PLAIN, cp=2, rank_timeout=bad))
+
+
+# ---- check_attention: a user attention that misbehaves, and every bad keyword ----
+
+def raises_on_rank_one(q, k, v, meta):
+    if meta.cp_rank == 1:
+        raise RuntimeError("rank one gave up")
+    return allgather_attention(q, k, v, meta)
+
+
+def returns_nan(q, k, v, meta):
+    out, lse = allgather_attention(q, k, v, meta)
+    return out * float("nan"), lse
+
+
+def returns_a_view_of_q(q, k, v, meta):
+    allgather_attention(q, k, v, meta)
+    return q[:]
+
+
+def mutates_k(q, k, v, meta):
+    result = allgather_attention(q, k, v, meta)
+    k.data.mul_(2)
+    return result
+
+
+def returns_on_rank_zero_only(q, k, v, meta):
+    result = allgather_attention(q, k, v, meta)
+    return result if meta.cp_rank == 0 else None
+
+
+def computes_without_autograd(q, k, v, meta):
+    with torch.no_grad():
+        return allgather_attention(q, k, v, meta)
+
+
+class _FailingBackward(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x.view_as(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise ValueError("no backward here")
+
+
+def raises_in_backward(q, k, v, meta):
+    return allgather_attention(_FailingBackward.apply(q), k, v, meta)
+
+
+def lse_of_the_wrong_shape(q, k, v, meta):
+    out, lse = allgather_attention(q, k, v, meta)
+    return out, lse.transpose(1, 2)
+
+
+def wrong_dtype(q, k, v, meta):
+    out, lse = allgather_attention(q, k, v, meta)
+    return out.double(), lse
+
+
+@pytest.mark.parametrize("fn, says", [
+    (raises_on_rank_one, "fn raised in forward on rank 1: RuntimeError: rank one gave up"),
+    (returns_nan, "out is wrong even unsharded (C = 1): error not finite"),
+    (returns_a_view_of_q, "shares its storage with q"),
+    (mutates_k, "changed its input k in place"),
+    (returns_on_rank_zero_only, "returned NoneType"),
+    (wrong_dtype, "out is torch.float64"),
+    (computes_without_autograd, "out does not require grad"),
+    (raises_in_backward, "fn raised in backward on rank 0: ValueError: no backward here"),
+    (lse_of_the_wrong_shape, "lse is torch.float32"),
+])
+def test_a_misbehaving_attention_fails_in_one_line(fn, says):
+    with pytest.raises(cplab.Error) as caught:
+        check_attention(fn, PLAIN, cp=[2, 3], cases=50, seed=9)
+    message = str(caught.value)
+    assert caught.value.kind == "check_failed" and "\n" not in message
+    assert says in message, message
+
+
+def test_a_lambda_is_bad_input_that_says_where_to_define_fn():
+    with pytest.raises(cplab.Error, match="define it at module level") as caught:
+        check_attention(lambda q, k, v, meta: q, PLAIN)
+    assert caught.value.kind == "bad_input"
+
+
+@pytest.mark.parametrize("keywords, says", [
+    ({"dtype": torch.int32}, "dtype must be"),
+    ({"pad_rows": "keep"}, "pad_rows must be"),
+    ({"qkv_format": "sbhd"}, "qkv_format must be"),
+    ({"heads": 0}, "heads must be an int"),
+    ({"heads": 4, "kv_heads": 3}, "must divide heads"),
+    ({"head_dim": 1000}, "head_dim must be"),
+    ({"mask": "window:0"}, "window"),
+    ({"mask": 3}, "mask must be"),
+    ({"algo": "spiral"}, "spiral"),
+    ({"rank_timeout": 0}, "rank_timeout"),
+    ({"cp": 0}, "cp values must be at least 1"),
+    ({"backward": "yes"}, "backward must be"),
+    ({"max_tokens": 0}, "max_tokens"),
+    ({"no_such_option": 1}, "unexpected keyword argument"),
+])
+def test_every_bad_keyword_is_one_line(keywords, says):
+    with pytest.raises(cplab.Error) as caught:
+        check_attention(allgather_attention, PLAIN, cases=1, **keywords)
+    assert caught.value.kind == "bad_input" and says in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+def test_an_algorithm_the_layout_refuses_is_bad_input():
+    refusing = [e["name"] for e in cplab.layouts() if "ring" not in e["algos"]]
+    if not refusing:
+        pytest.skip("every layout runs a ring")
+    with pytest.raises(cplab.Error, match="refuses ring"):
+        check_attention(allgather_attention, refusing[0], algo="ring", cases=1)
+
+

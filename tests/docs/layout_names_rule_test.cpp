@@ -171,6 +171,9 @@ struct NotALayout {
 constexpr NotALayout kNotALayout[] = {
     // The attention algorithm USP (SPEC §13, yunchang's name) is not the usp layout.
     {"core/attention_algo.cpp", "usp", "return \"usp\";"},
+    // TransformerEngine's qkv_format "thd" (check_attention's q, k, v of packed rows, in any
+    // file) names a tensor format, not the thd layout.
+    {"", "thd", "qkv_format"},
 };
 
 bool means_something_else(const fs::path& file, const std::string& name, const std::string& line) {
