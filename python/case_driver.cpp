@@ -160,20 +160,16 @@ Case as_handed_over(Case c, const DriverOptions& o) {
     c.spec.pad_token_id = *o.pad_id;
     c.vocab = std::max(c.vocab, *o.pad_id + 1);
   }
-  // The sharder cannot know a drawn option: each is what the caller fixed, else its default.
-  c.spec = layouts::without_options(c.spec);
-  c.automatic.clear();
-  for (const auto& [option, value] : o.fixed) option->set(c.spec, value);
-  // An attention is checked on rows of about max_tokens: an option with an automatic value
-  // (magi's chunk size) follows the row's S and C rather than its default, which is sized for
-  // production rows (512 slots a chunk would pad a 10-token row to 512·C).
-  if (o.attention.on) {
-    for (const layouts::LayoutOption* option : layouts::options_of(c.spec.layout)) {
-      const bool fixed = std::any_of(o.fixed.begin(), o.fixed.end(),
-                                     [&](const auto& f) { return f.first == option; });
-      if (option->automatic != nullptr && !fixed) c.automatic.emplace_back(option->name);
-    }
-    std::sort(c.automatic.begin(), c.automatic.end());
+  // A sharder cannot know a drawn option: each is what the caller fixed, else its default. An
+  // attention is handed its slots' facts (meta), not the options: it keeps the drawn ones (block
+  // and chunk sizes around the row's own length) unless the caller fixed them.
+  if (!o.attention.on) {
+    c.spec = layouts::without_options(c.spec);
+    c.automatic.clear();
+  }
+  for (const auto& [option, value] : o.fixed) {
+    option->set(c.spec, value);
+    std::erase(c.automatic, std::string(option->name));
   }
   if (!o.embeds) c.primary = Primary::ids;
   if (!o.extra_keys) c.extra_key = c.extra_planes = c.extra_features = false;
@@ -241,7 +237,7 @@ std::optional<std::string> attention_suffix(Case& c, const AttentionOptions& a,
     const sim::AttentionShape shape{.heads = heads, .kv_heads = kv, .head_dim = dim};
     if (!sim::schedule_refusal(layout, c.spec, *a.algo, shape).empty()) return std::nullopt;
   }
-  // Scores of magnitude up to 1e4 in one case of three: what a merge without max subtraction
+  // Scores of magnitude 1e1 to 1e4 in four cases of ten: what a merge without max subtraction
   // overflows at.
   const I scale = draw.scale < 6 ? 0 : draw.scale - 5;
   LayoutSpec spec = c.spec;

@@ -66,6 +66,9 @@ class Inputs:
 
         self.caller = {"q": draw(heads, magnitude), "k": draw(kv, magnitude), "v": draw(kv, 1.0),
                        "grad_out": draw(heads, 1.0)}
+        # A loss gives padding no gradient: on() makes grad_out 0 wherever a slot is not a real
+        # token, so a kernel whose padding queries attend real keys (a plain causal kernel on
+        # padded rows) gets the real tokens' dK and dV right, as it does in training.
         self.pad_seed = _seed_of(case.line) ^ 0x5EED
         self.dtype = dtype
 
@@ -94,6 +97,8 @@ class Inputs:
                 rows.append(torch.where((pos >= 0).view(-1, *[1] * (values.dim() - 2)), taken,
                                         filler))
             out[name] = torch.stack(rows).to(self.dtype)
+        real = torch.stack([row["real"] for row in layout["rows"]])
+        out["grad_out"] = out["grad_out"] * real[..., None, None].to(self.dtype)
         return out
 
 
@@ -207,7 +212,8 @@ def run_on_ranks(pool, case, layout, tensors, shape, options):
         if kind in ("contract", "died", "internal"):
             run.failure, run.rank = f"rank {rank}: {reply[1]}", rank
             if kind == "internal":
-                raise Error(f"cplab's rank process failed: {reply[1]}", kind="internal")
+                raise Error(" ".join(f"cplab's rank process failed: {reply[1]}".split()),
+                            kind="internal")
             return run
     if stuck:
         stuck = [r for r in stuck if r < case.cp] or stuck
@@ -232,59 +238,65 @@ def run_on_ranks(pool, case, layout, tensors, shape, options):
 
 
 class Errors:
-    """Per tensor, the largest error over real slots of every rank, where it is, and the largest
-    exact value."""
+    """Per tensor, the largest error over the real slots of every rank and the largest exact
+    value, and per rank its errors by slot (the largest over heads and dims), to find the first
+    global slot past a bound."""
 
     def __init__(self):
-        self.worst = {}   # name -> (error, rank, batch row, local slot, head)
+        self.worst = {}   # name -> largest error
         self.scale = {}   # name -> max |exact|
+        self.by_slot = {}  # name -> [(rank, index [B, l], errors [B, l], worst head [B, l])]
 
-    def add(self, name, rank, got, want, valid):
+    def add(self, name, rank, index, got, want, valid):
         """got, want [B, l, H(, d)] float64; valid [B, l] bool."""
         mask = valid.view(*valid.shape, *[1] * (want.dim() - 2)).expand_as(want)
         self.scale[name] = max(self.scale.get(name, 0.0),
                                float(want[mask].abs().max()) if mask.any() else 0.0)
         diff = torch.nan_to_num((got - want).abs(), nan=math.inf)  # NaN: worse than any bound
         diff = torch.where(mask, diff, torch.zeros_like(diff))
-        if diff.numel() == 0:
-            return
-        flat = int(torch.argmax(diff.reshape(-1)))
-        error = float(diff.reshape(-1)[flat])
-        if name not in self.worst or error > self.worst[name][0]:
-            where = list(_unravel(flat, diff.shape))
-            self.worst[name] = (error, rank, where[0], where[1], where[2] if len(where) > 2 else 0)
+        if diff.dim() > 3:
+            diff = diff.amax(dim=-1)
+        per_slot, head = diff.max(dim=2)
+        self.by_slot.setdefault(name, []).append((rank, index, per_slot, head))
+        top = float(per_slot.max()) if per_slot.numel() else 0.0
+        self.worst[name] = max(self.worst.get(name, 0.0), top)
+
+    def first_past(self, name, limit):
+        """(rank, row, local slot, head, error) of the lowest global slot whose error passes
+        `limit` (the first wrong query or key in row order)."""
+        best = None
+        for rank, index, per_slot, head in self.by_slot.get(name, []):
+            for b, k in (per_slot > limit).nonzero().tolist():
+                key = (b, int(index[b, k]))
+                if best is None or key < best[0]:
+                    best = (key, (rank, b, k, int(head[b, k]), float(per_slot[b, k])))
+        return None if best is None else best[1]
 
 
-def _unravel(flat, shape):
-    out = []
-    for size in reversed(shape):
-        out.append(flat % size)
-        flat //= size
-    return reversed(out)
-
-
-def measure(run, layout, exact, pad_rows):
-    """The errors of a run against the exact results; a pad-row violation as a line, or ''."""
+def measure(run, layout, exact, options):
+    """The errors of a run against the exact results (dq, dk, dv only with backward), and the
+    first pad-row violation under pad_rows='zero' as a line, or ''."""
     errors = Errors()
+    pad_problem = ""
+    names = TENSORS if options["backward"] else ("out", "lse")
     for r, got in enumerate(run.results):
         index = torch.stack([row["index"][r] for row in layout["rows"]])
         valid = torch.stack([row["real"][index[b]] for b, row in enumerate(layout["rows"])])
-        for name in TENSORS:
+        for name in names:
+            want = _local(exact[name], index)
             if got[name] is None:
                 if name == "lse":
                     continue
-                got[name] = torch.zeros_like(_local(exact[name], index))  # no grad: zero
-            want = _local(exact[name], index)
-            errors.add(name, r, got[name], want, valid)
-            if pad_rows == "zero" and name != "lse":
+                got[name] = torch.zeros_like(want)  # a shard fn never read: its grad is zero
+            errors.add(name, r, index, got[name], want, valid)
+            if options["pad_rows"] == "zero" and name != "lse" and not pad_problem:
                 pad = ~valid
-                values = got[name][pad]
-                if values.numel() and bool((values != 0).any()):
-                    b, k = [int(x) for x in (pad.nonzero()[
-                        int((values.reshape(values.shape[0], -1) != 0).any(1).nonzero()[0])])]
-                    return errors, (f"rank {r} {name} is not zero at padding slot {k} of row {b} "
-                                    f"(global slot {int(index[b, k])}; pad_rows='zero')")
-    return errors, ""
+                nonzero = (got[name] != 0).reshape(*pad.shape, -1).any(-1) & pad
+                if bool(nonzero.any()):
+                    b, k = nonzero.nonzero()[0].tolist()
+                    pad_problem = (f"rank {r} {name} is not zero at padding slot {k} of row {b} "
+                                   f"(global slot {int(index[b, k])}; pad_rows='zero')")
+    return errors, pad_problem
 
 
 def _local(tensor, index):
@@ -346,17 +358,17 @@ def _size(error):
     return f"{error:.3g}" if math.isfinite(error) else "not finite (NaN or inf)"
 
 
-def _where(name, worst, layout):
-    error, rank, b, k, head = worst
+def _where(name, rank, b, k, head, layout):
+    """'query slot 9 (row 0, position 4, document 2 from slot 5, local slot 3), head 1': the
+    global slot, and where its document starts (a query sees keys of that document only)."""
     row = layout["rows"][b]
     g = int(row["index"][rank][k])
     doc = int(row["doc_ids"][g])
     start = g
     while start > 0 and int(row["doc_ids"][start - 1]) == doc:
         start -= 1
-    detail = (f"{LOCATION_WORD[name]} slot {g} (row {b}, position {int(row['positions'][g])}, "
-              f"document {doc} from slot {start}, local slot {k}), head {head}")
-    return detail
+    return (f"{LOCATION_WORD[name]} slot {g} (row {b}, position {int(row['positions'][g])}, "
+            f"document {doc} from slot {start}, local slot {k}), head {head}")
 
 
 def evaluate(pool, line, options):
@@ -380,7 +392,7 @@ def evaluate(pool, line, options):
     if run.failure:
         outcome.reason, outcome.rank = run.failure, run.rank
         return _done(outcome, started)
-    errors, pad_problem = measure(run, layout, exact, options["pad_rows"])
+    errors, pad_problem = measure(run, layout, exact, options)
     calibrated, layout1 = errors, layout
     if case.cp > 1:
         unsharded = case.at_cp(1)
@@ -394,28 +406,30 @@ def evaluate(pool, line, options):
         if run1.failure:
             outcome.reason = f"unsharded (C = 1): {run1.failure}"
             return _done(outcome, started)
-        calibrated, _ = measure(run1, layout1, exact1, "ignore")
+        calibrated, _ = measure(run1, layout1, exact1, options)
     units = inputs.units(shape)
     for name in TENSORS:
         if name not in calibrated.worst:
             continue
-        e1, scale = calibrated.worst[name][0], max(calibrated.scale[name], units[name])
-        if not e1 <= UNSHARDED_SHARE * scale:
-            outcome.reason = (f"{name} is wrong even unsharded (C = 1): error {_size(e1)} at "
-                              f"{_where(name, calibrated.worst[name], layout1)} is past "
+        e1, scale = calibrated.worst[name], max(calibrated.scale[name], units[name])
+        limit = UNSHARDED_SHARE * scale
+        if not e1 <= limit:
+            rank, b, k, head, error = calibrated.first_past(name, limit)
+            outcome.reason = (f"{name} is wrong even unsharded (C = 1): error {_size(error)} at "
+                              f"{_where(name, rank, b, k, head, layout1)} is past "
                               f"{UNSHARDED_SHARE:g} of its scale {scale:.3g}")
             outcome.rank, outcome.tensor = 0, name
             return _done(outcome, started)
     for name in TENSORS:
         if name not in errors.worst or name not in calibrated.worst:
             continue
-        error, e1 = errors.worst[name][0], calibrated.worst[name][0]
+        e1 = calibrated.worst[name]
         scale = max(errors.scale[name], units[name])
         limit = bound(name, e1, scale, options["dtype"], case.cp)
-        if not error <= limit:
-            rank = errors.worst[name][1]
+        if not errors.worst[name] <= limit:
+            rank, b, k, head, error = errors.first_past(name, limit)
             outcome.reason = (f"rank {rank} {name} error {_size(error)} at "
-                              f"{_where(name, errors.worst[name], layout)} is past its bound "
+                              f"{_where(name, rank, b, k, head, layout)} is past its bound "
                               f"{limit:.3g} ({CALIBRATION_FACTOR:g} x {e1:.3g}, the same fn "
                               f"unsharded, + floor; scale {scale:.3g})")
             outcome.rank, outcome.tensor = rank, name

@@ -16,7 +16,9 @@ named and the pool torn down as well; before that, every such rank writes its Py
 """
 import datetime
 import faulthandler
+import functools
 import io
+import linecache
 import multiprocessing
 import multiprocessing.connection
 import os
@@ -24,6 +26,7 @@ import pickle
 import re
 import shutil
 import signal
+import sys
 import tempfile
 import time
 import traceback
@@ -151,7 +154,7 @@ def _contract(out, lse, q, k, v, kept, message):
 def _rank_main(rank, world, store, timeout, fn_bytes, conn):
     os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
     stack = open(_stack_file(store, rank), "w")  # noqa: SIM115 (open for the process's life)
-    faulthandler.register(signal.SIGUSR1, file=stack, all_threads=False)
+    faulthandler.register(signal.SIGUSR1, file=stack, all_threads=True)
     try:
         import torch
         import torch.distributed as dist
@@ -198,25 +201,41 @@ _COLLECTIVE_FRAMES = (os.sep + os.path.join("torch", "distributed") + os.sep,)
 
 
 def where_stuck(text):
-    """(in_collective, 'file.py:12 in fn') of a faulthandler dump: whether the rank's innermost
-    frame is inside torch.distributed, and its innermost frame outside torch.distributed and
-    cplab (the user's code that called it, or that hangs)."""
+    """(waiting, 'file.py:12 in fn') of a faulthandler dump: its innermost frame outside
+    torch.distributed and cplab (the user's code that hangs, or that called the collective), and
+    whether the rank waits in a collective there: its innermost frame is inside torch.distributed,
+    or is a user line that waits on one (a P2P request's .wait() or a collective call, whose
+    waiting happens in C++ with no Python frame of its own)."""
     frames = re.findall(r'File "([^"]+)", line (\d+) in (\S+)', text)
     if not frames:
         return False, "an unknown place"
-    inside = any(part in frames[0][0] for part in _COLLECTIVE_FRAMES)
+    waiting = any(part in frames[0][0] for part in _COLLECTIVE_FRAMES)
     for path, line, function in frames:
         if not any(part in path for part in _COLLECTIVE_FRAMES) and not path.endswith("_ranks.py"):
-            return inside, f"{os.path.basename(path)}:{line} in {function}"
-    return inside, "cplab's rank loop"
+            source = linecache.getline(path, int(line))
+            waiting = waiting or bool(_WAITS.search(source))
+            return waiting, f"{os.path.basename(path)}:{line} in {function}"
+    return waiting, "cplab's rank loop"
+
+
+# A source line that waits for other ranks: a request's wait(), or a call of torch.distributed.
+_WAITS = re.compile(r"\.wait\(|\bdist\.\w+\(|torch\.distributed\.\w+\(")
+
+
+def _module_of(fn):
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    return getattr(fn, "__module__", None)
 
 
 class RankPool:
-    """W gloo ranks running fn. ``run(messages, timeout)`` hands message r to rank r (None: the
-    rank only takes part in creating the groups) and returns the replies, or raises Hung."""
+    """W gloo ranks running fn. ``run(messages, timeout)`` hands message r to rank r (one without
+    inputs: the rank only takes part in creating the groups) and returns the replies and the
+    ranks stuck."""
 
     def __init__(self, fn, world, timeout):
         self.fn_bytes = pickle.dumps(fn)
+        self.fn_in_main = _module_of(fn) == "__main__"
         self.world, self.timeout = world, timeout
         self.procs, self.conns, self.dir = [], [], None
         self.starts = 0
@@ -226,6 +245,23 @@ class RankPool:
     def _start(self):
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload(["torch", "torch.distributed"])
+        # A rank process runs the caller's main script again first (as multiprocessing does)
+        # only when fn lives there: a script run by path that imports fn from a module needs no
+        # `if __name__ == "__main__":` guard then (one run with -m is imported by name, guarded
+        # or not, as multiprocessing always does).
+        main = sys.modules.get("__main__")
+        hidden = None
+        if not self.fn_in_main and getattr(main, "__spec__", None) is None and hasattr(
+                main, "__file__"):
+            hidden = main.__file__
+            del main.__file__
+        try:
+            self._spawn(context)
+        finally:
+            if hidden is not None:
+                main.__file__ = hidden
+
+    def _spawn(self, context):
         self.dir = tempfile.mkdtemp(prefix="cplab-ranks-")
         store = os.path.join(self.dir, "store")
         for rank in range(self.world):
@@ -253,9 +289,14 @@ class RankPool:
             try:
                 reply = conn.recv()
             except (EOFError, OSError):
+                self.procs[rank].join(1)
                 code = self.procs[rank].exitcode
                 self.close()
-                raise PoolFailed(f"rank {rank} process ended while starting (exit code {code})")
+                hint = (": fn is defined in the script being run, which each rank runs again "
+                        "first; keep the script's top-level code under if __name__ == "
+                        "'__main__':" if self.fn_in_main else "")
+                raise PoolFailed(f"rank {rank} process ended while starting (exit code "
+                                 f"{code}){hint}")
             if reply[0] != "ready":
                 self.close()
                 raise PoolFailed(f"rank {rank} could not start: {reply[1]}")
@@ -300,6 +341,7 @@ class RankPool:
                 try:
                     replies[rank] = decode(conn.recv_bytes())
                 except (EOFError, OSError):
+                    self.procs[rank].join(1)
                     replies[rank] = ("died", f"its process ended (exit code "
                                              f"{self.procs[rank].exitcode})")
                 if replies[rank][0] not in ("done", "idle") and not failed:

@@ -513,6 +513,8 @@ def _sendable(fn):
 
 def _pool_error(fn, error):
     text = str(error)
+    if "if __name__ ==" in text:  # the caller's script, unguarded, ran again in a rank
+        return Error(_one_line(f"the rank processes could not start: {text}"))
     if any(word in text for word in ("AttributeError", "ModuleNotFoundError", "ImportError",
                                      "Can't get attribute")):
         return Error(_one_line(f"{_name(fn)} could not be loaded in a rank process ({text}): "
@@ -522,11 +524,13 @@ def _pool_error(fn, error):
 
 
 def _raise_attention_failure(fn, outcome, opts, header):
-    replay_line = _replay_text("replay_attention", fn, outcome.line, opts.replay_keywords())
-    message = f"{header}{_name(fn)} fails on {outcome.headline}: {outcome.reason} · replay: " \
-              f"{replay_line}"
-    raise Error(_one_line(message), kind="check_failed", case=outcome.line, rank=outcome.rank,
-                key=outcome.tensor, tensor=outcome.tensor, replay=replay_line)
+    keywords = "".join(f", {k}={v!r}" for k, v in opts.replay_keywords().items())
+    replay_line = f"cplab.testing.replay_attention({_name(fn)}, {outcome.line!r}{keywords})"
+    # Only the reason is cut short (a long torch error): the case and the replay line stay whole.
+    message = (f"{header}{_name(fn)} fails on {outcome.headline}: {_one_line(outcome.reason)} · "
+               f"replay: {replay_line}")
+    raise Error(" ".join(message.split()), kind="check_failed", case=outcome.line,
+                rank=outcome.rank, key=outcome.tensor, tensor=outcome.tensor, replay=replay_line)
 
 
 def check_attention(fn, layout, *, algo=None, cp=(1, 2, 3, 4), cases=100, seed=None, rows="any",
@@ -543,9 +547,11 @@ def check_attention(fn, layout, *, algo=None, cp=(1, 2, 3, 4), cases=100, seed=N
     ``meta`` with ``cp_rank``, ``cp_size``, ``group`` (the CP process group: call
     dist.all_gather, dist.batch_isend_irecv, dist.all_to_all_single on it), ``layout``,
     ``index`` (int64 [B, l]: the global slot of every local slot), ``valid`` (bool [B, l]: false
-    on padding), ``positions``, ``doc_ids`` (0 on padding), ``softmax_scale``, ``mask`` (its
-    canonical text: "causal" is causal within each document), ``padded_seq_len``, ``heads``,
-    ``kv_heads``, ``algo``; local ``cu_seqlens`` and ``max_seqlen`` where the layout's ranks hold
+    on padding; a mask must read it: a document's own padding keeps its ``doc_ids``, row padding
+    has 0), ``positions`` (in its document, as masks measure them), ``position_ids``, ``spans``
+    (each token's bidirectional span, 0: none), ``softmax_scale``, ``mask`` (its canonical text:
+    "causal" is causal within each document), ``padded_seq_len``, ``heads``, ``kv_heads``
+    (query head h reads KV head h * kv_heads // heads), ``algo``; local ``cu_seqlens`` and ``max_seqlen`` where the layout's ranks hold
     whole documents; ``cu_seqlens_q``, ``cu_seqlens_k`` and ``k_slice`` (the global slots the
     key segments index) where they attend through varlen segments; ``ulysses_group`` and
     ``ring_group`` under usp.
@@ -562,8 +568,8 @@ def check_attention(fn, layout, *, algo=None, cp=(1, 2, 3, 4), cases=100, seed=N
     unless fixed; ``algo`` naming a head all-to-all (Ulysses, or usp's groups) keeps the heads
     divisible as it needs; ``mask`` is a mask or a family ("window") whose size is drawn per case; rows are
     about ``max_tokens`` long. Returns an AttentionSummary. A failure is shrunk by RapidCheck and
-    raised as cplab.Error (kind "check_failed") naming the rank, the tensor, the first wrong
-    global slot, the error against its bound, the case and a replay line. fn raising, a wrong
+    raised as cplab.Error (kind "check_failed") naming the rank, the tensor, the first global
+    slot past its bound (in row order), its error against the bound, the case and a replay line. fn raising, a wrong
     shape or dtype, out not requiring grad, an input changed in place, are failures too. A rank
     that neither returns nor fails within ``rank_timeout`` seconds ends the check at once,
     naming it (not shrunk).

@@ -12,6 +12,7 @@ import cplab
 import layout_kinds
 from allgather_attention import allgather_attention
 from cplab.testing import check_attention, replay_attention
+from ring_attention import ring_attention
 
 PLAIN = layout_kinds.a_plain_layout()
 
@@ -23,6 +24,20 @@ def hangs_on_last_rank(q, k, v, meta):
         while True:
             time.sleep(0.05)
     return allgather_attention(q, k, v, meta)
+
+
+def hangs_before_the_ring(q, k, v, meta):
+    """The last rank never starts the ring: the others wait in batch_isend_irecv's requests."""
+    if meta.cp_size > 1 and meta.cp_rank == meta.cp_size - 1:
+        while True:
+            time.sleep(0.05)
+    return ring_attention(q, k, v, meta)
+
+
+def forward_only_rounded(q, k, v, meta):
+    """Forward only (no autograd), right: checked with backward=False."""
+    with torch.no_grad():
+        return allgather_attention(q, k, v, meta)
 
 
 def skips_a_collective_on_rank_zero(q, k, v, meta):
@@ -64,7 +79,7 @@ def records_meta(q, k, v, meta):
     assert abs(meta.softmax_scale - q.shape[-1] ** -0.5) < 1e-12
     assert dist.get_world_size(meta.group) == meta.cp_size
     assert dist.get_rank(meta.group) == meta.cp_rank
-    assert bool((meta.doc_ids[~meta.valid] >= 0).all())
+    assert bool((meta.doc_ids[meta.valid] > 0).all())  # a real token is in a document
     gathered = [torch.empty_like(meta.index) for _ in range(meta.cp_size)]
     dist.all_gather(gathered, meta.index, group=meta.group)
     slots = torch.cat(gathered, dim=1)[0]
@@ -97,6 +112,17 @@ def test_pad_rows_zero_requires_exact_zeros_at_padding():
     assert caught.value.kind == "check_failed"
 
 
+def test_backward_false_checks_the_forward_of_an_attention_without_autograd():
+    check_attention(forward_only_rounded, PLAIN, cp=[1, 3], backward=False, cases=20, seed=13)
+    with pytest.raises(cplab.Error, match="does not require grad") as caught:
+        check_attention(forward_only_rounded, PLAIN, cp=[1, 3], cases=20, seed=13)
+    assert "backward=False" not in caught.value.replay
+    with pytest.raises(cplab.Error) as caught:
+        check_attention(writes_padding, PLAIN, cp=[3], rows="bshd", pad_rows="zero",
+                        backward=False, cases=100, seed=7)
+    assert "backward=False, pad_rows='zero')" in caught.value.replay
+
+
 def test_a_failure_replays_to_the_same_error():
     with pytest.raises(cplab.Error) as caught:
         check_attention(dkv_not_summed, PLAIN, cp=[2, 3], cases=50, seed=8)
@@ -116,6 +142,12 @@ def test_a_hang_ends_within_the_bound_naming_the_rank():
         check_attention(hangs_on_last_rank, PLAIN, cp=[2], cases=5, seed=10, rank_timeout=3)
     assert caught.value.kind == "check_failed" and caught.value.rank == 1
     assert time.monotonic() - started < 3 + 60  # the bound, and starting the ranks
+
+
+def test_a_hang_is_told_from_a_rank_waiting_for_it_in_a_p2p_request():
+    with pytest.raises(cplab.Error, match=r"rank 1 hangs in fn at test_check_attention.py:\d+ in "
+                                          r"hangs_before_the_ring \(ranks \[0\] wait for it"):
+        check_attention(hangs_before_the_ring, PLAIN, cp=[2], cases=5, seed=10, rank_timeout=3)
 
 
 def test_a_rank_that_skips_a_collective_is_named():
