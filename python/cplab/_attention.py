@@ -371,6 +371,23 @@ def _where(name, rank, b, k, head, layout):
             f"document {doc} from slot {start}, local slot {k}), head {head}")
 
 
+def _measured_run(pool, case, inputs, shape, options, line, outcome):
+    """fn on the case at its C against the exact attention: (layout, errors, padding problem),
+    or None with the outcome's reason set when a rank failed."""
+    layout = case.attention_layout()
+    tensors = inputs.on(layout)
+    clock = time.perf_counter()
+    exact = reference(case, tensors, shape)
+    outcome.seconds["reference"] += time.perf_counter() - clock
+    run = _run_or_hang(pool, case, layout, tensors, shape, options, line)
+    outcome.seconds["fn"] += run.fn_seconds
+    if run.failure:
+        outcome.reason, outcome.rank = run.failure, run.rank
+        return None
+    errors, pad_problem = measure(run, layout, exact, options)
+    return layout, errors, pad_problem
+
+
 def evaluate(pool, line, options):
     """Runs fn on one case at its C and at C = 1; returns an Outcome."""
     started = time.perf_counter()
@@ -381,32 +398,18 @@ def evaluate(pool, line, options):
                         f"d={shape.head_dim} scale=1e{shape.scale_exp}")
     if options["qkv_format"] == "thd" and not case.packed:
         raise Error(f"qkv_format='thd' takes packed rows; case {case_text!r} is BSHD")
-    layout = case.attention_layout()
-    inputs = Inputs(case, layout, shape, options["dtype"])
-    tensors = inputs.on(layout)
-    clock = time.perf_counter()
-    exact = reference(case, tensors, shape)
-    outcome.seconds["reference"] += time.perf_counter() - clock
-    run = _run_or_hang(pool, case, layout, tensors, shape, options, line)
-    outcome.seconds["fn"] += run.fn_seconds
-    if run.failure:
-        outcome.reason, outcome.rank = run.failure, run.rank
+    inputs = Inputs(case, case.attention_layout(), shape, options["dtype"])
+    ran = _measured_run(pool, case, inputs, shape, options, line, outcome)
+    if ran is None:
         return _done(outcome, started)
-    errors, pad_problem = measure(run, layout, exact, options)
+    layout, errors, pad_problem = ran
     calibrated, layout1 = errors, layout
     if case.cp > 1:
-        unsharded = case.at_cp(1)
-        layout1 = unsharded.attention_layout()
-        tensors1 = inputs.on(layout1)
-        clock = time.perf_counter()
-        exact1 = reference(unsharded, tensors1, shape)
-        outcome.seconds["reference"] += time.perf_counter() - clock
-        run1 = _run_or_hang(pool, unsharded, layout1, tensors1, shape, options, line)
-        outcome.seconds["fn"] += run1.fn_seconds
-        if run1.failure:
-            outcome.reason = f"unsharded (C = 1): {run1.failure}"
+        ran = _measured_run(pool, case.at_cp(1), inputs, shape, options, line, outcome)
+        if ran is None:
+            outcome.reason = f"unsharded (C = 1): {outcome.reason}"
             return _done(outcome, started)
-        calibrated, _ = measure(run1, layout1, exact1, options)
+        layout1, calibrated, _ = ran
     units = inputs.units(shape)
     for name in TENSORS:
         if name not in calibrated.worst:
