@@ -162,7 +162,8 @@ class GeneratedCase {
 
   // What a rank's loss is handed: its logits shard and its target labels (each local token's
   // next-token label fetched from wherever it lives, -100 where the token has none or does not
-  // contribute), and N, the global count of contributing tokens.
+  // contribute), and N, the global count of contributing tokens; for check_logprobs also its
+  // labels unshifted and every slot's next label (-1: none).
   py::dict loss_inputs() {
     prepare_loss();
     py::list logits, labels;
@@ -170,8 +171,16 @@ class GeneratedCase {
       logits.append(tensor_to_torch(reference::select_rank(plan_, padded_logits_, 1, r)));
       labels.append(tensor_to_torch(rank_targets(r)));
     }
-    return py::dict("logits"_a = logits, "labels"_a = labels,
-                    "num_label_tokens"_a = loss_->contributing_total,
+    // Each rank's labels as the layout shards them, unshifted (check_logprobs hands a pipeline
+    // these: its shift across shard and document boundaries is what is checked).
+    py::list unshifted, next_labels;
+    const std::vector<std::vector<Batch>> shards = reference::shard_batch(plan_, batch_);
+    for (const Batch& rank : shards.at(0))
+      unshifted.append(tensor_to_torch(rank.at(keys::labels).to(DType::i64)));
+    for (std::int64_t r = 0; r < cp(); ++r)
+      next_labels.append(tensor_to_torch(rank_targets(r, true)));
+    return py::dict("logits"_a = logits, "labels"_a = labels, "unshifted_labels"_a = unshifted,
+                    "next_labels"_a = next_labels, "num_label_tokens"_a = loss_->contributing_total,
                     "global_mean"_a = loss_->global_mean);
   }
 
@@ -232,13 +241,15 @@ class GeneratedCase {
       scaled_grad_.set(i, scaled_grad_.get(i) * static_cast<double>(cp()));
   }
 
-  Tensor rank_targets(std::int64_t r) const {
+  // Rank r's local targets: those that contribute to the loss (else IGNORE), or with `every`
+  // each slot's target as SPEC §6 defines it (-1: none; IGNORE where the next label is one).
+  Tensor rank_targets(std::int64_t r, bool every = false) const {
     const std::int64_t local = plan_.rows[0].local_len();
     std::vector<std::int64_t> out;
     for (std::size_t b = 0; b < plan_.rows.size(); ++b) {
       for (std::int64_t k = 0; k < local; ++k) {
         const std::int64_t g = plan_.rows[b].index[r][k];
-        out.push_back(loss_->contributes[b][g] ? loss_->target[b][g] : kIgnoreIndex);
+        out.push_back(every || loss_->contributes[b][g] ? loss_->target[b][g] : kIgnoreIndex);
       }
     }
     return Tensor::from<std::int64_t>({static_cast<std::int64_t>(plan_.rows.size()), local}, out);

@@ -1,4 +1,4 @@
-"""Real torch.distributed ranks for cplab.testing.check_attention: W processes, each a gloo rank on
+"""Real torch.distributed ranks for cplab.testing.check_attention and check_logprobs: W processes, each a gloo rank on
 127.0.0.1, started once per check and handed one case after another over a pipe. They are forked
 from multiprocessing's fork server, a clean process that has imported torch once: nothing of the
 caller's process state leaks in (no threads, no locks held across a fork), and a rank costs a fork,
@@ -126,6 +126,38 @@ def _run_case(fn, message, groups, rank):
     return ("done", out.detach(), None if lse is None else lse.detach(), *grads, seconds)
 
 
+def _run_logprobs(fn, message, groups, rank):
+    """One rank's part of a check_logprobs case: fn(logits_shard, labels_shard, meta) returns
+    the gathered per-token log-probs [B, S] (and entropy [B, S], when it returns a pair)."""
+    import torch
+
+    inputs = message["inputs"]
+    fields = dict(message["meta"])
+    for name, ranks in message["groups_of_rank"].items():
+        fields[name] = groups[ranks]
+    started = time.perf_counter()
+    try:
+        returned = fn(inputs["logits"].clone(), inputs["labels"].clone(), Meta(**fields))
+    except BaseException as error:  # noqa: B036 (reported, the process goes on)
+        return ("raised", "fn", f"{type(error).__name__}: {error}{_first_frame(error)}")
+    seconds = time.perf_counter() - started
+    pair = isinstance(returned, tuple) and len(returned) == 2
+    logprobs, entropy = returned if pair else (returned, None)
+    want = list(message["shape"])
+    for name, value in (("logprobs", logprobs), ("entropy", entropy)):
+        if value is None and name == "entropy":
+            continue
+        if not torch.is_tensor(value) or list(value.shape) != want or \
+                not value.is_floating_point() or value.device.type != "cpu":
+            got = (f"{value.dtype} {list(value.shape)} on {value.device}"
+                   if torch.is_tensor(value) else type(value).__name__)
+            return ("contract", f"{name} is {got}; fn returns the gathered per-token {name}: a "
+                                f"floating CPU tensor {want} (the caller's B, S), or "
+                                f"(logprobs, entropy)")
+    return ("done", logprobs.detach().double(),
+            None if entropy is None else entropy.detach().double(), seconds)
+
+
 def _contract(out, lse, q, k, v, kept, message):
     import torch
 
@@ -186,7 +218,8 @@ def _rank_main(rank, world, store, timeout, fn_bytes, conn):
             conn.send_bytes(encode(("idle",)))
             continue
         try:
-            reply = _run_case(fn, message, groups, rank)
+            runner = _run_logprobs if message.get("kind") == "logprobs" else _run_case
+            reply = runner(fn, message, groups, rank)
         except BaseException as error:  # noqa: B036 (a bug of cplab's own: reported, not hidden)
             reply = ("internal", f"{type(error).__name__}: {error}{_first_frame(error)}")
         conn.send_bytes(encode(reply))

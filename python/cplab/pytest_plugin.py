@@ -38,9 +38,13 @@ class CplabCases:
     def check_attention(self, fn, layout, **kwargs):
         return testing.check_attention(fn, layout, **self._defaults(kwargs))
 
+    def check_logprobs(self, fn, layout, **kwargs):
+        return testing.check_logprobs(fn, layout, **self._defaults(kwargs))
+
     replay = staticmethod(testing.replay)
     replay_loss = staticmethod(testing.replay_loss)
     replay_attention = staticmethod(testing.replay_attention)
+    replay_logprobs = staticmethod(testing.replay_logprobs)
 
 
 def pytest_addoption(parser):

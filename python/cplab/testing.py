@@ -12,7 +12,8 @@ does, and on a failure lets RapidCheck shrink the batch to a minimal one before 
 ``check_loss(fn, layout, ...)`` does the same for a CP loss
 ``fn(logits_shard, labels_shard, cp_rank, cp_size[, group]) -> (loss, grad)``, and
 ``check_attention(fn, layout, ...)`` for a CP attention ``fn(q, k, v, meta) -> out | (out, lse)``
-run on C real torch.distributed (gloo) ranks, forward and backward.
+run on C real torch.distributed (gloo) ranks, forward and backward, and ``check_logprobs(fn,
+layout, ...)`` for an RL pipeline's per-token log-probs computed on the shards and gathered back.
 
 The generators run in ``cplab-case-driver``, a process of their own beside this module (Debian's
 RapidCheck library cannot be linked into a Python extension); it is started per call and sends one
@@ -29,13 +30,13 @@ import time
 
 import torch
 
-from . import _attention, _cplab
+from . import _attention, _cplab, _logprobs
 from ._error import Error
 from ._ranks import PoolFailed, RankPool
 from ._group import WAIT_SECONDS, Group, GroupBroken
 
-__all__ = ["check_sharder", "check_loss", "check_attention", "replay", "replay_loss",
-           "replay_attention", "Summary"]
+__all__ = ["check_sharder", "check_loss", "check_attention", "check_logprobs", "replay",
+           "replay_loss", "replay_attention", "replay_logprobs", "Summary"]
 
 _DRIVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cplab-case-driver")
 _MAX_REASON = 1000
@@ -632,4 +633,80 @@ def replay_attention(fn, case, *, algo=None, dtype=torch.float32, backward=True,
         pool.close()
     if outcome.reason:
         _raise_attention_failure(fn, outcome, opts, "")
+    return outcome
+
+
+# ---- the RL log-prob pipeline ----
+
+def _logprobs_options(fn, rank_timeout):
+    if not isinstance(rank_timeout, (int, float)) or isinstance(rank_timeout, bool) or not (
+            0 < rank_timeout <= 3600):
+        raise Error(f"rank_timeout must be a number of seconds in (0, 3600], got {rank_timeout!r}")
+    return {"fn_name": _name(fn), "rank_timeout": float(rank_timeout)}
+
+
+def _raise_logprobs_failure(fn, outcome, header):
+    replay_line = f"cplab.testing.replay_logprobs({_name(fn)}, {outcome.line!r})"
+    message = (f"{header}{_name(fn)} fails on {outcome.headline}: {_one_line(outcome.reason)} · "
+               f"replay: {replay_line}")
+    raise Error(" ".join(message.split()), kind="check_failed", case=outcome.line,
+                rank=outcome.rank, key=outcome.tensor, replay=replay_line)
+
+
+def check_logprobs(fn, layout, *, cp=(1, 2, 3, 4), cases=100, seed=None, rows="any",
+                   max_tokens=64, rank_timeout=30.0, **options):
+    """Checks an RL log-prob pipeline ``fn(logits_shard, labels_shard, meta) -> logprobs`` or
+    ``(logprobs, entropy)`` on ``cases`` random batches of ``layout``, on C real
+    torch.distributed (gloo) ranks, as check_attention runs them.
+
+    Each rank gets its logits shard (float32 [B, l, V]) and its labels shard, unshifted, as the
+    layout shards them (-100 on padding), and ``meta``: ``cp_rank``, ``cp_size``, ``group``,
+    ``layout``, ``index`` (the global slot of each local slot), ``valid``, ``doc_ids``,
+    ``position_ids``, ``caller_pos`` (the caller position each local slot holds, -1 where the
+    layout added it), ``seq_len`` (S), ``padded_seq_len`` and, where the ranks hold whole
+    documents, ``cu_seqlens``. Every rank returns the gathered per-token log-probs [B, S] in the
+    caller's order: at position t, log_softmax(logits[t])[target(t)], target(t) being the next
+    label in t's document (SPEC §6: fetched from whichever rank holds it, never from a roll over
+    the row or a local shift after the split), and 0 where t has no target (the document's last
+    token, or the next label is -100); with entropy, -sum(p log p) of every position.
+    Failures are shrunk and raised as one cplab.Error line with a replay_logprobs line.
+    """
+    opts = _logprobs_options(fn, rank_timeout)
+    seed = random.randrange(2**32) if seed is None else seed
+    args = _driver_args(layout, cp, cases, seed, rows, max_tokens, {}, False, False, options)
+    _sendable(fn)
+    pool = RankPool(fn, max(_cp_list(cp)), opts["rank_timeout"])
+    try:
+        try:
+            verdict = _drive(args, lambda line: _logprobs.evaluate(pool, line, opts).reason)
+            if verdict[0] == "passed":
+                return Summary(layout, verdict[1], seed)
+            _, ran, shrinks, line = verdict
+            outcome = _logprobs.evaluate(pool, line, opts)
+        except PoolFailed as error:
+            raise _pool_error(fn, error) from None
+    finally:
+        pool.close()
+    if not outcome.reason:
+        raise Error(f"{_name(fn)} failed on {line!r} and then passed on it: it is not a function "
+                    f"of its inputs", kind="check_failed", case=line)
+    _raise_logprobs_failure(fn, outcome, f"seed={seed}: after {ran} cases and {shrinks} shrinks, ")
+
+
+def replay_logprobs(fn, case, *, rank_timeout=30.0):
+    """Runs log-prob pipeline fn on one case and raises the same cplab.Error when it fails."""
+    if not isinstance(case, str):
+        raise Error(f"case must be a case's one-line form, got {case!r}")
+    opts = _logprobs_options(fn, rank_timeout)
+    _sendable(fn)
+    pool = RankPool(fn, _cplab._Case(case, False).cp, opts["rank_timeout"])
+    try:
+        try:
+            outcome = _logprobs.evaluate(pool, case, opts)
+        except PoolFailed as error:
+            raise _pool_error(fn, error) from None
+    finally:
+        pool.close()
+    if outcome.reason:
+        _raise_logprobs_failure(fn, outcome, "")
     return outcome
