@@ -8,6 +8,7 @@ import torch
 
 from . import _cplab
 from ._attention import RankHung, groups_of
+from ._error import Error
 
 # f32 log-softmax against the double reference, relative to the value's own size.
 TOLERANCE = 1e-4
@@ -48,7 +49,8 @@ def _messages(case, layout, inputs, world):
 
 
 def expected(layout, inputs):
-    """[B, S] log-probs of each caller token's target (0 where it has none) and entropies."""
+    """[B, S] log-probs of each caller token's target (0 where it has none) and entropies (0 at a
+    caller position no rank holds: a layout may drop the caller's own padding)."""
     rows = layout["rows"]
     shape = (len(rows), layout["caller_len"])
     logprobs = torch.zeros(shape, dtype=torch.float64)
@@ -85,12 +87,23 @@ def evaluate(pool, line, options):
                        f"within rank_timeout={options['rank_timeout']:g} s (a hang is not "
                        f"shrunk) · case: {line}", kind="check_failed", case=line, rank=stuck[0])
     for rank, reply in enumerate(replies[:case.cp]):
-        if reply is not None and reply[0] != "done":
-            what = "fn raised" if reply[0] == "raised" else "fn broke its contract"
-            outcome.reason = f"{what} on rank {rank}: {reply[-1]}"
-            outcome.rank = rank
-            outcome.seconds["total"] = time.perf_counter() - started
-            return outcome
+        if reply is None or reply[0] == "done":
+            continue
+        if reply[0] == "internal":  # a bug of cplab's own, not the pipeline's
+            raise Error(" ".join(f"cplab's rank process failed: {reply[1]}".split()),
+                        kind="internal")
+        what = {"raised": "fn raised", "died": "its process died",
+                "contract": "fn broke its contract"}[reply[0]]
+        outcome.reason = f"{what} on rank {rank}: {reply[-1]}"
+        outcome.rank = rank
+        outcome.seconds["total"] = time.perf_counter() - started
+        return outcome
+    pairs = {reply[2] is not None for reply in replies[:case.cp]}
+    if len(pairs) > 1:
+        outcome.reason = ("fn broke its contract: some ranks returned (logprobs, entropy) and "
+                          "others logprobs alone")
+        outcome.seconds["total"] = time.perf_counter() - started
+        return outcome
     outcome.seconds["fn"] = max(reply[-1] for reply in replies[:case.cp])
     for rank, reply in enumerate(replies[:case.cp]):
         _, got_logprobs, got_entropy, _ = reply

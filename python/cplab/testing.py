@@ -668,7 +668,8 @@ def check_logprobs(fn, layout, *, cp=(1, 2, 3, 4), cases=100, seed=None, rows="a
     caller's order: at position t, log_softmax(logits[t])[target(t)], target(t) being the next
     label in t's document (SPEC §6: fetched from whichever rank holds it, never from a roll over
     the row or a local shift after the split), and 0 where t has no target (the document's last
-    token, or the next label is -100); with entropy, -sum(p log p) of every position.
+    token, or the next label is -100); with entropy (every rank alike), -sum(p log p) of every
+    position a rank holds. Both are 0 at a caller position no rank holds.
     Failures are shrunk and raised as one cplab.Error line with a replay_logprobs line.
     """
     opts = _logprobs_options(fn, rank_timeout)

@@ -2,6 +2,7 @@
 (python/examples/logprobs/token_logprobs.py): it holds on every layout, and the three bugs such
 pipelines shipped with are each caught with a shrunk case."""
 import functools
+import re
 
 import pytest
 
@@ -29,6 +30,7 @@ def test_a_planted_bug_is_caught_and_shrunk(bug, rows):
     error = caught.value
     assert error.kind == "check_failed" and error.key == "logprobs", str(error)
     assert "replay: cplab.testing.replay_logprobs(" in str(error) and "\n" not in str(error)
+    assert re.search(r"cases and [1-9]\d* shrinks", str(error)), str(error)  # shrunk
     with pytest.raises(cplab.Error):
         cplab.testing.replay_logprobs(planted, error.case)
     print(f"\n{bug}: {error}")
@@ -66,3 +68,14 @@ def test_bad_keywords_are_one_line(keywords, says):
     with pytest.raises(cplab.Error, match=says) as caught:
         check_logprobs(token_logprobs, layout_kinds.a_plain_layout(), cases=1, **keywords)
     assert caught.value.kind == "bad_input"
+
+
+def entropy_on_rank_zero_only(logits, labels, meta):
+    logprobs, entropy = token_logprobs(logits, labels, meta)
+    return (logprobs, entropy) if meta.cp_rank == 0 else logprobs
+
+
+def test_ranks_that_return_different_things_break_the_contract():
+    with pytest.raises(cplab.Error, match="some ranks returned"):
+        check_logprobs(entropy_on_rank_zero_only, layout_kinds.a_plain_layout(), cp=[2], cases=20,
+                       seed=4)
