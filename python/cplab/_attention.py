@@ -313,6 +313,13 @@ def bound(name, calibrated, scale, dtype, cp):
 LOCATION_WORD = {"out": "query", "lse": "query", "dq": "query", "dk": "key", "dv": "key"}
 
 
+def check_rank_timeout(rank_timeout):
+    """check_loss's, check_attention's and check_logprobs's bound on a rank's wait."""
+    if not isinstance(rank_timeout, (int, float)) or isinstance(rank_timeout, bool) or not (
+            0 < rank_timeout <= 3600):
+        raise Error(f"rank_timeout must be a number of seconds in (0, 3600], got {rank_timeout!r}")
+
+
 class Options:
     """check_attention's keywords, checked once."""
 
@@ -329,10 +336,7 @@ class Options:
             raise Error(f"qkv_format must be 'bshd' or 'thd', got {qkv_format!r}")
         if pad_rows not in ("ignore", "zero"):
             raise Error(f"pad_rows must be 'ignore' or 'zero', got {pad_rows!r}")
-        if not isinstance(rank_timeout, (int, float)) or isinstance(rank_timeout, bool) or not (
-                0 < rank_timeout <= 3600):
-            raise Error(f"rank_timeout must be a number of seconds in (0, 3600], got "
-                        f"{rank_timeout!r}")
+        check_rank_timeout(rank_timeout)
         self.values = dict(algo=algo, dtype=dtype, backward=backward, qkv_format=qkv_format,
                            pad_rows=pad_rows, rank_timeout=float(rank_timeout))
 
@@ -346,7 +350,7 @@ class Options:
 
 
 class Outcome:
-    """One case's verdict: reason '' when it held."""
+    """One case's verdict (check_attention's and check_logprobs's): reason '' when it held."""
 
     def __init__(self, line):
         self.line, self.reason, self.rank, self.tensor = line, "", None, None

@@ -7,18 +7,11 @@ import time
 import torch
 
 from . import _cplab
-from ._attention import RankHung, groups_of
+from ._attention import Outcome, RankHung, _rows, groups_of
 from ._error import Error
 
 # f32 log-softmax against the double reference, relative to the value's own size.
 TOLERANCE = 1e-4
-
-
-class Outcome:
-    def __init__(self, line):
-        self.line, self.reason, self.rank, self.tensor = line, "", None, None
-        self.headline = line
-        self.seconds = {"fn": 0.0, "reference": 0.0, "total": 0.0}
 
 
 def _messages(case, layout, inputs, world):
@@ -31,13 +24,10 @@ def _messages(case, layout, inputs, world):
             messages.append({"groups": order})
             continue
         index = torch.stack([row["index"][r] for row in rows])
-
-        def fact(name, index=index):
-            return torch.stack([row[name][index[b]] for b, row in enumerate(rows)])
-
         meta = {"cp_rank": r, "cp_size": case.cp, "layout": case.layout, "index": index,
-                "valid": fact("real"), "doc_ids": fact("doc_ids"),
-                "position_ids": fact("position_ids"), "caller_pos": fact("caller_pos"),
+                "valid": _rows(layout, index, "real"), "doc_ids": _rows(layout, index, "doc_ids"),
+                "position_ids": _rows(layout, index, "position_ids"),
+                "caller_pos": _rows(layout, index, "caller_pos"),
                 "seq_len": layout["caller_len"], "padded_seq_len": layout["padded_len"]}
         if rows[0]["cu_seqlens"] is not None:
             meta["cu_seqlens"] = rows[0]["cu_seqlens"][r]

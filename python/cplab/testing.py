@@ -443,9 +443,7 @@ def check_loss(fn, layout, *, cp=(1, 2, 3, 4), cases=100, seed=None, rows="any",
     fails the whole check after ``rank_timeout`` seconds (default 10), naming it, without
     shrinking: every shrink step would wait that long again.
     """
-    if not isinstance(rank_timeout, (int, float)) or isinstance(rank_timeout, bool) or not (
-            0 < rank_timeout <= 3600):
-        raise Error(f"rank_timeout must be a number of seconds in (0, 3600], got {rank_timeout!r}")
+    _attention.check_rank_timeout(rank_timeout)
     seed = random.randrange(2**32) if seed is None else seed
     args = _driver_args(layout, cp, cases, seed, rows, max_tokens, {}, False, False, options)
     if not callable(fn):
@@ -524,14 +522,37 @@ def _pool_error(fn, error):
     return Error(_one_line(f"the rank processes could not start: {text}"), kind="internal")
 
 
-def _raise_attention_failure(fn, outcome, opts, header):
-    keywords = "".join(f", {k}={v!r}" for k, v in opts.replay_keywords().items())
-    replay_line = f"cplab.testing.replay_attention({_name(fn)}, {outcome.line!r}{keywords})"
+def _raise_ranks_failure(replay, fn, outcome, keywords, header):
+    """check_attention's and check_logprobs's failure: one line, its replay line whole."""
+    given = "".join(f", {k}={v!r}" for k, v in keywords.items())
+    replay_line = f"cplab.testing.{replay}({_name(fn)}, {outcome.line!r}{given})"
     # Only the reason is cut short (a long torch error): the case and the replay line stay whole.
     message = (f"{header}{_name(fn)} fails on {outcome.headline}: {_one_line(outcome.reason)} · "
                f"replay: {replay_line}")
     raise Error(" ".join(message.split()), kind="check_failed", case=outcome.line,
                 rank=outcome.rank, key=outcome.tensor, tensor=outcome.tensor, replay=replay_line)
+
+
+def _raise_attention_failure(fn, outcome, opts, header):
+    _raise_ranks_failure("replay_attention", fn, outcome, opts.replay_keywords(), header)
+
+
+def _on_ranks(fn, world, rank_timeout, body):
+    """body(pool) on a RankPool of `world` ranks running fn, closed whatever happens; a pool that
+    cannot start is one cplab.Error line."""
+    pool = RankPool(fn, world, rank_timeout)
+    try:
+        return body(pool)
+    except PoolFailed as error:
+        raise _pool_error(fn, error) from None
+    finally:
+        pool.close()
+
+
+def _not_a_function(fn, line):
+    """The shrunk case passed when run again: fn keeps state between calls."""
+    return Error(f"{_name(fn)} failed on {line!r} and then passed on it: it is not a function of "
+                 f"its inputs", kind="check_failed", case=line)
 
 
 def check_attention(fn, layout, *, algo=None, cp=(1, 2, 3, 4), cases=100, seed=None, rows="any",
@@ -582,34 +603,31 @@ def check_attention(fn, layout, *, algo=None, cp=(1, 2, 3, 4), cases=100, seed=N
                            mask, options, opts)
     _sendable(fn)
     began = time.perf_counter()
-    pool = RankPool(fn, max(_cp_list(cp)), opts["rank_timeout"])
     spent = {"fn": 0.0, "reference": 0.0, "total": 0.0}
 
-    def evaluate(line):
-        starting = pool.start_seconds
-        outcome = _attention.evaluate(pool, line, opts)
-        outcome.seconds["total"] -= pool.start_seconds - starting  # the ranks' start-up apart
-        for key in spent:
-            spent[key] += outcome.seconds[key]
-        return outcome.reason
-
-    try:
-        try:
-            verdict = _drive(args, evaluate)
-            if verdict[0] == "passed":
-                elapsed = time.perf_counter() - began
-                return AttentionSummary(layout, verdict[1], seed, elapsed, pool.start_seconds,
-                                        spent)
-            _, ran, shrinks, line = verdict
+    def check(pool):
+        def evaluate(line):
+            starting = pool.start_seconds
             outcome = _attention.evaluate(pool, line, opts)
-        except PoolFailed as error:
-            raise _pool_error(fn, error) from None
-    finally:
-        pool.close()
-    if not outcome.reason:
-        raise Error(f"{_name(fn)} failed on {line!r} and then passed on it: it is not a function "
-                    f"of its inputs", kind="check_failed", case=line)
-    _raise_attention_failure(fn, outcome, opts,
+            outcome.seconds["total"] -= pool.start_seconds - starting  # the ranks' start-up apart
+            for key in spent:
+                spent[key] += outcome.seconds[key]
+            return outcome.reason
+
+        verdict = _drive(args, evaluate)
+        if verdict[0] == "passed":
+            return verdict, AttentionSummary(layout, verdict[1], seed,
+                                             time.perf_counter() - began, pool.start_seconds,
+                                             spent)
+        return verdict, _attention.evaluate(pool, verdict[3], opts)
+
+    verdict, result = _on_ranks(fn, max(_cp_list(cp)), opts["rank_timeout"], check)
+    if verdict[0] == "passed":
+        return result
+    _, ran, shrinks, line = verdict
+    if not result.reason:
+        raise _not_a_function(fn, line)
+    _raise_attention_failure(fn, result, opts,
                              f"seed={seed}: after {ran} cases and {shrinks} shrinks, ")
 
 
@@ -623,14 +641,8 @@ def replay_attention(fn, case, *, algo=None, dtype=torch.float32, backward=True,
                               rank_timeout)
     _sendable(fn)
     case_text, _ = _attention.split_line(case)
-    pool = RankPool(fn, _cplab._Case(case_text, False).cp, opts["rank_timeout"])
-    try:
-        try:
-            outcome = _attention.evaluate(pool, case, opts)
-        except PoolFailed as error:
-            raise _pool_error(fn, error) from None
-    finally:
-        pool.close()
+    outcome = _on_ranks(fn, _cplab._Case(case_text, False).cp, opts["rank_timeout"],
+                        lambda pool: _attention.evaluate(pool, case, opts))
     if outcome.reason:
         _raise_attention_failure(fn, outcome, opts, "")
     return outcome
@@ -639,18 +651,12 @@ def replay_attention(fn, case, *, algo=None, dtype=torch.float32, backward=True,
 # ---- the RL log-prob pipeline ----
 
 def _logprobs_options(fn, rank_timeout):
-    if not isinstance(rank_timeout, (int, float)) or isinstance(rank_timeout, bool) or not (
-            0 < rank_timeout <= 3600):
-        raise Error(f"rank_timeout must be a number of seconds in (0, 3600], got {rank_timeout!r}")
+    _attention.check_rank_timeout(rank_timeout)
     return {"fn_name": _name(fn), "rank_timeout": float(rank_timeout)}
 
 
 def _raise_logprobs_failure(fn, outcome, header):
-    replay_line = f"cplab.testing.replay_logprobs({_name(fn)}, {outcome.line!r})"
-    message = (f"{header}{_name(fn)} fails on {outcome.headline}: {_one_line(outcome.reason)} · "
-               f"replay: {replay_line}")
-    raise Error(" ".join(message.split()), kind="check_failed", case=outcome.line,
-                rank=outcome.rank, key=outcome.tensor, replay=replay_line)
+    _raise_ranks_failure("replay_logprobs", fn, outcome, {}, header)
 
 
 def check_logprobs(fn, layout, *, cp=(1, 2, 3, 4), cases=100, seed=None, rows="any",
@@ -676,22 +682,20 @@ def check_logprobs(fn, layout, *, cp=(1, 2, 3, 4), cases=100, seed=None, rows="a
     seed = random.randrange(2**32) if seed is None else seed
     args = _driver_args(layout, cp, cases, seed, rows, max_tokens, {}, False, False, options)
     _sendable(fn)
-    pool = RankPool(fn, max(_cp_list(cp)), opts["rank_timeout"])
-    try:
-        try:
-            verdict = _drive(args, lambda line: _logprobs.evaluate(pool, line, opts).reason)
-            if verdict[0] == "passed":
-                return Summary(layout, verdict[1], seed)
-            _, ran, shrinks, line = verdict
-            outcome = _logprobs.evaluate(pool, line, opts)
-        except PoolFailed as error:
-            raise _pool_error(fn, error) from None
-    finally:
-        pool.close()
-    if not outcome.reason:
-        raise Error(f"{_name(fn)} failed on {line!r} and then passed on it: it is not a function "
-                    f"of its inputs", kind="check_failed", case=line)
-    _raise_logprobs_failure(fn, outcome, f"seed={seed}: after {ran} cases and {shrinks} shrinks, ")
+
+    def check(pool):
+        verdict = _drive(args, lambda line: _logprobs.evaluate(pool, line, opts).reason)
+        if verdict[0] == "passed":
+            return verdict, Summary(layout, verdict[1], seed)
+        return verdict, _logprobs.evaluate(pool, verdict[3], opts)
+
+    verdict, result = _on_ranks(fn, max(_cp_list(cp)), opts["rank_timeout"], check)
+    if verdict[0] == "passed":
+        return result
+    _, ran, shrinks, line = verdict
+    if not result.reason:
+        raise _not_a_function(fn, line)
+    _raise_logprobs_failure(fn, result, f"seed={seed}: after {ran} cases and {shrinks} shrinks, ")
 
 
 def replay_logprobs(fn, case, *, rank_timeout=30.0):
@@ -700,14 +704,8 @@ def replay_logprobs(fn, case, *, rank_timeout=30.0):
         raise Error(f"case must be a case's one-line form, got {case!r}")
     opts = _logprobs_options(fn, rank_timeout)
     _sendable(fn)
-    pool = RankPool(fn, _cplab._Case(case, False).cp, opts["rank_timeout"])
-    try:
-        try:
-            outcome = _logprobs.evaluate(pool, case, opts)
-        except PoolFailed as error:
-            raise _pool_error(fn, error) from None
-    finally:
-        pool.close()
+    outcome = _on_ranks(fn, _cplab._Case(case, False).cp, opts["rank_timeout"],
+                        lambda pool: _logprobs.evaluate(pool, case, opts))
     if outcome.reason:
         _raise_logprobs_failure(fn, outcome, "")
     return outcome
