@@ -27,10 +27,14 @@ def hangs_on_last_rank(q, k, v, meta):
 
 
 def hangs_before_the_ring(q, k, v, meta):
-    """The last rank never starts the ring: the others wait in batch_isend_irecv's requests."""
+    """The last rank never sends: the first waits in a P2P request's wait() (C++, no frame of
+    torch.distributed's Python on its stack)."""
     if meta.cp_size > 1 and meta.cp_rank == meta.cp_size - 1:
         while True:
             time.sleep(0.05)
+    if meta.cp_size > 1 and meta.cp_rank == 0:
+        arriving = torch.empty_like(k)
+        dist.irecv(arriving, meta.cp_size - 1, group=meta.group).wait()
     return ring_attention(q, k, v, meta)
 
 
@@ -38,6 +42,13 @@ def forward_only_rounded(q, k, v, meta):
     """Forward only (no autograd), right: checked with backward=False."""
     with torch.no_grad():
         return allgather_attention(q, k, v, meta)
+
+
+def padding_reads_real_keys(q, k, v, meta):
+    """Right, except that its padding queries' outputs depend on the real keys (as a plain causal
+    kernel's do on padded rows): harmless, since a loss gives padding no gradient."""
+    out, lse = allgather_attention(q, k, v, meta)
+    return out + (~meta.valid).to(out.dtype)[..., None, None] * k.sum(), lse
 
 
 def skips_a_collective_on_rank_zero(q, k, v, meta):
@@ -102,6 +113,10 @@ def test_a_precision_regression_under_cp_is_caught_and_half_precision_is_not():
         check_attention(rounds_dq_to_bf16, PLAIN, cp=[2, 3], dtype=torch.float16, cases=100,
                         seed=6)
     assert caught.value.tensor == "dq" and "bound" in str(caught.value)
+
+
+def test_padding_queries_that_read_real_keys_do_not_change_their_grads():
+    check_attention(padding_reads_real_keys, PLAIN, cp=[3], rows="bshd", cases=30, seed=14)
 
 
 def test_pad_rows_zero_requires_exact_zeros_at_padding():

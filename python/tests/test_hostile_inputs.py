@@ -7,7 +7,7 @@ import torch
 
 import cplab
 from allgather_attention import allgather_attention
-from cplab.testing import check_attention
+from cplab.testing import check_attention, replay_attention
 from layout_kinds import (a_layout_with_an_example, a_layout_with_option, a_packed_only_layout,
                           a_plain_layout, example_sharder)
 
@@ -351,3 +351,25 @@ def test_an_algorithm_the_layout_refuses_is_bad_input():
         check_attention(allgather_attention, refusing[0], algo="ring", cases=1)
 
 
+
+
+@pytest.mark.parametrize("suffix, says", [
+    ("", "an attention case is"),
+    (" | heads=2", "an attention case ends"),
+    (" | heads=x kv_heads=1 head_dim=1 scale=1e0", "an attention case ends"),
+    (" | heads=0 kv_heads=1 head_dim=1 scale=1e0", "out of range"),
+    (" | heads=257 kv_heads=1 head_dim=1 scale=1e0", "out of range"),
+    (" | heads=4 kv_heads=3 head_dim=1 scale=1e0", "out of range"),
+    (" | heads=1 kv_heads=1 head_dim=513 scale=1e0", "out of range"),
+    (" | heads=1 kv_heads=1 head_dim=1 scale=1e7", "out of range"),
+    (" | heads=1 kv_heads=1 head_dim=1 scale=1enan", "an attention case ends"),
+    (" | heads=99999999999999999999999 kv_heads=1 head_dim=1 scale=1e0", "out of range"),
+])
+def test_a_malformed_attention_case_line_is_one_line(suffix, says):
+    line = f"{PLAIN} cp=2 rows=1 S=4 seed=1" + suffix
+    assert says in _error(lambda: replay_attention(allgather_attention, line))
+
+
+def test_a_truncated_attention_case_line_is_one_line():
+    _error(lambda: replay_attention(allgather_attention, f"{PLAIN} cp=2 ro | heads=1 kv_heads=1 "
+                                    "head_dim=1 scale=1e0"))
