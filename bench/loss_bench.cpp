@@ -71,8 +71,8 @@ void BM_cpu_shifted_ce(benchmark::State& state) {
     const double cpu_start = process_cpu_seconds();
     world.run([&](sim::RankContext& ctx) {
       const auto r = static_cast<std::size_t>(ctx.rank);
-      outputs[r] =
-          impl.shifted_cp_loss(ctx.comm, part.ranks[r], local_logits[r], local_labels[r], Tensor());
+      outputs[r] = impl.shifted_cp_loss(ctx.comm, part.ranks[r], local_logits[r], local_labels[r],
+                                        Tensor(), 1);
     });
     cpu_seconds.push_back(process_cpu_seconds() - cpu_start);
     faults.push_back(minor_faults() - faults_start);

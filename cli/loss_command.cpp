@@ -1,9 +1,11 @@
 // `cplab loss`: the shifted cross-boundary loss of one batch, computed by an implementation under
-// test on C ranks and by the reference on the unsharded batch, side by side (SPEC §6). Inputs are
-// NumPy files, so a batch from a real training run can be checked as it is.
+// test on C ranks and by the reference on the unsharded batch, side by side (SPEC §6), at depths
+// 1..D for multi-token prediction (§6.1). Inputs are NumPy files, so a batch from a real training
+// run can be checked as it is.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -31,35 +33,54 @@ struct LossOptions {
   OptionFlags layout_options;
   std::string logits, labels, valid, doc_lens;
   std::string impl = "sim";
+  std::int64_t depths = 0;  // 0: logits [B,S,V], the next-token loss; D: logits [D,B,S,V]
+  double mtp_scaling_factor = 0.1;
   bool json = false;
 };
 
-// The inputs as the reference and the sharder take them: logits [B,S,V] f32, labels [B,S] i64,
-// valid [B,S] b8 (all true when no file is given).
+// The inputs as the reference and the sharder take them: logits [B,S,V] f32 per depth (depth 1's
+// first), labels [B,S] i64, valid [B,S] b8 (all true when no file is given).
 struct LossFiles {
-  Tensor logits, labels, valid;
+  std::vector<Tensor> logits;
+  Tensor labels, valid;
 };
 
 LossFiles read_inputs(const LossOptions& options) {
   LossFiles in;
-  in.logits = io::npy::read(options.logits);
-  CPLAB_CHECK(
-      in.logits.dim() == 3 && (in.logits.dtype() == DType::f32 || in.logits.dtype() == DType::f16),
-      "{}: logits must be float32 [B, S, V], got {}", options.logits, tensor_brief(in.logits));
-  in.logits = in.logits.to(DType::f32);
+  Tensor logits = io::npy::read(options.logits);
+  const bool mtp = options.depths > 0;
+  CPLAB_CHECK((logits.dtype() == DType::f32 || logits.dtype() == DType::f16) &&
+                  logits.dim() == (mtp ? 4 : 3) && (!mtp || logits.size(0) == options.depths),
+              "{}: logits must be float32 {}, got {}", options.logits,
+              mtp ? fmt::format("[D={}, B, S, V] (--depths {})", options.depths, options.depths)
+                  : std::string("[B, S, V]"),
+              tensor_brief(logits));
+  logits = logits.to(DType::f32);
   // A NaN or Inf logit has no finite loss to agree with: refused, never compared.
-  const auto values = in.logits.data<float>();
+  const auto values = logits.data<float>();
   for (std::size_t i = 0; i < values.size(); ++i) {
     CPLAB_CHECK(std::isfinite(values[i]),
                 "{}: logit {} at flat index {} is not finite; cplab compares finite losses only",
                 options.logits, values[i], i);
   }
-  const Shape rows_by_seq{in.logits.size(0), in.logits.size(1)};
+  if (mtp) {
+    const Shape one{logits.size(1), logits.size(2), logits.size(3)};
+    const std::int64_t each = logits.size(1) * logits.size(2) * logits.size(3);
+    for (std::int64_t k = 0; k < options.depths; ++k) {
+      Tensor depth(DType::f32, one, Uninitialized{});
+      std::copy_n(values.begin() + k * each, each, depth.data<float>().begin());
+      in.logits.push_back(std::move(depth));
+    }
+  } else {
+    in.logits.push_back(std::move(logits));
+  }
+  const Tensor& first = in.logits.front();
+  const Shape rows_by_seq{first.size(0), first.size(1)};
   const Tensor labels = io::npy::read(options.labels);
   CPLAB_CHECK((labels.dtype() == DType::i64 || labels.dtype() == DType::i32) &&
                   labels.shape() == rows_by_seq,
               "{}: labels must be int64 or int32 {} to match the logits {}, got {}", options.labels,
-              shape_str(rows_by_seq), shape_str(in.logits.shape()), tensor_brief(labels));
+              shape_str(rows_by_seq), shape_str(first.shape()), tensor_brief(labels));
   in.labels = labels.to(DType::i64);
   if (options.valid.empty()) {
     in.valid = Tensor(DType::b8, rows_by_seq);
@@ -69,14 +90,14 @@ LossFiles read_inputs(const LossOptions& options) {
     CPLAB_CHECK(
         (valid.dtype() == DType::b8 || valid.dtype() == DType::u8) && valid.shape() == rows_by_seq,
         "{}: valid must be bool or uint8 {} to match the logits {}, got {}", options.valid,
-        shape_str(rows_by_seq), shape_str(in.logits.shape()), tensor_brief(valid));
+        shape_str(rows_by_seq), shape_str(first.shape()), tensor_brief(valid));
     in.valid = valid.to(DType::b8);
   }
   return in;
 }
 
 Batch batch_of(const LossOptions& options, const LossFiles& in) {
-  const std::int64_t rows = in.logits.size(0), seq = in.logits.size(1);
+  const std::int64_t rows = in.labels.size(0), seq = in.labels.size(1);
   Batch batch;
   batch.add(keys::input_ids,
             Tensor(DType::i64, {rows, seq}));  // the loss needs no ids; a batch needs a primary
@@ -95,31 +116,38 @@ struct RankResult {
   double grad_error = 0.0;
 };
 
-int run_loss(LossOptions options) {
-  validate_spec(apply_option_flags(options.spec, options.layout_options, 0));
-  const LossFiles in = read_inputs(options);
-  const Batch batch = batch_of(options, in);
-  options.spec = apply_option_flags(options.spec, options.layout_options, batch.seq_len());
-  validate_spec(options.spec);
-  const ShardPlan plan = reference::plan(options.spec, batch);
-  const reference::LossReference expected =
-      reference::shifted_loss_caller(plan, in.logits, in.labels, in.valid);
-  // Any registered implementation, mutants included (`cplab loss --impl factor_c_forgotten` shows
-  // what that bug does to a real batch).
-  const properties::ImplementationInfo& info = properties::find_implementation(options.impl);
-  const std::string unavailable = properties::unavailable_reason(info);
-  CPLAB_CHECK(unavailable.empty(), "--impl {} cannot run here: {}", options.impl, unavailable);
-  const std::unique_ptr<Implementation> impl = info.make();
-  const std::int64_t cp = options.spec.cp, vocab = in.logits.size(2);
-  std::vector<RankResult> results(static_cast<std::size_t>(cp));
+// One depth's loss on C ranks next to the reference's.
+struct DepthResult {
+  std::int64_t depth = 1;
+  reference::LossReference expected;
+  std::vector<RankResult> ranks;
+  double mean = 0.0;        // mean of the rank losses
+  double grad_error = 0.0;  // largest |∂loss_r/∂z - C × global gradient|
+  bool finite() const {
+    bool all =
+        std::isfinite(mean) && std::isfinite(expected.global_mean) && std::isfinite(grad_error);
+    for (const RankResult& r : ranks) all = all && std::isfinite(r.loss);
+    return all;
+  }
+};
+
+DepthResult compare_depth(const LossOptions& options, const ShardPlan& plan, const Batch& batch,
+                          Implementation& impl, const LossFiles& in, std::int64_t depth) {
+  const Tensor& depth_logits = in.logits[static_cast<std::size_t>(depth - 1)];
+  DepthResult result;
+  result.depth = depth;
+  result.expected = reference::shifted_loss_caller(plan, depth_logits, in.labels, in.valid, depth);
+  const reference::LossReference& expected = result.expected;
+  const std::int64_t cp = options.spec.cp, vocab = depth_logits.size(2);
+  result.ranks.resize(static_cast<std::size_t>(cp));
   sim::World world(static_cast<int>(cp));
   world.run([&](sim::RankContext& ctx) {
-    const RankShard shard = impl->shard(ctx.comm, options.spec, batch).at(0);
-    const Tensor logits = impl->shard_token_tensor(ctx.comm, shard.layout, in.logits, 1, 0.0);
+    const RankShard shard = impl.shard(ctx.comm, options.spec, batch).at(0);
+    const Tensor logits = impl.shard_token_tensor(ctx.comm, shard.layout, depth_logits, 1, 0.0);
     const LossOutput out =
-        impl->shifted_cp_loss(ctx.comm, shard.layout, logits, shard.local.at(keys::labels),
-                              shard.local.at(keys::loss_mask));
-    RankResult& mine = results[ctx.rank];
+        impl.shifted_cp_loss(ctx.comm, shard.layout, logits, shard.local.at(keys::labels),
+                             shard.local.at(keys::loss_mask), depth);
+    RankResult& mine = result.ranks[ctx.rank];
     mine.loss = out.loss;
     mine.contributing = out.contributing_local;
     // ∂loss_r/∂logits must be C × the global gradient on the tokens the reference gives this rank.
@@ -143,33 +171,87 @@ int run_loss(LossOptions options) {
       }
     }
   });
-  double mean = 0.0, grad_error = 0.0;
-  for (const RankResult& r : results) {
-    mean += r.loss / static_cast<double>(cp);
-    grad_error = std::max(grad_error, r.grad_error);
+  for (const RankResult& r : result.ranks) {
+    result.mean += r.loss / static_cast<double>(cp);
+    result.grad_error = std::max(result.grad_error, r.grad_error);
   }
-  bool finite = std::isfinite(mean) && std::isfinite(expected.global_mean);
-  for (const RankResult& r : results) finite = finite && std::isfinite(r.loss);
-  if (!finite || !std::isfinite(grad_error)) {
-    // JSON has no NaN: the numbers would print as null, which reads as nothing to compare.
-    std::fprintf(stderr,
-                 "cplab: check failed: the loss is not finite (global mean %g, mean of rank losses "
-                 "%g, largest gradient difference %g)\n",
-                 expected.global_mean, mean, grad_error);
-    return kCheckFailed;
+  return result;
+}
+
+nlohmann::ordered_json depth_json(const DepthResult& d) {
+  return {{"depth", d.depth},
+          {"global_mean", d.expected.global_mean},
+          {"contributing_total", d.expected.contributing_total},
+          {"mean_of_rank_losses", d.mean},
+          {"max_abs_err", std::abs(d.mean - d.expected.global_mean)},
+          {"grad_max_abs_err", d.grad_error}};
+}
+
+// The MTP combination L₁ + λ/(D−1)·Σ L_k (SPEC §6.1) of the global means and of the rank losses.
+nlohmann::ordered_json mtp_json(const std::vector<DepthResult>& depths, double scaling_factor) {
+  std::vector<double> global, ranks;
+  for (const DepthResult& d : depths) {
+    global.push_back(d.expected.global_mean);
+    ranks.push_back(d.mean);
   }
+  const reference::MtpCombination want = reference::combine_depths(global, scaling_factor);
+  const reference::MtpCombination got = reference::combine_depths(ranks, scaling_factor);
+  return {{"scaling_factor", scaling_factor},
+          {"depth_weight", want.weight},
+          {"global_total", want.total},
+          {"mean_of_rank_totals", got.total},
+          {"max_abs_err", std::abs(got.total - want.total)}};
+}
+
+int run_loss(LossOptions options) {
+  CPLAB_CHECK(options.depths >= 0, "--depths must be at least 1, not {}", options.depths);
+  CPLAB_CHECK(std::isfinite(options.mtp_scaling_factor),
+              "--mtp-scaling-factor must be finite, not {}", options.mtp_scaling_factor);
+  validate_spec(apply_option_flags(options.spec, options.layout_options, 0));
+  const LossFiles in = read_inputs(options);
+  const Batch batch = batch_of(options, in);
+  options.spec = apply_option_flags(options.spec, options.layout_options, batch.seq_len());
+  validate_spec(options.spec);
+  const ShardPlan plan = reference::plan(options.spec, batch);
+  // Any registered implementation, mutants included (`cplab loss --impl factor_c_forgotten` shows
+  // what that bug does to a real batch).
+  const properties::ImplementationInfo& info = properties::find_implementation(options.impl);
+  const std::string unavailable = properties::unavailable_reason(info);
+  CPLAB_CHECK(unavailable.empty(), "--impl {} cannot run here: {}", options.impl, unavailable);
+  const std::unique_ptr<Implementation> impl = info.make();
+  std::vector<DepthResult> depths;
+  for (std::int64_t k = 1; k <= std::max<std::int64_t>(options.depths, 1); ++k)
+    depths.push_back(compare_depth(options, plan, batch, *impl, in, k));
+  for (const DepthResult& d : depths) {
+    if (!d.finite()) {
+      // JSON has no NaN: the numbers would print as null, which reads as nothing to compare.
+      std::fprintf(stderr,
+                   "cplab: check failed: the depth-%lld loss is not finite (global mean %g, mean "
+                   "of rank losses %g, largest gradient difference %g)\n",
+                   static_cast<long long>(d.depth), d.expected.global_mean, d.mean, d.grad_error);
+      return kCheckFailed;
+    }
+  }
+  const DepthResult& first = depths.front();
+  const std::int64_t cp = options.spec.cp;
   if (options.json) {
     nlohmann::ordered_json out;
-    out["global_mean"] = expected.global_mean;
-    out["contributing_total"] = expected.contributing_total;
-    out["mean_of_rank_losses"] = mean;
+    out["global_mean"] = first.expected.global_mean;
+    out["contributing_total"] = first.expected.contributing_total;
+    out["mean_of_rank_losses"] = first.mean;
     out["ranks"] = nlohmann::ordered_json::array();
     for (std::int64_t r = 0; r < cp; ++r) {
-      out["ranks"].push_back(
-          {{"rank", r}, {"loss", results[r].loss}, {"contributing", results[r].contributing}});
+      out["ranks"].push_back({{"rank", r},
+                              {"loss", first.ranks[r].loss},
+                              {"contributing", first.ranks[r].contributing}});
     }
-    out["max_abs_err"] = std::abs(mean - expected.global_mean);
-    out["grad_max_abs_err"] = grad_error;
+    out["max_abs_err"] = std::abs(first.mean - first.expected.global_mean);
+    out["grad_max_abs_err"] = first.grad_error;
+    if (options.depths > 0) {
+      out["depths"] = nlohmann::ordered_json::array();
+      for (const DepthResult& d : depths) out["depths"].push_back(depth_json(d));
+      out["mtp"] = mtp_json(depths, options.mtp_scaling_factor);
+    }
     fmt::print("{}\n", out.dump());
     return 0;
   }
@@ -177,11 +259,25 @@ int run_loss(LossOptions options) {
       "{} impl={}: global mean {:.7g} over N={} tokens; mean of rank losses {:.7g} (|diff| "
       "{:.3g}); largest "
       "gradient difference {:.3g}\n",
-      spec_brief(options.spec), options.impl, expected.global_mean, expected.contributing_total,
-      mean, std::abs(mean - expected.global_mean), grad_error);
+      spec_brief(options.spec), options.impl, first.expected.global_mean,
+      first.expected.contributing_total, first.mean,
+      std::abs(first.mean - first.expected.global_mean), first.grad_error);
   fmt::print("{:>4}  {:>14}  {:>12}\n", "rank", "loss", "contributing");
   for (std::int64_t r = 0; r < cp; ++r)
-    fmt::print("{:>4}  {:>14.7g}  {:>12}\n", r, results[r].loss, results[r].contributing);
+    fmt::print("{:>4}  {:>14.7g}  {:>12}\n", r, first.ranks[r].loss, first.ranks[r].contributing);
+  if (options.depths > 0) {
+    fmt::print("\n{:>5}  {:>14}  {:>8}  {:>14}  {:>10}  {:>10}\n", "depth", "global mean", "N_k",
+               "rank mean", "|diff|", "grad diff");
+    for (const DepthResult& d : depths) {
+      fmt::print("{:>5}  {:>14.7g}  {:>8}  {:>14.7g}  {:>10.3g}  {:>10.3g}\n", d.depth,
+                 d.expected.global_mean, d.expected.contributing_total, d.mean,
+                 std::abs(d.mean - d.expected.global_mean), d.grad_error);
+    }
+    const nlohmann::ordered_json mtp = mtp_json(depths, options.mtp_scaling_factor);
+    fmt::print("MTP total L1 + {:.4g}/(D-1) sum L_k: global {:.7g}, from the rank losses {:.7g}\n",
+               options.mtp_scaling_factor, mtp["global_total"].get<double>(),
+               mtp["mean_of_rank_totals"].get<double>());
+  }
   return 0;
 }
 
@@ -196,7 +292,9 @@ Command add_loss_command(CLI::App& app) {
                   fmt::format("Layout: {}", fmt::join(reference::layout_names(), ", ")))
       ->required();
   sub->add_option("--cp", options->spec.cp, "CP size C")->required();
-  sub->add_option("--logits", options->logits, "Logits [B,S,V] float32 .npy")->required();
+  sub->add_option("--logits", options->logits,
+                  "Logits [B,S,V] float32 .npy ([D,B,S,V] with --depths D, depth 1's first)")
+      ->required();
   sub->add_option("--labels", options->labels,
                   "Labels [B,S] int64/int32 .npy, unshifted, -100 = ignore")
       ->required();
@@ -204,6 +302,13 @@ Command add_loss_command(CLI::App& app) {
   sub->add_option("--doc-lens", options->doc_lens,
                   "One packed row (B=1): its documents' real lengths, e.g. 5,3,8");
   sub->add_option("--impl", options->impl, "Implementation under test")->capture_default_str();
+  sub->add_option("--depths", options->depths,
+                  "Multi-token prediction: D depths, logits[k-1] predicting the label k ahead "
+                  "(SPEC 6.1)")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{64}));
+  sub->add_option("--mtp-scaling-factor", options->mtp_scaling_factor,
+                  "lambda of L1 + lambda/(D-1) sum_k L_k")
+      ->capture_default_str();
   sub->add_flag("--json", options->json, "Print one JSON object");
   add_option_flags(sub, options->layout_options);
   return {sub, [options] { return run_loss(*options); }};

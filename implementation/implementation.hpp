@@ -72,12 +72,28 @@ class Implementation {
   virtual Tensor gather_token_tensor_backward(Comm& comm, const ShardLayout& layout,
                                               const Tensor& grad_gathered, std::int64_t seq_dim,
                                               bool trim) = 0;
+  // A token tensor's shard shifted by `depth` slots along the global stream (SPEC §6.1: the inputs
+  // of multi-token prediction depth k, Automodel's roll_tensor under CP): local token at slot g
+  // takes the value at slot g + depth when that slot is in the stream and, in packed rows, in g's
+  // document; else `fill`. `local` is this rank's shard (as shard_token_tensor returns it).
+  // "" when the implementation has the verb; else why not (its property is then skipped).
+  virtual std::string shift_unsupported() const {
+    return name() + " does not implement shift_token_tensor";
+  }
+  virtual Tensor shift_token_tensor(Comm& /*comm*/, const ShardLayout& /*layout*/,
+                                    const Tensor& /*local*/, std::int64_t /*seq_dim*/,
+                                    std::int64_t /*depth*/, double /*fill*/) {
+    CPLAB_FAIL("{}", shift_unsupported());
+  }
   // [ℓ,...] on every rank → [C·ℓ,...] in rank order; backward sums every rank's slice to its owner.
   virtual Tensor gather_tokens(Comm& comm, const Tensor& local) = 0;
   virtual Tensor gather_tokens_backward(Comm& comm, const Tensor& grad_gathered) = 0;
 
+  // `depth` k ≥ 1 (SPEC §6.1): each token's target is the label k slots ahead in its document;
+  // depth 1 is the next-token loss. N and the scale C/N are depth k's own.
   virtual LossOutput shifted_cp_loss(Comm& comm, const ShardLayout& layout, const Tensor& logits,
-                                     const Tensor& labels, const Tensor& valid) = 0;
+                                     const Tensor& labels, const Tensor& valid,
+                                     std::int64_t depth) = 0;
   virtual AttentionOutput attention(Comm& comm, const ShardLayout& layout, const Tensor& q,
                                     const Tensor& k, const Tensor& v, const Tensor& grad_out) = 0;
 

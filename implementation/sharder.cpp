@@ -49,8 +49,8 @@ Tensor Sharder::gather_token_tensor_backward(const Tensor& grad_gathered, std::i
 }
 
 LossOutput Sharder::shifted_cp_loss(const Tensor& logits, const Tensor& labels, const Tensor& valid,
-                                    std::int64_t microbatch) {
-  return impl_.shifted_cp_loss(comm_, layout(microbatch), logits, labels, valid);
+                                    std::int64_t microbatch, std::int64_t depth) {
+  return impl_.shifted_cp_loss(comm_, layout(microbatch), logits, labels, valid, depth);
 }
 
 }  // namespace cplab::sim

@@ -31,7 +31,7 @@ class Sharder {
     return impl_.gather_tokens_backward(comm_, grad);
   }
   LossOutput shifted_cp_loss(const Tensor& logits, const Tensor& labels, const Tensor& valid,
-                             std::int64_t microbatch = 0);
+                             std::int64_t microbatch = 0, std::int64_t depth = 1);
   // The Ulysses head all-to-all (SPEC §10.5) of a microbatch's [B, ℓ, H, d] and its inverse.
   Tensor ulysses_all_to_all(const Tensor& local, const UlyssesHeads& heads, HeadKind kind,
                             std::int64_t microbatch = 0) {

@@ -50,10 +50,11 @@ std::vector<RankCost> rank_costs(const LayoutSpec& spec, const MicrobatchRows& r
     }
     cost.causal_work *= rows.rows;
     cost.valid_tokens *= rows.rows;
-    // The owner of every token's next slot sends its (label, document) when it is another rank.
+    // The owner of every token's target slot (k ahead) sends its (label, document) when it is
+    // another rank.
     for (std::int64_t g : index[r]) {
-      if (g + 1 >= stream.padded_len) continue;
-      const index_math::Slot owner = map.owner(g + 1);
+      if (g + shapes.loss_depth >= stream.padded_len) continue;
+      const index_math::Slot owner = map.owner(g + shapes.loss_depth);
       if (owner.rank != r) costs[owner.rank].bytes.loss_exchange += 2 * 8 * b;
     }
   }

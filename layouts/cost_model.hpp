@@ -17,6 +17,7 @@ struct CostShapes {
       1;  // elements per token of a gathered token tensor (e.g. hidden size)
   std::int64_t element_bytes = 4;  // of that tensor and of its gradient
   std::int64_t head_dim = 64;      // attention: D of q, k, v (f32)
+  std::int64_t loss_depth = 1;     // the loss's depth k (SPEC §6.1): targets k slots ahead
 };
 
 // Bytes one rank sends for one call of each verb on the whole microbatch.
@@ -27,6 +28,7 @@ struct VerbBytes {
   std::uint64_t gather_tokens = 0;                 // one [ℓ, token_elements] tensor per row
   std::uint64_t gather_tokens_backward = 0;
   std::uint64_t loss_exchange = 0;  // (label, document) pairs sent to the ranks that need them
+                                    // (16 bytes a target on another rank, one exchange a depth)
   std::uint64_t loss_count = 0;     // the all-reduce of N
   std::uint64_t attention = 0;      // key facts, K and V gathered; dK and dV reduced
 };

@@ -40,8 +40,8 @@ class NotBuilt final : public Implementation {
   }
   Tensor gather_tokens(Comm&, const Tensor&) override { CPLAB_FAIL("gpu: {}", kWhy); }
   Tensor gather_tokens_backward(Comm&, const Tensor&) override { CPLAB_FAIL("gpu: {}", kWhy); }
-  LossOutput shifted_cp_loss(Comm&, const ShardLayout&, const Tensor&, const Tensor&,
-                             const Tensor&) override {
+  LossOutput shifted_cp_loss(Comm&, const ShardLayout&, const Tensor&, const Tensor&, const Tensor&,
+                             std::int64_t) override {
     CPLAB_FAIL("gpu: {}", kWhy);
   }
   AttentionOutput attention(Comm&, const ShardLayout&, const Tensor&, const Tensor&, const Tensor&,

@@ -53,9 +53,10 @@ std::vector<ImplementationInfo> all_entries() {
   std::vector<ImplementationInfo> entries = {sim_entry(), process_variant_of(sim_entry())};
   for (ImplementationInfo& gpu : gpu_entries()) entries.push_back(std::move(gpu));
   std::vector<ImplementationInfo> found;
-  for (auto&& list : {mutants::loss_mutants(), mutants::gather_mutants(), mutants::pad_mutants(),
-                      mutants::rare_case_mutants(), mutants::ulysses_mutants(),
-                      mutants::attention_mutants(), mutants::mask_mutants()}) {
+  for (auto&& list :
+       {mutants::loss_mutants(), mutants::gather_mutants(), mutants::pad_mutants(),
+        mutants::rare_case_mutants(), mutants::ulysses_mutants(), mutants::attention_mutants(),
+        mutants::mask_mutants(), mutants::mtp_mutants()}) {
     found.insert(found.end(), list.begin(), list.end());
   }
   // Each layout's own mutants (properties/layouts/ID_mutants.cpp), asked through its entry.

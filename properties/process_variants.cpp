@@ -49,8 +49,9 @@ class ProcessVariant final : public Implementation {
     return inner_->gather_tokens_backward(comm, grad_gathered);
   }
   LossOutput shifted_cp_loss(Comm& comm, const ShardLayout& layout, const Tensor& logits,
-                             const Tensor& labels, const Tensor& valid) override {
-    return inner_->shifted_cp_loss(comm, layout, logits, labels, valid);
+                             const Tensor& labels, const Tensor& valid,
+                             std::int64_t depth) override {
+    return inner_->shifted_cp_loss(comm, layout, logits, labels, valid, depth);
   }
   AttentionOutput attention(Comm& comm, const ShardLayout& layout, const Tensor& q, const Tensor& k,
                             const Tensor& v, const Tensor& grad_out) override {
@@ -66,6 +67,11 @@ class ProcessVariant final : public Implementation {
     return inner_->cp_attention(comm, layout, rows, q, k, v, grad_out);
   }
   std::string ulysses_unsupported() const override { return inner_->ulysses_unsupported(); }
+  std::string shift_unsupported() const override { return inner_->shift_unsupported(); }
+  Tensor shift_token_tensor(Comm& comm, const ShardLayout& layout, const Tensor& local,
+                            std::int64_t seq_dim, std::int64_t depth, double fill) override {
+    return inner_->shift_token_tensor(comm, layout, local, seq_dim, depth, fill);
+  }
   Tensor ulysses_all_to_all(Comm& comm, const ShardLayout& layout, const Tensor& local,
                             const UlyssesHeads& heads, HeadKind kind) override {
     return inner_->ulysses_all_to_all(comm, layout, local, heads, kind);

@@ -23,6 +23,8 @@ extern const PropertyInfo schedule_coverage_property;
 extern const PropertyInfo schedule_balance_property;
 extern const PropertyInfo cp_attention_property;
 extern const PropertyInfo lse_merge_property;
+extern const PropertyInfo mtp_loss_property;
+extern const PropertyInfo token_shift_property;
 
 namespace {
 
@@ -59,6 +61,10 @@ const std::vector<PropertyInfo>& property_table() {
       schedule_balance_property,
       cp_attention_property,
       lse_merge_property,
+      // Multi-token prediction (SPEC §6.1), after the fifteen it extends: their jobs keep their
+      // numbers in a report.
+      mtp_loss_property,
+      token_shift_property,
   });
   return table;
 }

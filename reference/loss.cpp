@@ -27,21 +27,29 @@ void check_loss_inputs(const PlanLengths& lengths, const Tensor& logits, const T
               seq_name, shape_str(rows_by_seq));
 }
 
-// The target of slot g (SPEC §6): labels[g+1] when g+1 is in the stream and, in a packed row, in
-// the same document (row padding belongs to none); -1 when there is none.
-std::int64_t target_of(const RowPlan& row, const Tensor& labels, std::int64_t b, std::int64_t g) {
-  const std::int64_t next = g + 1;
-  if (next >= row.padded_len) return -1;
-  if (row.packed && (row.doc_ids[g] == 0 || row.doc_ids[next] != row.doc_ids[g])) return -1;
-  return static_cast<std::int64_t>(labels.get(b * row.padded_len + next));
+std::int64_t target_of(const RowPlan& row, const Tensor& labels, std::int64_t b, std::int64_t g,
+                       std::int64_t depth) {
+  const std::int64_t slot = target_slot(row, g, depth);
+  return slot < 0 ? -1 : static_cast<std::int64_t>(labels.get(b * row.padded_len + slot));
 }
 
 }  // namespace
 
+MtpCombination combine_depths(const std::vector<double>& depth_losses, double scaling_factor) {
+  CPLAB_CHECK(!depth_losses.empty(), "the MTP loss needs depth 1's loss at least");
+  MtpCombination out;
+  const auto modules = static_cast<double>(depth_losses.size() - 1);
+  out.weight = depth_losses.size() > 1 ? scaling_factor / modules : 0.0;
+  for (std::size_t k = 1; k < depth_losses.size(); ++k) out.mtp += out.weight * depth_losses[k];
+  out.total = depth_losses.front() + out.mtp;
+  return out;
+}
+
 LossReference shifted_loss(const ShardPlan& plan, const Tensor& logits, const Tensor& labels,
-                           const Tensor& valid) {
+                           const Tensor& valid, std::int64_t depth) {
   const PlanLengths lengths = plan_lengths(plan);
   check_loss_inputs(lengths, logits, labels, valid, lengths.padded, "L");
+  CPLAB_CHECK(depth >= 1, "the loss depth must be at least 1, not {}", depth);
   const Tensor logits_f32 = logits.to(DType::f32);
   const std::int64_t vocab = logits.size(2);
   const std::int64_t len = lengths.padded;
@@ -56,7 +64,7 @@ LossReference shifted_loss(const ShardPlan& plan, const Tensor& logits, const Te
                       std::vector<double>(static_cast<std::size_t>(len)));
   for (std::int64_t b = 0; b < lengths.rows; ++b) {
     for (std::int64_t g = 0; g < len; ++g) {
-      const std::int64_t target = target_of(plan.rows[b], labels, b, g);
+      const std::int64_t target = target_of(plan.rows[b], labels, b, g, depth);
       out.target[b][g] = target;
       const bool contributes =
           valid.get(b * len + g) != 0.0 && target != -1 && target != kIgnoreIndex;
@@ -113,7 +121,7 @@ LossReference shifted_loss(const ShardPlan& plan, const Tensor& logits, const Te
 }
 
 LossReference shifted_loss_caller(const ShardPlan& plan, const Tensor& logits, const Tensor& labels,
-                                  const Tensor& valid) {
+                                  const Tensor& valid, std::int64_t depth) {
   const PlanLengths lengths = plan_lengths(plan);
   check_loss_inputs(lengths, logits, labels, valid, lengths.caller, "S");
   auto padded = [&](const Tensor& value, double pad_value) {
@@ -122,7 +130,7 @@ LossReference shifted_loss_caller(const ShardPlan& plan, const Tensor& logits, c
                   .value = value, .seq_dim = 1, .rule = PadRule::constant, .pad_value = pad_value});
   };
   return shifted_loss(plan, padded(logits, 0.0), padded(labels, static_cast<double>(kIgnoreIndex)),
-                      padded(valid, 0.0));
+                      padded(valid, 0.0), depth);
 }
 
 }  // namespace cplab::reference

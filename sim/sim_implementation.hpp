@@ -19,8 +19,8 @@ namespace cplab::sim {
 
 // The target of one local token in the shifted loss (SPEC §6).
 struct Target {
-  bool exists = false;     // g+1 < L and, in packed rows, g+1 is in the same document
-  std::int64_t label = 0;  // labels[g+1] when it exists (may be IGNORE)
+  bool exists = false;     // g+k < L and, in packed rows, g+k is in the same document
+  std::int64_t label = 0;  // labels[g+k] when it exists (may be IGNORE)
 };
 
 // One local token as the loss sees it.
@@ -46,10 +46,14 @@ class SimImplementation : public Implementation, protected PartitionRules {
   Tensor gather_token_tensor_backward(Comm& comm, const ShardLayout& layout,
                                       const Tensor& grad_gathered, std::int64_t seq_dim,
                                       bool trim) override;
+  std::string shift_unsupported() const override { return {}; }
+  Tensor shift_token_tensor(Comm& comm, const ShardLayout& layout, const Tensor& local,
+                            std::int64_t seq_dim, std::int64_t depth, double fill) override;
   Tensor gather_tokens(Comm& comm, const Tensor& local) override;
   Tensor gather_tokens_backward(Comm& comm, const Tensor& grad_gathered) override;
   LossOutput shifted_cp_loss(Comm& comm, const ShardLayout& layout, const Tensor& logits,
-                             const Tensor& labels, const Tensor& valid) override;
+                             const Tensor& labels, const Tensor& valid,
+                             std::int64_t depth) override;
   AttentionOutput attention(Comm& comm, const ShardLayout& layout, const Tensor& q, const Tensor& k,
                             const Tensor& v, const Tensor& grad_out) override;
   std::string ulysses_unsupported() const override { return {}; }
@@ -95,21 +99,28 @@ class SimImplementation : public Implementation, protected PartitionRules {
   virtual Tensor reduce_gathered_gradient(Comm& comm, const Tensor& grad_gathered) const;
 
   // ---- shifted_cp_loss
-  // Each local token's target: labels[g+1] fetched from its owner (neighbour exchange of just the
-  // labels that live on other ranks, with their document ids), none at the stream's end or across
-  // a document boundary. Result [row][k].
+  // Each local token's target at depth k: labels[g+k] fetched from its owner (one exchange of just
+  // the labels that live on other ranks, with their document ids, whichever ranks they are on),
+  // none at the stream's end or across a document boundary. Result [row][k].
   virtual std::vector<std::vector<Target>> resolve_targets(Comm& comm, const ShardLayout& layout,
-                                                           const Tensor& labels) const;
+                                                           const Tensor& labels,
+                                                           std::int64_t depth) const;
+  // The slot whose label global slot g predicts at `depth`: g + depth, -1 past the stream's end
+  // (`len` slots). Document boundaries are crosses_document's.
+  virtual std::int64_t target_slot(std::int64_t g, std::int64_t depth, std::int64_t len) const;
   // Sends peer the (label, document id) pairs it needs from this rank, in its token order (one
   // message per peer that needs any, before any receive).
   virtual void send_target_labels(Comm& comm, int peer,
                                   const std::vector<std::int64_t>& pairs) const;
-  // Who holds slot g (the target slot g+1 of a local token), from the closed-form map. Both ends
-  // of the exchange use it, the sender to know what to send, the receiver what to expect.
-  virtual index_math::Slot target_owner(const LayoutMap& map, std::int64_t slot) const;
-  // Whether a token of document `doc` may not take the label of a slot of `target_doc`.
+  // Who holds `slot` (the depth-`depth` target slot of a token of rank `asking`), from the
+  // closed-form map. Both ends of the exchange use it, the sender to know what to send, the
+  // receiver what to expect.
+  virtual index_math::Slot target_owner(const LayoutMap& map, std::int64_t slot,
+                                        std::int64_t asking, std::int64_t depth) const;
+  // Whether a token of document `doc` may not take the label of a slot of `target_doc` (`depth`
+  // slots ahead).
   virtual bool crosses_document(const ShardLayout& layout, std::int32_t doc,
-                                std::int32_t target_doc) const;
+                                std::int32_t target_doc, std::int64_t depth) const;
   // valid, a target, and the target is not IGNORE.
   virtual bool token_contributes(const LossToken& token) const;
   // This rank's contributing tokens.

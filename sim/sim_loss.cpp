@@ -1,6 +1,8 @@
-// The shifted cross-boundary loss of SPEC §6 on one rank. A token's target is the label of the
-// next global slot; when another rank holds that slot, its label (and document id) comes from
-// that rank by a neighbour exchange of just the labels needed. N is summed over the group.
+// The shifted cross-boundary loss of SPEC §6 on one rank. A token's target at depth k is the label
+// of the global slot k ahead; when another rank holds that slot, its label (and document id) comes
+// from that rank by one exchange of just the labels needed: 16 bytes a label, one message per pair
+// of ranks that needs any, whichever rank holds it (at depth k and short chunks, several ranks
+// ahead). One exchange per depth. N is depth k's, summed over the group.
 #include <algorithm>
 #include <cmath>
 
@@ -26,34 +28,42 @@ void SimImplementation::send_target_labels(Comm& comm, int peer,
   comm.send(bytes_of(pairs), pairs.size(), DType::i64, peer, kLabelExchangeTag);
 }
 
-index_math::Slot SimImplementation::target_owner(const LayoutMap& map, std::int64_t slot) const {
+index_math::Slot SimImplementation::target_owner(const LayoutMap& map, std::int64_t slot,
+                                                 std::int64_t /*asking*/,
+                                                 std::int64_t /*depth*/) const {
   return map.owner(slot);
 }
 
+std::int64_t SimImplementation::target_slot(std::int64_t g, std::int64_t depth,
+                                            std::int64_t len) const {
+  return g + depth < len ? g + depth : -1;
+}
+
 bool SimImplementation::crosses_document(const ShardLayout& layout, std::int32_t doc,
-                                         std::int32_t target_doc) const {
+                                         std::int32_t target_doc, std::int64_t /*depth*/) const {
   // Packed rows only: row padding (document 0) belongs to no document, so it has no target.
   return layout.packed && (doc == 0 || target_doc != doc);
 }
 
 std::vector<std::vector<Target>> SimImplementation::resolve_targets(Comm& comm,
                                                                     const ShardLayout& layout,
-                                                                    const Tensor& labels) const {
+                                                                    const Tensor& labels,
+                                                                    std::int64_t depth) const {
   const std::int64_t rows = layout.rows, len = layout.local_len(), cp = layout.cp, me = layout.rank;
   const std::int64_t stream_len = layout.padded_len;
   auto label_at = [&](std::int64_t b, std::int64_t k) {
     return static_cast<std::int64_t>(labels.get(b * len + k));
   };
   // Every rank derives the same transfer lists from the closed-form maps: for each token of rank q
-  // whose next slot rank p holds, p sends q that slot's label, in q's token order.
+  // whose target slot rank p holds, p sends q that slot's label, in q's token order.
   std::vector<std::vector<std::int64_t>> outgoing(
       static_cast<std::size_t>(cp));  // per peer, flat pairs
   std::vector<std::size_t> incoming(static_cast<std::size_t>(cp), 0);
   std::vector<LayoutMap> maps;
   // The owner the (possibly overridden) step names is checked before the exchange indexes its
   // per-peer lists and this rank's labels by it.
-  auto owner_of = [&](std::int64_t b, std::int64_t slot) {
-    const index_math::Slot owner = target_owner(maps[b], slot);
+  auto owner_of = [&](std::int64_t b, std::int64_t slot, std::int64_t asking) {
+    const index_math::Slot owner = target_owner(maps[b], slot, asking, depth);
     CPLAB_CHECK(owner.rank >= 0 && owner.rank < cp && owner.offset >= 0 && owner.offset < len,
                 "shifted_cp_loss: row {}: target slot {} is owned by rank {} at offset {}, outside "
                 "cp={} ranks of ℓ={} tokens",
@@ -64,9 +74,10 @@ std::vector<std::vector<Target>> SimImplementation::resolve_targets(Comm& comm,
     maps.push_back(LayoutMap::of(layout, static_cast<std::size_t>(b)));
     for (std::int64_t q = 0; q < cp; ++q) {
       for (std::int64_t k = 0; k < len; ++k) {
-        const std::int64_t next = (q == me ? layout.index[b][k] : maps[b].global_index(q, k)) + 1;
-        if (next >= stream_len) continue;
-        const index_math::Slot owner = owner_of(b, next);
+        const std::int64_t next = target_slot(
+            q == me ? layout.index[b][k] : maps[b].global_index(q, k), depth, stream_len);
+        if (next < 0) continue;
+        const index_math::Slot owner = owner_of(b, next, q);
         if (owner.rank == q) continue;
         if (q == me) ++incoming[owner.rank];
         if (owner.rank == me) {
@@ -92,16 +103,16 @@ std::vector<std::vector<Target>> SimImplementation::resolve_targets(Comm& comm,
                                            std::vector<Target>(static_cast<std::size_t>(len)));
   for (std::int64_t b = 0; b < rows; ++b) {
     for (std::int64_t k = 0; k < len; ++k) {
-      const std::int64_t next = layout.index[b][k] + 1;
-      if (next >= stream_len) continue;
-      const index_math::Slot owner = owner_of(b, next);
+      const std::int64_t next = target_slot(layout.index[b][k], depth, stream_len);
+      if (next < 0) continue;
+      const index_math::Slot owner = owner_of(b, next, me);
       CPLAB_CHECK(owner.rank == me || taken[owner.rank] < received[owner.rank].size(),
                   "shifted_cp_loss: row {}: more targets owned by rank {} than it was asked for", b,
                   owner.rank);
       const LabelAndDoc at =
           owner.rank == me ? LabelAndDoc{label_at(b, owner.offset), layout.doc_ids[b][owner.offset]}
                            : received[owner.rank][taken[owner.rank]++];
-      if (crosses_document(layout, layout.doc_ids[b][k], static_cast<std::int32_t>(at.doc)))
+      if (crosses_document(layout, layout.doc_ids[b][k], static_cast<std::int32_t>(at.doc), depth))
         continue;
       targets[b][k] = Target{.exists = true, .label = at.label};
     }
@@ -135,9 +146,10 @@ double SimImplementation::loss_scale(std::int64_t /*local*/, std::int64_t total,
 
 LossOutput SimImplementation::shifted_cp_loss(Comm& comm, const ShardLayout& layout,
                                               const Tensor& logits, const Tensor& labels,
-                                              const Tensor& valid) {
+                                              const Tensor& valid, std::int64_t depth) {
   const std::int64_t rows = layout.rows, len = layout.local_len();
   check_recorded_layout(layout, "shifted_cp_loss");
+  CPLAB_CHECK(depth >= 1, "shifted_cp_loss: the depth must be at least 1, not {}", depth);
   CPLAB_CHECK(comm.size() == layout.cp && comm.rank() == layout.rank,
               "shifted_cp_loss: the comm is rank {} of {}, the layout rank {} of {}", comm.rank(),
               comm.size(), layout.rank, layout.cp);
@@ -152,7 +164,7 @@ LossOutput SimImplementation::shifted_cp_loss(Comm& comm, const ShardLayout& lay
               "shifted_cp_loss: valid {} must hold B·ℓ = {} flags", tensor_brief(valid),
               rows * len);
   const std::int64_t vocab = logits.size(2);
-  const std::vector<std::vector<Target>> targets = resolve_targets(comm, layout, labels);
+  const std::vector<std::vector<Target>> targets = resolve_targets(comm, layout, labels, depth);
   std::vector<std::vector<LossToken>> tokens(static_cast<std::size_t>(rows));
   for (std::int64_t b = 0; b < rows; ++b) {
     for (std::int64_t k = 0; k < len; ++k) {

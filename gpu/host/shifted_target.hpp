@@ -1,8 +1,9 @@
 #pragma once
 // Where the target of each local token comes from under the shifted loss (SPEC §6), shared by the
 // host (which plans the label exchange) and the device (gpu/kernels/loss_shifted_ce.cu, which picks
-// each token's target). The target of global slot g is the label at g+1: on this rank when the
-// closed-form owner of g+1 is this rank, else received from that owner.
+// each token's target). The target of global slot g at depth k (SPEC §6.1) is the label at g+k:
+// on this rank when the closed-form owner of g+k is this rank, else received from that owner,
+// however many ranks away it is.
 #include <algorithm>
 #include <cstdint>
 #include <utility>
@@ -27,18 +28,19 @@ struct TargetExchange {
 };
 
 template <typename Map>
-TargetExchange plan_target_exchange(const Map& map, std::int64_t rank, std::int64_t padded_len) {
+TargetExchange plan_target_exchange(const Map& map, std::int64_t rank, std::int64_t padded_len,
+                                    std::int64_t depth) {
   const std::int64_t cp = map.cp, local = map.local_len();
   std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>> to(cp), from(cp);  // (slot, k)
   for (std::int64_t k = 0; k < local; ++k) {
     const std::int64_t g = map.global_index(rank, k);
-    if (g + 1 < padded_len) {
-      const index_math::Slot next = map.owner(g + 1);
-      if (next.rank != rank) from[next.rank].push_back({g + 1, k});
+    if (g + depth < padded_len) {
+      const index_math::Slot ahead = map.owner(g + depth);
+      if (ahead.rank != rank) from[ahead.rank].push_back({g + depth, k});
     }
-    if (g > 0) {
-      const index_math::Slot prev = map.owner(g - 1);
-      if (prev.rank != rank) to[prev.rank].push_back({g, k});
+    if (g >= depth) {
+      const index_math::Slot behind = map.owner(g - depth);
+      if (behind.rank != rank) to[behind.rank].push_back({g, k});
     }
   }
   TargetExchange plan;
@@ -68,15 +70,15 @@ struct Target {
 };
 
 // The target of local token k of `row` (labels/doc_ids: this rank's row, ℓ entries) and whether it
-// contributes: valid, has a target (g+1 < L, same document when packed), target not IGNORE.
+// contributes: valid, has a target (g+k < L, same document when packed), target not IGNORE.
 template <typename Map>
 CPLAB_HD Target shifted_target(const Map& map, std::int64_t rank, std::int64_t row, std::int64_t k,
-                               std::int64_t padded_len, bool packed, bool valid,
+                               std::int64_t padded_len, std::int64_t depth, bool packed, bool valid,
                                const std::int64_t* labels, const std::int32_t* doc_ids,
                                std::int64_t recv_index, ReceivedLabels in) {
   const std::int64_t g = map.global_index(rank, k);
-  if (g + 1 >= padded_len) return {kIgnoreLabel, false};
-  const index_math::Slot next = map.owner(g + 1);
+  if (g + depth >= padded_len) return {kIgnoreLabel, false};
+  const index_math::Slot next = map.owner(g + depth);
   std::int64_t label, doc;
   if (next.rank == rank) {
     label = labels[next.offset];

@@ -28,7 +28,8 @@ class GpuImplementation final : public Implementation {
   Tensor gather_tokens(Comm& comm, const Tensor& local) override;
   Tensor gather_tokens_backward(Comm& comm, const Tensor& grad_gathered) override;
   LossOutput shifted_cp_loss(Comm& comm, const ShardLayout& layout, const Tensor& logits,
-                             const Tensor& labels, const Tensor& valid) override;
+                             const Tensor& labels, const Tensor& valid,
+                             std::int64_t depth) override;
   AttentionOutput attention(Comm& comm, const ShardLayout& layout, const Tensor& q, const Tensor& k,
                             const Tensor& v, const Tensor& grad_out) override;
   std::string cp_attention_unsupported(sim::AttentionAlgo algo) const override;

@@ -20,9 +20,9 @@ struct Exchange {
   std::vector<std::int64_t> recv_index;
 };
 
-Exchange plan_exchange(RankContext& ctx, const DeviceLayout& layout) {
+Exchange plan_exchange(RankContext& ctx, const DeviceLayout& layout, std::int64_t depth) {
   const TargetExchange plan = visit_map(layout.host_map(), [&](auto map) {
-    return plan_target_exchange(map, ctx.rank(), layout.host_map().padded_len);
+    return plan_target_exchange(map, ctx.rank(), layout.host_map().padded_len, depth);
   });
   // Every rank must use the same width: the largest message of any pair in the group.
   DeviceBuffer width(sizeof(std::int64_t));
@@ -50,8 +50,9 @@ LossElem loss_elem(DType dtype) {
 
 LossOutput GpuImplementation::shifted_cp_loss(Comm& comm, const ShardLayout& layout,
                                               const Tensor& logits, const Tensor& labels,
-                                              const Tensor& valid) {
+                                              const Tensor& valid, std::int64_t depth) {
   RankContext ctx(comm, kind_);
+  CPLAB_CHECK(depth >= 1, "gpu shifted_cp_loss: the depth must be at least 1, not {}", depth);
   const std::int64_t rows = layout.rows, len = layout.local_len(), cp = ctx.size();
   CPLAB_CHECK(logits.dim() == 3 && logits.size(0) == rows && logits.size(1) == len,
               "gpu shifted_cp_loss: logits {} are not [B={}, ℓ={}, V]", tensor_brief(logits), rows,
@@ -76,7 +77,7 @@ LossOutput GpuImplementation::shifted_cp_loss(Comm& comm, const ShardLayout& lay
   const DeviceBuffer d_docs = upload_vector(docs, s);
 
   // The labels that live on other ranks: packed per (peer, row), exchanged in one all-to-all.
-  const Exchange ex = plan_exchange(ctx, device_layout);
+  const Exchange ex = plan_exchange(ctx, device_layout, depth);
   const std::size_t message =
       static_cast<std::size_t>(rows * ex.width * 2);  // (label, document) pairs
   DeviceBuffer sent(message * static_cast<std::size_t>(cp) * sizeof(std::int64_t)),
@@ -96,6 +97,7 @@ LossOutput GpuImplementation::shifted_cp_loss(Comm& comm, const ShardLayout& lay
   shifted_targets({.map = device_layout.device_map(),
                    .rank = ctx.rank(),
                    .rows = rows,
+                   .depth = depth,
                    .packed = layout.packed,
                    .labels = d_labels.as<std::int64_t>(),
                    .doc_ids = d_docs.as<std::int32_t>(),

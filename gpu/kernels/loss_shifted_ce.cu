@@ -127,7 +127,7 @@ __global__ void shifted_targets_kernel(Map map, ShiftedTargets a, std::int64_t l
     if (i < total) {
       const std::int64_t b = i / local, k = i - b * local;
       const Target t =
-          shifted_target(map, a.rank, b, k, a.map.padded_len, a.packed, a.valid[i] != 0,
+          shifted_target(map, a.rank, b, k, a.map.padded_len, a.depth, a.packed, a.valid[i] != 0,
                          a.labels + b * local, a.doc_ids + b * local, a.recv_index[k], in);
       counted = t.contributes && t.label >= 0 && t.label < a.vocab;
       if (t.contributes && !counted && a.bad != nullptr)
@@ -225,6 +225,7 @@ void shifted_targets(const ShiftedTargets& a, Stream stream) {
                      " outside [0, ", a.map.cp, ")");
   CPLAB_LAUNCH_CHECK(a.rows >= 0 && a.vocab >= 1, "shifted_targets: rows=", a.rows,
                      ", vocab V=", a.vocab, " (V must be >= 1)");
+  CPLAB_LAUNCH_CHECK(a.depth >= 1, "shifted_targets: depth ", a.depth, " (must be >= 1)");
   const std::int64_t local = a.map.local_len();
   if (a.rows * local == 0) return;
   CPLAB_LAUNCH_CHECK(a.labels && a.doc_ids && a.valid && a.recv_index && a.targets && a.count,

@@ -22,6 +22,7 @@ struct ShiftedTargets {
   MapView map;  // device arrays
   std::int64_t rank = 0;
   std::int64_t rows = 0;
+  std::int64_t depth = 1;                 // SPEC §6.1: the target is the label `depth` slots ahead
   bool packed = false;                    // documents bound targets
   const std::int64_t* labels = nullptr;   // [rows·ℓ] this rank's (unshifted) labels
   const std::int32_t* doc_ids = nullptr;  // [rows·ℓ]

@@ -1,9 +1,11 @@
 // Property 5: the shifted cross-boundary loss (SPEC §6). The mean of the rank losses is the global
 // HF shifted CE mean, each rank's loss and gradient are its share (C × the global gradient on its
 // tokens), and the contributing count N is the global one. Inputs are the reference's shards, and
-// the layout the reference's, so that this checks the loss and nothing before it.
+// the layout the reference's, so that this checks the loss and nothing before it. The same check
+// at depths 2-4 is the multi-token prediction property (SPEC §6.1, mtp_loss.cpp).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 
@@ -61,31 +63,42 @@ std::string first_contribution_difference(const reference::LossReference& ref,
 }
 
 std::string check_microbatch(const Case& c, Implementation& impl, const Subject& subject,
-                             std::int64_t m, CheckNotes& notes) {
+                             std::int64_t m, std::int64_t depth, CheckNotes& notes) {
   const ShardPlan& plan = subject.microbatches[static_cast<std::size_t>(m)];
   const Batch caller = subject.microbatch_batch(m);
   const auto rows = static_cast<std::int64_t>(plan.rows.size());
   const std::int64_t len = plan.rows.front().padded_len, cp = c.spec.cp, local_len = len / cp;
-  const Tensor logits =
-      float_tensor(c.seed, 100 + static_cast<std::uint64_t>(m), {rows, len, c.vocab}, 4.0f);
+  // Depth 1 draws the logits it always drew; each depth k its own (an MTP head of its own).
+  const std::uint64_t stream =
+      100 + static_cast<std::uint64_t>(m) + 1000 * static_cast<std::uint64_t>(depth - 1);
+  const Tensor logits = float_tensor(c.seed, stream, {rows, len, c.vocab}, 4.0f);
   const Tensor labels = reference::pad_to_global(plan, caller.tokens.at(keys::labels));
   const Tensor valid = reference::pad_to_global(plan, caller.tokens.at(keys::valid));
-  const reference::LossReference ref = reference::shifted_loss(plan, logits, labels, valid);
-  notes.options.push_back(ref.contributing_total == 0 ? "N=0" : "N>0");
-  if (c.key_dtypes == KeyDTypes::narrow) notes.options.push_back("i32 labels, u8 valid");
-  if (m == 0) {
+  const reference::LossReference ref = reference::shifted_loss(plan, logits, labels, valid, depth);
+  if (depth > 1) {
+    notes.options.push_back(ref.contributing_total == 0 ? "N_k=0" : "N_k>0");
+    far_target_tag(plan, depth, notes);
+  } else {
+    notes.options.push_back(ref.contributing_total == 0 ? "N=0" : "N>0");
+    if (c.key_dtypes == KeyDTypes::narrow) notes.options.push_back("i32 labels, u8 valid");
+  }
+  if (m == 0 && depth == 1) {
     notes.tags.push_back(fmt::format("{} {} {}", c.spec.layout, cp_class(c.spec.cp),
                                      ref.contributing_total == 0 ? "N=0" : "N>0"));
   }
 
   const auto outputs = on_ranks(cp, [&](Comm& comm, std::int64_t r) {
     const Tensor local_valid = reference::select_rank(plan, valid, 1, r);
-    return impl.shifted_cp_loss(
-        comm, reference_layout(plan, r), reference::select_rank(plan, logits, 1, r),
-        reference::select_rank(plan, labels, 1, r), local_valid.reshaped({rows * local_len}));
+    return impl.shifted_cp_loss(comm, reference_layout(plan, r),
+                                reference::select_rank(plan, logits, 1, r),
+                                reference::select_rank(plan, labels, 1, r),
+                                local_valid.reshaped({rows * local_len}), depth);
   });
-  const std::string at = fmt::format("microbatch {} (N={}, global mean {:.7g})", m,
-                                     ref.contributing_total, ref.global_mean);
+  const std::string at =
+      depth == 1 ? fmt::format("microbatch {} (N={}, global mean {:.7g})", m,
+                               ref.contributing_total, ref.global_mean)
+                 : fmt::format("microbatch {} depth {} (N_{}={}, global mean {:.7g})", m, depth,
+                               depth, ref.contributing_total, ref.global_mean);
   const auto where = [&] { return first_contribution_difference(ref, plan, outputs, c.vocab); };
   double mean = 0.0;
   for (std::int64_t r = 0; r < cp; ++r) {
@@ -144,21 +157,53 @@ std::string check_microbatch(const Case& c, Implementation& impl, const Subject&
     }
   }
   notes.notes.push_back(
-      fmt::format("microbatch {}: N={} global mean {:.7g}, rank losses mean {:.7g}", m,
-                  ref.contributing_total, ref.global_mean, mean));
+      depth == 1 ? fmt::format("microbatch {}: N={} global mean {:.7g}, rank losses mean {:.7g}", m,
+                               ref.contributing_total, ref.global_mean, mean)
+                 : fmt::format("microbatch {} depth {}: N_{}={} global mean {:.7g}, rank losses "
+                               "mean {:.7g}",
+                               m, depth, depth, ref.contributing_total, ref.global_mean, mean));
   return {};
 }
 
 std::string check_shifted_loss(const Case& c, Implementation& impl, CheckNotes& notes) {
-  const Subject subject(c);
-  for (std::int64_t m = 0; m < c.spec.microbatches; ++m) {
-    const std::string bad = check_microbatch(c, impl, subject, m, notes);
-    if (!bad.empty()) return failure_prefix(c) + bad;
-  }
-  return {};
+  return check_loss_depths(c, impl, notes, 1, 1);
 }
 
 }  // namespace
+
+// A tag for a microbatch where some depth-k target lives two or more ranks away from the token
+// (chunks shorter than k): where a neighbour-only exchange goes wrong.
+void far_target_tag(const ShardPlan& plan, std::int64_t depth, CheckNotes& notes) {
+  constexpr const char* kTag = "target 2+ ranks away";
+  if (std::find(notes.options.begin(), notes.options.end(), kTag) != notes.options.end()) return;
+  for (const RowPlan& row : plan.rows) {
+    std::vector<std::int64_t> owner(static_cast<std::size_t>(row.padded_len));
+    for (std::size_t r = 0; r < row.index.size(); ++r) {
+      for (std::int64_t g : row.index[r])
+        owner[static_cast<std::size_t>(g)] = static_cast<std::int64_t>(r);
+    }
+    for (std::int64_t g = 0; g < row.padded_len; ++g) {
+      const std::int64_t slot = reference::target_slot(row, g, depth);
+      if (slot >= 0 && std::abs(owner[static_cast<std::size_t>(slot)] -
+                                owner[static_cast<std::size_t>(g)]) >= 2) {
+        notes.options.push_back(kTag);
+        return;
+      }
+    }
+  }
+}
+
+std::string check_loss_depths(const Case& c, Implementation& impl, CheckNotes& notes,
+                              std::int64_t first, std::int64_t last) {
+  const Subject subject(c);
+  for (std::int64_t m = 0; m < c.spec.microbatches; ++m) {
+    for (std::int64_t depth = first; depth <= last; ++depth) {
+      const std::string bad = check_microbatch(c, impl, subject, m, depth, notes);
+      if (!bad.empty()) return failure_prefix(c) + bad;
+    }
+  }
+  return {};
+}
 
 extern const PropertyInfo shifted_loss_property;
 const PropertyInfo shifted_loss_property{

@@ -4,28 +4,37 @@
 
 namespace cplab::properties::mutants {
 
+std::vector<std::vector<sim::Target>> Mutant::shifted_locally(const ShardLayout& layout,
+                                                              const Tensor& labels,
+                                                              std::int64_t depth) const {
+  const std::int64_t len = layout.local_len();
+  std::vector<std::vector<sim::Target>> targets(
+      static_cast<std::size_t>(layout.rows),
+      std::vector<sim::Target>(static_cast<std::size_t>(len)));
+  for (std::int64_t b = 0; b < layout.rows; ++b) {
+    for (std::int64_t k = 0; k + depth < len; ++k) {
+      if (crosses_document(layout, layout.doc_ids[b][k], layout.doc_ids[b][k + depth], depth))
+        continue;
+      targets[b][k] = {.exists = true,
+                       .label = static_cast<std::int64_t>(labels.get(b * len + k + depth))};
+    }
+  }
+  return targets;
+}
+
 namespace {
 
 using sim::LossToken;
 using sim::Target;
 using Targets = std::vector<std::vector<Target>>;
 
-// `labels[:, 1:]` applied to the local shard after the split: each token takes the next *local*
-// token's label, so every chunk boundary gets a wrong target and the last local token none.
+// `labels[:, k:]` applied to the local shard after the split: each token takes the label k *local*
+// tokens ahead, so every chunk boundary gets a wrong target and the last k local tokens none.
 class LabelsShiftedLocally final : public Mutant {
   using Mutant::Mutant;
-  Targets resolve_targets(Comm&, const ShardLayout& layout, const Tensor& labels) const override {
-    const std::int64_t len = layout.local_len();
-    Targets targets(static_cast<std::size_t>(layout.rows),
-                    std::vector<Target>(static_cast<std::size_t>(len)));
-    for (std::int64_t b = 0; b < layout.rows; ++b) {
-      for (std::int64_t k = 0; k + 1 < len; ++k) {
-        if (crosses_document(layout, layout.doc_ids[b][k], layout.doc_ids[b][k + 1])) continue;
-        targets[b][k] = {.exists = true,
-                         .label = static_cast<std::int64_t>(labels.get(b * len + k + 1))};
-      }
-    }
-    return targets;
+  Targets resolve_targets(Comm&, const ShardLayout& layout, const Tensor& labels,
+                          std::int64_t depth) const override {
+    return shifted_locally(layout, labels, depth);
   }
 };
 
@@ -33,13 +42,13 @@ class LabelsShiftedLocally final : public Mutant {
 // another rank gets none (the tokens at every chunk end silently drop out of the loss).
 class CrossRankTargetsDropped final : public Mutant {
   using Mutant::Mutant;
-  Targets resolve_targets(Comm& comm, const ShardLayout& layout,
-                          const Tensor& labels) const override {
-    Targets targets = SimImplementation::resolve_targets(comm, layout, labels);
+  Targets resolve_targets(Comm& comm, const ShardLayout& layout, const Tensor& labels,
+                          std::int64_t depth) const override {
+    Targets targets = SimImplementation::resolve_targets(comm, layout, labels, depth);
     for (std::size_t b = 0; b < targets.size(); ++b) {
       const sim::LayoutMap map = sim::LayoutMap::of(layout, b);
       for (std::size_t k = 0; k < targets[b].size(); ++k) {
-        const std::int64_t next = layout.index[b][k] + 1;
+        const std::int64_t next = layout.index[b][k] + depth;
         if (next < layout.padded_len && map.owner(next).rank != layout.rank) targets[b][k] = {};
       }
     }
@@ -51,7 +60,8 @@ class CrossRankTargetsDropped final : public Mutant {
 // chunks C-1 and C on rank C-1), but the code asks the "next" rank (r + 1 mod C = rank 0) for it.
 class LastRankTargetFromWrongNeighbour final : public Mutant {
   using Mutant::Mutant;
-  index_math::Slot target_owner(const sim::LayoutMap& map, std::int64_t slot) const override {
+  index_math::Slot target_owner(const sim::LayoutMap& map, std::int64_t slot,
+                                std::int64_t /*asking*/, std::int64_t /*depth*/) const override {
     const index_math::Slot owner = map.owner(slot);
     if (map.cp() > 1 && owner.rank == map.cp() - 1 && owner.offset == map.local_len() / 2)
       return {0, owner.offset};
@@ -74,7 +84,8 @@ class LabelSendToLowerNeighbourSkipped final : public Mutant {
 // Packed rows: the last token of a document takes the first label of the next one.
 class ShiftCrossesDocuments final : public Mutant {
   using Mutant::Mutant;
-  bool crosses_document(const ShardLayout&, std::int32_t, std::int32_t) const override {
+  bool crosses_document(const ShardLayout&, std::int32_t, std::int32_t,
+                        std::int64_t) const override {
     return false;
   }
 };

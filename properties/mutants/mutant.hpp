@@ -20,6 +20,14 @@ class Mutant : public sim::SimImplementation {
   explicit Mutant(std::string name) : name_(std::move(name)) {}
   std::string name() const override { return name_; }
 
+ protected:
+  // `labels[:, k:]` on the local shard: each token takes the label `depth` local tokens ahead
+  // (same document by crosses_document), the last `depth` local tokens none. The shift of the
+  // shard after the split, the bug of the loss_mutants and mtp_mutants that shift locally.
+  std::vector<std::vector<sim::Target>> shifted_locally(const ShardLayout& layout,
+                                                        const Tensor& labels,
+                                                        std::int64_t depth) const;
+
  private:
   std::string name_;
 };
@@ -86,6 +94,7 @@ std::vector<ImplementationInfo> rare_case_mutants();
 std::vector<ImplementationInfo> ulysses_mutants();
 std::vector<ImplementationInfo> attention_mutants();
 std::vector<ImplementationInfo> mask_mutants();
+std::vector<ImplementationInfo> mtp_mutants();
 // A layout's own mutants (bugs of that layout alone) live with its property entry, in
 // properties/layouts/ID_mutants.cpp, and reach the registry through LayoutEntry::own_mutants.
 

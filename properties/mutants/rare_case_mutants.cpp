@@ -11,8 +11,8 @@ namespace {
 // the third as its target. Rows of one or two documents are right.
 class OnlyFirstDocumentBoundary final : public Mutant {
   using Mutant::Mutant;
-  bool crosses_document(const ShardLayout& layout, std::int32_t doc,
-                        std::int32_t target_doc) const override {
+  bool crosses_document(const ShardLayout& layout, std::int32_t doc, std::int32_t target_doc,
+                        std::int64_t /*depth*/) const override {
     return layout.packed && (doc == 0 || (doc == 1 && target_doc != doc));
   }
 };

@@ -198,3 +198,79 @@ TEST(LossCommandImplementations, a_mutant_shows_its_error_and_sim_does_not) {
 
 }  // namespace
 }  // namespace cplab::clitest
+
+namespace cplab::clitest {
+namespace {
+
+// --depths D (SPEC §6.1): depth 1's keys are the next-token loss's, `depths` holds every depth's
+// reference numbers, and the MTP mutant that asks only the next rank shows its error at depth 3 on
+// C = 8 ranks of two tokens (depth-3 targets two ranks away), not at depth 1.
+TEST(LossCommandDepths, every_depth_agrees_with_the_reference_and_a_far_target_mutant_does_not) {
+  ScratchDir dir;
+  const std::int64_t depths = 3, seq = 16, vocab = 7;
+  Tensor logits(DType::f32, {depths, 1, seq, vocab});
+  for (std::int64_t i = 0; i < logits.numel(); ++i)
+    logits.set(i, 2.0 * std::sin(0.29 * static_cast<double>(i)));
+  const Inputs in = inputs(1, seq, vocab);
+  io::npy::write(dir.file("logits.npy"), logits);
+  io::npy::write(dir.file("labels.npy"), in.labels);
+  const std::string layout = testsupport::a_plain_layout();
+  LayoutSpec spec;
+  spec.layout = layout;
+  spec.cp = 8;
+  Batch batch;
+  batch.add(keys::input_ids, Tensor(DType::i64, {1, seq}));
+  batch.seq_lens = {{5, 3, 8}};
+  const ShardPlan plan = reference::plan(spec, batch);
+  Tensor valid(DType::b8, {1, seq});
+  for (std::int64_t i = 0; i < seq; ++i) valid.set(i, 1.0);
+  auto run = [&](const std::string& impl) {
+    const CliRun out = run_cplab("loss --layout " + layout + " --cp 8 --logits " +
+                                 dir.file("logits.npy") + " --labels " + dir.file("labels.npy") +
+                                 " --doc-lens 5,3,8 --depths 3 --json --impl " + impl);
+    EXPECT_EQ(out.status, 0) << out.err;
+    return nlohmann::json::parse(out.out);
+  };
+  const auto json = run("sim");
+  ASSERT_EQ(json.at("depths").size(), 3u);
+  std::vector<double> means;
+  for (std::int64_t k = 1; k <= depths; ++k) {
+    Tensor depth_logits(DType::f32, {1, seq, vocab});
+    for (std::int64_t i = 0; i < depth_logits.numel(); ++i)
+      depth_logits.set(i, logits.get((k - 1) * depth_logits.numel() + i));
+    const reference::LossReference ref =
+        reference::shifted_loss_caller(plan, depth_logits, in.labels, valid, k);
+    const auto& entry = json.at("depths")[static_cast<std::size_t>(k - 1)];
+    EXPECT_EQ(entry.at("depth").get<std::int64_t>(), k);
+    EXPECT_NEAR(entry.at("global_mean").get<double>(), ref.global_mean, 1e-12);
+    EXPECT_EQ(entry.at("contributing_total").get<std::int64_t>(), ref.contributing_total);
+    EXPECT_LT(entry.at("max_abs_err").get<double>(), 1e-6);
+    EXPECT_LT(entry.at("grad_max_abs_err").get<double>(), 1e-6);
+    means.push_back(ref.global_mean);
+  }
+  EXPECT_EQ(json.at("global_mean"), json.at("depths")[0].at("global_mean"));
+  const reference::MtpCombination total = reference::combine_depths(means, 0.1);
+  EXPECT_NEAR(json.at("mtp").at("global_total").get<double>(), total.total, 1e-12);
+  EXPECT_NEAR(json.at("mtp").at("depth_weight").get<double>(), 0.05, 1e-15);
+  EXPECT_LT(json.at("mtp").at("max_abs_err").get<double>(), 1e-6);
+
+  const auto broken = run("mtp_targets_from_next_rank_only");
+  EXPECT_LT(broken.at("depths")[0].at("max_abs_err").get<double>(), 1e-6);
+  EXPECT_GT(broken.at("depths")[2].at("grad_max_abs_err").get<double>(), 1e-3);
+}
+
+TEST(LossCommandDepths, logits_without_the_depth_dim_or_a_bad_depth_are_usage_errors) {
+  ScratchDir dir;
+  const Inputs in = inputs(1, 16, 7);
+  io::npy::write(dir.file("logits.npy"), in.logits);
+  io::npy::write(dir.file("labels.npy"), in.labels);
+  const std::string base = "loss --layout " + testsupport::a_plain_layout() + " --cp 2 --logits " +
+                           dir.file("logits.npy") + " --labels " + dir.file("labels.npy");
+  expect_usage_error(run_cplab(base + " --depths 2"), {"[D=2, B, S, V]", "f32[1, 16, 7]"});
+  expect_usage_error(run_cplab(base + " --depths 0"), {"--depths"});
+  expect_usage_error(run_cplab(base + " --depths 2 --mtp-scaling-factor inf"),
+                     {"--mtp-scaling-factor must be finite"});
+}
+
+}  // namespace
+}  // namespace cplab::clitest

@@ -20,9 +20,10 @@ struct RankTargets {
   std::vector<bool> contributes;
 };
 
-// Every rank's targets for one row whose global labels are `labels` (length L).
+// Every rank's targets at `depth` for one row whose global labels are `labels` (length L).
 inline std::vector<RankTargets> simulate(const LayoutSpec& spec, const RowPlan& row,
-                                         const std::vector<std::int64_t>& labels) {
+                                         const std::vector<std::int64_t>& labels,
+                                         std::int64_t depth = 1) {
   // The one map, from the parameters the reference's construction recorded.
   const sim::LayoutMap layout_map(sim::layout_descriptor(spec.layout), row.cp, row.padded_len,
                                   row.map);
@@ -32,7 +33,7 @@ inline std::vector<RankTargets> simulate(const LayoutSpec& spec, const RowPlan& 
   std::int64_t width = 0;
   for (std::int64_t r = 0; r < cp; ++r) {
     plans.push_back(
-        visit_map(map, [&](auto m) { return plan_target_exchange(m, r, row.padded_len); }));
+        visit_map(map, [&](auto m) { return plan_target_exchange(m, r, row.padded_len, depth); }));
     width = std::max(width, plans.back().max_send());
   }
   // What rank p puts in its all-to-all block for rank q (pack_target_labels' layout, one row).
@@ -62,7 +63,7 @@ inline std::vector<RankTargets> simulate(const LayoutSpec& spec, const RowPlan& 
     }
     for (std::int64_t k = 0; k < local; ++k) {
       const Target t = visit_map(map, [&](auto m) {
-        return shifted_target(m, r, 0, k, row.padded_len, row.packed, true, mine.data(),
+        return shifted_target(m, r, 0, k, row.padded_len, depth, row.packed, true, mine.data(),
                               docs.data(), plans[r].recv_index[k],
                               ReceivedLabels{received.data(), 1, width});
       });

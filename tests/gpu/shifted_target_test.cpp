@@ -18,7 +18,9 @@ namespace {
 
 using shifted_target_fixtures::simulate;
 
-TEST(ShiftedTarget, every_layout_and_cp_fetches_the_label_of_the_next_slot) {
+// Depths 1-4 (SPEC §6.1): at depth 4 and C = 4 a chunk is often shorter than the depth, so targets
+// come from two and three ranks ahead, and short documents end before the target.
+TEST(ShiftedTarget, every_layout_cp_and_depth_fetches_the_label_depth_slots_ahead) {
   const std::vector<std::int64_t> doc_sets[] = {{5, 3, 8}, {0, 7, 1, 0, 9}, {4, 12}};
   for (const sim::LayoutDescriptor& layout : sim::layout_descriptors()) {
     for (std::int64_t cp : {1, 2, 3, 4}) {
@@ -43,18 +45,22 @@ TEST(ShiftedTarget, every_layout_and_cp_fetches_the_label_of_the_next_slot) {
         std::vector<std::int64_t> labels(static_cast<std::size_t>(row.padded_len));
         for (std::int64_t g = 0; g < row.padded_len; ++g)
           labels[g] = g % 9 == 4 ? kIgnoreLabel : 1000 + g;
-        const auto got = simulate(spec, row, labels);
-        for (std::int64_t r = 0; r < cp; ++r) {
-          for (std::int64_t k = 0; k < row.local_len(); ++k) {
-            const std::int64_t g = row.index[r][k];
-            const bool has =
-                g + 1 < row.padded_len && (!row.packed || row.doc_ids[g + 1] == row.doc_ids[g]);
-            const bool contributes = has && labels[g + 1] != kIgnoreLabel;
-            EXPECT_EQ(got[r].contributes[k], contributes)
-                << layout.name << " cp " << cp << " rank " << r << " k " << k;
-            EXPECT_EQ(got[r].label[k], contributes ? labels[g + 1] : kIgnoreLabel)
-                << layout.name << " cp " << cp << " L " << row.padded_len << " rank " << r << " k "
-                << k << " slot " << g;
+        for (std::int64_t depth = 1; depth <= 4; ++depth) {
+          const auto got = simulate(spec, row, labels, depth);
+          for (std::int64_t r = 0; r < cp; ++r) {
+            for (std::int64_t k = 0; k < row.local_len(); ++k) {
+              const std::int64_t g = row.index[r][k], ahead = g + depth;
+              // Documents are runs of equal ids, so an equal id k slots ahead is the same one.
+              const bool has =
+                  ahead < row.padded_len && (!row.packed || row.doc_ids[ahead] == row.doc_ids[g]);
+              const bool contributes = has && labels[ahead] != kIgnoreLabel;
+              EXPECT_EQ(got[r].contributes[k], contributes)
+                  << layout.name << " cp " << cp << " depth " << depth << " rank " << r << " k "
+                  << k;
+              EXPECT_EQ(got[r].label[k], contributes ? labels[ahead] : kIgnoreLabel)
+                  << layout.name << " cp " << cp << " depth " << depth << " L " << row.padded_len
+                  << " rank " << r << " k " << k << " slot " << g;
+            }
           }
         }
       }

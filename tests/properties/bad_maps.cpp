@@ -71,6 +71,12 @@ AttentionOutput BadMapsImplementation::attention(Comm& comm, const ShardLayout& 
   return SimImplementation::attention(comm, broken(layout), q, k, v, grad_out);
 }
 
+Tensor BadMapsImplementation::shift_token_tensor(Comm& comm, const ShardLayout& layout,
+                                                 const Tensor& local, std::int64_t seq_dim,
+                                                 std::int64_t depth, double fill) {
+  return SimImplementation::shift_token_tensor(comm, broken(layout), local, seq_dim, depth, fill);
+}
+
 Tensor BadMapsImplementation::ulysses_all_to_all(Comm& comm, const ShardLayout& layout,
                                                  const Tensor& local, const UlyssesHeads& heads,
                                                  HeadKind kind) {
@@ -102,18 +108,19 @@ Tensor BadMapsImplementation::reorder_to_global(
   return SimImplementation::reorder_to_global(rank_ordered, seq_dim, slots);
 }
 
-index_math::Slot BadMapsImplementation::target_owner(const sim::LayoutMap& map,
-                                                     std::int64_t slot) const {
-  if (!on_last_rank()) return SimImplementation::target_owner(map, slot);
+index_math::Slot BadMapsImplementation::target_owner(const sim::LayoutMap& map, std::int64_t slot,
+                                                     std::int64_t asking,
+                                                     std::int64_t depth) const {
+  if (!on_last_rank()) return SimImplementation::target_owner(map, slot, asking, depth);
   switch (fault_) {
     case MapFault::past_end:
-      return {SimImplementation::target_owner(map, slot).rank, map.local_len()};
+      return {SimImplementation::target_owner(map, slot, asking, depth).rank, map.local_len()};
     case MapFault::repeat:  // the slot before: the token's own, already named by it
-      return SimImplementation::target_owner(map, slot - 1);
+      return SimImplementation::target_owner(map, slot - 1, asking, depth);
     case MapFault::negative:
-      return {SimImplementation::target_owner(map, slot).rank, -1};
+      return {SimImplementation::target_owner(map, slot, asking, depth).rank, -1};
   }
-  return SimImplementation::target_owner(map, slot);
+  return SimImplementation::target_owner(map, slot, asking, depth);
 }
 
 }  // namespace cplab::testing

@@ -3,8 +3,8 @@
 // last rank's maps run past L, repeat a slot or name a negative one wherever a map crosses into
 // code it does not own: its partition (the index map it records), the slots it gathers by (token
 // moves), the owners of its loss targets (the label exchange) and the layouts it hands the
-// other verbs (attention, the backward, the Ulysses all-to-all). Every property must fail on it
-// with a shrunk counterexample, and nothing may be written through the wrong maps.
+// other verbs (attention, the backward, the Ulysses all-to-all, the MTP shift). Every property must
+// fail on it with a shrunk counterexample, and nothing may be written through the wrong maps.
 #include <string>
 
 #include "sim/sim_implementation.hpp"
@@ -33,6 +33,8 @@ class BadMapsImplementation final : public sim::SimImplementation {
                                       bool trim) override;
   AttentionOutput attention(Comm& comm, const ShardLayout& layout, const Tensor& q, const Tensor& k,
                             const Tensor& v, const Tensor& grad_out) override;
+  Tensor shift_token_tensor(Comm& comm, const ShardLayout& layout, const Tensor& local,
+                            std::int64_t seq_dim, std::int64_t depth, double fill) override;
   Tensor ulysses_all_to_all(Comm& comm, const ShardLayout& layout, const Tensor& local,
                             const UlyssesHeads& heads, HeadKind kind) override;
   Tensor ulysses_all_to_all_inverse(Comm& comm, const ShardLayout& layout, const Tensor& gathered,
@@ -47,7 +49,8 @@ class BadMapsImplementation final : public sim::SimImplementation {
       const Tensor& rank_ordered, std::int64_t seq_dim,
       const std::vector<std::vector<std::int64_t>>& gathered_slots) const override;
   // The owner of a loss target: its offset past ℓ, the slot before (a slot named twice), or -1.
-  index_math::Slot target_owner(const sim::LayoutMap& map, std::int64_t slot) const override;
+  index_math::Slot target_owner(const sim::LayoutMap& map, std::int64_t slot, std::int64_t asking,
+                                std::int64_t depth) const override;
 
  private:
   // The layout with row 0's index map broken when it is the last rank's.

@@ -139,6 +139,8 @@ TEST(PropertyTable, ListsThePropertiesByTheirInvariants) {
                                   "attention_critical_path_is_balanced",
                                   "cp_attention_matches_unsharded",
                                   "lse_merge_is_stable",
+                                  "mtp_rank_losses_average_to_global_depth_k_loss",
+                                  "shifted_shards_are_the_global_shift",
                               }));
   for (const PropertyInfo& p : property_table()) EXPECT_FALSE(p.invariant.empty()) << p.name;
   EXPECT_THROW(find_property("gather_is_fast"), Error);

@@ -38,9 +38,10 @@ double cross_entropy(const Tensor& logits, std::int64_t at, std::int64_t vocab,
   return std::log(sum) - logits.get(at * vocab + label);
 }
 
-// HF's shifted mean on the caller rows: token t predicts labels[t+1]; in packed rows only inside a
-// document (the slots seq_lens_padded gives it).
-double hf_shifted_mean(const Batch& batch, const CallerInputs& in, std::int64_t vocab) {
+// HF's shifted mean on the caller rows: token t predicts labels[t+k] (depth k, SPEC §6.1); in
+// packed rows only inside a document (the slots seq_lens_padded gives it).
+double hf_shifted_mean(const Batch& batch, const CallerInputs& in, std::int64_t vocab,
+                       std::int64_t depth = 1) {
   const std::int64_t rows = batch.rows(), seq = batch.seq_len();
   double total = 0.0;
   std::int64_t count = 0;
@@ -54,9 +55,9 @@ double hf_shifted_mean(const Batch& batch, const CallerInputs& in, std::int64_t 
         for (std::int64_t j = 0; j < span; ++j) doc[at++] = static_cast<std::int64_t>(i) + 1;
       }
     }
-    for (std::int64_t t = 0; t + 1 < seq; ++t) {
-      const auto label = static_cast<std::int64_t>(in.labels.get(b * seq + t + 1));
-      const bool same_doc = !batch.packed() || (doc[t] != 0 && doc[t] == doc[t + 1]);
+    for (std::int64_t t = 0; t + depth < seq; ++t) {
+      const auto label = static_cast<std::int64_t>(in.labels.get(b * seq + t + depth));
+      const bool same_doc = !batch.packed() || (doc[t] != 0 && doc[t] == doc[t + depth]);
       if (in.valid.get(b * seq + t) == 0.0 || !same_doc || label == -100) continue;
       total += cross_entropy(in.logits, b * seq + t, vocab, label);
       ++count;
@@ -87,14 +88,16 @@ TEST(ShiftedLoss, EqualsTheUnshardedShiftedMean) {
         start += slots;
       }
     }
-    const double expected = hf_shifted_mean(batch, in, 6);
     for (const auto& [layout, cp] : testsupport::layouts_at({1, 2, 3, 4})) {
-      {
+      // Depth 1 is the next-token loss; depths 2-4 the MTP heads' (SPEC §6.1): documents of 3
+      // tokens and chunks of 1 at C = 4 put depth-4 targets past document ends and ranks away.
+      for (std::int64_t depth = 1; depth <= 4; ++depth) {
         if (!sim::accepts(make_spec(layout, cp), batch)) continue;
-        SCOPED_TRACE(::testing::Message()
-                     << layout << " cp=" << cp << " packed=" << batch.packed());
+        SCOPED_TRACE(::testing::Message() << layout << " cp=" << cp << " depth=" << depth
+                                          << " packed=" << batch.packed());
+        const double expected = hf_shifted_mean(batch, in, 6, depth);
         const ShardPlan plan = reference::plan(make_spec(layout, cp), batch);
-        const auto loss = shifted_loss_caller(plan, in.logits, in.labels, in.valid);
+        const auto loss = shifted_loss_caller(plan, in.logits, in.labels, in.valid, depth);
         EXPECT_NEAR(loss.global_mean, expected, 1e-9);
         double mean_of_ranks = 0.0;
         for (double share : loss.rank_loss) mean_of_ranks += share / static_cast<double>(cp);
@@ -103,6 +106,18 @@ TEST(ShiftedLoss, EqualsTheUnshardedShiftedMean) {
       }
     }
   }
+}
+
+// DeepSeek-V3's combination: the main loss plus λ/(D−1) times the sum of the D−1 MTP depths.
+TEST(ShiftedLoss, DepthsCombineAsTheMainLossPlusTheWeightedMtpMean) {
+  const reference::MtpCombination three = reference::combine_depths({2.0, 3.0, 5.0}, 0.3);
+  EXPECT_DOUBLE_EQ(three.weight, 0.15);
+  EXPECT_DOUBLE_EQ(three.mtp, 0.15 * 8.0);
+  EXPECT_DOUBLE_EQ(three.total, 2.0 + 0.15 * 8.0);
+  const reference::MtpCombination one = reference::combine_depths({2.5}, 0.3);
+  EXPECT_EQ(one.weight, 0.0);
+  EXPECT_EQ(one.total, 2.5);
+  EXPECT_ERROR(reference::combine_depths({}, 0.1), "depth 1's loss");
 }
 
 TEST(ShiftedLoss, GradientMatchesFiniteDifferences) {
@@ -181,6 +196,8 @@ TEST(ShiftedLoss, RefusesBadInputs) {
                "f32, bf16 or f16");
   EXPECT_ERROR(shifted_loss_caller(plan, in.logits, Tensor(DType::i64, {1, 9}), in.valid), "labels",
                "[1, 8]");
+  in.labels.set(4, 1.0);
+  EXPECT_ERROR(shifted_loss(plan, in.logits, in.labels, in.valid, 0), "depth", "at least 1");
 }
 
 }  // namespace

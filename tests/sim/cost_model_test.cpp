@@ -48,19 +48,24 @@ TEST_P(CostModelTest, causal_work_equals_reference_counting) {
 // Runs one verb per World and reads what each rank sent.
 TEST_P(CostModelTest, predicted_bytes_equal_measured_bytes) {
   const auto& [layout, cp] = GetParam();
-  const sim::CostShapes shapes{.token_elements = 3, .element_bytes = 4, .head_dim = 2};
+  sim::CostShapes shapes{.token_elements = 3, .element_bytes = 4, .head_dim = 2, .loss_depth = 1};
   for (const BatchCase& c : batch_cases()) {
     SCOPED_TRACE(c.name);
     const LayoutSpec spec = spec_for(layout, cp, c.microbatches);
     if (!error_of([&] { reference::plan(spec, c.batch); }).empty()) continue;
     const auto micro = sim::microbatch_rows(spec, c.batch);
-    const auto costs = sim::rank_costs(spec, micro[0], shapes);
+    // The loss at depths 1-4 (SPEC §6.1): one exchange a depth, 16 bytes a target on another rank.
     const std::vector<std::string> verbs = {
-        "shard",         "gather_token_tensor",    "gather_token_tensor_backward",
-        "gather_tokens", "gather_tokens_backward", "shifted_cp_loss",
+        "shard",           "gather_token_tensor",    "gather_token_tensor_backward",
+        "gather_tokens",   "gather_tokens_backward", "shifted_cp_loss",
+        "shifted_cp_loss", "shifted_cp_loss",        "shifted_cp_loss",
         "attention"};
+    std::int64_t depth = 0;
     for (const std::string& verb : verbs) {
-      SCOPED_TRACE(verb);
+      if (verb == "shifted_cp_loss") ++depth;
+      SCOPED_TRACE(verb + " depth " + std::to_string(depth));
+      shapes.loss_depth = std::max<std::int64_t>(depth, 1);
+      const auto costs = sim::rank_costs(spec, micro[0], shapes);
       sim::World world(static_cast<int>(cp));
       sim::SimImplementation sim;
       world.run([&](sim::RankContext& ctx) {
@@ -83,7 +88,7 @@ TEST_P(CostModelTest, predicted_bytes_equal_measured_bytes) {
         }
         if (verb == "shifted_cp_loss") {
           sim.shifted_cp_loss(ctx.comm, lay, Tensor(DType::f32, {lay.rows, lay.local_len(), 11}),
-                              shard.local.at(keys::labels), Tensor());
+                              shard.local.at(keys::labels), Tensor(), depth);
         }
         if (verb == "attention") sim.attention(ctx.comm, lay, qkv, qkv, qkv, qkv);
       });

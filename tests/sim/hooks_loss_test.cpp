@@ -16,7 +16,8 @@ using sim::Target;
 class LabelsShiftedLocally : public SimImplementation {
  protected:
   std::vector<std::vector<Target>> resolve_targets(Comm&, const ShardLayout& layout,
-                                                   const Tensor& labels) const override {
+                                                   const Tensor& labels,
+                                                   std::int64_t /*depth*/) const override {
     const std::int64_t len = layout.local_len();
     std::vector<std::vector<Target>> targets(static_cast<std::size_t>(layout.rows),
                                              std::vector<Target>(static_cast<std::size_t>(len)));
@@ -56,7 +57,8 @@ class CountFromOneRank : public SimImplementation {
 
 class ShiftAcrossDocuments : public SimImplementation {
  protected:
-  bool crosses_document(const ShardLayout&, std::int32_t, std::int32_t) const override {
+  bool crosses_document(const ShardLayout&, std::int32_t, std::int32_t,
+                        std::int64_t) const override {
     return false;
   }
 };

@@ -61,7 +61,7 @@ inline std::string check_loss_against_reference(const LayoutSpec& spec, const Ba
                 ctx.comm, layout, rows_slice(in.logits, m * per, (m + 1) * per), 1, 0.0);
             const LossOutput out =
                 chosen.shifted_cp_loss(ctx.comm, layout, logits, shards[m].local.at(keys::labels),
-                                       shards[m].local.at(keys::loss_mask));
+                                       shards[m].local.at(keys::loss_mask), 1);
             const reference::LossReference& ref = expected[m];
             Tensor grad = reference::select_rank(reference::microbatch_plan(plan, m),
                                                  ref.grad_global, 1, ctx.rank);

@@ -39,8 +39,8 @@ TEST_P(LossTest, nothing_contributing_gives_zero_loss_and_gradient) {
     sim::SimImplementation sim;
     const ShardLayout& layout_r = shards[0].layout;
     const Tensor logits = sim.shard_token_tensor(ctx.comm, layout_r, logits_for(1, 16, 5), 1, 0.0);
-    const LossOutput out =
-        sim.shifted_cp_loss(ctx.comm, layout_r, logits, shards[0].local.at(keys::labels), Tensor());
+    const LossOutput out = sim.shifted_cp_loss(ctx.comm, layout_r, logits,
+                                               shards[0].local.at(keys::labels), Tensor(), 1);
     CPLAB_CHECK(out.loss == 0.0 && out.contributing_total == 0,
                 "N = 0 must give loss 0, got {} with N={}", out.loss, out.contributing_total);
     for (float g : out.grad.data<float>())

@@ -73,8 +73,9 @@ TEST(LayoutHooks, head_tail_tail_chunk_two_c_minus_r) {
 // from its next-rank neighbour (rank 0's first token) instead. (Run on head-tail only.)
 class WrongNeighbourForLastRank : public SimImplementation {
  protected:
-  index_math::Slot target_owner(const sim::LayoutMap& map, std::int64_t slot) const override {
-    const index_math::Slot right = SimImplementation::target_owner(map, slot);
+  index_math::Slot target_owner(const sim::LayoutMap& map, std::int64_t slot, std::int64_t asking,
+                                std::int64_t depth) const override {
+    const index_math::Slot right = SimImplementation::target_owner(map, slot, asking, depth);
     const std::int64_t c = map.padded_len() / (2 * map.cp());
     if (map.cp() > 1 && slot == map.cp() * c) return {0, right.offset - c};
     return right;
