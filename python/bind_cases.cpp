@@ -35,6 +35,7 @@ constexpr float kLogitsScale = 4.0f;
 // f32 losses and gradients of a user's loss against the reference's doubles.
 constexpr double kLossTolerance = 1e-4;
 constexpr double kGradTolerance = 1e-5;
+constexpr std::int64_t kMostDepths = 16;  // check_loss(depths=D): MTP heads a model trains
 
 class GeneratedCase {
  public:
@@ -184,6 +185,101 @@ class GeneratedCase {
                     "global_mean"_a = loss_->global_mean);
   }
 
+  // What a rank's multi-token prediction loss is handed (SPEC §6.1, check_loss(depths=D)): its
+  // logits of every depth [D, B, ℓ, V] (depth 1's first), its labels unshifted as the layout shards
+  // them, its keep-mask, N_k of every depth, and what its `shift` needs: every rank's index map
+  // [C, B, ℓ], the stream's document ids [B, L] and whether rows are packed.
+  py::dict mtp_inputs(std::int64_t depths) {
+    prepare_depths(depths);
+    const std::vector<std::vector<Batch>> shards = reference::shard_batch(plan_, batch_);
+    const std::int64_t rows = static_cast<std::int64_t>(plan_.rows.size());
+    const std::int64_t local = plan_.rows[0].local_len(), len = plan_.rows[0].padded_len;
+    py::list logits, labels, valid, counts;
+    for (std::int64_t r = 0; r < cp(); ++r) {
+      Tensor stacked(DType::f32, {depths, rows, local, case_.vocab}, Uninitialized{});
+      const std::int64_t each = rows * local * case_.vocab;
+      for (std::int64_t k = 0; k < depths; ++k) {
+        const Tensor mine = reference::select_rank(plan_, depth_logits_[k], 1, r);
+        std::copy_n(mine.data<float>().begin(), each, stacked.data<float>().begin() + k * each);
+      }
+      logits.append(tensor_to_torch(std::move(stacked)));
+      const Batch& rank = shards.at(0).at(static_cast<std::size_t>(r));
+      labels.append(tensor_to_torch(rank.at(keys::labels).to(DType::i64)));
+      valid.append(tensor_to_torch(rank.at(keys::valid).to(DType::b8)));
+    }
+    for (const reference::LossReference& ref : depth_losses_) counts.append(ref.contributing_total);
+    std::vector<std::int64_t> index, doc_ids;
+    for (std::int64_t r = 0; r < cp(); ++r) {
+      for (const RowPlan& row : plan_.rows)
+        index.insert(index.end(), row.index[r].begin(), row.index[r].end());
+    }
+    for (const RowPlan& row : plan_.rows)
+      doc_ids.insert(doc_ids.end(), row.doc_ids.begin(), row.doc_ids.end());
+    return py::dict("logits"_a = logits, "labels"_a = labels, "valid"_a = valid,
+                    "num_label_tokens"_a = counts,
+                    "index"_a = int64s_to_torch(index, {cp(), rows, local}),
+                    "doc_ids"_a = int64s_to_torch(doc_ids, {rows, len}),
+                    "packed"_a = plan_.rows[0].packed, "padded_len"_a = len);
+  }
+
+  // "" when every rank's MTP loss L₁ + λ/(D−1)·Σ L_k and its gradient on every depth's logits are
+  // what SPEC §6.1 says, else one line naming the first rank, depth and slot that are not.
+  std::string check_mtp(const std::vector<double>& losses, const std::vector<py::object>& grads,
+                        std::int64_t depths, double scaling_factor) {
+    prepare_depths(depths);
+    CPLAB_CHECK(static_cast<std::int64_t>(losses.size()) == cp() &&
+                    static_cast<std::int64_t>(grads.size()) == cp(),
+                "{} losses and {} gradients for cp={}", losses.size(), grads.size(), cp());
+    std::vector<double> global;
+    for (const reference::LossReference& ref : depth_losses_) global.push_back(ref.global_mean);
+    const reference::MtpCombination total = reference::combine_depths(global, scaling_factor);
+    auto weight = [&](std::int64_t k) { return k == 0 ? 1.0 : total.weight; };
+    double mean = 0.0;
+    for (double l : losses) mean += l / static_cast<double>(cp());
+    for (std::int64_t r = 0; r < cp(); ++r) {
+      double want = 0.0;
+      std::string terms;
+      for (std::int64_t k = 0; k < depths; ++k) {
+        want += weight(k) * depth_losses_[k].rank_loss[r];
+        terms +=
+            fmt::format("{}depth {}: {:.6g} (N_{} = {})", k ? ", " : "", k + 1,
+                        depth_losses_[k].rank_loss[r], k + 1, depth_losses_[k].contributing_total);
+      }
+      if (!(std::abs(losses[r] - want) <= kLossTolerance * std::max(1.0, std::abs(want)))) {
+        return fmt::format(
+            "rank {} MTP loss {:.6g} should be {:.6g} = L1 + {:.4g}/(D-1) x the deeper terms of "
+            "its shares ({}); mean of rank losses {:.6g}, global MTP loss {:.6g}",
+            r, losses[r], want, scaling_factor, terms, mean, total.total);
+      }
+    }
+    const std::int64_t rows = static_cast<std::int64_t>(plan_.rows.size());
+    const std::int64_t local = plan_.rows[0].local_len(), vocab = case_.vocab;
+    for (std::int64_t r = 0; r < cp(); ++r) {
+      if (grads[r].is_none()) continue;
+      const Tensor got = tensor_from_torch(grads[r], fmt::format("rank {} grad", r)).to(DType::f32);
+      const Shape shape{depths, rows, local, vocab};
+      if (got.shape() != shape) {
+        return fmt::format("rank {} grad has shape {}; its logits are {}", r,
+                           shape_str(got.shape()), shape_str(shape));
+      }
+      for (std::int64_t k = 0; k < depths; ++k) {
+        const Tensor want = reference::select_rank(plan_, depth_losses_[k].grad_global, 1, r);
+        const double scale = weight(k) * static_cast<double>(cp());
+        for (std::int64_t i = 0; i < want.numel(); ++i) {
+          const double expected = scale * want.get(i), actual = got.get(k * want.numel() + i);
+          if (std::abs(actual - expected) <= kGradTolerance) continue;
+          const std::int64_t slot = (i / vocab) % local, b = i / (vocab * local);
+          return fmt::format(
+              "rank {} grad of depth {} at row {} local slot {} (global slot {}) logit {} is "
+              "{:.6g}, should be {:.6g} (C x {:.4g} x d(depth-{} mean)/d logits)",
+              r, k + 1, b, slot, plan_.rows[b].index[r][slot], i % vocab, actual, expected,
+              weight(k), k + 1);
+        }
+      }
+    }
+    return "";
+  }
+
   // "" when every rank's loss and gradient are what SPEC §6 says, else one line naming the first
   // that is not.
   std::string check_loss(const std::vector<double>& losses, const std::vector<py::object>& grads) {
@@ -241,6 +337,23 @@ class GeneratedCase {
       scaled_grad_.set(i, scaled_grad_.get(i) * static_cast<double>(cp()));
   }
 
+  // Every depth's logits (depth 1's are the next-token check's) and loss on the padded stream.
+  void prepare_depths(std::int64_t depths) {
+    CPLAB_CHECK(depths >= 1 && depths <= kMostDepths, "depths must be in [1, {}], not {}",
+                kMostDepths, depths);
+    const std::int64_t rows = case_.rows, seq = case_.seq_len;
+    for (auto k = static_cast<std::int64_t>(depth_losses_.size()); k < depths; ++k) {
+      const Tensor logits =
+          properties::float_tensor(case_.seed, kLogitsStream + 1000 * static_cast<std::uint64_t>(k),
+                                   {rows, seq, case_.vocab}, kLogitsScale);
+      depth_logits_.push_back(
+          reference::pad_to_global(plan_, TokenField{logits, 1, PadRule::constant, 0.0}));
+      depth_losses_.push_back(
+          reference::shifted_loss_caller(plan_, logits, batch_.at(keys::labels).to(DType::i64),
+                                         batch_.at(keys::valid).to(DType::b8), k + 1));
+    }
+  }
+
   // Rank r's local targets: those that contribute to the loss (else IGNORE), or with `every`
   // each slot's target as SPEC §6 defines it (-1: none; IGNORE where the next label is one).
   Tensor rank_targets(std::int64_t r, bool every = false) const {
@@ -260,6 +373,8 @@ class GeneratedCase {
   Batch batch_;
   ShardPlan plan_;
   std::optional<reference::LossReference> loss_;
+  std::vector<Tensor> depth_logits_;  // [d]: depth d+1's logits on the padded stream
+  std::vector<reference::LossReference> depth_losses_;
   Tensor padded_logits_, scaled_grad_;
 };
 
@@ -280,6 +395,9 @@ void bind_cases(py::module_& m) {
            py::arg("pad_policy") = py::none())
       .def("loss_inputs", &GeneratedCase::loss_inputs)
       .def("check_loss", &GeneratedCase::check_loss)
+      .def("mtp_inputs", &GeneratedCase::mtp_inputs, py::arg("depths"))
+      .def("check_mtp", &GeneratedCase::check_mtp, py::arg("losses"), py::arg("grads"),
+           py::arg("depths"), py::arg("scaling_factor"))
       .def("at_cp", &GeneratedCase::at_cp, py::arg("cp"))
       .def("attention_layout", &GeneratedCase::attention_layout)
       .def("attention_reference", &GeneratedCase::attention_reference, py::arg("q"), py::arg("k"),

@@ -13,6 +13,7 @@
 #include "python/tensor_bridge.hpp"
 #include "reference/loss.hpp"
 #include "reference/plan.hpp"
+#include "reference/token_shift.hpp"
 #include "reference/verbs.hpp"
 #include "reference/work.hpp"
 
@@ -146,11 +147,40 @@ py::object gather_fn(const std::vector<py::object>& shard_objs, const std::strin
   return tensor_to_torch(reference::gather_token_tensor(plan, locals, seq_dim, trim));
 }
 
+py::list shift_fn(py::handle value_obj, std::int64_t depth, const std::string& layout,
+                  std::int64_t cp, std::optional<std::vector<std::int64_t>> doc_lens,
+                  std::optional<std::vector<std::int64_t>> doc_lens_padded, std::int64_t seq_dim,
+                  double fill, const LayoutOptions& options) {
+  CPLAB_CHECK(depth >= 1, "depth must be at least 1, not {}", depth);
+  const Tensor value = tensor_from_torch(value_obj, "value");
+  CPLAB_CHECK(seq_dim >= 1 && seq_dim < value.dim(),
+              "shift: seq_dim={} of a {}-dimensional value; the row dim is seq_dim - 1", seq_dim,
+              value.dim());
+  const std::int64_t rows = value.size(seq_dim - 1), seq = value.size(seq_dim);
+  CPLAB_CHECK(!doc_lens || rows == 1, "doc_lens= describes one packed row; value has {} rows",
+              rows);
+  const LayoutSpec spec = make_spec(layout, cp, options);
+  const ShardPlan plan = doc_lens
+                             ? plan_rows(spec, RowShape{std::nullopt, doc_lens, doc_lens_padded}, 1)
+                             : plan_rows(spec, RowShape{seq, std::nullopt, std::nullopt}, rows);
+  CPLAB_CHECK(plan.rows[0].caller_len == seq, "doc_lens= occupy {} tokens; value has S={}",
+              plan.rows[0].caller_len, seq);
+  const Tensor global = reference::pad_to_global(
+      plan,
+      TokenField{.value = value, .seq_dim = seq_dim, .rule = PadRule::constant, .pad_value = fill});
+  const Tensor shifted = reference::shift_global(plan, global, seq_dim, depth, fill);
+  py::list out;
+  for (std::int64_t r = 0; r < cp; ++r)
+    out.append(tensor_to_torch(reference::select_rank(plan, shifted, seq_dim, r)));
+  return out;
+}
+
 py::dict shifted_loss_fn(py::handle logits_obj, py::handle labels_obj, py::handle valid_obj,
                          const std::string& layout, std::int64_t cp,
                          std::optional<std::vector<std::int64_t>> doc_lens,
                          std::optional<std::vector<std::int64_t>> doc_lens_padded,
-                         const LayoutOptions& options) {
+                         std::int64_t depth, const LayoutOptions& options) {
+  CPLAB_CHECK(depth >= 1, "depth must be at least 1, not {}", depth);
   const Tensor logits = tensor_from_torch(logits_obj, "logits");
   const Tensor labels = tensor_from_torch(labels_obj, "labels");
   CPLAB_CHECK(logits.dtype() == DType::f32 && logits.dim() == 3,
@@ -177,7 +207,7 @@ py::dict shifted_loss_fn(py::handle logits_obj, py::handle labels_obj, py::handl
   CPLAB_CHECK(plan.rows[0].caller_len == labels.size(1),
               "doc_lens= occupy {} tokens; labels have S={}", plan.rows[0].caller_len,
               labels.size(1));
-  reference::LossReference ref = reference::shifted_loss_caller(plan, logits, labels, valid);
+  reference::LossReference ref = reference::shifted_loss_caller(plan, logits, labels, valid, depth);
   const std::int64_t L = plan.rows[0].padded_len;
   std::vector<std::int64_t> targets;
   std::vector<bool> contributes;
@@ -274,23 +304,44 @@ layouts with whole local documents, its local cu_seqlens. A packed batch is one 
 their global slots; trim=True cuts the padded stream back to the caller's S. The row is
 described as in plan(). Inputs are copied once; the result comes back without a copy.)");
   m.def(
+      "shift",
+      [](py::object value, std::int64_t depth, const std::string& layout, std::int64_t cp,
+         std::optional<std::vector<std::int64_t>> doc_lens,
+         std::optional<std::vector<std::int64_t>> doc_lens_padded, std::int64_t seq_dim,
+         double fill, CPLAB_LAYOUT_PARAMS) {
+        return shift_fn(value, depth, layout, cp, doc_lens, doc_lens_padded, seq_dim, fill,
+                        CPLAB_LAYOUT_OPTIONS);
+      },
+      py::arg("value"), py::arg("depth"), py::kw_only(), py::arg("layout"), py::arg("cp"),
+      py::arg("doc_lens") = py::none(), py::arg("doc_lens_padded") = py::none(),
+      py::arg("seq_dim") = 1, py::arg("fill"), CPLAB_LAYOUT_ARGS,
+      R"(The inputs of a multi-token prediction head of depth k under CP (SPEC §6.1): what every
+rank's shard of `value` (caller coordinates, sequence on `seq_dim`) shifted by `depth` slots must
+hold, a list of C tensors. Each token takes the value `depth` slots ahead on the global stream in
+its own document, wherever that slot lives, and `fill` where there is none (past a document's or
+the stream's end) and in the slots the layout adds: Automodel's roll_tensor(input_ids, -k) on one
+GPU, made correct for every layout and document boundary.)");
+  m.def(
       "shifted_loss",
       [](py::object logits, py::object labels, py::object valid, const std::string& layout,
          std::int64_t cp, std::optional<std::vector<std::int64_t>> doc_lens,
-         std::optional<std::vector<std::int64_t>> doc_lens_padded, CPLAB_LAYOUT_PARAMS) {
-        return shifted_loss_fn(logits, labels, valid, layout, cp, doc_lens, doc_lens_padded,
+         std::optional<std::vector<std::int64_t>> doc_lens_padded, std::int64_t depth,
+         CPLAB_LAYOUT_PARAMS) {
+        return shifted_loss_fn(logits, labels, valid, layout, cp, doc_lens, doc_lens_padded, depth,
                                CPLAB_LAYOUT_OPTIONS);
       },
       py::arg("logits"), py::arg("labels"), py::arg("valid") = py::none(), py::kw_only(),
       py::arg("layout"), py::arg("cp"), py::arg("doc_lens") = py::none(),
-      py::arg("doc_lens_padded") = py::none(), CPLAB_LAYOUT_ARGS,
+      py::arg("doc_lens_padded") = py::none(), py::arg("depth") = 1, CPLAB_LAYOUT_ARGS,
       R"(The shifted cross-boundary loss of SPEC §6 on the unsharded batch, as the reference
 computes it: logits float32 [B,S,V], labels [B,S] (unshifted, -100 = ignore), valid [B,S]
 bool (default: all). Returns a dict: global_mean (HF's shifted cross-entropy mean),
 contributing_total (N), rank_loss and rank_contributing (per rank: loss_r = sum of its CE * C /
 N, so their mean is global_mean), grad [B,L,V] (d global_mean / d logits on the padded stream),
 rank_grad (per rank [B,l,V]: C * grad on its slots, what its backward must give), targets [B,L]
-(each slot's target label, -1 none) and contributes [B,L] bool.)");
+(each slot's target label, -1 none) and contributes [B,L] bool. depth=k (SPEC §6.1, multi-token
+prediction): slot t predicts the label k slots ahead in its document; N, the means and the
+gradients are depth k's own. Depth 1 is the next-token loss.)");
 }
 
 }  // namespace cplab::python

@@ -44,6 +44,7 @@ layouts = _typed(_cplab.layouts)
 plan = _typed(_cplab.plan)
 shard = _typed(_cplab.shard)
 gather = _typed(_cplab.gather)
+shift = _typed(_cplab.shift)
 shifted_loss = _typed(_cplab.shifted_loss)
 check_shards = _typed(_cplab.check_shards)
 attention = _typed(_cplab.attention)
@@ -60,6 +61,7 @@ __all__ = [
     "mask_matrix",
     "plan",
     "shard",
+    "shift",
     "shifted_loss",
     "testing",
 ]

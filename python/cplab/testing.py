@@ -21,6 +21,7 @@ case at a time over a pipe.
 """
 import functools
 import inspect
+import math
 import os
 import pickle
 import random
@@ -318,7 +319,52 @@ def _loss_params(fn):
     positional = [p for p in params.values()
                   if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     varargs = any(p.kind == p.VAR_POSITIONAL for p in params.values())
-    return len(positional) >= 5 or varargs or "group" in params, "num_label_tokens" in params
+    named = {name for name in ("num_label_tokens", "valid", "shift") if name in params}
+    return len(positional) >= 5 or varargs or "group" in params, named
+
+
+def _mtp_options(depths, scaling_factor):
+    if depths is None:
+        return None
+    if not isinstance(depths, int) or isinstance(depths, bool) or not 1 <= depths <= 16:
+        raise Error(f"depths must be an int in [1, 16] (the MTP depths, depth 1 the next-token "
+                    f"loss) or None, got {depths!r}")
+    if (not isinstance(scaling_factor, (int, float)) or isinstance(scaling_factor, bool)
+            or not math.isfinite(scaling_factor)):
+        raise Error(f"mtp_scaling_factor must be a finite number, got {scaling_factor!r}")
+    return depths, float(scaling_factor)
+
+
+def _shift_for(rank, group, inputs):
+    """The rank's ``shift(local, k, fill=-100)``: its shard [B, l, ...] shifted k slots along the
+    global stream within documents (SPEC §6.1), each slot fetched from whichever rank holds it
+    (one all_reduce of the shards placed on the stream)."""
+    index = inputs["index"][rank]
+    docs, packed, length = inputs["doc_ids"], inputs["packed"], inputs["padded_len"]
+    rows = torch.arange(index.shape[0]).unsqueeze(1)
+
+    def shift(local, k, fill=-100):
+        if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+            raise Error(f"shift(local, k): k must be an int >= 1, got {k!r}")
+        if not torch.is_tensor(local) or tuple(local.shape[:2]) != tuple(index.shape):
+            raise Error(f"shift(local, k): local must be this rank's shard [B, l, ...] = "
+                        f"{list(index.shape)}, got {getattr(local, 'shape', type(local).__name__)}")
+        stream = local.detach().to(torch.float64).new_zeros(
+            (index.shape[0], length) + tuple(local.shape[2:]))
+        stream[rows, index] = local.detach().to(torch.float64)
+        stream = group.all_reduce(stream)
+        ahead = index + k
+        within = ahead < length
+        ahead = ahead.clamp(max=length - 1)
+        if packed:
+            mine = docs.gather(1, index)
+            within &= (mine != 0) & (docs.gather(1, ahead) == mine)
+        picked = stream[rows, ahead]
+        keep = within.reshape(tuple(within.shape) + (1,) * (local.dim() - 2))
+        return torch.where(keep, picked, torch.as_tensor(float(fill), dtype=torch.float64)).to(
+            local.dtype)
+
+    return shift
 
 
 class _LossOutcome:
@@ -351,12 +397,12 @@ class _RankHung(Error):
     shrink step would wait the bound again)."""
 
 
-def _run_loss(fn, line, rank_timeout=WAIT_SECONDS):
+def _run_loss(fn, line, rank_timeout=WAIT_SECONDS, mtp=None):
     case = _cplab._Case(line, False)
-    inputs = case.loss_inputs()
+    inputs = case.loss_inputs() if mtp is None else case.mtp_inputs(mtp[0])
     outcome = _LossOutcome(case)
     size = case.cp
-    wants_group, wants_count = _loss_params(fn)
+    wants_group, named = _loss_params(fn)
     group = Group(size, rank_timeout)
     results = [None] * size
     failures = [None] * size
@@ -368,8 +414,12 @@ def _run_loss(fn, line, rank_timeout=WAIT_SECONDS):
             kwargs = {}
             if wants_group:
                 args.append(group.rank(rank))
-            if wants_count:
+            if "num_label_tokens" in named:
                 kwargs["num_label_tokens"] = inputs["num_label_tokens"]
+            if mtp is not None and "valid" in named:
+                kwargs["valid"] = inputs["valid"][rank]
+            if mtp is not None and "shift" in named:
+                kwargs["shift"] = _shift_for(rank, group.rank(rank), inputs)
             returned = fn(*args, **kwargs)
             group.returned(rank)
             results[rank] = _loss_contract(returned, fn, rank, size, logits)
@@ -390,7 +440,7 @@ def _run_loss(fn, line, rank_timeout=WAIT_SECONDS):
         raise _RankHung(_one_line(
             f"{_name(fn)} on {case.headline}: rank {hung[0]} neither returned nor reached the "
             f"other ranks within rank_timeout={rank_timeout:g} s (ranks {hung} still running; a "
-            f"hang is not shrunk) · replay: {_replay_text('replay_loss', fn, line, {})}"),
+            f"hang is not shrunk) · replay: {_replay_text('replay_loss', fn, line, _mtp_kw(mtp))}"),
             kind="check_failed", case=line, rank=hung[0], key="loss")
     contract = [f for f in failures if isinstance(f, Error)]
     if contract:
@@ -405,14 +455,19 @@ def _run_loss(fn, line, rank_timeout=WAIT_SECONDS):
             return outcome
     outcome.losses = [r[0] for r in results]
     outcome.grads = [r[1] for r in results]
-    outcome.reason_text = case.check_loss(outcome.losses, outcome.grads)
+    outcome.reason_text = (case.check_loss(outcome.losses, outcome.grads) if mtp is None else
+                           case.check_mtp(outcome.losses, outcome.grads, *mtp))
     if outcome.reason_text.startswith("rank "):
         outcome.rank = int(outcome.reason_text.split()[1])
     return outcome
 
 
-def _raise_loss_failure(fn, outcome, header):
-    replay_line = _replay_text("replay_loss", fn, outcome.case.line, {})
+def _mtp_kw(mtp):
+    return {} if mtp is None else {"depths": mtp[0], "mtp_scaling_factor": mtp[1]}
+
+
+def _raise_loss_failure(fn, outcome, header, mtp=None):
+    replay_line = _replay_text("replay_loss", fn, outcome.case.line, _mtp_kw(mtp))
     message = (f"{header}{_name(fn)} fails on {outcome.case.headline} "
                f"({outcome.case.documents} documents): {outcome.reason()} · replay: {replay_line}")
     raise Error(_one_line(message), kind="check_failed", case=outcome.case.line,
@@ -421,7 +476,7 @@ def _raise_loss_failure(fn, outcome, header):
 
 
 def check_loss(fn, layout, *, cp=(1, 2, 3, 4), cases=100, seed=None, rows="any", max_tokens=256,
-               rank_timeout=WAIT_SECONDS, **options):
+               rank_timeout=WAIT_SECONDS, depths=None, mtp_scaling_factor=0.1, **options):
     """Checks a CP loss ``fn(logits_shard, labels_shard, cp_rank, cp_size[, group])`` on random
     batches of ``layout`` against SPEC §6.
 
@@ -442,28 +497,41 @@ def check_loss(fn, layout, *, cp=(1, 2, 3, 4), cases=100, seed=None, rows="any",
     more than they do) fails the case at once, naming it. A rank that neither returns nor arrives
     fails the whole check after ``rank_timeout`` seconds (default 10), naming it, without
     shrinking: every shrink step would wait that long again.
+
+    ``depths=D`` checks a multi-token prediction loss (SPEC §6.1) instead: fn is handed the
+    logits of every depth, float32 [D,B,l,V] with depth 1's first (``logits[k-1]`` at slot t
+    predicts the label at t + k in the same document), and the labels **unshifted** as the layout
+    shards them: the shift by k is fn's own. Parameters named ``valid`` (the shard's keep-mask,
+    bool [B,l]), ``shift`` (``shift(local, k, fill=-100)``: a shard shifted k slots along the
+    global stream within documents, wherever each slot lives, as ``cplab.shift`` defines it) and
+    ``num_label_tokens`` (the list N_1..N_D) receive them. fn returns loss_r = C * (S_1/N_1 +
+    lambda/(D-1) * sum_k S_k/N_k), S_k the sum of its tokens' depth-k cross entropy and lambda =
+    ``mtp_scaling_factor`` (default 0.1), and its gradient on all D logits (or lets autograd take it).
     """
     _attention.check_rank_timeout(rank_timeout)
+    mtp = _mtp_options(depths, mtp_scaling_factor)
     seed = random.randrange(2**32) if seed is None else seed
     args = _driver_args(layout, cp, cases, seed, rows, max_tokens, {}, False, False, options)
     if not callable(fn):
         raise Error(f"fn must be callable, got a {type(fn).__name__}")
-    verdict = _drive(args, lambda line: _run_loss(fn, line, rank_timeout).reason())
+    verdict = _drive(args, lambda line: _run_loss(fn, line, rank_timeout, mtp).reason())
     if verdict[0] == "passed":
         return Summary(layout, verdict[1], seed)
     _, ran, shrinks, line = verdict
-    outcome = _run_loss(fn, line, rank_timeout)
+    outcome = _run_loss(fn, line, rank_timeout, mtp)
     if not outcome.reason():
         raise Error(f"{_name(fn)} failed on {line!r} and then passed on it: it is not a function "
                     f"of its inputs", kind="check_failed", case=line)
-    _raise_loss_failure(fn, outcome, f"seed={seed}: after {ran} cases and {shrinks} shrinks, ")
+    _raise_loss_failure(fn, outcome, f"seed={seed}: after {ran} cases and {shrinks} shrinks, ",
+                        mtp)
 
 
-def replay_loss(fn, case):
+def replay_loss(fn, case, *, depths=None, mtp_scaling_factor=0.1):
     """Runs loss fn on one case and raises the same cplab.Error when it fails."""
-    outcome = _run_loss(fn, case)
+    mtp = _mtp_options(depths, mtp_scaling_factor)
+    outcome = _run_loss(fn, case, mtp=mtp)
     if outcome.reason():
-        _raise_loss_failure(fn, outcome, "")
+        _raise_loss_failure(fn, outcome, "", mtp)
     return outcome.losses
 
 

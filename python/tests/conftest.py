@@ -10,6 +10,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "examples", "layouts"))
 # processes import by name as well (they start with this sys.path).
 sys.path.insert(0, os.path.join(HERE, "..", "examples", "attention"))
 sys.path.insert(0, os.path.join(HERE, "..", "examples", "logprobs"))
+sys.path.insert(0, os.path.join(HERE, "..", "examples", "mtp"))
 sys.path.insert(0, HERE)
 # Where cplab is installed its entry point has registered the plugin under this same name, and
 # pytest then skips it here.

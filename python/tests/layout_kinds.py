@@ -22,6 +22,11 @@ def first_layout(what, predicate):
     return found[0]
 
 
+def options_of(layout):
+    """The Python keywords of the options the layout declares."""
+    return next(e["options"] for e in cplab.layouts() if e["name"] == layout)
+
+
 def a_plain_layout():
     """The first layout that takes BSHD and packed rows, runs at C > 1 and declares no options."""
     return first_layout("takes BSHD and packed rows, runs at C > 1 and declares no options",
