@@ -204,7 +204,6 @@ nlohmann::ordered_json mtp_json(const std::vector<DepthResult>& depths, double s
 }
 
 int run_loss(LossOptions options) {
-  CPLAB_CHECK(options.depths >= 0, "--depths must be at least 1, not {}", options.depths);
   CPLAB_CHECK(std::isfinite(options.mtp_scaling_factor),
               "--mtp-scaling-factor must be finite, not {}", options.mtp_scaling_factor);
   validate_spec(apply_option_flags(options.spec, options.layout_options, 0));
@@ -225,10 +224,12 @@ int run_loss(LossOptions options) {
   for (const DepthResult& d : depths) {
     if (!d.finite()) {
       // JSON has no NaN: the numbers would print as null, which reads as nothing to compare.
+      const std::string which =
+          options.depths > 0 ? fmt::format("the depth-{} loss", d.depth) : "the loss";
       std::fprintf(stderr,
-                   "cplab: check failed: the depth-%lld loss is not finite (global mean %g, mean "
-                   "of rank losses %g, largest gradient difference %g)\n",
-                   static_cast<long long>(d.depth), d.expected.global_mean, d.mean, d.grad_error);
+                   "cplab: check failed: %s is not finite (global mean %g, mean of rank losses "
+                   "%g, largest gradient difference %g)\n",
+                   which.c_str(), d.expected.global_mean, d.mean, d.grad_error);
       return kCheckFailed;
     }
   }
@@ -305,10 +306,11 @@ Command add_loss_command(CLI::App& app) {
   sub->add_option("--depths", options->depths,
                   "Multi-token prediction: D depths, logits[k-1] predicting the label k ahead "
                   "(SPEC 6.1)")
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{64}));
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{16}));
   sub->add_option("--mtp-scaling-factor", options->mtp_scaling_factor,
-                  "lambda of L1 + lambda/(D-1) sum_k L_k")
-      ->capture_default_str();
+                  "lambda of L1 + lambda/(D-1) sum_k L_k (with --depths)")
+      ->capture_default_str()
+      ->needs("--depths");
   sub->add_flag("--json", options->json, "Print one JSON object");
   add_option_flags(sub, options->layout_options);
   return {sub, [options] { return run_loss(*options); }};

@@ -188,7 +188,7 @@ class GeneratedCase {
   // What a rank's multi-token prediction loss is handed (SPEC §6.1, check_loss(depths=D)): its
   // logits of every depth [D, B, ℓ, V] (depth 1's first), its labels unshifted as the layout shards
   // them, its keep-mask, N_k of every depth, and what its `shift` needs: every rank's index map
-  // [C, B, ℓ], the stream's document ids [B, L] and whether rows are packed.
+  // [C, B, ℓ], the stream's document ids and caller positions [B, L] and whether rows are packed.
   py::dict mtp_inputs(std::int64_t depths) {
     prepare_depths(depths);
     const std::vector<std::vector<Batch>> shards = reference::shard_batch(plan_, batch_);
@@ -208,17 +208,20 @@ class GeneratedCase {
       valid.append(tensor_to_torch(rank.at(keys::valid).to(DType::b8)));
     }
     for (const reference::LossReference& ref : depth_losses_) counts.append(ref.contributing_total);
-    std::vector<std::int64_t> index, doc_ids;
+    std::vector<std::int64_t> index, doc_ids, caller_pos;
     for (std::int64_t r = 0; r < cp(); ++r) {
       for (const RowPlan& row : plan_.rows)
         index.insert(index.end(), row.index[r].begin(), row.index[r].end());
     }
-    for (const RowPlan& row : plan_.rows)
+    for (const RowPlan& row : plan_.rows) {
       doc_ids.insert(doc_ids.end(), row.doc_ids.begin(), row.doc_ids.end());
+      caller_pos.insert(caller_pos.end(), row.caller_pos.begin(), row.caller_pos.end());
+    }
     return py::dict("logits"_a = logits, "labels"_a = labels, "valid"_a = valid,
                     "num_label_tokens"_a = counts,
                     "index"_a = int64s_to_torch(index, {cp(), rows, local}),
                     "doc_ids"_a = int64s_to_torch(doc_ids, {rows, len}),
+                    "caller_pos"_a = int64s_to_torch(caller_pos, {rows, len}),
                     "packed"_a = plan_.rows[0].packed, "padded_len"_a = len);
   }
 

@@ -7,6 +7,7 @@
 #include "attention/schedule.hpp"
 #include "core/attention_algo.hpp"
 #include "core/error.hpp"
+#include "core/fill.hpp"
 #include "layouts/layout_descriptor.hpp"
 #include "python/bindings.hpp"
 #include "python/layout_options.hpp"
@@ -153,6 +154,8 @@ py::list shift_fn(py::handle value_obj, std::int64_t depth, const std::string& l
                   double fill, const LayoutOptions& options) {
   CPLAB_CHECK(depth >= 1, "depth must be at least 1, not {}", depth);
   const Tensor value = tensor_from_torch(value_obj, "value");
+  CPLAB_CHECK(holds_exactly(value.dtype(), fill), "shift: fill={} is not a {} value", fill,
+              dtype_name(value.dtype()));
   CPLAB_CHECK(seq_dim >= 1 && seq_dim < value.dim(),
               "shift: seq_dim={} of a {}-dimensional value; the row dim is seq_dim - 1", seq_dim,
               value.dim());
@@ -318,9 +321,10 @@ described as in plan(). Inputs are copied once; the result comes back without a 
       R"(The inputs of a multi-token prediction head of depth k under CP (SPEC §6.1): what every
 rank's shard of `value` (caller coordinates, sequence on `seq_dim`) shifted by `depth` slots must
 hold, a list of C tensors. Each token takes the value `depth` slots ahead on the global stream in
-its own document, wherever that slot lives, and `fill` where there is none (past a document's or
-the stream's end) and in the slots the layout adds: Automodel's roll_tensor(input_ids, -k) on one
-GPU, made correct for every layout and document boundary.)");
+its own document, wherever that slot lives, and `fill` (a value of value's dtype) where there is
+none: past a document's or the stream's end, and where that slot is one the layout added (the
+slots the layout adds hold `fill` themselves). Automodel's roll_tensor(input_ids, -k) on one GPU,
+made correct for every layout and document boundary.)");
   m.def(
       "shifted_loss",
       [](py::object logits, py::object labels, py::object valid, const std::string& layout,

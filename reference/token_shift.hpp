@@ -13,7 +13,8 @@ namespace cplab::reference {
 std::int64_t target_slot(const RowPlan& row, std::int64_t g, std::int64_t depth);
 
 // The padded global stream `global` ([..., B, L, ...]) shifted by `depth`: slot g holds the value
-// at target_slot(g, depth), else `fill`. select_rank of it is each rank's shift_token_tensor.
+// at target_slot(g, depth) when that slot holds a caller token (not one the layout added), else
+// `fill`, which must be a value of the dtype. select_rank of it is each rank's shift_token_tensor.
 Tensor shift_global(const ShardPlan& plan, const Tensor& global, std::int64_t seq_dim,
                     std::int64_t depth, double fill);
 

@@ -36,7 +36,7 @@ index_math::Slot SimImplementation::target_owner(const LayoutMap& map, std::int6
 
 std::int64_t SimImplementation::target_slot(std::int64_t g, std::int64_t depth,
                                             std::int64_t len) const {
-  return g + depth < len ? g + depth : -1;
+  return depth < len - g ? g + depth : -1;  // never overflowing, whatever the depth
 }
 
 bool SimImplementation::crosses_document(const ShardLayout& layout, std::int32_t doc,

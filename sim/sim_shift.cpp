@@ -1,11 +1,13 @@
 // shift_token_tensor on one rank (SPEC §6.1): each local token takes the token `depth` slots ahead
-// on the global stream, in its document, wherever that token lives. The shards and their document
-// ids are all-gathered once (C·ℓ tokens a row), then every local token reads its source from the
-// owner the closed-form map names. An all-gather rather than point-to-point: a shift of inputs is
-// called once a step, and at depth k and short chunks (k > ℓ) its sources span several ranks.
+// on the global stream, in its document, wherever that token lives (the fill where that slot holds
+// no caller token). The shards, their document ids and caller positions are all-gathered once
+// (C·ℓ tokens a row), then every local token reads its source from the owner the closed-form map
+// names. An all-gather rather than point-to-point: a shift of inputs is called once a step, and at
+// depth k and short chunks (k > ℓ) its sources span several ranks.
 #include <cstring>
 
 #include "core/error.hpp"
+#include "core/fill.hpp"
 #include "core/token_moves.hpp"
 #include "sim/sim_implementation.hpp"
 
@@ -16,6 +18,8 @@ Tensor SimImplementation::shift_token_tensor(Comm& comm, const ShardLayout& layo
                                              std::int64_t depth, double fill) {
   check_recorded_layout(layout, "shift_token_tensor");
   CPLAB_CHECK(depth >= 1, "shift_token_tensor: the depth must be at least 1, not {}", depth);
+  CPLAB_CHECK(holds_exactly(local.dtype(), fill),
+              "shift_token_tensor: the fill {} is not a {} value", fill, dtype_name(local.dtype()));
   CPLAB_CHECK(comm.size() == layout.cp && comm.rank() == layout.rank,
               "shift_token_tensor: the comm is rank {} of {}, the layout rank {} of {}",
               comm.rank(), comm.size(), layout.rank, layout.cp);
@@ -24,13 +28,20 @@ Tensor SimImplementation::shift_token_tensor(Comm& comm, const ShardLayout& layo
   CPLAB_CHECK(axes.rows == layout.rows && axes.seq == len,
               "shift_token_tensor: {} is not a shard [B={}, ℓ={}] on seq dim {}",
               tensor_brief(local), layout.rows, len, seq_dim);
-  // Every rank's shard and its document ids, in rank order.
+  // Every rank's shard, and per token its document id and caller position (-1: a slot the layout
+  // added), in rank order.
   Tensor shards(local.dtype(), {cp * local.numel()}, Uninitialized{});
   comm.all_gather(bytes_of(local), bytes_of(shards), static_cast<std::size_t>(local.numel()),
                   local.dtype());
-  std::vector<std::int32_t> docs, all_docs(static_cast<std::size_t>(cp * layout.rows * len));
-  for (const auto& row : layout.doc_ids) docs.insert(docs.end(), row.begin(), row.end());
-  comm.all_gather(bytes_of(docs), bytes_of(all_docs), docs.size(), DType::i32);
+  std::vector<std::int64_t> facts;
+  for (std::int64_t b = 0; b < layout.rows; ++b) {
+    for (std::int64_t k = 0; k < len; ++k) {
+      facts.push_back(layout.doc_ids[b][k]);
+      facts.push_back(layout.caller_pos[b][k]);
+    }
+  }
+  std::vector<std::int64_t> all_facts(static_cast<std::size_t>(cp) * facts.size());
+  comm.all_gather(bytes_of(facts), bytes_of(all_facts), facts.size(), DType::i64);
 
   Tensor out(local.dtype(), local.shape(), Uninitialized{});
   Tensor fill_token(local.dtype(), {axes.inner}, Uninitialized{});
@@ -39,19 +50,21 @@ Tensor SimImplementation::shift_token_tensor(Comm& comm, const ShardLayout& layo
   for (std::int64_t b = 0; b < layout.rows; ++b) {
     const LayoutMap map = LayoutMap::of(layout, static_cast<std::size_t>(b));
     for (std::int64_t k = 0; k < len; ++k) {
-      const std::int64_t ahead = layout.index[b][k] + depth;
+      const std::int64_t g = layout.index[b][k];
       const std::byte* source = nullptr;  // the fill
       index_math::Slot owner{-1, -1};
-      if (ahead < layout.padded_len) {
+      if (depth < layout.padded_len - g) {  // g + depth in the stream (never overflowing)
+        const std::int64_t ahead = g + depth;
         owner = map.owner(ahead);
         CPLAB_CHECK(owner.rank >= 0 && owner.rank < cp && owner.offset >= 0 && owner.offset < len,
                     "shift_token_tensor: row {}: slot {} is owned by rank {} at offset {}, outside "
                     "cp={} ranks of ℓ={} tokens",
                     b, ahead, owner.rank, owner.offset, cp, len);
-        const std::int32_t doc = layout.doc_ids[b][k];
-        const std::int32_t ahead_doc =
-            all_docs[(owner.rank * layout.rows + b) * len + owner.offset];
-        if (!layout.packed || (doc != 0 && ahead_doc == doc)) source = shards.raw();
+        const std::int64_t doc = layout.doc_ids[b][k];
+        const std::size_t there =
+            2 * static_cast<std::size_t>((owner.rank * layout.rows + b) * len + owner.offset);
+        const bool same_document = !layout.packed || (doc != 0 && all_facts[there] == doc);
+        if (same_document && all_facts[there + 1] >= 0) source = shards.raw();
       }
       for (std::int64_t o = 0; o < axes.outer; ++o) {
         const std::byte* from = source == nullptr ? fill_token.raw()

@@ -34,7 +34,7 @@ TargetExchange plan_target_exchange(const Map& map, std::int64_t rank, std::int6
   std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>> to(cp), from(cp);  // (slot, k)
   for (std::int64_t k = 0; k < local; ++k) {
     const std::int64_t g = map.global_index(rank, k);
-    if (g + depth < padded_len) {
+    if (depth < padded_len - g) {
       const index_math::Slot ahead = map.owner(g + depth);
       if (ahead.rank != rank) from[ahead.rank].push_back({g + depth, k});
     }
@@ -77,7 +77,7 @@ CPLAB_HD Target shifted_target(const Map& map, std::int64_t rank, std::int64_t r
                                const std::int64_t* labels, const std::int32_t* doc_ids,
                                std::int64_t recv_index, ReceivedLabels in) {
   const std::int64_t g = map.global_index(rank, k);
-  if (g + depth >= padded_len) return {kIgnoreLabel, false};
+  if (depth >= padded_len - g) return {kIgnoreLabel, false};
   const index_math::Slot next = map.owner(g + depth);
   std::int64_t label, doc;
   if (next.rank == rank) {
@@ -89,7 +89,8 @@ CPLAB_HD Target shifted_target(const Map& map, std::int64_t rank, std::int64_t r
     label = entry[0];
     doc = entry[1];
   }
-  if (packed && doc != doc_ids[k]) return {kIgnoreLabel, false};
+  // Row padding (document 0) belongs to no document, as in the reference and the twin.
+  if (packed && (doc_ids[k] == 0 || doc != doc_ids[k])) return {kIgnoreLabel, false};
   return {label, valid && label != kIgnoreLabel};
 }
 

@@ -46,8 +46,8 @@ inline const RankShard& shard_of(const std::vector<std::vector<RankShard>>& shar
 // loss, count and gradient against the reference at that depth (shifted_loss.cpp).
 std::string check_loss_depths(const Case& c, Implementation& impl, CheckNotes& notes,
                               std::int64_t first, std::int64_t last);
-// Notes the option "target 2+ ranks away" when some depth-k target of `plan` lives two or more
-// ranks away from its token.
+// Notes the option "target 2+ ranks ahead" when some depth-k target of `plan` lives on a rank two
+// or more past its token's.
 void far_target_tag(const ShardPlan& plan, std::int64_t depth, CheckNotes& notes);
 
 }  // namespace cplab::properties

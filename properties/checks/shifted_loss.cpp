@@ -171,10 +171,10 @@ std::string check_shifted_loss(const Case& c, Implementation& impl, CheckNotes& 
 
 }  // namespace
 
-// A tag for a microbatch where some depth-k target lives two or more ranks away from the token
-// (chunks shorter than k): where a neighbour-only exchange goes wrong.
+// A tag for a microbatch where some depth-k target lives on a rank two or more past the token's
+// (chunks shorter than k): where an exchange with the next rank only goes wrong.
 void far_target_tag(const ShardPlan& plan, std::int64_t depth, CheckNotes& notes) {
-  constexpr const char* kTag = "target 2+ ranks away";
+  constexpr const char* kTag = "target 2+ ranks ahead";
   if (std::find(notes.options.begin(), notes.options.end(), kTag) != notes.options.end()) return;
   for (const RowPlan& row : plan.rows) {
     std::vector<std::int64_t> owner(static_cast<std::size_t>(row.padded_len));
@@ -184,8 +184,8 @@ void far_target_tag(const ShardPlan& plan, std::int64_t depth, CheckNotes& notes
     }
     for (std::int64_t g = 0; g < row.padded_len; ++g) {
       const std::int64_t slot = reference::target_slot(row, g, depth);
-      if (slot >= 0 && std::abs(owner[static_cast<std::size_t>(slot)] -
-                                owner[static_cast<std::size_t>(g)]) >= 2) {
+      if (slot >= 0 &&
+          owner[static_cast<std::size_t>(slot)] - owner[static_cast<std::size_t>(g)] >= 2) {
         notes.options.push_back(kTag);
         return;
       }

@@ -12,7 +12,10 @@ namespace cplab::properties {
 namespace {
 
 constexpr std::int64_t kDeepest = 4;
-constexpr double kFill = -7.0;  // no key holds it (ids and labels ≥ -100 apart from it, masks 0/1)
+
+// A fill no key of the batch holds where a dtype can tell it apart: -7 (ids, labels, positions,
+// embeddings), 7 in a uint8 mask; a bool mask holds both its values, so there the other keys tell.
+double fill_for(DType dtype) { return dtype == DType::b8 ? 1.0 : dtype == DType::u8 ? 7.0 : -7.0; }
 
 std::string check_microbatch(const Case& c, Implementation& impl, const Subject& subject,
                              std::int64_t m, CheckNotes& notes) {
@@ -21,12 +24,13 @@ std::string check_microbatch(const Case& c, Implementation& impl, const Subject&
   const std::int64_t cp = c.spec.cp;
   for (const auto& [key, field] : caller.tokens) {
     const Tensor global = reference::pad_to_global(plan, field);
+    const double fill = fill_for(global.dtype());
     for (std::int64_t depth = 1; depth <= kDeepest; ++depth) {
-      const Tensor shifted = reference::shift_global(plan, global, field.seq_dim, depth, kFill);
+      const Tensor shifted = reference::shift_global(plan, global, field.seq_dim, depth, fill);
       const auto outputs = on_ranks(cp, [&](Comm& comm, std::int64_t r) {
         return impl.shift_token_tensor(comm, reference_layout(plan, r),
                                        reference::select_rank(plan, global, field.seq_dim, r),
-                                       field.seq_dim, depth, kFill);
+                                       field.seq_dim, depth, fill);
       });
       for (std::int64_t r = 0; r < cp; ++r) {
         TokenFrame frame{

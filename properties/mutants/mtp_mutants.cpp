@@ -18,7 +18,7 @@ using Targets = std::vector<std::vector<sim::Target>>;
 class MtpRollWrapsAround final : public Mutant {
   using Mutant::Mutant;
   std::int64_t target_slot(std::int64_t g, std::int64_t depth, std::int64_t len) const override {
-    return depth == 1 ? SimImplementation::target_slot(g, depth, len) : (g + depth) % len;
+    return depth == 1 ? SimImplementation::target_slot(g, depth, len) : (g + depth % len) % len;
   }
 };
 
@@ -77,12 +77,14 @@ class MtpTargetsFromNextRankOnly final : public Mutant {
 };
 
 // The depth-k inputs (input_ids, position_ids) rolled on the local shard, as a single-GPU
-// roll_tensor does: every chunk's last k tokens take the next local tokens, the shard's last k
-// wrap around to its first.
+// roll_tensor does at every depth past the first: every chunk's last k tokens take the next local
+// tokens, the shard's last k wrap around to its first.
 class MtpInputsRolledLocally final : public Mutant {
   using Mutant::Mutant;
-  Tensor shift_token_tensor(Comm& /*comm*/, const ShardLayout& layout, const Tensor& local,
-                            std::int64_t seq_dim, std::int64_t depth, double /*fill*/) override {
+  Tensor shift_token_tensor(Comm& comm, const ShardLayout& layout, const Tensor& local,
+                            std::int64_t seq_dim, std::int64_t depth, double fill) override {
+    if (depth == 1)
+      return SimImplementation::shift_token_tensor(comm, layout, local, seq_dim, 1, fill);
     const TokenAxes axes = token_axes(local, seq_dim, "shift_token_tensor");
     Tensor out(local.dtype(), local.shape(), Uninitialized{});
     const std::size_t token = axes.token_bytes();
@@ -90,7 +92,8 @@ class MtpInputsRolledLocally final : public Mutant {
       for (std::int64_t b = 0; b < layout.rows; ++b) {
         for (std::int64_t k = 0; k < axes.seq; ++k) {
           std::memcpy(out.raw() + axes.token(o, b, k) * token,
-                      local.raw() + axes.token(o, b, (k + depth) % axes.seq) * token, token);
+                      local.raw() + axes.token(o, b, (k + depth % axes.seq) % axes.seq) * token,
+                      token);
         }
       }
     }

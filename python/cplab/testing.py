@@ -315,7 +315,7 @@ def _loss_params(fn):
     try:
         params = inspect.signature(fn).parameters
     except (TypeError, ValueError):
-        return False, False
+        return False, frozenset()
     positional = [p for p in params.values()
                   if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     varargs = any(p.kind == p.VAR_POSITIONAL for p in params.values())
@@ -337,10 +337,13 @@ def _mtp_options(depths, scaling_factor):
 
 def _shift_for(rank, group, inputs):
     """The rank's ``shift(local, k, fill=-100)``: its shard [B, l, ...] shifted k slots along the
-    global stream within documents (SPEC §6.1), each slot fetched from whichever rank holds it
-    (one all_reduce of the shards placed on the stream)."""
+    global stream within documents (SPEC §6.1, as cplab.shift defines it: ``fill`` where the slot
+    k ahead is past the document or one the layout added), each slot fetched from whichever rank
+    holds it. A collective: one all_reduce of the shards placed on the stream, so every rank calls
+    it alike. Values travel in int64 (integers) or float64, and no gradient flows through it."""
     index = inputs["index"][rank]
     docs, packed, length = inputs["doc_ids"], inputs["packed"], inputs["padded_len"]
+    caller_pos = inputs["caller_pos"]
     rows = torch.arange(index.shape[0]).unsqueeze(1)
 
     def shift(local, k, fill=-100):
@@ -349,20 +352,20 @@ def _shift_for(rank, group, inputs):
         if not torch.is_tensor(local) or tuple(local.shape[:2]) != tuple(index.shape):
             raise Error(f"shift(local, k): local must be this rank's shard [B, l, ...] = "
                         f"{list(index.shape)}, got {getattr(local, 'shape', type(local).__name__)}")
-        stream = local.detach().to(torch.float64).new_zeros(
-            (index.shape[0], length) + tuple(local.shape[2:]))
-        stream[rows, index] = local.detach().to(torch.float64)
+        wire = torch.float64 if local.dtype.is_floating_point else torch.int64
+        stream = torch.zeros((index.shape[0], length) + tuple(local.shape[2:]), dtype=wire)
+        stream[rows, index] = local.detach().to(wire)
         stream = group.all_reduce(stream)
-        ahead = index + k
+        ahead = index + min(k, length)
         within = ahead < length
         ahead = ahead.clamp(max=length - 1)
+        within &= caller_pos.gather(1, ahead) >= 0
         if packed:
             mine = docs.gather(1, index)
             within &= (mine != 0) & (docs.gather(1, ahead) == mine)
         picked = stream[rows, ahead]
         keep = within.reshape(tuple(within.shape) + (1,) * (local.dim() - 2))
-        return torch.where(keep, picked, torch.as_tensor(float(fill), dtype=torch.float64)).to(
-            local.dtype)
+        return torch.where(keep, picked, torch.full_like(picked, fill)).to(local.dtype)
 
     return shift
 
@@ -503,7 +506,8 @@ def check_loss(fn, layout, *, cp=(1, 2, 3, 4), cases=100, seed=None, rows="any",
     predicts the label at t + k in the same document), and the labels **unshifted** as the layout
     shards them: the shift by k is fn's own. Parameters named ``valid`` (the shard's keep-mask,
     bool [B,l]), ``shift`` (``shift(local, k, fill=-100)``: a shard shifted k slots along the
-    global stream within documents, wherever each slot lives, as ``cplab.shift`` defines it) and
+    global stream within documents, wherever each slot lives, as ``cplab.shift`` defines it; a
+    collective every rank calls alike) and
     ``num_label_tokens`` (the list N_1..N_D) receive them. fn returns loss_r = C * (S_1/N_1 +
     lambda/(D-1) * sum_k S_k/N_k), S_k the sum of its tokens' depth-k cross entropy and lambda =
     ``mtp_scaling_factor`` (default 0.1), and its gradient on all D logits (or lets autograd take it).

@@ -120,8 +120,32 @@ def test_bad_depths_are_one_line_errors(depths, factor, message):
 
 def test_bad_shift_and_depth_arguments_are_one_line_errors():
     ids = torch.arange(8).unsqueeze(0)
+    layout = layout_kinds.a_plain_layout()
     with pytest.raises(cplab.Error, match="depth must be at least 1"):
-        cplab.shift(ids, 0, layout=layout_kinds.a_plain_layout(), cp=2, fill=0)
+        cplab.shift(ids, 0, layout=layout, cp=2, fill=0)
+    for fill, dtype in ((-1, torch.uint8), (-7, torch.bool), (0.5, torch.int64), (1e30, torch.int32)):
+        with pytest.raises(cplab.Error, match=re.escape(f"fill={fill:g} is not a")):
+            cplab.shift(ids.to(dtype), 1, layout=layout, cp=2, fill=fill)
+    # A depth past any stream is every token's fill, never an overflow.
+    huge = cplab.shift(ids, 2**63 - 1, layout=layout, cp=2, fill=-1)
+    assert all(bool((shard == -1).all()) for shard in huge)
+    deep = cplab.shifted_loss(torch.randn(1, 8, 5), ids % 5, layout=layout, cp=2, depth=2**63 - 1)
+    assert deep["contributing_total"] == 0 and deep["global_mean"] == 0.0
     with pytest.raises(cplab.Error, match="depth must be at least 1"):
         cplab.shifted_loss(torch.randn(1, 8, 5), ids % 5, layout=layout_kinds.a_plain_layout(),
                            cp=2, depth=-1)
+
+
+class OpaqueLoss:
+    """A loss whose signature inspect cannot read: it is called with the four positional
+    arguments alone (at C = 1 its mean is the whole loss)."""
+    __signature__ = "opaque"  # inspect.signature raises TypeError on it
+
+    def __call__(self, logits, labels, cp_rank, cp_size):
+        return F.cross_entropy(logits.flatten(0, 1), labels.flatten(), ignore_index=IGNORE,
+                               reduction="sum") / max(int((labels != IGNORE).sum()), 1)
+
+
+def test_a_loss_without_a_readable_signature_gets_the_four_arguments():
+    assert check_loss(OpaqueLoss(), layout_kinds.a_plain_layout(), cp=[1], cases=10,
+                      seed=3).cases == 10

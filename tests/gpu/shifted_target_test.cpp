@@ -11,6 +11,7 @@
 #include "layouts/ptrr.hpp"
 #include "layouts/row_acceptance.hpp"
 #include "reference/plan.hpp"
+#include "reference/token_shift.hpp"
 #include "tests/gpu/shifted_target_fixtures.hpp"
 
 namespace cplab::gpu {
@@ -49,10 +50,11 @@ TEST(ShiftedTarget, every_layout_cp_and_depth_fetches_the_label_depth_slots_ahea
           const auto got = simulate(spec, row, labels, depth);
           for (std::int64_t r = 0; r < cp; ++r) {
             for (std::int64_t k = 0; k < row.local_len(); ++k) {
-              const std::int64_t g = row.index[r][k], ahead = g + depth;
-              // Documents are runs of equal ids, so an equal id k slots ahead is the same one.
-              const bool has =
-                  ahead < row.padded_len && (!row.packed || row.doc_ids[ahead] == row.doc_ids[g]);
+              const std::int64_t g = row.index[r][k];
+              // The reference's target slot: in the stream, and in g's document (not row
+              // padding) when the row is packed.
+              const std::int64_t ahead = reference::target_slot(row, g, depth);
+              const bool has = ahead >= 0;
               const bool contributes = has && labels[ahead] != kIgnoreLabel;
               EXPECT_EQ(got[r].contributes[k], contributes)
                   << layout.name << " cp " << cp << " depth " << depth << " rank " << r << " k "
