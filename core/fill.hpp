@@ -17,7 +17,7 @@ inline bool holds_exactly(DType t, double v) {
     if constexpr (std::is_integral_v<T>) {
       // [lowest, max] as doubles; the top is exclusive because max()+1 is what a double of max()
       // of a 64-bit type rounds to.
-      constexpr double top = std::ldexp(1.0, std::numeric_limits<T>::digits);
+      const double top = std::ldexp(1.0, std::numeric_limits<T>::digits);
       return v >= static_cast<double>(std::numeric_limits<T>::lowest()) && v < top &&
              std::trunc(v) == v;
     } else {
