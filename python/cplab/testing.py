@@ -621,6 +621,18 @@ def _on_ranks(fn, world, rank_timeout, body):
         pool.close()
 
 
+def _passed_or_raise(fn, seed, verdict, result, raise_failure):
+    """The summary of a check on ranks that passed; else its shrunk failure, raised by
+    raise_failure(outcome, header), or, when the shrunk case then passed, that fn is not a
+    function of its inputs."""
+    if verdict[0] == "passed":
+        return result
+    _, ran, shrinks, line = verdict
+    if not result.reason:
+        raise _not_a_function(fn, line)
+    raise_failure(result, f"seed={seed}: after {ran} cases and {shrinks} shrinks, ")
+
+
 def _not_a_function(fn, line):
     """The shrunk case passed when run again: fn keeps state between calls."""
     return Error(f"{_name(fn)} failed on {line!r} and then passed on it: it is not a function of "
@@ -694,13 +706,9 @@ def check_attention(fn, layout, *, algo=None, cp=(1, 2, 3, 4), cases=100, seed=N
         return verdict, _attention.evaluate(pool, verdict[3], opts)
 
     verdict, result = _on_ranks(fn, max(_cp_list(cp)), opts["rank_timeout"], check)
-    if verdict[0] == "passed":
-        return result
-    _, ran, shrinks, line = verdict
-    if not result.reason:
-        raise _not_a_function(fn, line)
-    _raise_attention_failure(fn, result, opts,
-                             f"seed={seed}: after {ran} cases and {shrinks} shrinks, ")
+    return _passed_or_raise(fn, seed, verdict, result,
+                            lambda outcome, header: _raise_attention_failure(fn, outcome, opts,
+                                                                             header))
 
 
 def replay_attention(fn, case, *, algo=None, dtype=torch.float32, backward=True,
@@ -762,12 +770,8 @@ def check_logprobs(fn, layout, *, cp=(1, 2, 3, 4), cases=100, seed=None, rows="a
         return verdict, _logprobs.evaluate(pool, verdict[3], opts)
 
     verdict, result = _on_ranks(fn, max(_cp_list(cp)), opts["rank_timeout"], check)
-    if verdict[0] == "passed":
-        return result
-    _, ran, shrinks, line = verdict
-    if not result.reason:
-        raise _not_a_function(fn, line)
-    _raise_logprobs_failure(fn, result, f"seed={seed}: after {ran} cases and {shrinks} shrinks, ")
+    return _passed_or_raise(fn, seed, verdict, result,
+                            lambda outcome, header: _raise_logprobs_failure(fn, outcome, header))
 
 
 def replay_logprobs(fn, case, *, rank_timeout=30.0):
