@@ -4,17 +4,17 @@
 #include <fmt/format.h>
 
 #include "cli/arguments.hpp"
-#include "cli/bench_run.hpp"
 #include "cli/command.hpp"
 #include "cli/errors.hpp"
 #include "perf/bench_compare.hpp"
 #include "perf/bench_history.hpp"
+#include "perf/bench_run.hpp"
 
 namespace cplab::cli {
 namespace {
 
 struct BenchArgs {
-  BenchRunArgs run;
+  perf::BenchRunArgs run;
   std::string base, now;
   perf::CompareOptions compare;
   perf::BenchHistoryArgs history;
@@ -101,7 +101,7 @@ Command add_bench_command(CLI::App& app) {
       ->check(finite_range(0.0, 1000.0));
 
   return {bench, [args, run, compare, history] {
-            if (run->parsed()) return run_bench(args->run);
+            if (run->parsed()) return perf::run_bench(args->run);
             if (compare->parsed()) return run_compare(*args);
             if (history->parsed()) return perf::run_bench_history(args->history);
             return kUsageError;

@@ -87,6 +87,11 @@ int run_guarded(const std::function<int()>& body, const bool& verbose) {
   }
 }
 
+void silence_stdout() {
+  std::fflush(stdout);
+  if (std::freopen("/dev/null", "w", stdout) == nullptr) std::fclose(stdout);
+}
+
 int finish_output(int status) {
   if (status == kUsageError || status == kInternalError || status >= 128) return status;
   std::cout.flush();

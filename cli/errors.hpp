@@ -36,6 +36,9 @@ int run_guarded(const std::function<int()>& body, const bool& verbose);
 // (2, 3) or a stop by a signal (128 + n) is returned as it is.
 int finish_output(int status);
 
+// Sends stdout to /dev/null: the processes of an MPI job other than rank 0 stay quiet.
+void silence_stdout();
+
 // --verbose, set by main once the arguments are parsed: notes about what a command read
 // differently from the file (entries it skipped) go to stderr only then, one escaped line each.
 void set_verbose(bool on);

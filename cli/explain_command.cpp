@@ -27,7 +27,7 @@ int run_explain(const ExplainArgs& args) {
   CPLAB_CHECK(args.format == "text" || args.format == "svg" || args.format == "html",
               "--format '{}': expected text, svg or html", args.format);
   // The pictures draw every slot; the text needs the rank lists only.
-  const Stories stories = tell_layouts(
+  const reports::Stories stories = tell_layouts(
       args.flags.spec, args.layout, args.flags.given(),
       args.format == "text" ? reports::StoryDetail::text : reports::StoryDetail::picture,
       read_mask(args.mask, args.flags.given()));

@@ -2,182 +2,44 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <fstream>
-#include <nlohmann/json.hpp>
-#include <optional>
-
-#include "core/error.hpp"
 #include "core/output_file.hpp"
 #include "reference/plan.hpp"
-#include "reports/layout_svg.hpp"
 
 namespace cplab::cli {
-namespace {
 
-// An error's message without the file:line it was thrown at.
-std::string reason(const Error& e) {
-  const std::string what = e.what();
-  const std::size_t colon = what.find(": ");
-  return colon != std::string::npos && what.find(".cpp:") < colon ? what.substr(colon + 2) : what;
+bool asks_every_layout(const std::string& layout_arg) {
+  return layout_arg == reports::kEveryLayout;
 }
 
-// What options_that_matter compares of two plans of the row: L and a 64-bit FNV-1a digest of every
-// rank's index map. The plan itself is released before other options are tried (a second plan of a
-// 16M-token row would double the command's memory); two different maps share a digest with
-// probability 2^-64, and then only the brief shown would name an option that does not matter.
-struct PlanPrint {
-  std::int64_t padded_len = 0;
-  std::uint64_t digest = 0;
-  bool operator==(const PlanPrint&) const = default;
-};
-
-PlanPrint plan_print(const RowPlan& row) {
-  std::uint64_t h = 14695981039346656037ull;
-  const auto mix = [&h](std::uint64_t v) { h = (h ^ v) * 1099511628211ull; };
-  for (const auto& rank : row.index) {
-    mix(rank.size());
-    for (std::int64_t g : rank) mix(static_cast<std::uint64_t>(g));
-  }
-  return {row.padded_len, h};
-}
-
-// spec with every option that does not change this row's plan back at its default, so a table of
-// layouts does not show magi's chunk size next to head-tail.
-LayoutSpec options_that_matter(LayoutSpec spec, LayoutSourceArgs args, const PlanPrint& row) {
-  args.options = nullptr;  // spec has them applied already
-  const auto same_plan = [&](const LayoutSpec& plain) {
-    try {
-      const LayoutSource other = read_layout_source(plain, args);
-      return plan_print(other.rows[other.chosen]) == row;
-    } catch (const Error&) {
-      return false;  // the default cannot even plan the row: the option matters
-    }
+reports::Stories tell_layouts(const LayoutSpec& spec, const std::string& layout_arg,
+                              const LayoutSourceArgs& args, reports::StoryDetail detail,
+                              const sim::AttentionMask& mask) {
+  const std::vector<std::string> names =
+      asks_every_layout(layout_arg) ? reference::layout_names() : std::vector{layout_arg};
+  const reports::RowPlanner plan_row = [&args](const LayoutSpec& one, bool as_is) {
+    LayoutSourceArgs given = args;
+    if (as_is) given.options = nullptr;  // the spec has them applied already
+    LayoutSource source = read_layout_source(one, given);
+    reports::PlannedRow planned{.spec = source.spec,
+                                .row = std::move(source.rows[source.chosen]),
+                                .labels = {},
+                                .description = source.description};
+    if (!source.labels.empty()) planned.labels = std::move(source.labels[source.chosen]);
+    return planned;
   };
-  for (const layouts::LayoutOption* o : layouts::all_options()) {
-    if (o->of(spec) == o->fallback) continue;
-    LayoutSpec plain = spec;
-    o->reset(plain);
-    if (same_plan(plain)) spec = plain;
-  }
-  return spec;
+  return reports::tell_layouts(spec, names, plan_row, detail, mask);
 }
 
-}  // namespace
-
-bool asks_every_layout(const std::string& layout_arg) { return layout_arg == kEveryLayout; }
-
-Stories tell_layouts(const LayoutSpec& spec, const std::string& layout_arg,
-                     const LayoutSourceArgs& args, reports::StoryDetail detail,
-                     const sim::AttentionMask& mask) {
-  std::vector<std::string> names;
-  if (asks_every_layout(layout_arg)) {
-    names = reference::layout_names();
-  } else {
-    names = {layout_arg};
-  }
-  Stories stories;
-  std::optional<Error> first_error;
-  // Each picture keeps every slot of its row until the page is drawn: the bound on one picture
-  // bounds them all together (every layout of a 1M-token row once kept 4.8 GB, then bad_alloc).
-  std::int64_t kept_slots = 0;
-  std::string past_bound;
-  for (const std::string& name : names) {
-    LayoutSpec one = spec;
-    one.layout = name;
-    try {
-      PlanPrint print;
-      reports::CostRow costed;
-      {
-        const LayoutSource source = read_layout_source(one, args);
-        one = source.spec;
-        const RowPlan& row = source.rows[source.chosen];
-        if (detail == reports::StoryDetail::picture) {
-          reports::check_picture_slots(row.padded_len);
-          if (kept_slots > reports::kMaxPictureSlots - row.padded_len) {
-            past_bound = fmt::format(
-                "the pictures of every layout draw every slot of each: at most {} slots "
-                "together, and {} would make {} (L={}); draw one layout (--layout NAME) or a "
-                "shorter row",
-                reports::kMaxPictureSlots, name, kept_slots + row.padded_len, row.padded_len);
-            break;
-          }
-          kept_slots += row.padded_len;
-        }
-        const std::vector<std::int64_t> no_labels;
-        const auto& labels = source.labels.empty() ? no_labels : source.labels[source.chosen];
-        stories.layouts.push_back(reports::tell_layout(one, row, labels, {}, detail, mask));
-        print = plan_print(row);
-        costed = reports::cost_row(row);
-        if (stories.source.empty()) stories.source = source.description;
-      }  // the plan is released here, before the cost model and options_that_matter lay it out
-      reports::attach_verb_bytes(stories.layouts.back(), reports::verb_bytes(one, costed));
-      stories.layouts.back().brief = spec_brief(options_that_matter(one, args, print));
-    } catch (const Error& e) {
-      if (!first_error) first_error = e;
-      // Its options say nothing about a layout that cannot plan.
-      const LayoutSpec plain = layouts::without_options(one);
-      stories.layouts.push_back(reports::failed_layout(plain, reason(e)));
-    }
-  }
-  if (!past_bound.empty()) CPLAB_FAIL("{}", past_bound);
-  // Which layout for this row and mask: ranked by the critical path of their attention (the
-  // slowest rank's pairs), least first, ties in registry order; those that cannot lay it out last.
-  std::stable_sort(stories.layouts.begin(), stories.layouts.end(),
-                   [](const reports::LayoutStory& a, const reports::LayoutStory& b) {
-                     if (a.error.empty() != b.error.empty()) return a.error.empty();
-                     return a.error.empty() && a.max_work < b.max_work;
-                   });
-  // Every table, picture and page names the source: under another mask, the work is the mask's.
-  if (!mask.is_causal() && !stories.source.empty())
-    stories.source += fmt::format(" · work under the mask {}", sim::mask_text(mask));
-  if (stories.source.empty()) throw *first_error;  // no layout could: the input is at fault
-  return stories;
-}
-
-int print_layout_comparison(const Stories& stories, bool json, const std::string& svg_path) {
+int print_layout_comparison(const reports::Stories& stories, bool json,
+                            const std::string& svg_path) {
   if (!svg_path.empty())
     write_output_file(svg_path, reports::explain_svg(stories.layouts, stories.source));
-  if (!json) {
-    fmt::print("{}", reports::explain_text(stories.layouts, stories.source, false));
-    if (!svg_path.empty()) fmt::print("picture: {}\n", svg_path);
+  if (json) {
+    fmt::print("{}\n", reports::comparison_json(stories));
     return 0;
   }
-  // Small (numbers per layout and rank): nlohmann as it is.
-  nlohmann::ordered_json out;
-  out["layout"] = kEveryLayout;
-  out["source"] = stories.source;
-  // Absent under the causal mask: the contract's keys stay as they were.
-  if (!stories.layouts.empty() && !stories.layouts.front().mask.is_causal())
-    out["mask"] = sim::mask_text(stories.layouts.front().mask);
-  out["layouts"] = nlohmann::ordered_json::array();
-  for (const auto& s : stories.layouts) {
-    nlohmann::ordered_json one;
-    one["layout"] = s.spec.layout;
-    one["spec"] = s.brief;
-    one["cp"] = s.spec.cp;
-    if (!s.error.empty()) {
-      one["error"] = s.error;
-    } else {
-      // By max_causal_work, least first (tell_layouts' order); ties share a rank, as
-      // `schedule --algo all`'s algorithms do.
-      std::int64_t less = 0;
-      for (const auto& other : stories.layouts)
-        less += other.error.empty() && other.max_work < s.max_work;
-      one["rank"] = less + 1;
-      one["padded_seq_len"] = s.row.padded_len;
-      one["imbalance"] = s.imbalance;
-      one["max_causal_work"] = s.max_work;
-      one["causal_work"] = s.work;
-      nlohmann::ordered_json bytes = nlohmann::ordered_json::object();
-      for (std::size_t r = 0; r < s.ranks.size(); ++r) {
-        for (const auto& [verb, n] : s.ranks[r].bytes) bytes[verb].push_back(n);
-      }
-      one["bytes_per_rank"] = bytes;
-    }
-    out["layouts"].push_back(std::move(one));
-  }
-  fmt::print("{}\n", out.dump());
+  fmt::print("{}", reports::explain_text(stories.layouts, stories.source, false));
+  if (!svg_path.empty()) fmt::print("picture: {}\n", svg_path);
   return 0;
 }
 

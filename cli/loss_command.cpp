@@ -10,18 +10,18 @@
 #include <cstdio>
 #include <limits>
 #include <memory>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "check/loss_check.hpp"
 #include "cli/command.hpp"
 #include "cli/layout_source.hpp"
 #include "cli/option_flags.hpp"
-#include "comm/thread_comm.hpp"
 #include "core/error.hpp"
 #include "io/npy.hpp"
 #include "properties/implementation_registry.hpp"
+#include "properties/rank_losses.hpp"
 #include "reference/loss.hpp"
 #include "reference/plan.hpp"
 
@@ -119,82 +119,56 @@ struct RankResult {
 // One depth's loss on C ranks next to the reference's.
 struct DepthResult {
   std::int64_t depth = 1;
-  reference::LossReference expected;
+  const reference::LossReference* expected = nullptr;
   std::vector<RankResult> ranks;
   double mean = 0.0;        // mean of the rank losses
   double grad_error = 0.0;  // largest |∂loss_r/∂z - C × global gradient|
   bool finite() const {
     bool all =
-        std::isfinite(mean) && std::isfinite(expected.global_mean) && std::isfinite(grad_error);
+        std::isfinite(mean) && std::isfinite(expected->global_mean) && std::isfinite(grad_error);
     for (const RankResult& r : ranks) all = all && std::isfinite(r.loss);
     return all;
   }
 };
 
 DepthResult compare_depth(const LossOptions& options, const ShardPlan& plan, const Batch& batch,
-                          Implementation& impl, const LossFiles& in, std::int64_t depth) {
-  const Tensor& depth_logits = in.logits[static_cast<std::size_t>(depth - 1)];
+                          Implementation& impl, const LossFiles& in,
+                          const check::LossExpectation& expected, std::int64_t depth) {
   DepthResult result;
   result.depth = depth;
-  result.expected = reference::shifted_loss_caller(plan, depth_logits, in.labels, in.valid, depth);
-  const reference::LossReference& expected = result.expected;
-  const std::int64_t cp = options.spec.cp, vocab = depth_logits.size(2);
-  result.ranks.resize(static_cast<std::size_t>(cp));
-  sim::World world(static_cast<int>(cp));
-  world.run([&](sim::RankContext& ctx) {
-    const RankShard shard = impl.shard(ctx.comm, options.spec, batch).at(0);
-    const Tensor logits = impl.shard_token_tensor(ctx.comm, shard.layout, depth_logits, 1, 0.0);
-    const LossOutput out =
-        impl.shifted_cp_loss(ctx.comm, shard.layout, logits, shard.local.at(keys::labels),
-                             shard.local.at(keys::loss_mask), depth);
-    RankResult& mine = result.ranks[ctx.rank];
-    mine.loss = out.loss;
-    mine.contributing = out.contributing_local;
+  result.expected = &expected.at(depth);
+  const std::vector<LossOutput> outputs = properties::run_rank_losses(
+      impl, options.spec, batch, in.logits[static_cast<std::size_t>(depth - 1)], depth);
+  for (std::size_t r = 0; r < outputs.size(); ++r) {
+    const LossOutput& out = outputs[r];
+    CPLAB_CHECK(out.grad.dtype() == DType::f32, "{}: rank {}'s gradient {} is not f32",
+                options.impl, r, tensor_brief(out.grad));
     // ∂loss_r/∂logits must be C × the global gradient on the tokens the reference gives this rank.
-    const auto grad = out.grad.data<float>();
-    const auto global = expected.grad_global.data<float>();
-    const std::int64_t len = plan.rows[0].padded_len, local_len = len / cp;
-    CPLAB_CHECK(out.grad.numel() == static_cast<std::int64_t>(plan.rows.size()) * local_len * vocab,
-                "{}: gradient {} is not [B, ℓ, V]", options.impl, tensor_brief(out.grad));
-    for (std::size_t b = 0; b < plan.rows.size(); ++b) {
-      for (std::int64_t k = 0; k < local_len; ++k) {
-        const std::int64_t g = plan.rows[b].index[ctx.rank][k];
-        for (std::int64_t v = 0; v < vocab; ++v) {
-          const double want = static_cast<double>(cp) *
-                              global[(static_cast<std::int64_t>(b) * len + g) * vocab + v];
-          const double got = grad[(static_cast<std::int64_t>(b) * local_len + k) * vocab + v];
-          // NaN-aware: a non-finite gradient is an infinite error, never a match.
-          const double error =
-              std::isfinite(got) ? std::abs(got - want) : std::numeric_limits<double>::infinity();
-          mine.grad_error = std::max(mine.grad_error, error);
-        }
-      }
-    }
-  });
-  for (const RankResult& r : result.ranks) {
-    result.mean += r.loss / static_cast<double>(cp);
-    result.grad_error = std::max(result.grad_error, r.grad_error);
+    const check::GradDifference grad =
+        expected.grad_difference(plan, static_cast<std::int64_t>(r), depth, out.grad.data<float>(),
+                                 1.0, std::numeric_limits<double>::infinity());
+    result.ranks.push_back({out.loss, out.contributing_local, grad.max_abs_error});
+    result.mean += out.loss / static_cast<double>(outputs.size());
+    result.grad_error = std::max(result.grad_error, grad.max_abs_error);
   }
   return result;
 }
 
 nlohmann::ordered_json depth_json(const DepthResult& d) {
   return {{"depth", d.depth},
-          {"global_mean", d.expected.global_mean},
-          {"contributing_total", d.expected.contributing_total},
+          {"global_mean", d.expected->global_mean},
+          {"contributing_total", d.expected->contributing_total},
           {"mean_of_rank_losses", d.mean},
-          {"max_abs_err", std::abs(d.mean - d.expected.global_mean)},
+          {"max_abs_err", std::abs(d.mean - d.expected->global_mean)},
           {"grad_max_abs_err", d.grad_error}};
 }
 
 // The MTP combination L₁ + λ/(D−1)·Σ L_k (SPEC §6.1) of the global means and of the rank losses.
-nlohmann::ordered_json mtp_json(const std::vector<DepthResult>& depths, double scaling_factor) {
-  std::vector<double> global, ranks;
-  for (const DepthResult& d : depths) {
-    global.push_back(d.expected.global_mean);
-    ranks.push_back(d.mean);
-  }
-  const reference::MtpCombination want = reference::combine_depths(global, scaling_factor);
+nlohmann::ordered_json mtp_json(const check::LossExpectation& expected,
+                                const std::vector<DepthResult>& depths, double scaling_factor) {
+  std::vector<double> ranks;
+  for (const DepthResult& d : depths) ranks.push_back(d.mean);
+  const reference::MtpCombination want = expected.global_total(scaling_factor);
   const reference::MtpCombination got = reference::combine_depths(ranks, scaling_factor);
   return {{"scaling_factor", scaling_factor},
           {"depth_weight", want.weight},
@@ -218,9 +192,10 @@ int run_loss(LossOptions options) {
   const std::string unavailable = properties::unavailable_reason(info);
   CPLAB_CHECK(unavailable.empty(), "--impl {} cannot run here: {}", options.impl, unavailable);
   const std::unique_ptr<Implementation> impl = info.make();
+  const check::LossExpectation expected(plan, in.logits, in.labels, in.valid);
   std::vector<DepthResult> depths;
-  for (std::int64_t k = 1; k <= std::max<std::int64_t>(options.depths, 1); ++k)
-    depths.push_back(compare_depth(options, plan, batch, *impl, in, k));
+  for (std::int64_t k = 1; k <= expected.depths(); ++k)
+    depths.push_back(compare_depth(options, plan, batch, *impl, in, expected, k));
   for (const DepthResult& d : depths) {
     if (!d.finite()) {
       // JSON has no NaN: the numbers would print as null, which reads as nothing to compare.
@@ -229,7 +204,7 @@ int run_loss(LossOptions options) {
       std::fprintf(stderr,
                    "cplab: check failed: %s is not finite (global mean %g, mean of rank losses "
                    "%g, largest gradient difference %g)\n",
-                   which.c_str(), d.expected.global_mean, d.mean, d.grad_error);
+                   which.c_str(), d.expected->global_mean, d.mean, d.grad_error);
       return kCheckFailed;
     }
   }
@@ -237,8 +212,8 @@ int run_loss(LossOptions options) {
   const std::int64_t cp = options.spec.cp;
   if (options.json) {
     nlohmann::ordered_json out;
-    out["global_mean"] = first.expected.global_mean;
-    out["contributing_total"] = first.expected.contributing_total;
+    out["global_mean"] = first.expected->global_mean;
+    out["contributing_total"] = first.expected->contributing_total;
     out["mean_of_rank_losses"] = first.mean;
     out["ranks"] = nlohmann::ordered_json::array();
     for (std::int64_t r = 0; r < cp; ++r) {
@@ -246,12 +221,12 @@ int run_loss(LossOptions options) {
                               {"loss", first.ranks[r].loss},
                               {"contributing", first.ranks[r].contributing}});
     }
-    out["max_abs_err"] = std::abs(first.mean - first.expected.global_mean);
+    out["max_abs_err"] = std::abs(first.mean - first.expected->global_mean);
     out["grad_max_abs_err"] = first.grad_error;
     if (options.depths > 0) {
       out["depths"] = nlohmann::ordered_json::array();
       for (const DepthResult& d : depths) out["depths"].push_back(depth_json(d));
-      out["mtp"] = mtp_json(depths, options.mtp_scaling_factor);
+      out["mtp"] = mtp_json(expected, depths, options.mtp_scaling_factor);
     }
     fmt::print("{}\n", out.dump());
     return 0;
@@ -260,9 +235,9 @@ int run_loss(LossOptions options) {
       "{} impl={}: global mean {:.7g} over N={} tokens; mean of rank losses {:.7g} (|diff| "
       "{:.3g}); largest "
       "gradient difference {:.3g}\n",
-      spec_brief(options.spec), options.impl, first.expected.global_mean,
-      first.expected.contributing_total, first.mean,
-      std::abs(first.mean - first.expected.global_mean), first.grad_error);
+      spec_brief(options.spec), options.impl, first.expected->global_mean,
+      first.expected->contributing_total, first.mean,
+      std::abs(first.mean - first.expected->global_mean), first.grad_error);
   fmt::print("{:>4}  {:>14}  {:>12}\n", "rank", "loss", "contributing");
   for (std::int64_t r = 0; r < cp; ++r)
     fmt::print("{:>4}  {:>14.7g}  {:>12}\n", r, first.ranks[r].loss, first.ranks[r].contributing);
@@ -271,10 +246,10 @@ int run_loss(LossOptions options) {
                "rank mean", "|diff|", "grad diff");
     for (const DepthResult& d : depths) {
       fmt::print("{:>5}  {:>14.7g}  {:>8}  {:>14.7g}  {:>10.3g}  {:>10.3g}\n", d.depth,
-                 d.expected.global_mean, d.expected.contributing_total, d.mean,
-                 std::abs(d.mean - d.expected.global_mean), d.grad_error);
+                 d.expected->global_mean, d.expected->contributing_total, d.mean,
+                 std::abs(d.mean - d.expected->global_mean), d.grad_error);
     }
-    const nlohmann::ordered_json mtp = mtp_json(depths, options.mtp_scaling_factor);
+    const nlohmann::ordered_json mtp = mtp_json(expected, depths, options.mtp_scaling_factor);
     fmt::print("MTP total L1 + {:.4g}/(D-1) sum L_k: global {:.7g}, from the rank losses {:.7g}\n",
                options.mtp_scaling_factor, mtp["global_total"].get<double>(),
                mtp["mean_of_rank_totals"].get<double>());

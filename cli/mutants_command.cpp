@@ -9,7 +9,7 @@
 
 #include "cli/arguments.hpp"
 #include "cli/command.hpp"
-#include "cli/sweep_processes.hpp"
+#include "cli/errors.hpp"
 #include "core/limits.hpp"
 #include "properties/mutant_hunt.hpp"
 #include "properties/rank_processes.hpp"

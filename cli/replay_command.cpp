@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "cli/command.hpp"
-#include "cli/sweep_processes.hpp"
+#include "cli/errors.hpp"
 #include "core/error.hpp"
 #include "properties/case.hpp"
 #include "properties/case_data.hpp"

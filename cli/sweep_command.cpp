@@ -15,12 +15,14 @@
 
 #include "cli/arguments.hpp"
 #include "cli/command.hpp"
+#include "cli/errors.hpp"
 #include "cli/stop_signals.hpp"
-#include "cli/sweep_processes.hpp"
 #include "core/error.hpp"
 #include "core/limits.hpp"
 #include "properties/mask_choice.hpp"
 #include "properties/sweep.hpp"
+#include "properties/sweep_processes.hpp"
+#include "reports/distributed_sweep.hpp"
 #include "reports/sweep_report.hpp"
 
 namespace cplab::cli {
@@ -131,8 +133,8 @@ int run_sweep_command(SweepArgs& args) {
   properties::validate_gen_options(gen);
   for (std::string& mask : options.masks)  // canonical, as the report and reruns name them
     mask = properties::mask_choice_text(properties::parse_mask_choice(mask));
-  const SweepProcesses processes =
-      plan_sweep_processes(options, args.distribute, args.rank_timeout_ms);
+  const properties::SweepProcesses processes =
+      properties::plan_sweep_processes(options, args.distribute, args.rank_timeout_ms);
   // In a job of several processes the launcher's SIGTERM means a peer died: mpi/session's handler
   // says so and what this rank was waiting in; cutting between cases would wait in vain.
   if (processes.size > 1) release_stop_signals();
@@ -187,7 +189,7 @@ int run_sweep_command(SweepArgs& args) {
     reports::write_all(so_far, args.out);
   };
   const properties::SweepReport report =
-      processes.distribute         ? run_distributed_sweep(options, processes, progress)
+      processes.distribute         ? reports::run_distributed_sweep(options, processes, progress)
       : processes.writes_reports() ? properties::run_sweep(options, progress, checkpoint)
                                    : properties::run_sweep(options, progress);
   const int status =

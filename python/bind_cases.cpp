@@ -7,6 +7,7 @@
 
 #include <cmath>
 
+#include "check/loss_check.hpp"
 #include "check/shard_check.hpp"
 #include "core/attention_mask.hpp"
 #include "core/error.hpp"
@@ -169,7 +170,7 @@ class GeneratedCase {
     prepare_loss();
     py::list logits, labels;
     for (std::int64_t r = 0; r < cp(); ++r) {
-      logits.append(tensor_to_torch(reference::select_rank(plan_, padded_logits_, 1, r)));
+      logits.append(tensor_to_torch(reference::select_rank(plan_, padded_logits_.front(), 1, r)));
       labels.append(tensor_to_torch(rank_targets(r)));
     }
     // Each rank's labels as the layout shards them, unshifted (check_logprobs hands a pipeline
@@ -181,8 +182,9 @@ class GeneratedCase {
     for (std::int64_t r = 0; r < cp(); ++r)
       next_labels.append(tensor_to_torch(rank_targets(r, true)));
     return py::dict("logits"_a = logits, "labels"_a = labels, "unshifted_labels"_a = unshifted,
-                    "next_labels"_a = next_labels, "num_label_tokens"_a = loss_->contributing_total,
-                    "global_mean"_a = loss_->global_mean);
+                    "next_labels"_a = next_labels,
+                    "num_label_tokens"_a = expected_->at(1).contributing_total,
+                    "global_mean"_a = expected_->at(1).global_mean);
   }
 
   // What a rank's multi-token prediction loss is handed (SPEC §6.1, check_loss(depths=D)): its
@@ -199,7 +201,7 @@ class GeneratedCase {
       Tensor stacked(DType::f32, {depths, rows, local, case_.vocab}, Uninitialized{});
       const std::int64_t each = rows * local * case_.vocab;
       for (std::int64_t k = 0; k < depths; ++k) {
-        const Tensor mine = reference::select_rank(plan_, depth_logits_[k], 1, r);
+        const Tensor mine = reference::select_rank(plan_, padded_logits_[k], 1, r);
         std::copy_n(mine.data<float>().begin(), each, stacked.data<float>().begin() + k * each);
       }
       logits.append(tensor_to_torch(std::move(stacked)));
@@ -207,7 +209,7 @@ class GeneratedCase {
       labels.append(tensor_to_torch(rank.at(keys::labels).to(DType::i64)));
       valid.append(tensor_to_torch(rank.at(keys::valid).to(DType::b8)));
     }
-    for (const reference::LossReference& ref : depth_losses_) counts.append(ref.contributing_total);
+    for (std::int64_t k = 1; k <= depths; ++k) counts.append(expected_->at(k).contributing_total);
     std::vector<std::int64_t> index, doc_ids, caller_pos;
     for (std::int64_t r = 0; r < cp(); ++r) {
       for (const RowPlan& row : plan_.rows)
@@ -230,54 +232,44 @@ class GeneratedCase {
   std::string check_mtp(const std::vector<double>& losses, const std::vector<py::object>& grads,
                         std::int64_t depths, double scaling_factor) {
     prepare_depths(depths);
-    CPLAB_CHECK(static_cast<std::int64_t>(losses.size()) == cp() &&
-                    static_cast<std::int64_t>(grads.size()) == cp(),
-                "{} losses and {} gradients for cp={}", losses.size(), grads.size(), cp());
-    std::vector<double> global;
-    for (const reference::LossReference& ref : depth_losses_) global.push_back(ref.global_mean);
-    const reference::MtpCombination total = reference::combine_depths(global, scaling_factor);
-    auto weight = [&](std::int64_t k) { return k == 0 ? 1.0 : total.weight; };
-    double mean = 0.0;
-    for (double l : losses) mean += l / static_cast<double>(cp());
+    check_counts(losses, grads);
+    const check::LossExpectation& expected = *expected_;
+    const reference::MtpCombination total = expected.global_total(scaling_factor);
+    const double mean = mean_of(losses);
     for (std::int64_t r = 0; r < cp(); ++r) {
-      double want = 0.0;
+      const double want = expected.rank_total(r, scaling_factor);
+      if (check::loss_matches(losses[r], want, kLossTolerance)) continue;
       std::string terms;
-      for (std::int64_t k = 0; k < depths; ++k) {
-        want += weight(k) * depth_losses_[k].rank_loss[r];
-        terms +=
-            fmt::format("{}depth {}: {:.6g} (N_{} = {})", k ? ", " : "", k + 1,
-                        depth_losses_[k].rank_loss[r], k + 1, depth_losses_[k].contributing_total);
+      for (std::int64_t k = 1; k <= depths; ++k) {
+        terms += fmt::format("{}depth {}: {:.6g} (N_{} = {})", k > 1 ? ", " : "", k,
+                             expected.at(k).rank_loss[r], k, expected.at(k).contributing_total);
       }
-      if (!(std::abs(losses[r] - want) <= kLossTolerance * std::max(1.0, std::abs(want)))) {
-        return fmt::format(
-            "rank {} MTP loss {:.6g} should be {:.6g} = L1 + {:.4g}/(D-1) x the deeper terms of "
-            "its shares ({}); mean of rank losses {:.6g}, global MTP loss {:.6g}",
-            r, losses[r], want, scaling_factor, terms, mean, total.total);
-      }
+      return fmt::format(
+          "rank {} MTP loss {:.6g} should be {:.6g} = L1 + {:.4g}/(D-1) x the deeper terms of "
+          "its shares ({}); mean of rank losses {:.6g}, global MTP loss {:.6g}",
+          r, losses[r], want, scaling_factor, terms, mean, total.total);
     }
-    const std::int64_t rows = static_cast<std::int64_t>(plan_.rows.size());
-    const std::int64_t local = plan_.rows[0].local_len(), vocab = case_.vocab;
+    const Shape shape{depths, rows(), plan_.rows[0].local_len(), case_.vocab};
     for (std::int64_t r = 0; r < cp(); ++r) {
       if (grads[r].is_none()) continue;
       const Tensor got = tensor_from_torch(grads[r], fmt::format("rank {} grad", r)).to(DType::f32);
-      const Shape shape{depths, rows, local, vocab};
       if (got.shape() != shape) {
         return fmt::format("rank {} grad has shape {}; its logits are {}", r,
                            shape_str(got.shape()), shape_str(shape));
       }
-      for (std::int64_t k = 0; k < depths; ++k) {
-        const Tensor want = reference::select_rank(plan_, depth_losses_[k].grad_global, 1, r);
-        const double scale = weight(k) * static_cast<double>(cp());
-        for (std::int64_t i = 0; i < want.numel(); ++i) {
-          const double expected = scale * want.get(i), actual = got.get(k * want.numel() + i);
-          if (std::abs(actual - expected) <= kGradTolerance) continue;
-          const std::int64_t slot = (i / vocab) % local, b = i / (vocab * local);
-          return fmt::format(
-              "rank {} grad of depth {} at row {} local slot {} (global slot {}) logit {} is "
-              "{:.6g}, should be {:.6g} (C x {:.4g} x d(depth-{} mean)/d logits)",
-              r, k + 1, b, slot, plan_.rows[b].index[r][slot], i % vocab, actual, expected,
-              weight(k), k + 1);
-        }
+      const std::span<const float> values = got.data<float>();
+      const std::size_t each = values.size() / static_cast<std::size_t>(depths);
+      for (std::int64_t k = 1; k <= depths; ++k) {
+        const double weight = expected.depth_weight(k, scaling_factor);
+        const check::GradDifference diff = expected.grad_difference(
+            plan_, r, k, values.subspan(static_cast<std::size_t>(k - 1) * each, each), weight,
+            kGradTolerance);
+        if (!diff.first) continue;
+        const check::GradMismatch& m = *diff.first;
+        return fmt::format(
+            "rank {} grad of depth {} at row {} local slot {} (global slot {}) logit {} is "
+            "{:.6g}, should be {:.6g} (C x {:.4g} x d(depth-{} mean)/d logits)",
+            r, k, m.row, m.slot, m.global_slot, m.logit, m.got, m.want, weight, k);
       }
     }
     return "";
@@ -287,38 +279,34 @@ class GeneratedCase {
   // that is not.
   std::string check_loss(const std::vector<double>& losses, const std::vector<py::object>& grads) {
     prepare_loss();
-    CPLAB_CHECK(static_cast<std::int64_t>(losses.size()) == cp() &&
-                    static_cast<std::int64_t>(grads.size()) == cp(),
-                "{} losses and {} gradients for cp={}", losses.size(), grads.size(), cp());
-    double mean = 0.0;
-    for (double l : losses) mean += l / static_cast<double>(cp());
+    check_counts(losses, grads);
+    const check::LossExpectation& expected = *expected_;
+    const reference::LossReference& ref = expected.at(1);
     for (std::int64_t r = 0; r < cp(); ++r) {
-      const double want = loss_->rank_loss[r];
-      if (!(std::abs(losses[r] - want) <= kLossTolerance * std::max(1.0, std::abs(want)))) {
-        return fmt::format(
-            "rank {} loss {:.6g} should be {:.6g} (sum of its {} contributing tokens' CE x C / N, "
-            "N = {}); mean of rank losses {:.6g}, global shifted mean {:.6g}",
-            r, losses[r], want, loss_->rank_contributing[r], loss_->contributing_total, mean,
-            loss_->global_mean);
-      }
+      const double want = ref.rank_loss[r];
+      if (check::loss_matches(losses[r], want, kLossTolerance)) continue;
+      return fmt::format(
+          "rank {} loss {:.6g} should be {:.6g} (sum of its {} contributing tokens' CE x C / N, "
+          "N = {}); mean of rank losses {:.6g}, global shifted mean {:.6g}",
+          r, losses[r], want, ref.rank_contributing[r], ref.contributing_total, mean_of(losses),
+          ref.global_mean);
     }
+    const Shape shape{rows(), plan_.rows[0].local_len(), case_.vocab};
     for (std::int64_t r = 0; r < cp(); ++r) {
       if (grads[r].is_none()) continue;
       const Tensor got = tensor_from_torch(grads[r], fmt::format("rank {} grad", r)).to(DType::f32);
-      const Tensor want = reference::select_rank(plan_, scaled_grad_, 1, r);
-      if (got.shape() != want.shape()) {
+      if (got.shape() != shape) {
         return fmt::format("rank {} grad has shape {}; its logits shard is {}", r,
-                           shape_str(got.shape()), shape_str(want.shape()));
+                           shape_str(got.shape()), shape_str(shape));
       }
-      const std::int64_t vocab = case_.vocab, local = plan_.rows[0].local_len();
-      for (std::int64_t i = 0; i < want.numel(); ++i) {
-        if (std::abs(got.get(i) - want.get(i)) <= kGradTolerance) continue;
-        const std::int64_t k = (i / vocab) % local, b = i / (vocab * local);
-        return fmt::format(
-            "rank {} grad at row {} local slot {} (global slot {}) logit {} is {:.6g}, should be "
-            "{:.6g} (C x d(global mean)/d logits)",
-            r, b, k, plan_.rows[b].index[r][k], i % vocab, got.get(i), want.get(i));
-      }
+      const check::GradDifference diff =
+          expected.grad_difference(plan_, r, 1, got.data<float>(), 1.0, kGradTolerance);
+      if (!diff.first) continue;
+      const check::GradMismatch& m = *diff.first;
+      return fmt::format(
+          "rank {} grad at row {} local slot {} (global slot {}) logit {} is {:.6g}, should be "
+          "{:.6g} (C x d(global mean)/d logits)",
+          r, m.row, m.slot, m.global_slot, m.logit, m.got, m.want);
     }
     return "";
   }
@@ -326,46 +314,51 @@ class GeneratedCase {
  private:
   std::string mask_text() const { return case_.mask.empty() ? "causal" : case_.mask; }
 
-  void prepare_loss() {
-    if (loss_) return;
-    const std::int64_t rows = case_.rows, seq = case_.seq_len;
-    const Tensor logits =
-        properties::float_tensor(case_.seed, kLogitsStream, {rows, seq, case_.vocab}, kLogitsScale);
-    TokenField field{logits, 1, PadRule::constant, 0.0};
-    padded_logits_ = reference::pad_to_global(plan_, field);
-    loss_ = reference::shifted_loss_caller(plan_, logits, batch_.at(keys::labels).to(DType::i64),
-                                           batch_.at(keys::valid).to(DType::b8));
-    scaled_grad_ = loss_->grad_global;
-    for (std::int64_t i = 0; i < scaled_grad_.numel(); ++i)
-      scaled_grad_.set(i, scaled_grad_.get(i) * static_cast<double>(cp()));
+  std::int64_t rows() const { return static_cast<std::int64_t>(plan_.rows.size()); }
+
+  void check_counts(const std::vector<double>& losses, const std::vector<py::object>& grads) const {
+    CPLAB_CHECK(static_cast<std::int64_t>(losses.size()) == cp() &&
+                    static_cast<std::int64_t>(grads.size()) == cp(),
+                "{} losses and {} gradients for cp={}", losses.size(), grads.size(), cp());
   }
 
-  // Every depth's logits (depth 1's are the next-token check's) and loss on the padded stream.
+  double mean_of(const std::vector<double>& losses) const {
+    double mean = 0.0;
+    for (double l : losses) mean += l / static_cast<double>(cp());
+    return mean;
+  }
+
+  void prepare_loss() { prepare_depths(1); }
+
+  // Every depth's logits (depth 1's are the next-token check's; each depth draws its own stream)
+  // and the expectation over exactly depths 1..`depths`.
   void prepare_depths(std::int64_t depths) {
     CPLAB_CHECK(depths >= 1 && depths <= kMostDepths, "depths must be in [1, {}], not {}",
                 kMostDepths, depths);
     const std::int64_t rows = case_.rows, seq = case_.seq_len;
-    for (auto k = static_cast<std::int64_t>(depth_losses_.size()); k < depths; ++k) {
-      const Tensor logits =
-          properties::float_tensor(case_.seed, kLogitsStream + 1000 * static_cast<std::uint64_t>(k),
-                                   {rows, seq, case_.vocab}, kLogitsScale);
+    for (auto k = static_cast<std::int64_t>(depth_logits_.size()); k < depths; ++k) {
       depth_logits_.push_back(
-          reference::pad_to_global(plan_, TokenField{logits, 1, PadRule::constant, 0.0}));
-      depth_losses_.push_back(
-          reference::shifted_loss_caller(plan_, logits, batch_.at(keys::labels).to(DType::i64),
-                                         batch_.at(keys::valid).to(DType::b8), k + 1));
+          properties::float_tensor(case_.seed, kLogitsStream + 1000 * static_cast<std::uint64_t>(k),
+                                   {rows, seq, case_.vocab}, kLogitsScale));
+      padded_logits_.push_back(reference::pad_to_global(
+          plan_, TokenField{depth_logits_.back(), 1, PadRule::constant, 0.0}));
     }
+    if (expected_ && expected_->depths() == depths) return;
+    const std::vector<Tensor> logits(depth_logits_.begin(), depth_logits_.begin() + depths);
+    expected_.emplace(plan_, logits, batch_.at(keys::labels).to(DType::i64),
+                      batch_.at(keys::valid).to(DType::b8));
   }
 
   // Rank r's local targets: those that contribute to the loss (else IGNORE), or with `every`
   // each slot's target as SPEC §6 defines it (-1: none; IGNORE where the next label is one).
   Tensor rank_targets(std::int64_t r, bool every = false) const {
     const std::int64_t local = plan_.rows[0].local_len();
+    const reference::LossReference& next = expected_->at(1);
     std::vector<std::int64_t> out;
     for (std::size_t b = 0; b < plan_.rows.size(); ++b) {
       for (std::int64_t k = 0; k < local; ++k) {
         const std::int64_t g = plan_.rows[b].index[r][k];
-        out.push_back(every || loss_->contributes[b][g] ? loss_->target[b][g] : kIgnoreIndex);
+        out.push_back(every || next.contributes[b][g] ? next.target[b][g] : kIgnoreIndex);
       }
     }
     return Tensor::from<std::int64_t>({static_cast<std::int64_t>(plan_.rows.size()), local}, out);
@@ -375,10 +368,9 @@ class GeneratedCase {
   std::string line_;
   Batch batch_;
   ShardPlan plan_;
-  std::optional<reference::LossReference> loss_;
-  std::vector<Tensor> depth_logits_;  // [d]: depth d+1's logits on the padded stream
-  std::vector<reference::LossReference> depth_losses_;
-  Tensor padded_logits_, scaled_grad_;
+  // [d]: depth d+1's logits [B, S, V] in caller coordinates, and the same on the padded stream.
+  std::vector<Tensor> depth_logits_, padded_logits_;
+  std::optional<check::LossExpectation> expected_;
 };
 
 }  // namespace

@@ -205,4 +205,16 @@ std::string attention_matrix_svg(const sim::AttentionSchedule& s, const std::str
   return svg.out;
 }
 
+std::string attention_matrix_svg_or_note(const sim::AttentionSchedule& schedule,
+                                         const std::string& title, bool per_step) {
+  try {
+    return attention_matrix_svg(schedule, title, per_step);
+  } catch (const Error& e) {
+    return fmt::format(
+        R"(<svg xmlns="http://www.w3.org/2000/svg" width="900" height="30" font-family="sans-serif")"
+        R"( font-size="12"><text x="16" y="20">attention matrix not drawn: {}</text></svg>)",
+        escape_markup(e.what()));
+  }
+}
+
 }  // namespace cplab::reports

@@ -24,4 +24,9 @@ inline constexpr std::int64_t kMaxMatrixWalk = std::int64_t{1} << 26;
 std::string attention_matrix_svg(const sim::AttentionSchedule& schedule, const std::string& title,
                                  bool per_step);
 
+// The matrix beside the work grid: attention_matrix_svg, or, for a row whose pairs are past
+// kMaxMatrixWalk, a one-line picture that says so (the grid is drawn for any row).
+std::string attention_matrix_svg_or_note(const sim::AttentionSchedule& schedule,
+                                         const std::string& title, bool per_step);
+
 }  // namespace cplab::reports

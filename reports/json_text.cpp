@@ -22,21 +22,33 @@ void JsonSink::put(std::string_view text) {
 
 void JsonSink::put(char c) { buffer_.push_back(c); }
 
-void JsonSink::flush_if_full() {
-  if (file_ == nullptr || buffer_.size() < kFlushBytes) return;
-  const std::size_t written = std::fwrite(buffer_.data(), 1, buffer_.size(), file_);
-  CPLAB_CHECK(written == buffer_.size(), "cannot write the output: {} ({} of {} bytes written)",
-              std::strerror(errno), written, buffer_.size());
+void JsonSink::open_object(const nlohmann::ordered_json& head) {
+  std::string text = head.dump();
+  text.pop_back();
+  put(text);
+}
+
+void JsonSink::write_buffer() {
+  if (stream_ != nullptr) {
+    stream_->write(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
+  } else {
+    const std::size_t written = std::fwrite(buffer_.data(), 1, buffer_.size(), file_);
+    CPLAB_CHECK(written == buffer_.size(), "cannot write the output: {} ({} of {} bytes written)",
+                std::strerror(errno), written, buffer_.size());
+  }
   buffer_.clear();
 }
 
+void JsonSink::flush_if_full() {
+  if ((file_ == nullptr && stream_ == nullptr) || buffer_.size() < kFlushBytes) return;
+  write_buffer();
+}
+
 void JsonSink::finish() {
-  if (file_ == nullptr) return;
-  const std::size_t written = std::fwrite(buffer_.data(), 1, buffer_.size(), file_);
-  CPLAB_CHECK(written == buffer_.size() && std::fflush(file_) == 0,
-              "cannot write the output: {} ({} of {} bytes written)", std::strerror(errno), written,
-              buffer_.size());
-  buffer_.clear();
+  if (file_ == nullptr && stream_ == nullptr) return;
+  write_buffer();
+  if (file_ != nullptr)
+    CPLAB_CHECK(std::fflush(file_) == 0, "cannot write the output: {}", std::strerror(errno));
 }
 
 template <class T>

@@ -1,13 +1,18 @@
 #pragma once
 // JSON written straight to text, byte for byte as nlohmann::ordered_json::dump() writes it, for the
 // answers whose size grows with the row (`cplab layout --json` lists every token of every rank:
-// 270 MB at 16M tokens). A json value per token cost about 40 bytes of memory and most of the time;
-// here integers go to a small output buffer directly, and the small fields still go through
-// nlohmann (its number and string formatting, its UTF-8 checks) so the text stays the same.
+// 270 MB at 16M tokens; `cplab schedule --json` every slot range of every block). A json value per
+// token cost about 40 bytes of memory and most of the time; here integers go to a small output
+// buffer directly, and the small fields still go through nlohmann (its number and string
+// formatting, its UTF-8 checks) so the text stays the same.
+#include <fmt/format.h>
+
 #include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <iterator>
 #include <nlohmann/json.hpp>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -15,16 +20,26 @@
 
 namespace cplab::reports {
 
-// Where the text goes: a FILE (flushed each time a megabyte has gathered, so the answer is never
-// held whole) or, with none, a string that keeps it all (tests).
+// Where the text goes: a FILE or a stream (flushed each time a megabyte has gathered, so the answer
+// is never held whole) or, with neither, a string that keeps it all (tests). A short write to a
+// FILE is an error here; a stream's state is its owner's to check (write_output_file does).
 class JsonSink {
  public:
   explicit JsonSink(std::FILE* file = nullptr) : file_(file) {}
+  explicit JsonSink(std::ostream& stream) : stream_(&stream) {}
   JsonSink(const JsonSink&) = delete;
   JsonSink& operator=(const JsonSink&) = delete;
 
   void put(std::string_view text);
   void put(char c);
+  // fmt's formatting straight into the buffer (the many small numbers of a long answer).
+  template <typename... T>
+  void format(fmt::format_string<T...> f, T&&... args) {
+    fmt::format_to(std::back_inserter(buffer_), f, std::forward<T>(args)...);
+    flush_if_full();
+  }
+  // An object's members without its closing brace, so that more members can follow.
+  void open_object(const nlohmann::ordered_json& head);
   // `[v0,v1,...]`; with `through`, `[through[v0],through[v1],...]` (a rank's view of a per-slot
   // column: its positions, its document ids).
   void ints(const std::vector<std::int64_t>& values);
@@ -36,7 +51,9 @@ class JsonSink {
 
  private:
   void flush_if_full();
-  std::FILE* file_;
+  void write_buffer();
+  std::FILE* file_ = nullptr;
+  std::ostream* stream_ = nullptr;
   std::string buffer_;
 };
 

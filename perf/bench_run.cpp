@@ -1,4 +1,4 @@
-#include "cli/bench_run.hpp"
+#include "perf/bench_run.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -15,17 +15,17 @@
 #include <filesystem>
 #include <fstream>
 
-#include "cli/errors.hpp"
 #include "core/error.hpp"
 #include "core/input_file.hpp"
 #include "core/output_file.hpp"
 #include "core/source_dir.hpp"
+#include "core/untrusted_text.hpp"
 #include "perf/bench_json.hpp"
 #include "perf/bench_name_index.hpp"
 
 extern char** environ;
 
-namespace cplab::cli {
+namespace cplab::perf {
 namespace {
 
 namespace fs = std::filesystem;
@@ -179,7 +179,7 @@ std::string describe_status(int status) {
 // it stopped ("" when every one has entries).
 std::string first_unwritten(const std::vector<std::string>& selected,
                             const nlohmann::json& benchmarks) {
-  perf::NameIndex written;
+  NameIndex written;
   for (const nlohmann::json& b : benchmarks) {
     if (b.contains("run_name") && b["run_name"].is_string())
       written.insert(b["run_name"].get<std::string>(), 0);
@@ -202,8 +202,7 @@ SuiteOutput read_suite_output(const fs::path& exe, const fs::path& part, int sta
   SuiteOutput out;
   std::error_code ec;
   const bool exists = fs::is_regular_file(part, ec);
-  const perf::BenchJson parsed =
-      perf::parse_bench_json(exists ? read_text_file(part.string()) : std::string());
+  const BenchJson parsed = parse_bench_json(exists ? read_text_file(part.string()) : std::string());
   if (parsed.doc.is_object()) {
     if (parsed.doc.contains("context") && parsed.doc["context"].is_object())
       out.context = parsed.doc["context"];
@@ -258,6 +257,70 @@ void probe_output(const std::string& out) {
   CPLAB_CHECK(writable, "bench run: cannot write {}", out);
 }
 
+// What the suites left: every benchmark entry, the first suite's context, and which suites ran,
+// were not built, matched no benchmark, or went wrong (with why).
+struct SuitesRun {
+  nlohmann::json merged = {{"benchmarks", nlohmann::json::array()}};
+  bool started = false;  // a suite ran: from here on a file is written, whole or marked incomplete
+  std::vector<std::string> ran, missing, unmatched, problems;
+};
+
+// Each suite asked for, one after the other, until they are done or a stop signal came.
+SuitesRun run_suites(const std::vector<std::string>& suites, const BenchRunArgs& args,
+                     const fs::path& dir) {
+  SuitesRun run;
+  for (const std::string& suite : suites) {
+    const fs::path exe = dir / ("cplab_bench_" + suite);
+    if (!fs::exists(exe)) {
+      // An explicitly chosen suite must exist; `all` takes what this build has.
+      CPLAB_CHECK(args.suite == "all", "bench run: {} was not built{}", exe.string(),
+                  suite == "gpu" ? " (configure with CUDA to build the GPU suite)" : "");
+      run.missing.push_back(suite);
+      continue;
+    }
+    const fs::path part = fs::path(args.out).string() + "." + suite + ".part";
+    const std::vector<std::string> selected = list_selected(exe, args, part);
+    if (stop_signal.load() != 0) break;
+    if (selected.empty()) {
+      run.unmatched.push_back(suite);
+      continue;
+    }
+    run.started = true;
+    const int status = run_suite(exe, args, part);
+    SuiteOutput output = read_suite_output(exe, part, status, selected);
+    for (auto& b : output.benchmarks) {
+      b["suite"] = suite;
+      run.merged["benchmarks"].push_back(std::move(b));
+    }
+    if (!run.merged.contains("context") && output.context.is_object())
+      run.merged["context"] = std::move(output.context);
+    if (!output.problem.empty()) {
+      run.problems.push_back(std::move(output.problem));
+      if (stop_signal.load() != 0) break;
+      continue;  // the other suites still run: they do not depend on this one
+    }
+    std::error_code ec;
+    fs::remove(part, ec);
+    run.ran.push_back(suite);
+  }
+  return run;
+}
+
+// The benchmarks whose own output check failed (a skip is not a failure), each said on stderr.
+std::size_t report_failed_checks(const nlohmann::json& benchmarks) {
+  std::size_t failed = 0;
+  for (const auto& b : benchmarks) {
+    const std::string message = b.value("error_message", "");
+    if (b.value("error_occurred", false) && message.rfind("skipped", 0) != 0) {
+      std::fprintf(stderr, "cplab bench run: %s: %s\n",
+                   escape_untrusted(b.value("name", "?")).c_str(),
+                   escape_untrusted(message).c_str());
+      ++failed;
+    }
+  }
+  return failed;
+}
+
 }  // namespace
 
 int run_bench(const BenchRunArgs& args) {
@@ -269,55 +332,21 @@ int run_bench(const BenchRunArgs& args) {
   probe_output(args.out);
   const fs::path dir = bench_dir();
   const StopSignals stop_signals;
-  nlohmann::json merged = {{"benchmarks", nlohmann::json::array()}};
-  bool started = false;  // a suite ran: from here on a file is written, whole or marked incomplete
-  std::vector<std::string> ran, missing, unmatched, problems;
-  for (const std::string& suite : suites) {
-    const fs::path exe = dir / ("cplab_bench_" + suite);
-    if (!fs::exists(exe)) {
-      // An explicitly chosen suite must exist; `all` takes what this build has.
-      CPLAB_CHECK(args.suite == "all", "bench run: {} was not built{}", exe.string(),
-                  suite == "gpu" ? " (configure with CUDA to build the GPU suite)" : "");
-      missing.push_back(suite);
-      continue;
-    }
-    const fs::path part = fs::path(args.out).string() + "." + suite + ".part";
-    const std::vector<std::string> selected = list_selected(exe, args, part);
-    if (stop_signal.load() != 0) break;
-    if (selected.empty()) {
-      unmatched.push_back(suite);
-      continue;
-    }
-    started = true;
-    const int status = run_suite(exe, args, part);
-    SuiteOutput output = read_suite_output(exe, part, status, selected);
-    for (auto& b : output.benchmarks) {
-      b["suite"] = suite;
-      merged["benchmarks"].push_back(std::move(b));
-    }
-    if (!merged.contains("context") && output.context.is_object())
-      merged["context"] = std::move(output.context);
-    if (!output.problem.empty()) {
-      problems.push_back(std::move(output.problem));
-      if (stop_signal.load() != 0) break;
-      continue;  // the other suites still run: they do not depend on this one
-    }
-    std::error_code ec;
-    fs::remove(part, ec);
-    ran.push_back(suite);
-  }
+  SuitesRun run = run_suites(suites, args, dir);
+  nlohmann::json& merged = run.merged;
+  std::vector<std::string>& problems = run.problems;
   const int stopped_by = stop_signal.load();
   if (stopped_by != 0)
     problems.insert(problems.begin(), fmt::format("stopped by signal {}", stopped_by));
-  if (!started && stopped_by == 0) {
-    CPLAB_CHECK(unmatched.empty(),
+  if (!run.started && stopped_by == 0) {
+    CPLAB_CHECK(run.unmatched.empty(),
                 "bench run: --filter '{}' matches no benchmark of the {} suite{}", args.filter,
-                fmt::join(unmatched, " and "), unmatched.size() == 1 ? "" : "s");
+                fmt::join(run.unmatched, " and "), run.unmatched.size() == 1 ? "" : "s");
     CPLAB_FAIL("bench run: no suite was built in {}", dir.string());
   }
   if (!merged.contains("context")) merged["context"] = nlohmann::json::object();
-  merged["context"]["cplab"] = build_context(ran);
-  merged["context"]["cplab"]["suites_not_built"] = missing;
+  merged["context"]["cplab"] = build_context(run.ran);
+  merged["context"]["cplab"]["suites_not_built"] = run.missing;
   merged["context"]["cplab"]["complete"] = problems.empty();
   if (!problems.empty()) merged["context"]["cplab"]["problems"] = problems;
   write_output_file(args.out,
@@ -334,19 +363,10 @@ int run_bench(const BenchRunArgs& args) {
     }
     CPLAB_FAIL("bench run: {}", what);
   }
-  std::size_t failed = 0;
-  for (const auto& b : merged["benchmarks"]) {
-    const std::string message = b.value("error_message", "");
-    if (b.value("error_occurred", false) && message.rfind("skipped", 0) != 0) {
-      std::fprintf(stderr, "cplab bench run: %s: %s\n",
-                   escape_untrusted(b.value("name", "?")).c_str(),
-                   escape_untrusted(message).c_str());
-      ++failed;
-    }
-  }
-  fmt::print("bench run: {} benchmark runs of suites {} → {}{}\n", runs, fmt::join(ran, ", "),
+  const std::size_t failed = report_failed_checks(merged["benchmarks"]);
+  fmt::print("bench run: {} benchmark runs of suites {} → {}{}\n", runs, fmt::join(run.ran, ", "),
              args.out, failed ? fmt::format(" ({} failed their output check)", failed) : "");
   return failed ? 1 : 0;
 }
 
-}  // namespace cplab::cli
+}  // namespace cplab::perf

@@ -7,7 +7,7 @@
 // the suite's part file is kept beside --out.
 #include <string>
 
-namespace cplab::cli {
+namespace cplab::perf {
 
 struct BenchRunArgs {
   std::string suite = "all";
@@ -19,4 +19,4 @@ struct BenchRunArgs {
 
 int run_bench(const BenchRunArgs& args);
 
-}  // namespace cplab::cli
+}  // namespace cplab::perf

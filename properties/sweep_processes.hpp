@@ -6,13 +6,14 @@
 //   - --distribute: the N processes split the job list (process p runs shard p/N on its own,
 //     its ranks as threads) and rank 0 merges their reports into one, equal to a single-process
 //     sweep's with the same seed (timings aside).
-// Only rank 0 prints and writes reports. Started as one of N > 1 processes with neither, the
-// sweep refuses to run (N copies of one sweep would write the same files).
+// Only rank 0 prints and writes reports (reports/distributed_sweep.hpp merges the others'). Started
+// as one of N > 1 processes with neither, the sweep refuses to run (N copies of one sweep would
+// write the same files).
 #include <cstdint>
 
 #include "properties/sweep.hpp"
 
-namespace cplab::cli {
+namespace cplab::properties {
 
 struct SweepProcesses {
   bool distribute = false;
@@ -21,15 +22,7 @@ struct SweepProcesses {
 };
 
 // Checks the combination (throws cplab::Error, a usage error) and starts MPI where needed.
-SweepProcesses plan_sweep_processes(const properties::SweepOptions& options, bool distribute,
+SweepProcesses plan_sweep_processes(const SweepOptions& options, bool distribute,
                                     std::int64_t rank_timeout_ms);
 
-// This process's shard of the jobs, then every process's report merged (on every process).
-properties::SweepReport run_distributed_sweep(const properties::SweepOptions& options,
-                                              const SweepProcesses& processes,
-                                              const properties::SweepProgress& progress);
-
-// Sends stdout to /dev/null: processes other than rank 0 stay quiet.
-void silence_stdout();
-
-}  // namespace cplab::cli
+}  // namespace cplab::properties
