@@ -4,6 +4,7 @@
 // documents whole at their caller offsets.
 #include "layouts/contiguous.hpp"
 
+#include "core/layout_name.hpp"
 #include "layouts/closed_forms.hpp"
 #include "layouts/contiguous.hpp"
 #include "layouts/partition.hpp"
@@ -30,7 +31,8 @@ const LayoutOption* const options[] = {&contiguous_pad_multiple};
 }  // namespace
 
 extern const LayoutDeclaration contiguous_declaration;
-const LayoutDeclaration contiguous_declaration{.name = "contiguous", .options = options};
+const LayoutDeclaration contiguous_declaration{.name = CPLAB_LAYOUT_NAME(contiguous),
+                                               .options = options};
 
 }  // namespace cplab::layouts
 
@@ -38,7 +40,7 @@ namespace cplab::sim {
 
 extern const LayoutDescriptor contiguous_descriptor;
 const LayoutDescriptor contiguous_descriptor{
-    .name = "contiguous",
+    .name = CPLAB_LAYOUT_NAME(contiguous),
     .form = index_math::form_of<index_math::ContiguousMap>(),
     .pad_unit =
         [](const LayoutSpec& spec) { return spec.cp * layouts::contiguous_pad_multiple.of(spec); },

@@ -3,6 +3,7 @@
 // head-tail (torch context_parallel round-robin, Megatron zigzag, SPEC §3): D = 2C, rank r holds
 // chunk r then chunk 2C-1-r; packed rows are one stream, their documents at their caller offsets.
 #include "core/error.hpp"
+#include "core/layout_name.hpp"
 #include "core/layout_option.hpp"
 #include "layouts/closed_forms.hpp"
 #include "layouts/partition.hpp"
@@ -10,7 +11,7 @@
 namespace cplab::layouts {
 
 extern const LayoutDeclaration head_tail_declaration;
-const LayoutDeclaration head_tail_declaration{.name = "head-tail", .options = {}};
+const LayoutDeclaration head_tail_declaration{.name = CPLAB_LAYOUT_NAME(head_tail), .options = {}};
 
 }  // namespace cplab::layouts
 
@@ -18,7 +19,7 @@ namespace cplab::sim {
 
 extern const LayoutDescriptor head_tail_descriptor;
 const LayoutDescriptor head_tail_descriptor{
-    .name = "head-tail",
+    .name = CPLAB_LAYOUT_NAME(head_tail),
     .form = index_math::form_of<index_math::HeadTailMap>(),
     .pad_unit = [](const LayoutSpec& spec) { return 2 * spec.cp; },
     .prepare =

@@ -1,6 +1,7 @@
 // What a caller may ask of identity: its name; it has no options beyond C.
 //
 // identity (CP off, SPEC §3): one rank holds the caller row as it is, L = S, nothing padded.
+#include "core/layout_name.hpp"
 #include "core/layout_option.hpp"
 #include "layouts/closed_forms.hpp"
 #include "layouts/partition.hpp"
@@ -8,7 +9,7 @@
 namespace cplab::layouts {
 
 extern const LayoutDeclaration identity_declaration;
-const LayoutDeclaration identity_declaration{.name = "identity", .options = {}};
+const LayoutDeclaration identity_declaration{.name = CPLAB_LAYOUT_NAME(identity), .options = {}};
 
 }  // namespace cplab::layouts
 
@@ -16,7 +17,7 @@ namespace cplab::sim {
 
 extern const LayoutDescriptor identity_descriptor;
 const LayoutDescriptor identity_descriptor{
-    .name = "identity",
+    .name = CPLAB_LAYOUT_NAME(identity),
     .form = index_math::form_of<index_math::ContiguousMap>(),
     .cp_off = true,
     .pad_unit = [](const LayoutSpec&) -> std::int64_t { return 1; },

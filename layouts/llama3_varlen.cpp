@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "core/error.hpp"
+#include "core/layout_name.hpp"
 #include "core/layout_option.hpp"
 #include "layouts/closed_forms.hpp"
 #include "layouts/partition.hpp"
@@ -14,7 +15,8 @@
 namespace cplab::layouts {
 
 extern const LayoutDeclaration llama3_varlen_declaration;
-const LayoutDeclaration llama3_varlen_declaration{.name = "llama3-varlen", .options = {}};
+const LayoutDeclaration llama3_varlen_declaration{.name = CPLAB_LAYOUT_NAME(llama3_varlen),
+                                                  .options = {}};
 
 }  // namespace cplab::layouts
 
@@ -54,7 +56,7 @@ VarlenSegments PartitionRules::varlen_segments(const std::vector<std::int64_t>& 
 
 extern const LayoutDescriptor llama3_varlen_descriptor;
 const LayoutDescriptor llama3_varlen_descriptor{
-    .name = "llama3-varlen",
+    .name = CPLAB_LAYOUT_NAME(llama3_varlen),
     .form = index_math::form_of<index_math::ContiguousMap>(),
     .bshd_rows = false,
     .pad_unit = [](const LayoutSpec& spec) { return spec.cp; },

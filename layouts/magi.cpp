@@ -12,6 +12,7 @@
 
 #include "core/divisors.hpp"
 #include "core/error.hpp"
+#include "core/layout_name.hpp"
 #include "layouts/closed_forms.hpp"
 #include "layouts/magi.hpp"
 #include "layouts/partition.hpp"
@@ -64,7 +65,7 @@ const LayoutOption* const options[] = {&magi_chunk_size, &magi_chunk_pad_at_cp1}
 }  // namespace
 
 extern const LayoutDeclaration magi_declaration;
-const LayoutDeclaration magi_declaration{.name = "magi", .options = options};
+const LayoutDeclaration magi_declaration{.name = CPLAB_LAYOUT_NAME(magi), .options = options};
 
 }  // namespace cplab::layouts
 
@@ -130,7 +131,7 @@ std::vector<std::int64_t> invert_assignment(std::int64_t cp, std::int64_t padded
 
 extern const LayoutDescriptor magi_descriptor;
 const LayoutDescriptor magi_descriptor{
-    .name = "magi",
+    .name = CPLAB_LAYOUT_NAME(magi),
     .form = index_math::form_of<index_math::MagiMap>(),
     .source = MapSource::assignment,
     .pad_unit = [](const LayoutSpec& spec) { return layouts::magi_chunk_size.of(spec) * spec.cp; },

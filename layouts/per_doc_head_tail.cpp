@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "core/error.hpp"
+#include "core/layout_name.hpp"
 #include "core/layout_option.hpp"
 #include "layouts/closed_forms.hpp"
 #include "layouts/partition.hpp"
@@ -14,7 +15,8 @@
 namespace cplab::layouts {
 
 extern const LayoutDeclaration per_doc_head_tail_declaration;
-const LayoutDeclaration per_doc_head_tail_declaration{.name = "per-doc-head-tail", .options = {}};
+const LayoutDeclaration per_doc_head_tail_declaration{.name = CPLAB_LAYOUT_NAME(per_doc_head_tail),
+                                                      .options = {}};
 
 }  // namespace cplab::layouts
 
@@ -57,7 +59,7 @@ std::vector<std::int64_t> check_bounds(std::int64_t cp, std::int64_t padded_len,
 
 extern const LayoutDescriptor per_doc_head_tail_descriptor;
 const LayoutDescriptor per_doc_head_tail_descriptor{
-    .name = "per-doc-head-tail",
+    .name = CPLAB_LAYOUT_NAME(per_doc_head_tail),
     .form = index_math::form_of<index_math::ThdMap>(),
     .source = MapSource::recorded,
     .pad_unit = two_c,

@@ -17,6 +17,7 @@
 
 #include "core/divisors.hpp"
 #include "core/error.hpp"
+#include "core/layout_name.hpp"
 #include "core/limits.hpp"
 #include "layouts/closed_forms.hpp"
 #include "layouts/partition.hpp"
@@ -43,7 +44,7 @@ const LayoutOption* const options[] = {&ptrr_block_size};
 }  // namespace
 
 extern const LayoutDeclaration ptrr_declaration;
-const LayoutDeclaration ptrr_declaration{.name = "ptrr", .options = options};
+const LayoutDeclaration ptrr_declaration{.name = CPLAB_LAYOUT_NAME(ptrr), .options = options};
 
 }  // namespace cplab::layouts
 
@@ -119,7 +120,7 @@ std::vector<std::int64_t> invert_blocks(std::int64_t cp, std::int64_t padded_len
 
 extern const LayoutDescriptor ptrr_descriptor;
 const LayoutDescriptor ptrr_descriptor{
-    .name = "ptrr",
+    .name = CPLAB_LAYOUT_NAME(ptrr),
     .form = index_math::form_of<index_math::MagiMap>(),
     .source = MapSource::assignment,
     .pad_unit = [](const LayoutSpec& spec) { return layouts::ptrr_block_size.of(spec); },

@@ -8,6 +8,7 @@
 
 #include "core/divisors.hpp"
 #include "core/error.hpp"
+#include "core/layout_name.hpp"
 #include "layouts/closed_forms.hpp"
 #include "layouts/partition.hpp"
 #include "layouts/stripe.hpp"
@@ -32,7 +33,7 @@ const LayoutOption* const options[] = {&stripe_granularity};
 }  // namespace
 
 extern const LayoutDeclaration stripe_declaration;
-const LayoutDeclaration stripe_declaration{.name = "stripe", .options = options};
+const LayoutDeclaration stripe_declaration{.name = CPLAB_LAYOUT_NAME(stripe), .options = options};
 
 }  // namespace cplab::layouts
 
@@ -40,7 +41,7 @@ namespace cplab::sim {
 
 extern const LayoutDescriptor stripe_descriptor;
 const LayoutDescriptor stripe_descriptor{
-    .name = "stripe",
+    .name = CPLAB_LAYOUT_NAME(stripe),
     .form = index_math::form_of<index_math::StripeMap>(),
     .source = MapSource::recorded,
     .pad_unit =

@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "core/error.hpp"
+#include "core/layout_name.hpp"
 #include "core/layout_option.hpp"
 #include "layouts/closed_forms.hpp"
 #include "layouts/partition.hpp"
@@ -14,7 +15,7 @@
 namespace cplab::layouts {
 
 extern const LayoutDeclaration thd_declaration;
-const LayoutDeclaration thd_declaration{.name = "thd", .options = {}};
+const LayoutDeclaration thd_declaration{.name = CPLAB_LAYOUT_NAME(thd), .options = {}};
 
 }  // namespace cplab::layouts
 
@@ -41,7 +42,7 @@ std::vector<std::int64_t> check_bounds(std::int64_t cp, std::int64_t padded_len,
 
 extern const LayoutDescriptor thd_descriptor;
 const LayoutDescriptor thd_descriptor{
-    .name = "thd",
+    .name = CPLAB_LAYOUT_NAME(thd),
     .form = index_math::form_of<index_math::ThdMap>(),
     .source = MapSource::recorded,
     .bshd_rows = false,

@@ -8,6 +8,7 @@
 #include "layouts/usp.hpp"
 
 #include "core/error.hpp"
+#include "core/layout_name.hpp"
 #include "core/limits.hpp"
 #include "layouts/closed_forms.hpp"
 #include "layouts/partition.hpp"
@@ -40,7 +41,7 @@ const LayoutOption* const options[] = {&usp_ring_degree};
 }  // namespace
 
 extern const LayoutDeclaration usp_declaration;
-const LayoutDeclaration usp_declaration{.name = "usp", .options = options};
+const LayoutDeclaration usp_declaration{.name = CPLAB_LAYOUT_NAME(usp), .options = options};
 
 }  // namespace cplab::layouts
 
@@ -57,7 +58,7 @@ void check_ring_degree(const LayoutSpec& spec) {
 
 extern const LayoutDescriptor usp_descriptor;
 const LayoutDescriptor usp_descriptor{
-    .name = "usp",
+    .name = CPLAB_LAYOUT_NAME(usp),
     .form = index_math::form_of<index_math::UspMap>(),
     .source = MapSource::recorded,
     .pad_unit = [](const LayoutSpec& spec) { return 2 * spec.cp; },

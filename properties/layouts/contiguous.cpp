@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <rapidcheck.h>
 
+#include "core/layout_name.hpp"
 #include "properties/layout_table.hpp"
 #include "reference/work.hpp"
 
@@ -12,7 +13,7 @@ namespace cplab::properties {
 
 extern const LayoutEntry contiguous_entry;
 const LayoutEntry contiguous_entry{
-    .name = "contiguous",
+    .name = CPLAB_LAYOUT_NAME(contiguous),
     .balance =
         [](const BalanceFacts& f) {
           const double imbalance = reference::imbalance(f.work);

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "core/layout_name.hpp"
 #include "properties/layout_table.hpp"
 
 namespace cplab::properties {
@@ -32,7 +33,7 @@ std::vector<ImplementationInfo> head_tail_mutants();  // head_tail_mutants.cpp
 
 extern const LayoutEntry head_tail_entry;
 const LayoutEntry head_tail_entry{
-    .name = "head-tail",
+    .name = CPLAB_LAYOUT_NAME(head_tail),
     .balance =
         [](const BalanceFacts& f) {
           const bool equal = std::all_of(f.work.begin(), f.work.end(),

@@ -4,6 +4,7 @@
 // and so is whether a document crossed a rank boundary (what the segments are for).
 #include <fmt/format.h>
 
+#include "core/layout_name.hpp"
 #include "properties/layout_table.hpp"
 #include "reference/work.hpp"
 
@@ -43,7 +44,7 @@ std::vector<ImplementationInfo> llama3_varlen_mutants();  // llama3_varlen_mutan
 
 extern const LayoutEntry llama3_varlen_entry;
 const LayoutEntry llama3_varlen_entry{
-    .name = "llama3-varlen",
+    .name = CPLAB_LAYOUT_NAME(llama3_varlen),
     .balance = reported_balance,
     .own_mutants = mutants::llama3_varlen_mutants,
 };

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 
+#include "core/layout_name.hpp"
 #include "properties/case.hpp"
 #include "properties/layout_table.hpp"
 
@@ -53,7 +54,7 @@ std::vector<ImplementationInfo> magi_mutants();  // magi_mutants.cpp
 
 extern const LayoutEntry magi_entry;
 const LayoutEntry magi_entry{
-    .name = "magi",
+    .name = CPLAB_LAYOUT_NAME(magi),
     .balance = area_bound,
     // Small chunks most often, so that rows have several.
     .draw_options =

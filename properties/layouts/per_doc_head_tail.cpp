@@ -9,6 +9,7 @@
 
 #include <algorithm>
 
+#include "core/layout_name.hpp"
 #include "properties/layout_table.hpp"
 
 namespace cplab::properties {
@@ -77,7 +78,7 @@ std::vector<ImplementationInfo> per_doc_head_tail_mutants();  // per_doc_head_ta
 
 extern const LayoutEntry per_doc_head_tail_entry;
 const LayoutEntry per_doc_head_tail_entry{
-    .name = "per-doc-head-tail",
+    .name = CPLAB_LAYOUT_NAME(per_doc_head_tail),
     .balance = equal_per_document,
     .schedule_balance = per_doc_schedule_balance,
     .own_mutants = mutants::per_doc_head_tail_mutants,

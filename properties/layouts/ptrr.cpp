@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <functional>
 
+#include "core/layout_name.hpp"
 #include "properties/layout_table.hpp"
 #include "reference/work.hpp"
 
@@ -89,7 +90,7 @@ std::vector<ImplementationInfo> ptrr_mutants();  // ptrr_mutants.cpp
 
 extern const LayoutEntry ptrr_entry;
 const LayoutEntry ptrr_entry{
-    .name = "ptrr",
+    .name = CPLAB_LAYOUT_NAME(ptrr),
     .balance = ptrr_balance,
     // Small blocks most often; a row the layout pads needs blocks of 2 slots or more.
     .draw_options =

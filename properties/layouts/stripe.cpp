@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 #include <rapidcheck.h>
 
+#include "core/layout_name.hpp"
 #include "properties/layout_table.hpp"
 #include "reference/work.hpp"
 
@@ -65,7 +66,7 @@ std::string stripe_schedule_balance(const ScheduleBalanceFacts& f) {
 
 extern const LayoutEntry stripe_entry;
 const LayoutEntry stripe_entry{
-    .name = "stripe",
+    .name = CPLAB_LAYOUT_NAME(stripe),
     .balance = stripe_balance,
     // g = 1 (token by token, the default) most often, now and then stripes of 2 to 4 tokens.
     .draw_options =

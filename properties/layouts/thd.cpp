@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "core/layout_name.hpp"
 #include "properties/layout_table.hpp"
 
 namespace cplab::properties {
@@ -70,7 +71,7 @@ std::vector<ImplementationInfo> thd_mutants();  // thd_mutants.cpp
 
 extern const LayoutEntry thd_entry;
 const LayoutEntry thd_entry{
-    .name = "thd",
+    .name = CPLAB_LAYOUT_NAME(thd),
     .balance = equal_per_document,
     .local_document_valid = valid_in_document,
     .schedule_balance = thd_schedule_balance,

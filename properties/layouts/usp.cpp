@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "core/layout_name.hpp"
 #include "properties/layout_table.hpp"
 #include "reference/work.hpp"
 
@@ -133,7 +134,7 @@ std::vector<ImplementationInfo> usp_mutants();  // usp_mutants.cpp
 
 extern const LayoutEntry usp_entry;
 const LayoutEntry usp_entry{
-    .name = "usp",
+    .name = CPLAB_LAYOUT_NAME(usp),
     .balance = usp_balance,
     .draw_options = draw_ring_degree,
     .shrink_options = smaller_ring_degrees,

@@ -3,6 +3,7 @@
 // ids are those of the padded stream, computed before the cut.
 #include "layouts/contiguous.hpp"
 
+#include "core/layout_name.hpp"
 #include "reference/layouts/row_stream.hpp"
 #include "reference/plan.hpp"
 
@@ -17,7 +18,7 @@ RowPlan plan_contiguous_row(const LayoutSpec& spec, std::int64_t caller_len,
       row_stream::read_caller_row(caller_len, seq_lens, seq_lens_padded);
   if (spec.cp == 1) return row_stream::identity_plan(caller, pinned_len);
   const std::int64_t len = row_stream::resolve_padded_len(
-      "contiguous",
+      CPLAB_LAYOUT_NAME(contiguous),
       row_stream::ceil_to(caller.len, spec.cp * layouts::contiguous_pad_multiple.of(spec)),
       pinned_len);
   RowPlan row = row_stream::end_padded_stream(caller, spec.cp, len);
@@ -31,6 +32,7 @@ RowPlan plan_contiguous_row(const LayoutSpec& spec, std::int64_t caller_len,
 }  // namespace
 
 extern const LayoutInfo contiguous_layout;
-const LayoutInfo contiguous_layout{.name = "contiguous", .plan_row = plan_contiguous_row};
+const LayoutInfo contiguous_layout{.name = CPLAB_LAYOUT_NAME(contiguous),
+                                   .plan_row = plan_contiguous_row};
 
 }  // namespace cplab::reference

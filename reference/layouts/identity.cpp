@@ -1,5 +1,6 @@
 // identity (CP off, SPEC §3): one rank holds the caller row as it is, L = S, nothing padded.
 #include "core/error.hpp"
+#include "core/layout_name.hpp"
 #include "reference/layouts/row_stream.hpp"
 #include "reference/plan.hpp"
 
@@ -20,6 +21,7 @@ RowPlan plan_identity_row(const LayoutSpec& spec, std::int64_t caller_len,
 }  // namespace
 
 extern const LayoutInfo identity_layout;
-const LayoutInfo identity_layout{.name = "identity", .plan_row = plan_identity_row};
+const LayoutInfo identity_layout{.name = CPLAB_LAYOUT_NAME(identity),
+                                 .plan_row = plan_identity_row};
 
 }  // namespace cplab::reference

@@ -11,6 +11,7 @@
 #include <algorithm>
 
 #include "core/error.hpp"
+#include "core/layout_name.hpp"
 #include "reference/layouts/row_stream.hpp"
 #include "reference/plan.hpp"
 
@@ -63,7 +64,7 @@ RowPlan plan_llama3_varlen_row(const LayoutSpec& spec, std::int64_t caller_len,
                 "padding is the caller's)",
                 caller.len, spec.cp);
     const std::int64_t len =
-        row_stream::resolve_padded_len("llama3-varlen", caller.len, pinned_len);
+        row_stream::resolve_padded_len(CPLAB_LAYOUT_NAME(llama3_varlen), caller.len, pinned_len);
     row = row_stream::end_padded_stream(caller, spec.cp, len);
     const std::int64_t local = len / spec.cp;
     std::vector<std::vector<row_stream::SlotRange>> ranges(static_cast<std::size_t>(spec.cp));
@@ -80,6 +81,7 @@ RowPlan plan_llama3_varlen_row(const LayoutSpec& spec, std::int64_t caller_len,
 }  // namespace
 
 extern const LayoutInfo llama3_varlen_layout;
-const LayoutInfo llama3_varlen_layout{.name = "llama3-varlen", .plan_row = plan_llama3_varlen_row};
+const LayoutInfo llama3_varlen_layout{.name = CPLAB_LAYOUT_NAME(llama3_varlen),
+                                      .plan_row = plan_llama3_varlen_row};
 
 }  // namespace cplab::reference

@@ -12,6 +12,7 @@
 #include <numeric>
 
 #include "core/error.hpp"
+#include "core/layout_name.hpp"
 #include "reference/layouts/row_stream.hpp"
 #include "reference/plan.hpp"
 #include "reference/work.hpp"
@@ -56,7 +57,7 @@ RowPlan plan_magi_row(const LayoutSpec& spec, std::int64_t caller_len,
     return row_stream::identity_plan(caller, pinned_len);
   const std::int64_t chunk_size = layouts::magi_chunk_size.of(spec);
   const std::int64_t len = row_stream::resolve_padded_len(
-      "magi", row_stream::ceil_to(caller.len, chunk_size * spec.cp), pinned_len);
+      CPLAB_LAYOUT_NAME(magi), row_stream::ceil_to(caller.len, chunk_size * spec.cp), pinned_len);
   RowPlan row = row_stream::end_padded_stream(caller, spec.cp, len);
   std::iota(row.positions.begin(), row.positions.end(), std::int64_t{0});
 
@@ -84,6 +85,6 @@ RowPlan plan_magi_row(const LayoutSpec& spec, std::int64_t caller_len,
 }  // namespace
 
 extern const LayoutInfo magi_layout;
-const LayoutInfo magi_layout{.name = "magi", .plan_row = plan_magi_row};
+const LayoutInfo magi_layout{.name = CPLAB_LAYOUT_NAME(magi), .plan_row = plan_magi_row};
 
 }  // namespace cplab::reference

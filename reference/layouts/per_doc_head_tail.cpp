@@ -12,6 +12,7 @@
 #include <numeric>
 
 #include "core/error.hpp"
+#include "core/layout_name.hpp"
 #include "reference/layouts/row_stream.hpp"
 #include "reference/plan.hpp"
 
@@ -53,7 +54,7 @@ RowPlan plan_per_doc_head_tail_row(const LayoutSpec& spec, std::int64_t caller_l
   if (spec.cp == 1) return row_stream::identity_plan(caller, pinned_len);
   const std::vector<std::int64_t> slots = document_slots(caller, spec.cp);
   const std::int64_t len =
-      row_stream::resolve_padded_len("per-doc-head-tail", caller.len, pinned_len);
+      row_stream::resolve_padded_len(CPLAB_LAYOUT_NAME(per_doc_head_tail), caller.len, pinned_len);
   RowPlan row = row_stream::end_padded_stream(caller, spec.cp, len);
   std::iota(row.positions.begin(), row.positions.end(), std::int64_t{0});
 
@@ -77,7 +78,7 @@ RowPlan plan_per_doc_head_tail_row(const LayoutSpec& spec, std::int64_t caller_l
 }  // namespace
 
 extern const LayoutInfo per_doc_head_tail_layout;
-const LayoutInfo per_doc_head_tail_layout{.name = "per-doc-head-tail",
+const LayoutInfo per_doc_head_tail_layout{.name = CPLAB_LAYOUT_NAME(per_doc_head_tail),
                                           .plan_row = plan_per_doc_head_tail_row};
 
 }  // namespace cplab::reference

@@ -11,6 +11,7 @@
 #include <numeric>
 
 #include "core/error.hpp"
+#include "core/layout_name.hpp"
 #include "reference/layouts/row_stream.hpp"
 #include "reference/plan.hpp"
 
@@ -83,8 +84,8 @@ RowPlan plan_ptrr_row(const LayoutSpec& spec, std::int64_t caller_len,
   if (spec.cp == 1) return row_stream::identity_plan(caller, pinned_len);
   const std::int64_t block = layouts::ptrr_block_size.of(spec);
   CPLAB_CHECK(block >= 1, "ptrr block size must be at least 1, got {}", block);
-  const std::int64_t len =
-      row_stream::resolve_padded_len("ptrr", row_stream::ceil_to(caller.len, block), pinned_len);
+  const std::int64_t len = row_stream::resolve_padded_len(
+      CPLAB_LAYOUT_NAME(ptrr), row_stream::ceil_to(caller.len, block), pinned_len);
   const std::int64_t blocks = len / block;
   CPLAB_CHECK(len % block == 0 && blocks % spec.cp == 0,
               "ptrr: L={} is {} blocks of B={}, which do not divide over cp={} ranks (pad the row "
@@ -122,6 +123,6 @@ RowPlan plan_ptrr_row(const LayoutSpec& spec, std::int64_t caller_len,
 }  // namespace
 
 extern const LayoutInfo ptrr_layout;
-const LayoutInfo ptrr_layout{.name = "ptrr", .plan_row = plan_ptrr_row};
+const LayoutInfo ptrr_layout{.name = CPLAB_LAYOUT_NAME(ptrr), .plan_row = plan_ptrr_row};
 
 }  // namespace cplab::reference

@@ -4,6 +4,7 @@
 // contiguous does; at C = 1 it is the identity.
 #include "layouts/stripe.hpp"
 
+#include "core/layout_name.hpp"
 #include "reference/layouts/row_stream.hpp"
 #include "reference/plan.hpp"
 
@@ -18,7 +19,7 @@ RowPlan plan_stripe_row(const LayoutSpec& spec, std::int64_t caller_len,
   if (spec.cp == 1) return row_stream::identity_plan(caller, pinned_len);
   const std::int64_t width = layouts::stripe_granularity.of(spec);
   const std::int64_t len = row_stream::resolve_padded_len(
-      "stripe", row_stream::ceil_to(caller.len, spec.cp * width), pinned_len);
+      CPLAB_LAYOUT_NAME(stripe), row_stream::ceil_to(caller.len, spec.cp * width), pinned_len);
   RowPlan row = row_stream::end_padded_stream(caller, spec.cp, len);
   // Every stripe of g slots dealt out round robin; g recorded as the map's scalar.
   row_stream::assign_round_robin(row, width);
@@ -29,6 +30,6 @@ RowPlan plan_stripe_row(const LayoutSpec& spec, std::int64_t caller_len,
 }  // namespace
 
 extern const LayoutInfo stripe_layout;
-const LayoutInfo stripe_layout{.name = "stripe", .plan_row = plan_stripe_row};
+const LayoutInfo stripe_layout{.name = CPLAB_LAYOUT_NAME(stripe), .plan_row = plan_stripe_row};
 
 }  // namespace cplab::reference

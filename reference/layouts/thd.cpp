@@ -14,6 +14,7 @@
 #include <numeric>
 
 #include "core/error.hpp"
+#include "core/layout_name.hpp"
 #include "reference/layouts/row_stream.hpp"
 #include "reference/plan.hpp"
 
@@ -93,6 +94,6 @@ RowPlan plan_thd_row(const LayoutSpec& spec, std::int64_t caller_len,
 }  // namespace
 
 extern const LayoutInfo thd_layout;
-const LayoutInfo thd_layout{.name = "thd", .plan_row = plan_thd_row};
+const LayoutInfo thd_layout{.name = CPLAB_LAYOUT_NAME(thd), .plan_row = plan_thd_row};
 
 }  // namespace cplab::reference

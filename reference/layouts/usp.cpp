@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "core/error.hpp"
+#include "core/layout_name.hpp"
 #include "reference/layouts/row_stream.hpp"
 #include "reference/plan.hpp"
 
@@ -47,7 +48,7 @@ RowPlan plan_usp_row(const LayoutSpec& spec, std::int64_t caller_len,
   if (spec.cp == 1) return row_stream::identity_plan(caller, pinned_len);
   const std::int64_t ulysses = spec.cp / ring;
   const std::int64_t len = row_stream::resolve_padded_len(
-      "usp", row_stream::ceil_to(caller.len, 2 * ring * ulysses), pinned_len);
+      CPLAB_LAYOUT_NAME(usp), row_stream::ceil_to(caller.len, 2 * ring * ulysses), pinned_len);
   RowPlan row = row_stream::end_padded_stream(caller, spec.cp, len);
   const std::int64_t chunk = len / (2 * ring), local = len / spec.cp;
   std::vector<std::vector<SlotRange>> ranges(static_cast<std::size_t>(spec.cp));
@@ -66,6 +67,6 @@ RowPlan plan_usp_row(const LayoutSpec& spec, std::int64_t caller_len,
 }  // namespace
 
 extern const LayoutInfo usp_layout;
-const LayoutInfo usp_layout{.name = "usp", .plan_row = plan_usp_row};
+const LayoutInfo usp_layout{.name = CPLAB_LAYOUT_NAME(usp), .plan_row = plan_usp_row};
 
 }  // namespace cplab::reference

@@ -16,6 +16,7 @@
 #include <initializer_list>
 #include <regex>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -334,6 +335,46 @@ TEST(LayoutNamesRule, the_patterns_catch_comparisons_and_switches_but_not_a_layo
   ASSERT_EQ(found.size(), 7u) << ::testing::PrintToString(found);
   expect_reported(found, {"probe.cpp:1:", "probe.cpp:2:", "probe.cpp:3:", "probe.cpp:4:",
                           "probe.cpp:5:", "magi.cpp:1:", "probe.cpp:10:"});
+}
+
+// One name per layout (core/layout_name.hpp): every registry's name is the identifier of its
+// layouts.def line with '-' for '_', and the files that register a layout (its declaration and
+// descriptor, its reference construction, its property entry) never spell that name: they take it
+// from the list with CPLAB_LAYOUT_NAME, so a layout cannot be renamed in one registry only.
+TEST(LayoutNamesRule, each_layout_has_one_name_made_from_its_identifier) {
+  std::vector<std::string> ids;
+  {
+    std::ifstream def(std::string(cplab::source_dir()) + "/core/layouts.def");
+    const std::regex line_rule(R"(^CPLAB_LAYOUT\(([a-z0-9_]+)\))");
+    std::smatch m;
+    for (std::string line; std::getline(def, line);) {
+      if (std::regex_search(line, m, line_rule)) ids.push_back(m[1].str());
+    }
+  }
+  ASSERT_GE(ids.size(), 5u);
+  std::vector<std::string> made;
+  for (std::string id : ids) {
+    std::replace(id.begin(), id.end(), '_', '-');
+    made.push_back(id);
+  }
+  std::sort(made.begin(), made.end());
+  EXPECT_EQ(reference::layout_names(), made);
+  EXPECT_EQ(sim::layout_descriptor_names(), made);
+  for (const std::string& id : ids) {
+    std::string name = id;
+    std::replace(name.begin(), name.end(), '_', '-');
+    for (const std::string& file : {"layouts/" + id + ".cpp", "reference/layouts/" + id + ".cpp",
+                                    "properties/layouts/" + id + ".cpp"}) {
+      std::ifstream in(std::string(cplab::source_dir()) + "/" + file);
+      ASSERT_TRUE(in.good()) << file;
+      std::stringstream text;
+      text << in.rdbuf();
+      EXPECT_EQ(text.str().find("\"" + name + "\""), std::string::npos)
+          << file << " spells its layout's name; take it from the list: CPLAB_LAYOUT_NAME(" << id
+          << ")";
+      EXPECT_NE(text.str().find("CPLAB_LAYOUT_NAME(" + id + ")"), std::string::npos) << file;
+    }
+  }
 }
 
 }  // namespace
