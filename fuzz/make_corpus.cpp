@@ -69,14 +69,8 @@ cplab::properties::SweepReport shard_report(const std::string& layout, std::int6
   return report;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: fuzz_make_corpus OUT\n");
-    return 2;
-  }
-  const fs::path out = argv[1];
+// .npy files of every dtype the reader takes, an empty one among them.
+void npy_seeds(const fs::path& out) {
   int n = 0;
   const fs::path npy_dir = out / "npy";
   fs::create_directories(npy_dir);
@@ -96,10 +90,12 @@ int main(int argc, char** argv) {
     put(npy_dir, n, read(path));
     fs::remove(path);
   }
-  const std::vector<std::string> layouts = cplab::reference::layout_names();
-  // Case lines of every layout: every key of the format (the layout's own options among them),
-  // and shorter ones (C = 1, several rows, documents, another primary).
-  n = 0;
+}
+
+// Case lines of every layout: every key of the format (the layout's own options among them),
+// and shorter ones (C = 1, several rows, documents, another primary).
+void case_seeds(const fs::path& out, const std::vector<std::string>& layouts) {
+  int n = 0;
   for (const std::string& layout : layouts) {
     std::string options = own_options(layout, ' ');
     if (!options.empty()) options += ' ';
@@ -113,16 +109,20 @@ int main(int argc, char** argv) {
         "cp=5 " + options + "S=31"};
     for (const std::string& rest : lines) put(out / "case", n, layout + " " + rest);
   }
-  n = 0;
+}
+
+// Reports to merge: two shards of one sweep, and one alone; then merge_folders: a shard count,
+// each shard's kind (0: report.json in its folder, 1: the file named, 2: a FIFO, 3: a folder,
+// 4: a link to a FIFO, 5: nothing), then the texts.
+void merge_seeds(const fs::path& out, const std::vector<std::string>& layouts) {
+  int n = 0;
   for (const std::string& layout : layouts) {
     put(out / "merge", n,
         cplab::reports::to_json(shard_report(layout, 0)) + std::string(1, '\0') +
             cplab::reports::to_json(shard_report(layout, 1)));
     put(out / "merge", n, cplab::reports::to_json(shard_report(layout, 0)));
   }
-  // merge_folders: a shard count, each shard's kind (0: report.json in its folder, 1: the file
-  // named, 2: a FIFO, 3: a folder, 4: a link to a FIFO, 5: nothing), then the texts.
-  n = 0;
+  n = 0;  // merge_folders numbers its own seeds
   const std::string& first = layouts.front();
   const std::string two_shards = cplab::reports::to_json(shard_report(first, 0)) +
                                  std::string(1, '\0') +
@@ -132,9 +132,12 @@ int main(int argc, char** argv) {
   put(out / "merge_folders", n,
       std::string("\x00\x01", 2) + cplab::reports::to_json(shard_report(first, 0)));
   put(out / "merge_folders", n, std::string("\x02\x03\x04\x05", 4) + two_shards);
-  // Argument lines (fuzz_args.cpp): layout, C, its options, the keys given as auto, --doc-lens or
-  // --seq-len, the seed; an option word without a key among them.
-  n = 0;
+}
+
+// Argument lines (fuzz_args.cpp): layout, C, its options, the keys given as auto, --doc-lens or
+// --seq-len, the seed; an option word without a key among them.
+void args_seeds(const fs::path& out, const std::vector<std::string>& layouts) {
+  int n = 0;
   for (const std::string& layout : layouts) {
     const std::string options = own_options(layout, ','), autos = own_options(layout, ',', true);
     const std::vector<std::string> lines = {"2\n" + options + "\n\n5,3,8\n42", "4\n3\n\n17\n0",
@@ -142,7 +145,12 @@ int main(int argc, char** argv) {
                                             "1024\n" + options + "\n" + autos + "\n2048\n7"};
     for (const std::string& rest : lines) put(out / "args", n, layout + "\n" + rest);
   }
-  n = 0;
+}
+
+// Benchmark JSON: repetitions, an aggregate, a skipped run, two files, a truncated one, and
+// values that are not finite.
+void bench_seeds(const fs::path& out) {
+  int n = 0;
   const std::string bench_context =
       R"({"context": {"date": "2026-01-01T00:00:00+00:00", "host_name": "h", "executable": "e",
       "cplab": {"commit": "0123456789abcdef0123456789abcdef01234567", "compiler": "GNU 12",
@@ -172,10 +180,31 @@ int main(int argc, char** argv) {
       bench_context + R"({"name": "BM_z", "real_time": 0, "ratio_to_baseline": 0}]})" +
           std::string(1, '\0') + bench_context +
           R"({"name": "BM_z", "real_time": Infinity, "ratio_to_baseline": 1.02}]})");
-  n = 0;
+}
+
+// Batch files: bytes that are no archive, and a header with nothing behind it.
+void batch_seeds(const fs::path& out) {
+  int n = 0;
   put(out / "batch", n, std::string(64, '\x01'));
   put(out / "batch", n,
       std::string("\x02\x00\x00\x00\x00\x00\x00\x00\x04\x00\x00\x00", 12) +
           std::string(80, '\x03'));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: fuzz_make_corpus OUT\n");
+    return 2;
+  }
+  const fs::path out = argv[1];
+  const std::vector<std::string> layouts = cplab::reference::layout_names();
+  npy_seeds(out);
+  case_seeds(out, layouts);
+  merge_seeds(out, layouts);
+  args_seeds(out, layouts);
+  bench_seeds(out);
+  batch_seeds(out);
   return 0;
 }

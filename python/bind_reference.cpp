@@ -234,9 +234,8 @@ py::dict shifted_loss_fn(py::handle logits_obj, py::handle labels_obj, py::handl
                   "contributes"_a = tensor_to_torch(Tensor::from_bools({rows, L}, contributes)));
 }
 
-}  // namespace
-
-void bind_reference(py::module_& m) {
+// layouts() and plan(): the registry and one row's plan.
+void bind_layout_functions(py::module_& m) {
   m.def("layouts", &describe_layouts,
         R"(layouts() -> list[dict]
 
@@ -276,6 +275,10 @@ packed, and as int64 tensors (built as vectors, copied once into torch)
                        computes, SPEC 8), and imbalance (max/mean)
 Layout options: pad_id, pad_policy ("spec" or "zero"), and each layout's own options by name as
 layouts() lists them (pad_multiple=, chunk_size=, ...).)");
+}
+
+// shard(), gather() and shift(): what ranks hold of a batch's token tensors, and back.
+void bind_token_functions(py::module_& m) {
   m.def(
       "shard",
       [](py::object batch, const std::string& layout, std::int64_t cp, CPLAB_LAYOUT_PARAMS) {
@@ -325,6 +328,10 @@ its own document, wherever that slot lives, and `fill` (a value of value's dtype
 none: past a document's or the stream's end, and where that slot is one the layout added (the
 slots the layout adds hold `fill` themselves). Automodel's roll_tensor(input_ids, -k) on one GPU,
 made correct for every layout and document boundary.)");
+}
+
+// shifted_loss(): the loss every rank's share is checked against.
+void bind_loss_functions(py::module_& m) {
   m.def(
       "shifted_loss",
       [](py::object logits, py::object labels, py::object valid, const std::string& layout,
@@ -346,6 +353,14 @@ rank_grad (per rank [B,l,V]: C * grad on its slots, what its backward must give)
 (each slot's target label, -1 none) and contributes [B,L] bool. depth=k (SPEC §6.1, multi-token
 prediction): slot t predicts the label k slots ahead in its document; N, the means and the
 gradients are depth k's own. Depth 1 is the next-token loss.)");
+}
+
+}  // namespace
+
+void bind_reference(py::module_& m) {
+  bind_layout_functions(m);
+  bind_token_functions(m);
+  bind_loss_functions(m);
 }
 
 }  // namespace cplab::python
