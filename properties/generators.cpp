@@ -1,18 +1,18 @@
 #include "properties/generators.hpp"
 
 #include <algorithm>
-#include <numeric>
 #include <ostream>
 
-#include "core/layout_option.hpp"
-#include "layouts/layout_descriptor.hpp"
+#include "layouts/index_math.hpp"
 #include "layouts/row_acceptance.hpp"
+#include "properties/case_rows.hpp"
 #include "properties/mask_choice.hpp"
 
 namespace cplab::properties {
 
 namespace gen = rc::gen;
 using I = std::int64_t;
+using index_math::ceil_to;
 
 namespace {
 
@@ -20,18 +20,6 @@ namespace {
 template <typename T>
 rc::Gen<T> pick(std::initializer_list<T> values) {
   return gen::elementOf(std::vector<T>(values));
-}
-
-I ceil_to(I x, I m) { return x + ((m - x % m) % m); }
-
-I occupancy(const std::vector<Document>& row) {
-  return std::accumulate(row.begin(), row.end(), I{0},
-                         [](I s, const Document& d) { return s + d.real + d.extra; });
-}
-
-// Whether the layout pads and maps rows of this spec (C > 1, or C = 1 where its options ask).
-bool partitions(const LayoutEntry& entry, const LayoutSpec& spec) {
-  return sim::partitions(*entry.descriptor, spec);
 }
 
 // Slots a packed row needs under the layout: one that re-lays documents pads each to its
@@ -43,32 +31,6 @@ I packed_row_len(const LayoutEntry& entry, const LayoutSpec& spec,
   I len = 0;
   for (const Document& d : row) len += ceil_to(d.real, unit);
   return len;
-}
-
-// The multiple every document must occupy when the padding is the caller's (the row rule of
-// documents; 0: the layout pads). At C = 1 too: the caller pads for the layout as it would at C.
-I caller_unit(const LayoutEntry& entry, const LayoutSpec& spec) {
-  const sim::RowRule& rule = entry.descriptor->row_rule;
-  return rule.of == sim::RowRule::Of::documents ? rule.multiple(spec) : 0;
-}
-
-sim::RowRule::Of rule_of(const LayoutEntry& entry) { return entry.descriptor->row_rule.of; }
-
-// Whether a layout whose padding is the caller's takes every row of the case (the contract's row
-// rule; every other layout: true, its rows are fitted where they are drawn).
-bool caller_padded(const LayoutEntry& entry, const Case& c) {
-  if (caller_unit(entry, c.spec) == 0) return true;
-  for (I b = 0; b < (c.packed() ? static_cast<I>(c.docs.size()) : 1); ++b) {
-    sim::RowShape row = sim::bshd_row(c.seq_len);
-    if (c.packed()) {
-      std::vector<I> slots;
-      for (const Document& d : c.docs[static_cast<std::size_t>(b)])
-        slots.push_back(d.real + d.extra);
-      row = sim::packed_row(std::move(slots), c.seq_len);
-    }
-    if (!sim::rule_refusal(*entry.descriptor, c.spec, row).empty()) return false;
-  }
-  return true;
 }
 
 // A row of documents of whole units (now and then an empty one, or a long one), some with the
@@ -377,275 +339,6 @@ rc::Gen<Case> gen_case(const LayoutEntry& entry, const GenOptions& options) {
   return gen::shrink(constructive, [allowed = options.cp](const Case& c) {
     return rc::seq::fromContainer(domain_shrinks(c, allowed));
   });
-}
-
-namespace {
-
-// Lengths below n worth trying, nearest first: one token less, the multiple of the unit below
-// (and one past it, where boundary bugs live), half.
-std::vector<I> shorter_lengths(I n, I unit) {
-  std::vector<I> out;
-  const auto add = [&](I len) {
-    if (len >= 0 && len < n && std::find(out.begin(), out.end(), len) == out.end())
-      out.push_back(len);
-  };
-  add(n - 1);
-  if (unit > 1) {
-    const I below = (n - 1) / unit * unit;  // the largest multiple under n
-    add(below + 1);
-    add(below);
-  }
-  add(n / 2);
-  return out;
-}
-
-I occupancy_of(const std::vector<std::vector<Document>>& docs) {
-  I longest = 1;
-  for (const auto& row : docs) longest = std::max(longest, occupancy(row));
-  return longest;
-}
-
-}  // namespace
-
-std::vector<Case> domain_shrinks(const Case& c, const std::vector<I>& allowed_cp) {
-  std::vector<Case> out;
-  const LayoutEntry& entry = layout_entry(c.spec.layout);
-  const auto add = [&](Case smaller) {
-    resolve_case_options(smaller);
-    // A layout that takes only some lengths: S moves onto the nearest it takes at or above, else
-    // the nearest below (never longer than c's, so that shrinking cannot go round in a circle).
-    if (rule_of(entry) == sim::RowRule::Of::padded_length) {
-      const auto fit = [&](I n) { return sim::nearest_accepted_len(smaller.spec, n); };
-      I len = fit(smaller.seq_len);
-      if (len > c.seq_len) {
-        len = std::min(smaller.seq_len, c.seq_len);
-        while (len >= 1 && fit(len) != len) --len;
-        if (len < 1 || (smaller.packed() && len < occupancy_of(smaller.docs))) return;
-      }
-      smaller.seq_len = len;
-      smaller.left_pad = std::min(smaller.left_pad, len);
-    }
-    if (!(smaller == c)) out.push_back(std::move(smaller));
-  };
-  const I unit = partitions(entry, c.spec) ? entry.pad_unit(c.spec) : 1;
-  // Fewer microbatches: drop one (any of them for packed rows, whose rows differ; the last for
-  // BSHD, whose microbatches are cut from one drawn batch).
-  if (c.spec.microbatches > 1) {
-    const std::size_t choices = c.packed() ? c.docs.size() : 1;
-    for (std::size_t drop = 0; drop < choices; ++drop) {
-      Case s = c;
-      s.spec.microbatches -= 1;
-      s.rows -= c.rows_per_microbatch();
-      if (s.packed()) s.docs.erase(s.docs.end() - 1 - static_cast<std::ptrdiff_t>(drop));
-      add(s);
-    }
-  }
-  if (!c.packed() && c.rows > c.spec.microbatches) {
-    for (I per : {I{1}, c.rows_per_microbatch() - 1}) {
-      Case s = c;
-      s.rows = c.spec.microbatches * std::max<I>(1, per);
-      add(s);
-    }
-  }
-  // Fewer documents: each one removed (the row keeps its length S).
-  for (std::size_t b = 0; b < c.docs.size(); ++b) {
-    for (std::size_t i = 0; i < c.docs[b].size() && c.docs[b].size() > 1; ++i) {
-      Case s = c;
-      s.docs[b].erase(s.docs[b].begin() + static_cast<std::ptrdiff_t>(i));
-      add(s);
-    }
-  }
-  // Shorter documents, one at a time: the layout's unit is per document where it pads each one,
-  // else per row.
-  const I doc_unit = entry.local_documents ? unit : 1;
-  for (std::size_t b = 0; b < c.docs.size(); ++b) {
-    for (std::size_t i = 0; i < c.docs[b].size(); ++i) {
-      for (I len : shorter_lengths(c.docs[b][i].real, doc_unit)) {
-        Case s = c;
-        s.docs[b][i].real = len;
-        add(s);
-      }
-      if (c.docs[b][i].extra > 0) {
-        for (I extra : {I{0}, c.docs[b][i].extra - 1}) {
-          Case s = c;
-          s.docs[b][i].extra = extra;
-          add(s);
-        }
-      }
-    }
-  }
-  // Shorter rows: BSHD toward the unit's multiples; packed row padding after the documents.
-  if (!c.packed()) {
-    for (I len : shorter_lengths(c.seq_len, unit)) {
-      if (len < 1) continue;
-      Case s = c;
-      s.seq_len = len;
-      s.left_pad = std::min(s.left_pad, len);
-      add(s);
-    }
-  } else if (c.seq_len > occupancy_of(c.docs)) {
-    for (I len : {occupancy_of(c.docs), c.seq_len - 1}) {
-      Case s = c;
-      s.seq_len = len;
-      add(s);
-    }
-  }
-  // Simpler data, then simpler keys, one at a time (so that a shrunk case names what it needs).
-  Case simple = c;
-  simple.ignore_permille = simple.invalid_permille = simple.pad_content_permille = 0;
-  add(simple);
-  simple = c;
-  simple.loss_mask = simple.padding_mask = simple.extra_key = false;
-  simple.extra_planes = simple.extra_features = false;
-  simple.positions = PositionKind::none;
-  simple.row_positions = RowPositions::arange;
-  simple.left_pad = 0;
-  simple.key_dtypes = KeyDTypes::wide;
-  simple.primary = Primary::ids;
-  simple.dim = 1;
-  add(simple);
-  for (bool Case::*key : {&Case::loss_mask, &Case::padding_mask, &Case::extra_key,
-                          &Case::extra_planes, &Case::extra_features}) {
-    if (!(c.*key)) continue;
-    Case s = c;
-    s.*key = false;
-    add(s);
-  }
-  if (c.left_pad > 0) {
-    Case s = c;
-    s.left_pad = c.left_pad == 1 ? 0 : 1;
-    add(s);
-  }
-  if (c.row_positions != RowPositions::arange) {
-    Case s = c;
-    s.row_positions = RowPositions::arange;
-    add(s);
-  }
-  if (c.key_dtypes != KeyDTypes::wide) {
-    Case s = c;
-    s.key_dtypes = KeyDTypes::wide;
-    add(s);
-  }
-  if (c.dim > 1) {
-    Case s = c;
-    s.dim = 1;
-    add(s);
-  }
-  if (c.primary != Primary::ids) {
-    Case s = c;
-    s.primary = Primary::ids;
-    add(s);
-  }
-  if (!c.spec.shard_primary || c.spec.pad_policy != PadPolicy::spec) {
-    Case s = c;
-    s.spec.shard_primary = true;
-    s.spec.pad_policy = PadPolicy::spec;
-    add(s);
-  }
-  if (entry.shrink_options != nullptr) {
-    for (const LayoutSpec& simpler : entry.shrink_options(c.spec)) {
-      Case s = c;
-      s.spec = simpler;
-      add(s);
-    }
-  }
-  // Layout options back to their defaults: a derived K fixed at its value, no padding at C = 1.
-  for (const std::string& name : c.automatic) {  // an automatic value fixed at its value
-    Case s = c;
-    std::erase(s.automatic, name);
-    add(s);
-  }
-  for (const layouts::LayoutOption* o : layouts::options_of(c.spec.layout)) {
-    if (!o->is_switch || o->of(c.spec) == o->fallback) continue;  // a switch back off
-    Case s = c;
-    o->reset(s.spec);
-    add(s);
-  }
-  // Where the padding is the caller's, whole units: a document (and its slots) out of a one-row
-  // case, a document a unit shorter (its own padding first), a document's padding made real.
-  if (const I caller = caller_unit(entry, c.spec);
-      caller > 0 && c.spec.cp > 1 && c.docs.size() == 1) {
-    const std::vector<Document>& row = c.docs.front();
-    for (std::size_t i = 0; i < row.size(); ++i) {
-      const I slots = row[i].real + row[i].extra;
-      if (row.size() > 1 && slots < c.seq_len) {
-        Case s = c;
-        s.docs.front().erase(s.docs.front().begin() + static_cast<std::ptrdiff_t>(i));
-        s.seq_len -= slots;
-        add(s);
-      }
-      if (slots >= caller && c.seq_len > caller) {
-        Case s = c;
-        Document& d = s.docs.front()[i];
-        const I from_extra = std::min(d.extra, caller);
-        d.extra -= from_extra;
-        d.real -= caller - from_extra;
-        s.seq_len -= caller;
-        add(s);
-      }
-      if (row[i].extra > 0) {
-        Case s = c;
-        s.docs.front()[i] = {slots, 0};
-        add(s);
-      }
-    }
-  }
-  // Smaller C last, smallest first: the first that still fails is the smallest that does (a C
-  // below it passes, or it would have been taken).
-  const auto allowed = [&](I cp) {
-    return allowed_cp.empty() ||
-           std::find(allowed_cp.begin(), allowed_cp.end(), cp) != allowed_cp.end();
-  };
-  for (I cp = 1; cp < c.spec.cp; ++cp) {
-    if (!allowed(cp)) continue;
-    Case s = c;
-    s.spec.cp = cp;
-    if (entry.options_at_cp == nullptr) {
-      add(s);
-      continue;
-    }
-    for (const LayoutSpec& fitted : entry.options_at_cp(c.spec, cp)) {
-      s.spec = fitted;
-      s.spec.cp = cp;
-      add(s);
-    }
-  }
-  // A layout whose padding is the caller's refuses the rest: keep only the rows it takes.
-  std::erase_if(out, [&](const Case& s) { return !caller_padded(entry, s); });
-  if (rule_of(entry) == sim::RowRule::Of::length) {
-    // Rows it takes only: S a multiple of the unit (C > 1). A packed row shrinks to the multiple
-    // that still holds its documents.
-    if (c.packed() && partitions(entry, c.spec)) {
-      const I fits = sim::nearest_accepted_len(c.spec, occupancy_of(c.docs));
-      if (fits < c.seq_len) {
-        Case s = c;
-        s.seq_len = fits;
-        out.insert(out.begin(), s);
-      }
-    }
-    // A smaller C that does not divide S cuts the row to the multiple below it when that still
-    // holds the documents; any other shrink that leaves S off a multiple is not a case of this
-    // layout. A packed shrink that frees slots is also tried with the row cut to the multiple that
-    // still holds its documents (the row cannot lose one slot at a time).
-    std::vector<Case> valid;
-    for (Case& s : out) {
-      const I need = partitions(entry, s.spec) ? entry.descriptor->row_rule.multiple(s.spec) : 1;
-      if (s.packed() && ceil_to(occupancy_of(s.docs), need) < s.seq_len) {
-        Case tight = s;
-        tight.seq_len = ceil_to(occupancy_of(s.docs), need);
-        valid.push_back(std::move(tight));
-      }
-      if (s.seq_len % need == 0) {
-        valid.push_back(std::move(s));
-      } else if (s.spec.cp < c.spec.cp && s.packed() &&
-                 s.seq_len / need * need >= occupancy_of(s.docs)) {
-        s.seq_len = s.seq_len / need * need;
-        valid.push_back(std::move(s));
-      }
-    }
-    out = std::move(valid);
-  }
-  return out;
 }
 
 void showValue(const Case& c, std::ostream& os) { os << print_case(c); }

@@ -57,6 +57,7 @@ std::int64_t estimated_padded_len(const LayoutEntry& entry, const Case& c);
 // data and keys; last every smaller C, smallest first (within allowed_cp when given). gen_case
 // tries them after RapidCheck's own shrinks, so a shrunk case is one that none of them still
 // fails: no document or token can be removed from it, and no smaller C shows the failure.
+// Defined in case_shrinks.cpp, one function per shrink.
 std::vector<Case> domain_shrinks(const Case& c, const std::vector<std::int64_t>& allowed_cp = {});
 
 // The coverage tags of a case (RC_TAG): layout, C class, row kind.
