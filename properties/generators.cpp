@@ -251,6 +251,86 @@ rc::Gen<DType> gen_dtype(std::optional<DTypeClass> cls) {
 
 }  // namespace
 
+namespace {
+
+// A packed case's rows, one per microbatch, and S: the longest row, now and then padded further,
+// on the nearest length the layout takes. Draws inside gen::exec.
+void draw_packed_rows(const LayoutEntry& entry, const GenOptions& options, Case& c) {
+  c.rows = c.spec.microbatches;
+  I longest = 0;
+  for (I b = 0; b < c.rows; ++b) {
+    c.docs.push_back(*gen_packed_row(entry, c.spec, options.max_tokens));
+    longest = std::max(longest, occupancy(c.docs.back()));
+  }
+  const I caller = caller_unit(entry, c.spec);
+  const I row_padding =
+      caller > 0 ? 0 : *gen::weightedOneOf<I>({{3, gen::just<I>(0)}, {1, gen::inRange<I>(1, 6)}});
+  c.seq_len = std::max<I>(1, longest + row_padding);
+  // Onto the nearest length the layout takes (one that pads nothing: a multiple of its unit).
+  c.seq_len = sim::nearest_accepted_len(c.spec, c.seq_len);
+  // The caller pads every row to the longest: the rest goes to its last document.
+  if (caller > 0) {
+    for (auto& row : c.docs) row.back().extra += c.seq_len - occupancy(row);
+  }
+}
+
+// A BSHD case's rows, S, positions and left padding. Draws inside gen::exec.
+void draw_bshd_rows(const LayoutEntry& entry, const GenOptions& options, bool want_bshd, Case& c) {
+  // Two rows or more per microbatch often: rows differ in every key (positions too).
+  c.rows =
+      c.spec.microbatches * *gen::weightedOneOf<I>({{2, gen::just<I>(1)}, {1, gen::just<I>(2)}});
+  c.seq_len =
+      *gen_bshd_len(entry, c.spec, options.max_tokens,
+                    want_bshd ? std::optional<BatchKind>(options.cell->kind) : std::nullopt);
+  c.seq_len = sim::nearest_accepted_len(c.spec, c.seq_len);
+  c.row_positions = *gen::weightedOneOf<RowPositions>({{2, gen::just(RowPositions::arange)},
+                                                       {1, gen::just(RowPositions::offset)},
+                                                       {1, gen::just(RowPositions::restart)}});
+  c.left_pad = *gen::weightedOneOf<I>(
+      {{3, gen::just<I>(0)}, {1, gen::inRange<I>(1, std::min<I>(c.seq_len, 6) + 1)}});
+}
+
+// Everything of a case past its rows: the vocabulary the logits budget leaves, the data, the
+// keys and their dtypes, the seed and the mask. Draws inside gen::exec.
+void draw_data_and_keys(const LayoutEntry& entry, const GenOptions& options, bool packed, Case& c) {
+  const std::optional<CaseCell>& cell = options.cell;
+  const I budget_vocab =
+      options.logits_budget / std::max<I>(1, c.rows * estimated_padded_len(entry, c));
+  const I vocab_cap = std::clamp<I>(budget_vocab, 2, 4096);
+  c.vocab = *gen::weightedOneOf<I>({{3, gen::inRange<I>(2, std::min<I>(17, vocab_cap + 1))},
+                                    {2, gen::inRange<I>(2, vocab_cap + 1)}});
+  c.spec.pad_token_id = *gen::inRange<I>(0, c.vocab);
+  c.pad_content_permille = *gen::weightedOneOf<int>({{2, gen::just(0)}, {1, gen::inRange(1, 400)}});
+  c.ignore_permille = *gen_permille(1);
+  c.invalid_permille = *gen_permille(1);
+  c.spec.pad_policy = *gen::weightedOneOf<PadPolicy>(
+      {{3, gen::just(PadPolicy::spec)}, {1, gen::just(PadPolicy::zero)}});
+  c.spec.shard_primary = *gen::weightedOneOf<bool>({{3, gen::just(true)}, {1, gen::just(false)}});
+  c.primary =
+      *gen::weightedOneOf<Primary>({{3, gen::just(Primary::ids)}, {1, gen::just(Primary::embeds)}});
+  c.dim = *gen::inRange<I>(1, 5);
+  c.dtype = *gen_dtype(cell ? std::optional<DTypeClass>(cell->dtype) : std::nullopt);
+  c.positions = packed ? *gen::weightedOneOf<PositionKind>({{3, gen::just(PositionKind::none)},
+                                                            {1, gen::just(PositionKind::per_row)},
+                                                            {1, gen::just(PositionKind::mrope)}})
+                       : *gen::weightedOneOf<PositionKind>({{2, gen::just(PositionKind::none)},
+                                                            {2, gen::just(PositionKind::per_row)},
+                                                            {1, gen::just(PositionKind::shared)},
+                                                            {1, gen::just(PositionKind::mrope)}});
+  c.key_dtypes = *gen::weightedOneOf<KeyDTypes>(
+      {{3, gen::just(KeyDTypes::wide)}, {1, gen::just(KeyDTypes::narrow)}});
+  c.loss_mask = *gen::arbitrary<bool>();
+  c.padding_mask = *gen::arbitrary<bool>();
+  c.extra_key = *gen::arbitrary<bool>();
+  c.extra_planes = *gen::weightedOneOf<bool>({{3, gen::just(false)}, {1, gen::just(true)}});
+  c.extra_features = *gen::weightedOneOf<bool>({{3, gen::just(false)}, {1, gen::just(true)}});
+  c.seed = *gen::inRange<std::uint64_t>(0, 1ull << 32);
+  if (!options.masks.empty())
+    c.mask = mask_choice_text(parse_mask_choice(*gen::elementOf(options.masks)));
+}
+
+}  // namespace
+
 rc::Gen<Case> gen_case(const LayoutEntry& entry, const GenOptions& options) {
   const rc::Gen<Case> constructive = gen::exec([entry, options] {
     const std::optional<CaseCell>& cell = options.cell;
@@ -268,72 +348,13 @@ rc::Gen<Case> gen_case(const LayoutEntry& entry, const GenOptions& options) {
     const bool packed = entry.packed_rows && (!entry.bshd_rows || want_packed ||
                                               (!want_bshd && *gen::arbitrary<bool>()));
     if (packed) {
-      c.rows = c.spec.microbatches;
-      I longest = 0;
-      for (I b = 0; b < c.rows; ++b) {
-        c.docs.push_back(*gen_packed_row(entry, c.spec, options.max_tokens));
-        longest = std::max(longest, occupancy(c.docs.back()));
-      }
-      const I caller = caller_unit(entry, c.spec);
-      const I row_padding =
-          caller > 0 ? 0
-                     : *gen::weightedOneOf<I>({{3, gen::just<I>(0)}, {1, gen::inRange<I>(1, 6)}});
-      c.seq_len = std::max<I>(1, longest + row_padding);
-      // Onto the nearest length the layout takes (one that pads nothing: a multiple of its unit).
-      c.seq_len = sim::nearest_accepted_len(c.spec, c.seq_len);
-      // The caller pads every row to the longest: the rest goes to its last document.
-      if (caller > 0) {
-        for (auto& row : c.docs) row.back().extra += c.seq_len - occupancy(row);
-      }
+      draw_packed_rows(entry, options, c);
     } else {
-      // Two rows or more per microbatch often: rows differ in every key (positions too).
-      c.rows = c.spec.microbatches *
-               *gen::weightedOneOf<I>({{2, gen::just<I>(1)}, {1, gen::just<I>(2)}});
-      c.seq_len = *gen_bshd_len(entry, c.spec, options.max_tokens,
-                                want_bshd ? std::optional<BatchKind>(cell->kind) : std::nullopt);
-      c.seq_len = sim::nearest_accepted_len(c.spec, c.seq_len);
-      c.row_positions = *gen::weightedOneOf<RowPositions>({{2, gen::just(RowPositions::arange)},
-                                                           {1, gen::just(RowPositions::offset)},
-                                                           {1, gen::just(RowPositions::restart)}});
-      c.left_pad = *gen::weightedOneOf<I>(
-          {{3, gen::just<I>(0)}, {1, gen::inRange<I>(1, std::min<I>(c.seq_len, 6) + 1)}});
+      draw_bshd_rows(entry, options, want_bshd, c);
     }
     if (entry.draw_case_options != nullptr) entry.draw_case_options(c);
     resolve_case_options(c);
-    const I budget_vocab =
-        options.logits_budget / std::max<I>(1, c.rows * estimated_padded_len(entry, c));
-    const I vocab_cap = std::clamp<I>(budget_vocab, 2, 4096);
-    c.vocab = *gen::weightedOneOf<I>({{3, gen::inRange<I>(2, std::min<I>(17, vocab_cap + 1))},
-                                      {2, gen::inRange<I>(2, vocab_cap + 1)}});
-    c.spec.pad_token_id = *gen::inRange<I>(0, c.vocab);
-    c.pad_content_permille =
-        *gen::weightedOneOf<int>({{2, gen::just(0)}, {1, gen::inRange(1, 400)}});
-    c.ignore_permille = *gen_permille(1);
-    c.invalid_permille = *gen_permille(1);
-    c.spec.pad_policy = *gen::weightedOneOf<PadPolicy>(
-        {{3, gen::just(PadPolicy::spec)}, {1, gen::just(PadPolicy::zero)}});
-    c.spec.shard_primary = *gen::weightedOneOf<bool>({{3, gen::just(true)}, {1, gen::just(false)}});
-    c.primary = *gen::weightedOneOf<Primary>(
-        {{3, gen::just(Primary::ids)}, {1, gen::just(Primary::embeds)}});
-    c.dim = *gen::inRange<I>(1, 5);
-    c.dtype = *gen_dtype(cell ? std::optional<DTypeClass>(cell->dtype) : std::nullopt);
-    c.positions = packed ? *gen::weightedOneOf<PositionKind>({{3, gen::just(PositionKind::none)},
-                                                              {1, gen::just(PositionKind::per_row)},
-                                                              {1, gen::just(PositionKind::mrope)}})
-                         : *gen::weightedOneOf<PositionKind>({{2, gen::just(PositionKind::none)},
-                                                              {2, gen::just(PositionKind::per_row)},
-                                                              {1, gen::just(PositionKind::shared)},
-                                                              {1, gen::just(PositionKind::mrope)}});
-    c.key_dtypes = *gen::weightedOneOf<KeyDTypes>(
-        {{3, gen::just(KeyDTypes::wide)}, {1, gen::just(KeyDTypes::narrow)}});
-    c.loss_mask = *gen::arbitrary<bool>();
-    c.padding_mask = *gen::arbitrary<bool>();
-    c.extra_key = *gen::arbitrary<bool>();
-    c.extra_planes = *gen::weightedOneOf<bool>({{3, gen::just(false)}, {1, gen::just(true)}});
-    c.extra_features = *gen::weightedOneOf<bool>({{3, gen::just(false)}, {1, gen::just(true)}});
-    c.seed = *gen::inRange<std::uint64_t>(0, 1ull << 32);
-    if (!options.masks.empty())
-      c.mask = mask_choice_text(parse_mask_choice(*gen::elementOf(options.masks)));
+    draw_data_and_keys(entry, options, packed, c);
     return c;
   });
   return gen::shrink(constructive, [allowed = options.cp](const Case& c) {
