@@ -112,6 +112,160 @@ CaseOutcome run_case(const PropertyInfo& property, const Case& c, Implementation
   return out;
 }
 
+namespace {
+
+// Every other case is drawn from one cell (batch kind, dtype class, C class) in turn, so that
+// each cell the layout can draw is drawn; the cases between are drawn freely by the last
+// generator.
+std::vector<rc::Gen<Case>> case_generators(const LayoutEntry& layout, const GenOptions& gen_options,
+                                           const std::vector<CaseCell>& cells) {
+  std::vector<rc::Gen<Case>> gens;
+  for (const CaseCell& cell : cells) {
+    GenOptions directed = gen_options;
+    directed.cell = cell;
+    gens.push_back(gen_case(layout, directed));
+  }
+  gens.push_back(gen_case(layout, gen_options));
+  return gens;
+}
+
+// One job's cases as RapidCheck runs them, one call of run_one per case (shrinks included): the
+// generator that draws it, the coverage it counts, the last failure and the cut.
+class JobCases {
+ public:
+  JobCases(const JobSpec& job, const RunOptions& options, const GenOptions& gen_options,
+           Implementation& impl, JobResult& result)
+      : job_(job),
+        options_(options),
+        impl_(impl),
+        result_(result),
+        cells_(drawable_cells(*job.layout, gen_options.cp)),
+        gens_(case_generators(*job.layout, gen_options, cells_)),
+        // A sweep that draws some masks only asks for the families it draws.
+        rules_(rules_for_masks(job.property->coverage, gen_options.masks)),
+        which_(gens_.size() - 1) {
+    result_.combinations = declared_combinations(rules_, *job.layout, options.gen.cp);
+  }
+
+  void run_one() {
+    if (cut.empty() && options_.stop) cut = options_.stop();
+    if (!cut.empty()) {
+      if (cut_fired_ || !last_failure.empty()) return;  // a shrink after the cut: holds at once
+      cut_fired_ = true;
+      RC_FAIL("cut: " + cut);
+    }
+    if (!shrinking_) {
+      // From a cell the job's seed picks, so that short runs (the mutant hunt's quick round)
+      // start in different cells.
+      which_ =
+          drawn_ % 2 == 0 && cells_.size() > 0
+              ? static_cast<std::size_t>(options_.seed + static_cast<std::uint64_t>(drawn_ / 2)) %
+                    cells_.size()
+              : gens_.size() - 1;
+      ++drawn_;
+    }
+    const Case c = *gens_[which_];
+    CaseOutcome outcome;
+    try {
+      outcome = run_case(*job_.property, c, impl_);
+    } catch (const ResourceError& e) {
+      resource_error = std::current_exception();
+      cut = e.what();
+      cut_fired_ = true;
+      RC_FAIL(cut);
+    }
+    if (last_failure.empty()) ++cases_run;
+    const std::string tags = fmt::format("{}", fmt::join(outcome.notes.tags, " "));
+    RC_TAG(tags);
+    if (!shrinking_) {
+      count_combinations(rules_, *job_.layout, c, outcome.notes.options, result_.combinations);
+    }
+    if (outcome.failure.empty()) {
+      ++coverage[tags];
+      return;
+    }
+    shrinking_ = true;
+    last_failing = c;
+    last_failure = outcome.failure;
+    RC_FAIL(outcome.failure);
+  }
+
+  // The last failing case RapidCheck ran is the shrunk counterexample: every failing shrink is
+  // accepted, and every shrink tried after the last accepted one held.
+  Case last_failing;
+  std::string last_failure;
+  std::map<std::string, std::int64_t> coverage;
+  // A cut (time budget, interrupt, resource exhaustion) ends RapidCheck's loop from inside: the
+  // case being drawn fails at once, and every shrink after it holds at once, so RapidCheck stops
+  // within one round of shrink candidates and no case runs after the cut.
+  std::string cut;
+  std::exception_ptr resource_error;
+  std::int64_t cases_run = 0;
+
+ private:
+  const JobSpec& job_;
+  const RunOptions& options_;
+  Implementation& impl_;
+  JobResult& result_;
+  const std::vector<CaseCell> cells_;
+  std::vector<rc::Gen<Case>> gens_;
+  const std::vector<CoverageRule> rules_;
+  std::int64_t drawn_ = 0;
+  std::size_t which_;
+  // Once a case failed, every run is a shrink of it: it keeps that case's generator, and coverage
+  // counts drawn cases only.
+  bool shrinking_ = false;
+  bool cut_fired_ = false;
+};
+
+rc::detail::TestResult check_cases(JobCases& cases, const JobSpec& job, const RunOptions& options,
+                                   CountingListener& listener) {
+  const auto property = rc::detail::toProperty([&] { cases.run_one(); });
+  rc::detail::TestParams params;
+  params.seed = options.seed;
+  CPLAB_CHECK(options.cases >= 1 && options.cases <= limits::kMaxCasesPerJob,
+              "--cases {}: cases per job must be in [1, {}]", options.cases,
+              limits::kMaxCasesPerJob);
+  params.maxSuccess = static_cast<int>(options.cases);
+  const rc::detail::TestMetadata metadata{
+      job.property->name + "/" + job.layout->name + "/" + job.impl->name, job.property->name};
+  // No reproduce map: the global RC_PARAMS configuration is not consulted (and not printed).
+  const std::unordered_map<std::string, rc::detail::Reproduce> no_reproduce;
+  return rc::detail::checkProperty(property, metadata, params, listener, no_reproduce);
+}
+
+// What RapidCheck's run of the job's cases came to, once none was cut before it failed.
+void record_outcome(const JobCases& cases, const CountingListener& listener,
+                    const rc::detail::TestResult& outcome, const JobSpec& job, JobResult& result) {
+  result.cases = listener.cases;
+  result.shrinks = listener.shrinks;
+  result.shrinks_tried = listener.shrinks_tried;
+  result.seconds_to_failure = listener.seconds_to_failure;
+  result.coverage = cases.coverage;
+  if (outcome.template is<rc::detail::SuccessResult>()) {
+    result.status = JobStatus::passed;
+    result.passed = result.cases;
+    return;
+  }
+  result.status = JobStatus::failed;
+  result.failed = 1;
+  result.passed = result.cases - 1;
+  if (outcome.template is<rc::detail::FailureResult>() && !cases.last_failure.empty()) {
+    result.counterexample = print_case(cases.last_failing);
+    result.message = cases.cut.empty()
+                         ? cases.last_failure
+                         : fmt::format("{} (shrinking stopped: {})", cases.last_failure, cases.cut);
+    result.replay = replay_command(job.impl->name, job.property->name, cases.last_failing);
+  } else {
+    // Gave up or a RapidCheck error: not a counterexample, but never a pass.
+    std::ostringstream text;
+    rc::detail::printResultMessage(outcome, text);
+    result.message = "the job could not run its cases: " + text.str();
+  }
+}
+
+}  // namespace
+
 JobResult run_job(const JobSpec& job, const RunOptions& options) {
   validate_gen_options(options.gen);
   JobResult result;
@@ -142,125 +296,22 @@ JobResult run_job(const JobSpec& job, const RunOptions& options) {
       return result;
     }
   }
-  // Every other case is drawn from one cell (batch kind, dtype class, C class) in turn, so that
-  // each cell the layout can draw is drawn; the cases between are drawn freely.
-  const std::vector<CaseCell> cells = drawable_cells(*job.layout, gen_options.cp);
-  std::vector<rc::Gen<Case>> gens;
-  for (const CaseCell& cell : cells) {
-    GenOptions directed = gen_options;
-    directed.cell = cell;
-    gens.push_back(gen_case(*job.layout, directed));
-  }
-  gens.push_back(gen_case(*job.layout, gen_options));
-  // The last failing case RapidCheck ran is the shrunk counterexample: every failing shrink is
-  // accepted, and every shrink tried after the last accepted one held. Once a case failed, every
-  // run is a shrink of it: it keeps that case's generator, and coverage counts drawn cases only.
-  Case last_failing;
-  std::string last_failure;
-  std::map<std::string, std::int64_t> coverage;
-  // A sweep that draws some masks only asks for the families it draws.
-  const std::vector<CoverageRule> rules =
-      rules_for_masks(job.property->coverage, gen_options.masks);
-  result.combinations = declared_combinations(rules, *job.layout, options.gen.cp);
-  std::int64_t drawn = 0;
-  std::size_t which = gens.size() - 1;
-  bool shrinking = false;
-  // A cut (time budget, interrupt, resource exhaustion) ends RapidCheck's loop from inside: the
-  // case being drawn fails at once, and every shrink after it holds at once, so RapidCheck stops
-  // within one round of shrink candidates and no case runs after the cut.
-  std::string cut;
-  bool cut_fired = false;
-  std::exception_ptr resource_error;
-  std::int64_t cases_run = 0;
-  const auto property = rc::detail::toProperty([&] {
-    if (cut.empty() && options.stop) cut = options.stop();
-    if (!cut.empty()) {
-      if (cut_fired || !last_failure.empty()) return;  // a shrink after the cut: holds at once
-      cut_fired = true;
-      RC_FAIL("cut: " + cut);
-    }
-    if (!shrinking) {
-      // From a cell the job's seed picks, so that short runs (the mutant hunt's quick round)
-      // start in different cells.
-      which = drawn % 2 == 0 && cells.size() > 0
-                  ? static_cast<std::size_t>(options.seed + static_cast<std::uint64_t>(drawn / 2)) %
-                        cells.size()
-                  : gens.size() - 1;
-      ++drawn;
-    }
-    const Case c = *gens[which];
-    CaseOutcome outcome;
-    try {
-      outcome = run_case(*job.property, c, *impl);
-    } catch (const ResourceError& e) {
-      resource_error = std::current_exception();
-      cut = e.what();
-      cut_fired = true;
-      RC_FAIL(cut);
-    }
-    if (last_failure.empty()) ++cases_run;
-    const std::string tags = fmt::format("{}", fmt::join(outcome.notes.tags, " "));
-    RC_TAG(tags);
-    if (!shrinking) {
-      count_combinations(rules, *job.layout, c, outcome.notes.options, result.combinations);
-    }
-    if (outcome.failure.empty()) {
-      ++coverage[tags];
-      return;
-    }
-    shrinking = true;
-    last_failing = c;
-    last_failure = outcome.failure;
-    RC_FAIL(outcome.failure);
-  });
-  rc::detail::TestParams params;
-  params.seed = options.seed;
-  CPLAB_CHECK(options.cases >= 1 && options.cases <= limits::kMaxCasesPerJob,
-              "--cases {}: cases per job must be in [1, {}]", options.cases,
-              limits::kMaxCasesPerJob);
-  params.maxSuccess = static_cast<int>(options.cases);
+  JobCases cases(job, options, gen_options, *impl, result);
   CountingListener listener(start);
-  const rc::detail::TestMetadata metadata{
-      job.property->name + "/" + job.layout->name + "/" + job.impl->name, job.property->name};
-  // No reproduce map: the global RC_PARAMS configuration is not consulted (and not printed).
-  const std::unordered_map<std::string, rc::detail::Reproduce> no_reproduce;
-  const rc::detail::TestResult outcome =
-      rc::detail::checkProperty(property, metadata, params, listener, no_reproduce);
-  if (resource_error) std::rethrow_exception(resource_error);
+  const rc::detail::TestResult outcome = check_cases(cases, job, options, listener);
+  if (cases.resource_error) std::rethrow_exception(cases.resource_error);
   result.seconds = seconds_since(start);
-  if (!cut.empty() && last_failure.empty()) {
+  if (!cases.cut.empty() && cases.last_failure.empty()) {
     // Cut before any case failed: what ran held, but the job is not done, so never `passed`.
-    const std::int64_t held = cases_run;
+    const std::int64_t held = cases.cases_run;
     result.status = JobStatus::skipped;
     result.cases = result.passed = held;
-    result.coverage = coverage;
-    result.message = fmt::format("{} after {} of {} cases (all held)", cut, held, options.cases);
-    return result;
-  }
-  result.cases = listener.cases;
-  result.shrinks = listener.shrinks;
-  result.shrinks_tried = listener.shrinks_tried;
-  result.seconds_to_failure = listener.seconds_to_failure;
-  result.coverage = coverage;
-  if (outcome.template is<rc::detail::SuccessResult>()) {
-    result.status = JobStatus::passed;
-    result.passed = result.cases;
-    return result;
-  }
-  result.status = JobStatus::failed;
-  result.failed = 1;
-  result.passed = result.cases - 1;
-  if (outcome.template is<rc::detail::FailureResult>() && !last_failure.empty()) {
-    result.counterexample = print_case(last_failing);
+    result.coverage = cases.coverage;
     result.message =
-        cut.empty() ? last_failure : fmt::format("{} (shrinking stopped: {})", last_failure, cut);
-    result.replay = replay_command(job.impl->name, job.property->name, last_failing);
-  } else {
-    // Gave up or a RapidCheck error: not a counterexample, but never a pass.
-    std::ostringstream text;
-    rc::detail::printResultMessage(outcome, text);
-    result.message = "the job could not run its cases: " + text.str();
+        fmt::format("{} after {} of {} cases (all held)", cases.cut, held, options.cases);
+    return result;
   }
+  record_outcome(cases, listener, outcome, job, result);
   return result;
 }
 
