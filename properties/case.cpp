@@ -253,35 +253,35 @@ std::string print_case(const Case& c) {
       c.mask.empty() ? std::string() : " mask=" + c.mask);
 }
 
-Case parse_case(std::string_view text) {
-  std::vector<std::string_view> words;
-  for (std::string_view word : split(text, ' ')) {
-    if (!word.empty()) words.push_back(word);
-  }
-  CPLAB_CHECK(!words.empty(), "empty case: expected '<layout> cp=C key=value ...'");
-  Case c;
-  c.spec.layout = std::string(words[0]);
-  CPLAB_CHECK(words[0].find('=') == std::string_view::npos,
-              "case must start with a layout name, got '{}'", words[0]);
-  using Setter = std::function<void(std::string_view)>;
+namespace {
+
+using Setter = std::function<void(std::string_view)>;
+
+// Whether a case gave rows= and S=: packed rows follow from docs= where it did not.
+struct GivenLengths {
+  bool rows = false;
+  bool seq_len = false;
+};
+
+// The setter of every key of the case format but the layouts' options, each writing into c.
+std::map<std::string_view, Setter> case_key_setters(Case& c, GivenLengths& given) {
   const auto num = [](std::string_view key, auto& field) {
     return Setter([key, &field](std::string_view v) {
       field = parse_number<std::remove_reference_t<decltype(field)>>(key, v);
     });
   };
-  bool rows_given = false, seq_len_given = false;
-  std::map<std::string_view, Setter> setters = {
+  return {
       {"cp", num("cp", c.spec.cp)},
       {"mb", num("mb", c.spec.microbatches)},
       {"rows",
        [&](std::string_view v) {
          c.rows = parse_number<std::int64_t>("rows", v);
-         rows_given = true;
+         given.rows = true;
        }},
       {"S",
        [&](std::string_view v) {
          c.seq_len = parse_number<std::int64_t>("S", v);
-         seq_len_given = true;
+         given.seq_len = true;
        }},
       {"docs", [&](std::string_view v) { c.docs = parse_docs(v); }},
       {"vocab", num("vocab", c.vocab)},
@@ -319,8 +319,11 @@ Case parse_case(std::string_view text) {
       {"mask",
        [&](std::string_view v) { c.mask = mask_choice_text(parse_mask_choice(std::string(v))); }},
   };
-  // Every layout's options, by their case keys (a case may carry another layout's: m and K are in
-  // every case).
+}
+
+// Every layout's options, by their case keys (a case may carry another layout's: m and K are in
+// every case).
+void add_option_setters(Case& c, std::map<std::string_view, Setter>& setters) {
   for (const layouts::LayoutOption* o : layouts::all_options()) {
     setters.emplace(o->key, [&c, o](std::string_view v) {
       if (v == "auto" && o->automatic != nullptr) {
@@ -334,6 +337,11 @@ Case parse_case(std::string_view text) {
       o->set(c.spec, value);
     });
   }
+}
+
+// Each key=value word after the layout, through its key's setter; every key at most once.
+void apply_key_values(const std::vector<std::string_view>& words,
+                      const std::map<std::string_view, Setter>& setters) {
   std::set<std::string_view> seen;
   for (std::size_t i = 1; i < words.size(); ++i) {
     const std::size_t eq = words[i].find('=');
@@ -344,9 +352,27 @@ Case parse_case(std::string_view text) {
     CPLAB_CHECK(seen.insert(key).second, "case key '{}' given twice", key);
     it->second(words[i].substr(eq + 1));
   }
+}
+
+}  // namespace
+
+Case parse_case(std::string_view text) {
+  std::vector<std::string_view> words;
+  for (std::string_view word : split(text, ' ')) {
+    if (!word.empty()) words.push_back(word);
+  }
+  CPLAB_CHECK(!words.empty(), "empty case: expected '<layout> cp=C key=value ...'");
+  Case c;
+  c.spec.layout = std::string(words[0]);
+  CPLAB_CHECK(words[0].find('=') == std::string_view::npos,
+              "case must start with a layout name, got '{}'", words[0]);
+  GivenLengths given;
+  std::map<std::string_view, Setter> setters = case_key_setters(c, given);
+  add_option_setters(c, setters);
+  apply_key_values(words, setters);
   // Packed rows follow from docs= when left out: one row per document row, S the longest row.
-  if (c.packed() && !rows_given) c.rows = static_cast<std::int64_t>(c.docs.size());
-  if (c.packed() && !seq_len_given) {
+  if (c.packed() && !given.rows) c.rows = static_cast<std::int64_t>(c.docs.size());
+  if (c.packed() && !given.seq_len) {
     c.seq_len = 1;
     for (const auto& row : c.docs) c.seq_len = std::max(c.seq_len, row_occupancy(row));
   }
