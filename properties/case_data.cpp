@@ -218,62 +218,77 @@ TokenField extra_field(Tensor value, std::int64_t seq_dim, double pad) {
   return field;
 }
 
-}  // namespace
-
-Batch make_batch_rows(const Case& c, std::int64_t first, std::int64_t count) {
-  const std::int64_t S = c.seq_len, H = c.dim;
-  const bool narrow = c.key_dtypes == KeyDTypes::narrow;
-  const DType int_key = narrow ? DType::i32 : DType::i64;
-  const DType float_key = narrow ? DType::bf16 : DType::f32;
+// Every key's values of rows [first, first + count), row-major, before they become tensors.
+struct RowValues {
   std::vector<std::int64_t> ids, labels, positions;
   std::vector<bool> valid, loss_mask, padding_mask;
-  std::vector<float> embeds, extra, planes(static_cast<std::size_t>(2 * count * S * H)), features;
+  std::vector<float> embeds, extra, planes, features;
+};
+
+RowValues row_values(const Case& c, std::int64_t first, std::int64_t count) {
+  const std::int64_t S = c.seq_len, H = c.dim;
+  RowValues v;
+  v.planes.resize(static_cast<std::size_t>(2 * count * S * H));
   for (std::int64_t b = first; b < first + count; ++b) {
     for (std::int64_t t = 0; t < S; ++t) {
-      ids.push_back(token_id(c, b, t));
-      labels.push_back(token_label(c, b, t));
-      positions.push_back(caller_position(c, b, t));
-      valid.push_back(token_valid(c, b, t));
+      v.ids.push_back(token_id(c, b, t));
+      v.labels.push_back(token_label(c, b, t));
+      v.positions.push_back(caller_position(c, b, t));
+      v.valid.push_back(token_valid(c, b, t));
       const std::uint64_t key = static_cast<std::uint64_t>(b * S + t);
-      loss_mask.push_back(!caller_padding(c, b, t) &&
-                          static_cast<int>(mix(c.seed, kLossMask, key, 0) % 1000) >=
-                              c.invalid_permille);
-      padding_mask.push_back(caller_padding(c, b, t));
-      extra.push_back(static_cast<float>(mix(c.seed, kExtra, key, 0) % 64) / 8.0f);
+      v.loss_mask.push_back(!caller_padding(c, b, t) &&
+                            static_cast<int>(mix(c.seed, kLossMask, key, 0) % 1000) >=
+                                c.invalid_permille);
+      v.padding_mask.push_back(caller_padding(c, b, t));
+      v.extra.push_back(static_cast<float>(mix(c.seed, kExtra, key, 0) % 64) / 8.0f);
       for (std::int64_t f = 0; f < H; ++f) {
         // Embeddings are f32 whatever the case's dtype: the code is exact there (narrow keys
         // round it to bf16, the same on every side).
-        embeds.push_back(static_cast<float>(1 + f + H * (t + S * b) + seed_shift(c, S)));
-        features.push_back(static_cast<float>(mix(c.seed, kFeatures, key, f) % 128) / 4.0f);
+        v.embeds.push_back(static_cast<float>(1 + f + H * (t + S * b) + seed_shift(c, S)));
+        v.features.push_back(static_cast<float>(mix(c.seed, kFeatures, key, f) % 128) / 4.0f);
         for (std::int64_t p = 0; p < 2; ++p) {
           const std::int64_t at = ((p * count + (b - first)) * S + t) * H + f;
-          planes[static_cast<std::size_t>(at)] =
+          v.planes[static_cast<std::size_t>(at)] =
               static_cast<float>(mix(c.seed, kPlanes, key, 2 * f + p) % 128) / 4.0f;
         }
       }
     }
   }
-  Batch batch;
+  return v;
+}
+
+// The token-aligned keys the case carries, in the dtypes its key dtypes give them.
+void add_token_keys(const Case& c, std::int64_t count, const RowValues& v, Batch& batch) {
+  const std::int64_t S = c.seq_len, H = c.dim;
+  const bool narrow = c.key_dtypes == KeyDTypes::narrow;
+  const DType int_key = narrow ? DType::i32 : DType::i64;
+  const DType float_key = narrow ? DType::bf16 : DType::f32;
   if (c.primary == Primary::ids) {
-    batch.add(keys::input_ids, as_key(int_key, {count, S}, ids));
+    batch.add(keys::input_ids, as_key(int_key, {count, S}, v.ids));
   } else {
-    batch.add(keys::inputs_embeds, as_key(float_key, {count, S, H}, embeds));
+    batch.add(keys::inputs_embeds, as_key(float_key, {count, S, H}, v.embeds));
   }
-  batch.add(keys::labels, as_key(int_key, {count, S}, labels));
-  batch.add(keys::valid, as_mask(narrow ? DType::u8 : DType::b8, {count, S}, valid));
+  batch.add(keys::labels, as_key(int_key, {count, S}, v.labels));
+  batch.add(keys::valid, as_mask(narrow ? DType::u8 : DType::b8, {count, S}, v.valid));
   if (c.loss_mask)
-    batch.add(keys::loss_mask, as_mask(narrow ? DType::f32 : DType::b8, {count, S}, loss_mask));
-  if (c.padding_mask) batch.add(keys::padding_mask, Tensor::from_bools({count, S}, padding_mask));
+    batch.add(keys::loss_mask, as_mask(narrow ? DType::f32 : DType::b8, {count, S}, v.loss_mask));
+  if (c.padding_mask) batch.add(keys::padding_mask, Tensor::from_bools({count, S}, v.padding_mask));
   if (c.extra_key)
-    batch.tokens[kExtraKey] = extra_field(as_key(float_key, {count, S}, extra), 1, kExtraPad);
+    batch.tokens[kExtraKey] = extra_field(as_key(float_key, {count, S}, v.extra), 1, kExtraPad);
   if (c.extra_planes) {
     batch.tokens[kPlanesKey] =
-        extra_field(as_key(float_key, {2, count, S, H}, planes), 2, kPlanesPad);
+        extra_field(as_key(float_key, {2, count, S, H}, v.planes), 2, kPlanesPad);
   }
   if (c.extra_features) {
     batch.tokens[kFeaturesKey] =
-        extra_field(as_key(float_key, {count, S, H}, features), 1, kFeaturesPad);
+        extra_field(as_key(float_key, {count, S, H}, v.features), 1, kFeaturesPad);
   }
+}
+
+void add_position_ids(const Case& c, std::int64_t count, const std::vector<std::int64_t>& positions,
+                      Batch& batch) {
+  const std::int64_t S = c.seq_len;
+  const DType int_key = c.key_dtypes == KeyDTypes::narrow ? DType::i32 : DType::i64;
   switch (c.positions) {
     case PositionKind::none:
       break;
@@ -297,23 +312,35 @@ Batch make_batch_rows(const Case& c, std::int64_t first, std::int64_t count) {
       break;
     }
   }
-  batch.passthrough[kPassthroughKey] = float_tensor(c.seed, kPixels, {2, 3, 3}, 1.0f);
-  if (c.packed()) {
-    bool caller_pads = false;
-    for (std::int64_t b = first; b < first + count; ++b) {
-      std::vector<std::int64_t> lens, padded;
-      for (const Document& d : c.docs[static_cast<std::size_t>(b)]) {
-        lens.push_back(d.real);
-        padded.push_back(d.real + d.extra);
-        caller_pads = caller_pads || d.extra > 0;
-      }
-      batch.seq_lens.push_back(lens);
-      batch.seq_lens_padded.push_back(padded);
+}
+
+// A packed case's document lengths, per row, and the slots each occupies where the caller pads.
+void add_document_lengths(const Case& c, std::int64_t first, std::int64_t count, Batch& batch) {
+  bool caller_pads = false;
+  for (std::int64_t b = first; b < first + count; ++b) {
+    std::vector<std::int64_t> lens, padded;
+    for (const Document& d : c.docs[static_cast<std::size_t>(b)]) {
+      lens.push_back(d.real);
+      padded.push_back(d.real + d.extra);
+      caller_pads = caller_pads || d.extra > 0;
     }
-    // Without the caller's own padding, leave seq_lens_padded out: "equal to seq_lens" is a path
-    // too.
-    if (!caller_pads) batch.seq_lens_padded.clear();
+    batch.seq_lens.push_back(lens);
+    batch.seq_lens_padded.push_back(padded);
   }
+  // Without the caller's own padding, leave seq_lens_padded out: "equal to seq_lens" is a path
+  // too.
+  if (!caller_pads) batch.seq_lens_padded.clear();
+}
+
+}  // namespace
+
+Batch make_batch_rows(const Case& c, std::int64_t first, std::int64_t count) {
+  const RowValues values = row_values(c, first, count);
+  Batch batch;
+  add_token_keys(c, count, values, batch);
+  add_position_ids(c, count, values.positions, batch);
+  batch.passthrough[kPassthroughKey] = float_tensor(c.seed, kPixels, {2, 3, 3}, 1.0f);
+  if (c.packed()) add_document_lengths(c, first, count, batch);
   return batch;
 }
 
