@@ -62,19 +62,9 @@ std::string first_contribution_difference(const reference::LossReference& ref,
   return {};
 }
 
-std::string check_microbatch(const Case& c, Implementation& impl, const Subject& subject,
-                             std::int64_t m, std::int64_t depth, CheckNotes& notes) {
-  const ShardPlan& plan = subject.microbatches[static_cast<std::size_t>(m)];
-  const Batch caller = subject.microbatch_batch(m);
-  const auto rows = static_cast<std::int64_t>(plan.rows.size());
-  const std::int64_t len = plan.rows.front().padded_len, cp = c.spec.cp, local_len = len / cp;
-  // Depth 1 draws the logits it always drew; each depth k its own (an MTP head of its own).
-  const std::uint64_t stream =
-      100 + static_cast<std::uint64_t>(m) + 1000 * static_cast<std::uint64_t>(depth - 1);
-  const Tensor logits = float_tensor(c.seed, stream, {rows, len, c.vocab}, 4.0f);
-  const Tensor labels = reference::pad_to_global(plan, caller.tokens.at(keys::labels));
-  const Tensor valid = reference::pad_to_global(plan, caller.tokens.at(keys::valid));
-  const reference::LossReference ref = reference::shifted_loss(plan, logits, labels, valid, depth);
+// The coverage a microbatch's loss gives: N = 0 or not, narrow keys, far targets at depth k.
+void note_microbatch(const Case& c, const ShardPlan& plan, const reference::LossReference& ref,
+                     std::int64_t m, std::int64_t depth, CheckNotes& notes) {
   if (depth > 1) {
     notes.options.push_back(ref.contributing_total == 0 ? "N_k=0" : "N_k>0");
     far_target_tag(plan, depth, notes);
@@ -86,21 +76,16 @@ std::string check_microbatch(const Case& c, Implementation& impl, const Subject&
     notes.tags.push_back(fmt::format("{} {} {}", c.spec.layout, cp_class(c.spec.cp),
                                      ref.contributing_total == 0 ? "N=0" : "N>0"));
   }
+}
 
-  const auto outputs = on_ranks(cp, [&](Comm& comm, std::int64_t r) {
-    const Tensor local_valid = reference::select_rank(plan, valid, 1, r);
-    return impl.shifted_cp_loss(comm, reference_layout(plan, r),
-                                reference::select_rank(plan, logits, 1, r),
-                                reference::select_rank(plan, labels, 1, r),
-                                local_valid.reshaped({rows * local_len}), depth);
-  });
-  const std::string at =
-      depth == 1 ? fmt::format("microbatch {} (N={}, global mean {:.7g})", m,
-                               ref.contributing_total, ref.global_mean)
-                 : fmt::format("microbatch {} depth {} (N_{}={}, global mean {:.7g})", m, depth,
-                               depth, ref.contributing_total, ref.global_mean);
-  const auto where = [&] { return first_contribution_difference(ref, plan, outputs, c.vocab); };
-  double mean = 0.0;
+// Each rank's counts and loss against the reference's, then their mean against the global mean
+// (written to `mean`); `at` names the microbatch, `where` the first token counted differently.
+template <typename Where>
+std::string loss_mismatch(const reference::LossReference& ref,
+                          const std::vector<LossOutput>& outputs, const std::string& at,
+                          const Where& where, double& mean) {
+  const auto cp = static_cast<std::int64_t>(outputs.size());
+  mean = 0.0;
   for (std::int64_t r = 0; r < cp; ++r) {
     const LossOutput& out = outputs[static_cast<std::size_t>(r)];
     if (out.contributing_total != ref.contributing_total) {
@@ -123,7 +108,38 @@ std::string check_microbatch(const Case& c, Implementation& impl, const Subject&
         "{}: mean of the rank losses {:.7g} is not the global shifted CE mean {:.7g}", at, mean,
         ref.global_mean);
   }
-  // Gradients: C × the global gradient, on each rank's tokens; name the first wrong token's target.
+  return {};
+}
+
+// The first local token of rank r whose gradient row is off, described by its slot ("" if none
+// is off by more than a rounding).
+std::string first_wrong_gradient_token(const Case& c, const ShardPlan& plan,
+                                       const reference::LossReference& ref, std::int64_t r,
+                                       const Tensor& want, const Tensor& got) {
+  const auto rows = static_cast<std::int64_t>(plan.rows.size());
+  const std::int64_t local_len = plan.rows.front().padded_len / c.spec.cp;
+  for (std::int64_t b = 0; b < rows; ++b) {
+    for (std::int64_t k = 0; k < local_len; ++k) {
+      for (std::int64_t v = 0; v < c.vocab; ++v) {
+        const std::int64_t flat = (b * local_len + k) * c.vocab + v;
+        if (got.get(flat) != want.get(flat) && !close(want.get(flat), got.get(flat), 1e-7, 1e-3)) {
+          const std::int64_t g =
+              plan.rows[static_cast<std::size_t>(b)]
+                  .index[static_cast<std::size_t>(r)][static_cast<std::size_t>(k)];
+          return describe_slot(ref, plan.rows[static_cast<std::size_t>(b)],
+                               static_cast<std::size_t>(b), g);
+        }
+      }
+    }
+  }
+  return {};
+}
+
+// Gradients: C × the global gradient, on each rank's tokens; names the first wrong token's target.
+std::string gradient_mismatch(const Case& c, const ShardPlan& plan,
+                              const reference::LossReference& ref,
+                              const std::vector<LossOutput>& outputs, const std::string& at) {
+  const std::int64_t cp = c.spec.cp;
   Tensor scaled = ref.grad_global;
   for (float& x : scaled.data<float>()) x *= static_cast<float>(cp);
   for (std::int64_t r = 0; r < cp; ++r) {
@@ -136,26 +152,44 @@ std::string check_microbatch(const Case& c, Implementation& impl, const Subject&
       frame.slots.push_back(row.index[static_cast<std::size_t>(r)]);
     const std::string bad = tensor_mismatch(c, frame, want, got, {.abs = 1e-7, .rel = 1e-4});
     if (!bad.empty()) {
-      // Which token: the first local token whose gradient row is off.
-      for (std::int64_t b = 0; b < rows; ++b) {
-        for (std::int64_t k = 0; k < local_len; ++k) {
-          for (std::int64_t v = 0; v < c.vocab; ++v) {
-            const std::int64_t flat = (b * local_len + k) * c.vocab + v;
-            if (got.get(flat) != want.get(flat) &&
-                !close(want.get(flat), got.get(flat), 1e-7, 1e-3)) {
-              const std::int64_t g =
-                  plan.rows[static_cast<std::size_t>(b)]
-                      .index[static_cast<std::size_t>(r)][static_cast<std::size_t>(k)];
-              return bad + "; that token is " +
-                     describe_slot(ref, plan.rows[static_cast<std::size_t>(b)],
-                                   static_cast<std::size_t>(b), g);
-            }
-          }
-        }
-      }
-      return bad;
+      const std::string token = first_wrong_gradient_token(c, plan, ref, r, want, got);
+      return token.empty() ? bad : bad + "; that token is " + token;
     }
   }
+  return {};
+}
+
+std::string check_microbatch(const Case& c, Implementation& impl, const Subject& subject,
+                             std::int64_t m, std::int64_t depth, CheckNotes& notes) {
+  const ShardPlan& plan = subject.microbatches[static_cast<std::size_t>(m)];
+  const Batch caller = subject.microbatch_batch(m);
+  const auto rows = static_cast<std::int64_t>(plan.rows.size());
+  const std::int64_t len = plan.rows.front().padded_len, cp = c.spec.cp, local_len = len / cp;
+  // Depth 1 draws the logits it always drew; each depth k its own (an MTP head of its own).
+  const std::uint64_t stream =
+      100 + static_cast<std::uint64_t>(m) + 1000 * static_cast<std::uint64_t>(depth - 1);
+  const Tensor logits = float_tensor(c.seed, stream, {rows, len, c.vocab}, 4.0f);
+  const Tensor labels = reference::pad_to_global(plan, caller.tokens.at(keys::labels));
+  const Tensor valid = reference::pad_to_global(plan, caller.tokens.at(keys::valid));
+  const reference::LossReference ref = reference::shifted_loss(plan, logits, labels, valid, depth);
+  note_microbatch(c, plan, ref, m, depth, notes);
+
+  const auto outputs = on_ranks(cp, [&](Comm& comm, std::int64_t r) {
+    const Tensor local_valid = reference::select_rank(plan, valid, 1, r);
+    return impl.shifted_cp_loss(comm, reference_layout(plan, r),
+                                reference::select_rank(plan, logits, 1, r),
+                                reference::select_rank(plan, labels, 1, r),
+                                local_valid.reshaped({rows * local_len}), depth);
+  });
+  const std::string at =
+      depth == 1 ? fmt::format("microbatch {} (N={}, global mean {:.7g})", m,
+                               ref.contributing_total, ref.global_mean)
+                 : fmt::format("microbatch {} depth {} (N_{}={}, global mean {:.7g})", m, depth,
+                               depth, ref.contributing_total, ref.global_mean);
+  const auto where = [&] { return first_contribution_difference(ref, plan, outputs, c.vocab); };
+  double mean = 0.0;
+  if (std::string bad = loss_mismatch(ref, outputs, at, where, mean); !bad.empty()) return bad;
+  if (std::string bad = gradient_mismatch(c, plan, ref, outputs, at); !bad.empty()) return bad;
   notes.notes.push_back(
       depth == 1 ? fmt::format("microbatch {}: N={} global mean {:.7g}, rank losses mean {:.7g}", m,
                                ref.contributing_total, ref.global_mean, mean)
