@@ -40,6 +40,98 @@ void document_slot_ranges(const RowPlan& row, std::vector<std::int64_t>& from,
   }
 }
 
+// The whole batch in double, and where a query's or a key's head vector starts in it.
+struct DenseBatch {
+  std::vector<double> q, k, v, grad_out;
+  std::int64_t L, H, Hk, d;
+  double scale;  // 1/sqrt(d)
+
+  std::size_t qi(std::int64_t b, std::int64_t g, std::int64_t h) const {
+    return static_cast<std::size_t>(((b * L + g) * H + h) * d);
+  }
+  std::size_t ki(std::int64_t b, std::int64_t j, std::int64_t h) const {
+    return static_cast<std::size_t>(((b * L + j) * Hk + h) * d);
+  }
+};
+
+// The keys each query of one row may see. They lie in [first slot of g's document, g] (past g
+// too, to the document's end, in a bidirectional span): scanning only those gives the same sums
+// (the others contribute exp(-inf) = 0) at half the cost or less.
+struct RowKeys {
+  RowKeys(const RowPlan& row, const sim::AttentionMask& mask)
+      : facts(sim::row_token_facts(row.doc_ids, row.real, row.caller_pos, mask)),
+        rule(mask.rule()),
+        past_query(mask.family == sim::MaskFamily::bidirectional) {
+    document_slot_ranges(row, from, to);
+  }
+  std::int64_t lo(std::int64_t g) const { return from[static_cast<std::size_t>(g)]; }
+  std::int64_t hi(std::int64_t g) const {
+    return past_query ? to[static_cast<std::size_t>(g)] : g + 1;
+  }
+  bool sees(std::int64_t g, std::int64_t j) const {
+    return sim::mask_visible(rule, facts[static_cast<std::size_t>(g)],
+                             facts[static_cast<std::size_t>(j)]);
+  }
+
+  std::vector<std::int64_t> from, to;
+  std::vector<sim::TokenFacts> facts;
+  sim::MaskRule rule;
+  bool past_query;
+};
+
+// Query g of row b at head h: its output and LSE, its dQ, and its share of dK, dV and each key's
+// mass. p and dp are scratch of L entries.
+void attend_one_query(const DenseBatch& in, const RowKeys& visible, std::int64_t b, std::int64_t g,
+                      std::int64_t h, std::vector<double>& p, std::vector<double>& dp,
+                      CpAttentionReference& r) {
+  const std::int64_t L = in.L, H = in.H, Hk = in.Hk, d = in.d;
+  const std::int64_t hk = h * Hk / H;
+  const std::int64_t lo = visible.lo(g), hi = visible.hi(g);
+  double top = -std::numeric_limits<double>::infinity();
+  for (std::int64_t j = lo; j < hi; ++j) {
+    double s = -std::numeric_limits<double>::infinity();
+    if (visible.sees(g, j)) {
+      s = 0.0;
+      for (std::int64_t e = 0; e < d; ++e)
+        s += in.q[in.qi(b, g, h) + e] * in.k[in.ki(b, j, hk) + e];
+      s *= in.scale;
+    }
+    p[static_cast<std::size_t>(j)] = s;
+    top = std::max(top, s);
+  }
+  if (top == -std::numeric_limits<double>::infinity()) return;  // sees nothing
+  double sum = 0.0;
+  for (std::int64_t j = lo; j < hi; ++j) {
+    double& x = p[static_cast<std::size_t>(j)];
+    x = quiet_exp(x - top);  // exp(-inf) = 0 for the hidden keys
+    sum += x;
+  }
+  r.lse[static_cast<std::size_t>((b * L + g) * H + h)] = top + std::log(sum);
+  double delta = 0.0;
+  for (std::int64_t j = lo; j < hi; ++j) {
+    double& pj = p[static_cast<std::size_t>(j)];
+    pj /= sum;
+    double dpj = 0.0;
+    for (std::int64_t e = 0; e < d; ++e) {
+      r.out[in.qi(b, g, h) + e] += pj * in.v[in.ki(b, j, hk) + e];
+      dpj += in.grad_out[in.qi(b, g, h) + e] * in.v[in.ki(b, j, hk) + e];
+    }
+    dp[static_cast<std::size_t>(j)] = dpj;
+    delta += pj * dpj;
+  }
+  for (std::int64_t j = lo; j < hi; ++j) {
+    const double pj = p[static_cast<std::size_t>(j)];
+    if (pj == 0.0) continue;
+    const double ds = pj * (dp[static_cast<std::size_t>(j)] - delta);
+    r.key_mass[static_cast<std::size_t>((b * L + j) * Hk + hk)] += pj;
+    for (std::int64_t e = 0; e < d; ++e) {
+      r.grad_q[in.qi(b, g, h) + e] += in.scale * ds * in.k[in.ki(b, j, hk) + e];
+      r.grad_k[in.ki(b, j, hk) + e] += in.scale * ds * in.q[in.qi(b, g, h) + e];
+      r.grad_v[in.ki(b, j, hk) + e] += pj * in.grad_out[in.qi(b, g, h) + e];
+    }
+  }
+}
+
 }  // namespace
 
 CpAttentionReference cp_attention_reference(const ShardPlan& plan, const Tensor& q, const Tensor& k,
@@ -59,88 +151,30 @@ CpAttentionReference cp_attention_reference(const ShardPlan& plan, const Tensor&
   r.d = q.size(3);
   CPLAB_CHECK(static_cast<std::int64_t>(plan.rows.size()) == r.rows,
               "cp_attention_reference: {} planned rows for {}", plan.rows.size(), r.rows);
-  const std::vector<double> qv = values_of(q), kv = values_of(k), vv = values_of(v),
-                            gv = values_of(grad_out);
-  const std::int64_t B = r.rows, L = r.len, H = r.heads, Hk = r.kv_heads, d = r.d;
-  r.out.assign(qv.size(), 0.0);
-  r.grad_q.assign(qv.size(), 0.0);
-  r.grad_k.assign(kv.size(), 0.0);
-  r.grad_v.assign(kv.size(), 0.0);
+  const DenseBatch in{.q = values_of(q),
+                      .k = values_of(k),
+                      .v = values_of(v),
+                      .grad_out = values_of(grad_out),
+                      .L = r.len,
+                      .H = r.heads,
+                      .Hk = r.kv_heads,
+                      .d = r.d,
+                      .scale = 1.0 / std::sqrt(static_cast<double>(r.d))};
+  const std::int64_t B = r.rows, L = r.len, H = r.heads, Hk = r.kv_heads;
+  r.out.assign(in.q.size(), 0.0);
+  r.grad_q.assign(in.q.size(), 0.0);
+  r.grad_k.assign(in.k.size(), 0.0);
+  r.grad_v.assign(in.k.size(), 0.0);
   r.lse.assign(static_cast<std::size_t>(B * L * H), -std::numeric_limits<double>::infinity());
   r.key_mass.assign(static_cast<std::size_t>(B * L * Hk), 0.0);
-  const double scale = 1.0 / std::sqrt(static_cast<double>(d));
-  const auto qi = [&](std::int64_t b, std::int64_t g, std::int64_t h) {
-    return static_cast<std::size_t>(((b * L + g) * H + h) * d);
-  };
-  const auto ki = [&](std::int64_t b, std::int64_t j, std::int64_t h) {
-    return static_cast<std::size_t>(((b * L + j) * Hk + h) * d);
-  };
   std::vector<double> p(static_cast<std::size_t>(L)), dp(static_cast<std::size_t>(L));
   for (std::int64_t b = 0; b < B; ++b) {
     const RowPlan& row = plan.rows[static_cast<std::size_t>(b)];
     CPLAB_CHECK(row.padded_len == L, "cp_attention_reference: row {} has L = {}, tensors {}", b,
                 row.padded_len, L);
-    // The keys a query g may see lie in [first slot of g's document, g] (past g too, to the
-    // document's end, in a bidirectional span): scanning only those gives the same sums (the
-    // others contribute exp(-inf) = 0) at half the cost or less.
-    std::vector<std::int64_t> from, to;
-    document_slot_ranges(row, from, to);
-    const std::vector<sim::TokenFacts> facts =
-        sim::row_token_facts(row.doc_ids, row.real, row.caller_pos, mask);
-    const sim::MaskRule rule = mask.rule();
-    const bool past_query = mask.family == sim::MaskFamily::bidirectional;
-    const auto sees = [&](std::int64_t g, std::int64_t j) {
-      return sim::mask_visible(rule, facts[static_cast<std::size_t>(g)],
-                               facts[static_cast<std::size_t>(j)]);
-    };
+    const RowKeys visible(row, mask);
     for (std::int64_t h = 0; h < H; ++h) {
-      const std::int64_t hk = h * Hk / H;
-      for (std::int64_t g = 0; g < L; ++g) {
-        const std::int64_t lo = from[static_cast<std::size_t>(g)];
-        const std::int64_t hi = past_query ? to[static_cast<std::size_t>(g)] : g + 1;
-        double top = -std::numeric_limits<double>::infinity();
-        for (std::int64_t j = lo; j < hi; ++j) {
-          double s = -std::numeric_limits<double>::infinity();
-          if (sees(g, j)) {
-            s = 0.0;
-            for (std::int64_t e = 0; e < d; ++e) s += qv[qi(b, g, h) + e] * kv[ki(b, j, hk) + e];
-            s *= scale;
-          }
-          p[static_cast<std::size_t>(j)] = s;
-          top = std::max(top, s);
-        }
-        if (top == -std::numeric_limits<double>::infinity()) continue;  // sees nothing
-        double sum = 0.0;
-        for (std::int64_t j = lo; j < hi; ++j) {
-          double& x = p[static_cast<std::size_t>(j)];
-          x = quiet_exp(x - top);  // exp(-inf) = 0 for the hidden keys
-          sum += x;
-        }
-        r.lse[static_cast<std::size_t>((b * L + g) * H + h)] = top + std::log(sum);
-        double delta = 0.0;
-        for (std::int64_t j = lo; j < hi; ++j) {
-          double& pj = p[static_cast<std::size_t>(j)];
-          pj /= sum;
-          double dpj = 0.0;
-          for (std::int64_t e = 0; e < d; ++e) {
-            r.out[qi(b, g, h) + e] += pj * vv[ki(b, j, hk) + e];
-            dpj += gv[qi(b, g, h) + e] * vv[ki(b, j, hk) + e];
-          }
-          dp[static_cast<std::size_t>(j)] = dpj;
-          delta += pj * dpj;
-        }
-        for (std::int64_t j = lo; j < hi; ++j) {
-          const double pj = p[static_cast<std::size_t>(j)];
-          if (pj == 0.0) continue;
-          const double ds = pj * (dp[static_cast<std::size_t>(j)] - delta);
-          r.key_mass[static_cast<std::size_t>((b * L + j) * Hk + hk)] += pj;
-          for (std::int64_t e = 0; e < d; ++e) {
-            r.grad_q[qi(b, g, h) + e] += scale * ds * kv[ki(b, j, hk) + e];
-            r.grad_k[ki(b, j, hk) + e] += scale * ds * qv[qi(b, g, h) + e];
-            r.grad_v[ki(b, j, hk) + e] += pj * gv[qi(b, g, h) + e];
-          }
-        }
-      }
+      for (std::int64_t g = 0; g < L; ++g) attend_one_query(in, visible, b, g, h, p, dp, r);
     }
   }
   return r;
