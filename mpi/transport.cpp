@@ -1,38 +1,23 @@
 #include "mpi/transport.hpp"
 
-#define OMPI_SKIP_MPICXX 1
-#define MPICH_SKIP_MPICXX 1
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <mpi.h>
-#include <sched.h>
 
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <list>
 #include <memory>
 
 #include "core/error.hpp"
+#include "mpi/channel.hpp"
 #include "mpi/session.hpp"
 #include "mpi/wait_monitor.hpp"
 
 namespace cplab::mpi::detail {
 namespace {
-
-// Our own copy of the world's group, so no message of cplab's meets anyone else's (defined
-// below, with its setup).
-MPI_Comm channel();
-
-std::string mpi_error_text(int code) {
-  char text[MPI_MAX_ERROR_STRING];
-  int length = 0;
-  MPI_Error_string(code, text, &length);
-  return std::string(text, static_cast<std::size_t>(length));
-}
 
 // Sends in flight: each keeps its buffer alive until MPI is done with it.
 struct Pending {
@@ -61,18 +46,6 @@ void progress_sends() {
   }
 }
 
-// Polling: yield first (the peer may be about to send), then sleep briefly so that waiting ranks
-// leave the cores to the ranks that compute (processes may outnumber cores).
-void pause(int round) {
-  if (round < 16) {
-    sched_yield();
-    return;
-  }
-  const long micros = round < 64 ? 20 : 200;
-  timespec ts{0, micros * 1000};
-  nanosleep(&ts, nullptr);
-}
-
 }  // namespace
 
 void die_if_named(const char* variable, int rank) {
@@ -81,39 +54,6 @@ void die_if_named(const char* variable, int rank) {
 }
 
 namespace {
-
-// Fault injection for the tests of a rank that dies before its first message:
-// CPLAB_MPI_FAULT_AT_START=RANK makes world rank RANK send itself SIGKILL as it comes to its first
-// wait, before it has said so to the others or finished joining cplab's communicator.
-void maybe_die_at_start(int rank) { die_if_named("CPLAB_MPI_FAULT_AT_START", rank); }
-// CPLAB_MPI_FAULT_IN_SETUP=RANK: the same right after it has said so, before the setup is done.
-void maybe_die_in_setup(int rank) { die_if_named("CPLAB_MPI_FAULT_IN_SETUP", rank); }
-
-// Our own copy of the world's group is made by a collective of every process. MPI_Comm_dup would
-// wait forever for a process killed before it joined, so the copy is started as MPI starts
-// (MPI_Comm_idup) and finished by the first wait that needs it, against that wait's deadline.
-// Meanwhile every process says on MPI_COMM_WORLD that it has come this far, says so again every
-// kBeatMs while it waits, and says when its part of the setup is done, so that the ones still
-// waiting at the deadline can name the processes that never came, and the ones that came and
-// then fell silent (killed while the setup, which needs all of them, was under way).
-struct Channel {
-  MPI_Comm comm = MPI_COMM_NULL;
-  MPI_Request setup = MPI_REQUEST_NULL;
-  bool started = false, ready = false, announced = false;
-  std::vector<std::int64_t> last_heard;  // when process r last spoke (ms; 0: never)
-  std::vector<char> set_up;              // process r has finished its part of the setup
-};
-// The words (one byte, from buffers that live as long as the process).
-const char kStillHere = 1;
-const char kSetUp = 2;
-constexpr std::int64_t kBeatMs = 100;
-Channel& channel_state() {
-  static auto* state = new Channel();  // never destroyed: MPI may use it while the process exits
-  return *state;
-}
-constexpr int kArrivedTag = 32000;  // on MPI_COMM_WORLD, below the MPI_TAG_UB every MPI allows
-// A wait outside a run (the first message of a process) waits this long for the setup.
-constexpr std::int64_t kChannelSetupMs = 60000;
 
 // Data: what the deadlock watch counts (not its own word, not a failure notice).
 bool is_data(int tag) { return tag != kAbortTag && tag != kMonitorTag && tag != kLostTag; }
@@ -248,121 +188,6 @@ bool try_receive_from(int source, int tag, Message& out) {
   return true;
 }
 
-namespace {
-
-std::string ranks_text(const std::vector<int>& ranks) {
-  return ranks.empty() ? std::string("none") : fmt::format("{}", fmt::join(ranks, ", "));
-}
-
-MPI_Comm channel() {
-  Channel& c = channel_state();
-  if (!c.ready) {
-    const World w = world();
-    await_channel(kChannelSetupMs, fmt::format("rank {}/{}", w.rank, w.size));
-  }
-  return c.comm;
-}
-
-}  // namespace
-
-void start_channel() {
-  Channel& c = channel_state();
-  if (c.started) return;
-  c.started = true;
-  CPLAB_CHECK(MPI_Comm_idup(MPI_COMM_WORLD, &c.comm, &c.setup) == MPI_SUCCESS,
-              "MPI_Comm_idup failed");
-}
-
-void await_channel(std::int64_t timeout_ms, const std::string& where) {
-  Channel& c = channel_state();
-  if (c.ready) return;
-  const World w = world();
-  start_channel();
-  CPLAB_CHECK(!lost(), "{}: the MPI world is lost: {}", where, lost_reason());
-  const auto tell_everyone = [&](const char* word) {
-    for (int q = 0; q < w.size; ++q) {
-      if (q == w.rank) continue;
-      // A send that fails (to a process already gone) is not this process's error: the silence
-      // of that process names it at the deadline.
-      MPI_Request request = MPI_REQUEST_NULL;
-      if (MPI_Isend(word, 1, MPI_CHAR, q, kArrivedTag, MPI_COMM_WORLD, &request) == MPI_SUCCESS)
-        MPI_Request_free(&request);
-    }
-  };
-  std::int64_t last_beat = now_ms();
-  if (!c.announced) {
-    maybe_die_at_start(w.rank);
-    c.announced = true;
-    c.last_heard.assign(static_cast<std::size_t>(w.size), 0);
-    c.set_up.assign(static_cast<std::size_t>(w.size), 0);
-    tell_everyone(&kStillHere);
-    maybe_die_in_setup(w.rank);
-  }
-  const std::int64_t deadline = now_ms() + timeout_ms;
-  for (int round = 0;; ++round) {
-    int done = 0;
-    CPLAB_CHECK(MPI_Test(&c.setup, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS,
-                "{}: MPI_Comm_idup failed", where);
-    const std::int64_t now = now_ms();
-    c.last_heard[static_cast<std::size_t>(w.rank)] = now;
-    if (!done && now - last_beat >= kBeatMs) {
-      tell_everyone(&kStillHere);
-      last_beat = now;
-    }
-    for (int flag = 1; flag;) {
-      MPI_Status status;
-      CPLAB_CHECK(
-          MPI_Iprobe(MPI_ANY_SOURCE, kArrivedTag, MPI_COMM_WORLD, &flag, &status) == MPI_SUCCESS,
-          "MPI_Iprobe failed");
-      if (!flag) break;
-      char word = 0;
-      MPI_Recv(&word, 1, MPI_CHAR, status.MPI_SOURCE, kArrivedTag, MPI_COMM_WORLD,
-               MPI_STATUS_IGNORE);
-      const auto q = static_cast<std::size_t>(status.MPI_SOURCE);
-      c.last_heard[q] = now;
-      if (word == kSetUp) c.set_up[q] = 1;
-    }
-    if (done) {
-      tell_everyone(&kSetUp);
-      MPI_Comm_set_errhandler(c.comm, MPI_ERRORS_RETURN);
-      c.ready = true;
-      return;
-    }
-    if (now >= deadline) {
-      // Silent: came, then said nothing for several beats, its part of the setup not done.
-      const std::int64_t silent_ms = std::max<std::int64_t>(10 * kBeatMs, timeout_ms / 4);
-      std::vector<int> missing, arrived, silent;
-      for (int q = 0; q < w.size; ++q) {
-        const auto i = static_cast<std::size_t>(q);
-        (c.last_heard[i] != 0 ? arrived : missing).push_back(q);
-        if (c.last_heard[i] != 0 && !c.set_up[i] && now - c.last_heard[i] > silent_ms)
-          silent.push_back(q);
-      }
-      std::string message;
-      if (!missing.empty())
-        message = fmt::format(
-            "{}: starting cplab's own MPI communicator: no word from rank{} {} within {} ms "
-            "(arrived: {}); a process of the job is gone or stuck",
-            where, missing.size() == 1 ? "" : "s", ranks_text(missing), timeout_ms,
-            ranks_text(arrived));
-      else if (!silent.empty())
-        message = fmt::format(
-            "{}: starting cplab's own MPI communicator: no word from rank{} {} for more than {} "
-            "ms, after it arrived, and the setup (which needs every process) not done within {} "
-            "ms; a process of the job is gone or stuck",
-            where, silent.size() == 1 ? "" : "s", ranks_text(silent), silent_ms, timeout_ms);
-      else
-        message = fmt::format(
-            "{}: starting cplab's own MPI communicator: every process came and is still "
-            "answering, but MPI did not finish the setup within {} ms",
-            where, timeout_ms);
-      mark_lost(message);
-      throw Stopped(message);
-    }
-    pause(round);
-  }
-}
-
 const char* kind_name(Kind kind) {
   switch (kind) {
     case Kind::all_gather:
@@ -426,34 +251,22 @@ void post_abort(int size, int self, std::uint32_t epoch, const std::string& mess
   }
 }
 
-std::map<int, Message> collect(const std::vector<int>& sources, int tag, std::uint32_t epoch,
-                               std::int64_t timeout_ms, bool watch_abort, const Waiting& what) {
-  std::map<int, Message> got;
-  const std::string where = fmt::format("rank {}/{}: {}", what.rank, what.size, what.call);
-  CPLAB_CHECK(!lost(), "{}: the MPI world is lost: {}", where, lost_reason());
-  const std::int64_t deadline = now_ms() + timeout_ms;
-  WaitScope watch(what.activity, sources, tag, what.stoppable, where);
-  // Sources whose message has begun to arrive; given up on (left to MPI) if this wait ends first.
-  std::map<int, Incoming> arriving;
-  struct AbandonUnfinished {
-    std::map<int, Incoming>& left;
-    ~AbandonUnfinished() {
-      for (auto& [source, in] : left) abandon(std::move(in));
-    }
-  } abandon_unfinished{arriving};
-  // A received message of this run counts; one left unread by an earlier, failed run is dropped.
-  const auto take = [&](int source, const Incoming& in) {
-    Message m = unpack(in, tag);
-    if (m.header.epoch < epoch) return;
-    CPLAB_CHECK(m.header.epoch == epoch,
-                "{}: rank {} is already in a later run ({} > {}): the ranks are out of step", where,
-                source, m.header.epoch, epoch);
-    got.emplace(source, std::move(m));
-    watch.arrived(source);
-  };
-  for (int round = 0;; ++round) {
-    progress_sends();
-    CPLAB_CHECK(g_send_error.empty(), "{}: {}", where, g_send_error);
+namespace {
+
+// One collect's messages: those taken, by source, and those whose body is still arriving (given
+// up on, left to MPI, if the wait ends first).
+class Collection {
+ public:
+  Collection(int tag, std::uint32_t epoch, const std::string& where, WaitScope& watch)
+      : tag_(tag), epoch_(epoch), where_(where), watch_(watch) {}
+  ~Collection() {
+    for (auto& [source, in] : arriving) abandon(std::move(in));
+  }
+  Collection(const Collection&) = delete;
+  Collection& operator=(const Collection&) = delete;
+
+  // What has arrived from each source not yet heard from.
+  void receive(const std::vector<int>& sources) {
     for (int source : sources) {
       if (got.count(source)) continue;
       if (auto it = arriving.find(source); it != arriving.end()) {
@@ -463,7 +276,7 @@ std::map<int, Message> collect(const std::vector<int>& sources, int tag, std::ui
         take(source, in);
         continue;
       }
-      for (Incoming in; !got.count(source) && start_receive(source, tag, in); in = Incoming{}) {
+      for (Incoming in; !got.count(source) && start_receive(source, tag_, in); in = Incoming{}) {
         if (!body_arrived(in)) {
           arriving.emplace(source, std::move(in));
           break;
@@ -471,46 +284,95 @@ std::map<int, Message> collect(const std::vector<int>& sources, int tag, std::ui
         take(source, in);
       }
     }
-    if (got.size() == sources.size()) return got;
-    if (Message m; try_receive_from(MPI_ANY_SOURCE, kLostTag, m)) {
+  }
+
+  std::map<int, Message> got;
+  std::map<int, Incoming> arriving;
+
+ private:
+  // A received message of this run counts; one left unread by an earlier, failed run is dropped.
+  void take(int source, const Incoming& in) {
+    Message m = unpack(in, tag_);
+    if (m.header.epoch < epoch_) return;
+    CPLAB_CHECK(m.header.epoch == epoch_,
+                "{}: rank {} is already in a later run ({} > {}): the ranks are out of step",
+                where_, source, m.header.epoch, epoch_);
+    got.emplace(source, std::move(m));
+    watch_.arrived(source);
+  }
+
+  int tag_;
+  std::uint32_t epoch_;
+  const std::string& where_;
+  WaitScope& watch_;
+};
+
+// Stops a wait when a rank gave up on the world, or, with watch_abort, failed in this run.
+void stop_on_failure_notice(const std::string& where, std::uint32_t epoch, bool watch_abort) {
+  if (Message m; try_receive_from(MPI_ANY_SOURCE, kLostTag, m)) {
+    const std::string text(reinterpret_cast<const char*>(m.payload.data()), m.payload.size());
+    const std::string message = fmt::format("{}: rank {} gave up: {}", where, m.source, text);
+    mark_lost(message);
+    throw Stopped(message);
+  }
+  if (watch_abort) {
+    Message m;
+    while (try_receive_from(MPI_ANY_SOURCE, kAbortTag, m)) {
+      if (m.header.epoch != epoch) continue;
       const std::string text(reinterpret_cast<const char*>(m.payload.data()), m.payload.size());
-      const std::string message = fmt::format("{}: rank {} gave up: {}", where, m.source, text);
-      mark_lost(message);
-      throw Stopped(message);
+      throw Stopped(fmt::format("{}: rank {} failed: {}", where, m.source, text));
     }
-    if (watch_abort) {
-      Message m;
-      while (try_receive_from(MPI_ANY_SOURCE, kAbortTag, m)) {
-        if (m.header.epoch != epoch) continue;
-        const std::string text(reinterpret_cast<const char*>(m.payload.data()), m.payload.size());
-        throw Stopped(fmt::format("{}: rank {} failed: {}", where, m.source, text));
-      }
-    }
+  }
+}
+
+// Which ranks a wait that timed out heard nothing from, those whose message began and never
+// completed, and what the silent ones wait for in turn.
+std::string no_word_failure(const std::vector<int>& sources, const Collection& messages,
+                            const Waiting& what, const std::string& where,
+                            std::int64_t timeout_ms) {
+  std::vector<int> missing, arrived = {what.rank}, midway;
+  for (int source : sources) (messages.got.count(source) ? arrived : missing).push_back(source);
+  for (const auto& [source, in] : messages.arriving) midway.push_back(source);
+  std::sort(arrived.begin(), arrived.end());
+  // A silent rank that waits itself, for another silent one, is not the one to name: say
+  // what it waits for, and name the rest (unless every silent rank waits: a cycle).
+  std::vector<int> named = missing;
+  std::string in_turn;
+  for (const WaitingInTurn& turn : waiting_in_turn(missing)) {
+    named.erase(std::remove(named.begin(), named.end(), turn.rank), named.end());
+    in_turn +=
+        fmt::format("; rank {} waits in turn for rank{} {}, {}", turn.rank,
+                    turn.sources.size() == 1 ? "" : "s", ranks_text(turn.sources), turn.call);
+  }
+  if (named.empty()) named = missing;
+  return fmt::format(
+      "{}: no word from rank{} {} within {} ms (arrived: {}{}{}); a rank is gone, stuck or "
+      "called another collective",
+      where, named.size() == 1 ? "" : "s", ranks_text(named), timeout_ms, ranks_text(arrived),
+      in_turn,
+      midway.empty() ? std::string()
+                     : fmt::format("; begun and never completed: the message of rank{} {}",
+                                   midway.size() == 1 ? "" : "s", ranks_text(midway)));
+}
+
+}  // namespace
+
+std::map<int, Message> collect(const std::vector<int>& sources, int tag, std::uint32_t epoch,
+                               std::int64_t timeout_ms, bool watch_abort, const Waiting& what) {
+  const std::string where = fmt::format("rank {}/{}: {}", what.rank, what.size, what.call);
+  CPLAB_CHECK(!lost(), "{}: the MPI world is lost: {}", where, lost_reason());
+  const std::int64_t deadline = now_ms() + timeout_ms;
+  WaitScope watch(what.activity, sources, tag, what.stoppable, where);
+  Collection messages(tag, epoch, where, watch);
+  for (int round = 0;; ++round) {
+    progress_sends();
+    CPLAB_CHECK(g_send_error.empty(), "{}: {}", where, g_send_error);
+    messages.receive(sources);
+    if (messages.got.size() == sources.size()) return std::move(messages.got);
+    stop_on_failure_notice(where, epoch, watch_abort);
     watch.poll();
     if (now_ms() >= deadline) {
-      std::vector<int> missing, arrived = {what.rank}, midway;
-      for (int source : sources) (got.count(source) ? arrived : missing).push_back(source);
-      for (const auto& [source, in] : arriving) midway.push_back(source);
-      std::sort(arrived.begin(), arrived.end());
-      // A silent rank that waits itself, for another silent one, is not the one to name: say
-      // what it waits for, and name the rest (unless every silent rank waits: a cycle).
-      std::vector<int> named = missing;
-      std::string in_turn;
-      for (const WaitingInTurn& turn : waiting_in_turn(missing)) {
-        named.erase(std::remove(named.begin(), named.end(), turn.rank), named.end());
-        in_turn +=
-            fmt::format("; rank {} waits in turn for rank{} {}, {}", turn.rank,
-                        turn.sources.size() == 1 ? "" : "s", ranks_text(turn.sources), turn.call);
-      }
-      if (named.empty()) named = missing;
-      const std::string message = fmt::format(
-          "{}: no word from rank{} {} within {} ms (arrived: {}{}{}); a rank is gone, stuck or "
-          "called another collective",
-          where, named.size() == 1 ? "" : "s", ranks_text(named), timeout_ms, ranks_text(arrived),
-          in_turn,
-          midway.empty() ? std::string()
-                         : fmt::format("; begun and never completed: the message of rank{} {}",
-                                       midway.size() == 1 ? "" : "s", ranks_text(midway)));
+      const std::string message = no_word_failure(sources, messages, what, where, timeout_ms);
       lose_world(message);
       throw Stopped(message);
     }
@@ -527,19 +389,6 @@ void drain_sends(std::int64_t timeout_ms) {
   // What nobody will receive (left unread by a failed run): let MPI forget it; its buffer stays.
   for (Pending& p : outbox()) {
     if (p.request != MPI_REQUEST_NULL) MPI_Request_free(&p.request);
-  }
-}
-
-bool settle_channel(std::int64_t timeout_ms) {
-  Channel& c = channel_state();
-  if (!c.started || c.ready || c.setup == MPI_REQUEST_NULL) return true;
-  const std::int64_t deadline = now_ms() + timeout_ms;
-  for (int round = 0;; ++round) {
-    int done = 0;
-    if (MPI_Test(&c.setup, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) return false;
-    if (done) return true;
-    if (now_ms() >= deadline) return false;
-    pause(round);
   }
 }
 
