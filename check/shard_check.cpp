@@ -11,6 +11,9 @@
 #include <optional>
 #include <tuple>
 
+#include "check/seqlens_rules.hpp"
+#include "check/shard_conventions.hpp"
+#include "check/shard_keys.hpp"
 #include "check/slot_runs.hpp"
 #include "core/error.hpp"
 #include "core/token_moves.hpp"
@@ -62,22 +65,6 @@ PadPolicy parse_pad_policy(const std::string& name) {
 }
 
 namespace {
-
-const char* const kCuKeys[] = {"cu_seqlens", "cu_seqlens_padded"};
-// TransformerEngine's companion of cu_seqlens: at least the longest segment (a scalar per row).
-constexpr const char* kMaxSeqlen = "max_seqlen";
-constexpr const char* kAttentionMask = "attention_mask";
-
-bool is_integer(DType t) { return t == DType::i64 || t == DType::i32 || t == DType::u8; }
-
-bool any_shard_holds(const std::vector<io::TensorFile>& shards, const std::string& key) {
-  return std::any_of(shards.begin(), shards.end(),
-                     [&](const io::TensorFile& f) { return f.tensors.count(key) != 0; });
-}
-
-bool is_cu_key(const std::string& name) {
-  return std::find(std::begin(kCuKeys), std::end(kCuKeys), name) != std::end(kCuKeys);
-}
 
 // Every element of token (b, s), outer planes first (mRoPE), then the inner ones.
 std::vector<double> token_at(const Tensor& t, const TokenAxes& axes, std::int64_t b,
@@ -133,20 +120,6 @@ std::string pad_rule_text(const TokenField& field, const LayoutSpec& spec) {
   return "?";
 }
 
-Difference key_difference(std::int64_t rank, const std::string& key, DiffKind kind,
-                          std::string text) {
-  Difference d;
-  d.rank = rank;
-  d.key = key;
-  d.kind = kind;
-  d.text = std::move(text);
-  return d;
-}
-
-std::string lead(std::int64_t rank, const std::string& key) {
-  return rank >= 0 ? fmt::format("rank {} {}", rank, key) : "gathered " + key;
-}
-
 // The comparison of one plan (conventions fixed in plan.spec) with the shards.
 class Comparison {
  public:
@@ -157,19 +130,26 @@ class Comparison {
         shards_(shards),
         out_(out),
         sharded_(reference::shard_batch(plan, batch)),
-        per_(plan.rows_per_microbatch()) {}
+        per_(plan.rows_per_microbatch()),
+        tables_(plan, batch, out) {}
 
   void run() {
     for (std::int64_t r = 0; r < plan_.spec.cp; ++r) rank(r);
-    tables_on_every_rank();
+    tables_.tables_on_every_rank(shards_);
   }
 
  private:
   void rank(std::int64_t r) {
-    held_cu_.clear();
+    tables_.start_rank();
+    token_keys(r);
+    other_keys(r);
+  }
+
+  // Every token key the layout gives rank r: held and compared slot by slot, or missing (which
+  // position_ids the model makes itself, and an attention_mask a causal kernel knows, may be).
+  void token_keys(std::int64_t r) {
     const io::TensorFile& file = shards_[r];
-    const Batch& first = sharded_[0][r];
-    for (const auto& [name, field] : first.tokens) {
+    for (const auto& [name, field] : sharded_[0][r].tokens) {
       const auto it = file.tensors.find(name);
       if (it != file.tensors.end()) {
         token_key(r, name, it->second);
@@ -196,11 +176,18 @@ class Comparison {
             1);
       }
     }
+  }
+
+  // The keys rank r holds that are not token keys: its tables, the batch's pass-through tensors,
+  // and keys the layout does not give it.
+  void other_keys(std::int64_t r) {
+    const io::TensorFile& file = shards_[r];
+    const Batch& first = sharded_[0][r];
     const Tensor* max_seqlen = nullptr;
     for (const auto& [name, value] : file.tensors) {
       if (first.tokens.count(name) != 0) continue;
-      if (is_cu_key(name)) {
-        cu_seqlens(r, name, value);
+      if (is_cu_seqlens_key(name)) {
+        tables_.cu_seqlens(r, name, value);
       } else if (name == kMaxSeqlen) {
         max_seqlen = &value;  // checked against the tables once they are all read
       } else if (batch_.passthrough.count(name) != 0) {
@@ -217,10 +204,27 @@ class Comparison {
             1);
       }
     }
-    if (max_seqlen != nullptr) max_seqlen_key(r, *max_seqlen);
+    if (max_seqlen != nullptr) tables_.max_seqlen(r, *max_seqlen);
   }
 
   void token_key(std::int64_t r, const std::string& name, Tensor actual) {
+    if (!held_shape(r, name, actual)) return;
+    const TokenField& f0 = sharded_[0][r].tokens.at(name);
+    if (actual.dtype() != f0.value.dtype()) {
+      add(key_difference(r, name, DiffKind::dtype,
+                         fmt::format("{}: dtype {}, the batch's is {}", lead(r, name),
+                                     dtype_name(actual.dtype()), dtype_name(f0.value.dtype()))),
+          1);
+    }
+    const TokenAxes held_axes = token_axes(actual, f0.seq_dim, "check");
+    for (std::int64_t m = 0; m < plan_.spec.microbatches; ++m) {
+      for (std::int64_t j = 0; j < per_; ++j) row_slots(r, name, actual, held_axes, m, j);
+    }
+  }
+
+  // Whether rank r's tensor of a token key has the shape its shard has (every row one local
+  // length; a one-row [ℓ] is read as [1, ℓ]); a wrong shape is the key's one difference.
+  bool held_shape(std::int64_t r, const std::string& name, Tensor& actual) {
     const TokenField& f0 = sharded_[0][r].tokens.at(name);
     const TokenAxes e0 = token_axes(f0.value, f0.seq_dim, "check");
     const std::int64_t rows = e0.rows * plan_.spec.microbatches;
@@ -232,62 +236,59 @@ class Comparison {
                                        "and {}), which no [B, ℓ] shard can hold",
                                        lead(r, name), e0.seq, em.seq)),
             rows * e0.seq);
-        return;
+        return false;
       }
     }
     const Shape want = with_rows_and_seq(f0.value, f0.seq_dim, rows, e0.seq);
-    if (actual.shape() != want) {
-      if (rows == 1 && actual.numel() == shape_numel(want) &&
-          actual.dim() + 1 == static_cast<std::int64_t>(want.size())) {
-        out_.notes.push_back(fmt::format("rank {} {}: {} read as {}", r, name,
-                                         shape_str(actual.shape()), shape_str(want)));
-        actual = actual.reshaped(want);
-      } else {
-        add(key_difference(r, name, DiffKind::shape,
-                           fmt::format("{}: shape {}, the layout gives rank {} {}", lead(r, name),
-                                       shape_str(actual.shape()), r, shape_str(want))),
-            rows * e0.seq);
-        return;
-      }
+    if (actual.shape() == want) return true;
+    if (rows == 1 && actual.numel() == shape_numel(want) &&
+        actual.dim() + 1 == static_cast<std::int64_t>(want.size())) {
+      out_.notes.push_back(fmt::format("rank {} {}: {} read as {}", r, name,
+                                       shape_str(actual.shape()), shape_str(want)));
+      actual = actual.reshaped(want);
+      return true;
     }
-    if (actual.dtype() != f0.value.dtype()) {
-      add(key_difference(r, name, DiffKind::dtype,
-                         fmt::format("{}: dtype {}, the batch's is {}", lead(r, name),
-                                     dtype_name(actual.dtype()), dtype_name(f0.value.dtype()))),
-          1);
-    }
-    const TokenAxes held_axes = token_axes(actual, f0.seq_dim, "check");
+    add(key_difference(r, name, DiffKind::shape,
+                       fmt::format("{}: shape {}, the layout gives rank {} {}", lead(r, name),
+                                   shape_str(actual.shape()), r, shape_str(want))),
+        rows * e0.seq);
+    return false;
+  }
+
+  // Row j of microbatch m of rank r's token key, slot by slot: each wrong slot told by the global
+  // slot whose value it holds, and runs of them grouped into one difference.
+  void row_slots(std::int64_t r, const std::string& name, const Tensor& actual,
+                 const TokenAxes& held_axes, std::int64_t m, std::int64_t j) {
+    const TokenField& f0 = sharded_[0][r].tokens.at(name);
+    const TokenAxes e0 = token_axes(f0.value, f0.seq_dim, "check");
+    const std::int64_t rows = e0.rows * plan_.spec.microbatches;
     const bool same_dtype = actual.dtype() == f0.value.dtype();
-    for (std::int64_t m = 0; m < plan_.spec.microbatches; ++m) {
-      const Tensor& expected = sharded_[m][r].tokens.at(name).value;
-      for (std::int64_t j = 0; j < per_; ++j) {
-        const RowPlan& row = plan_.rows[static_cast<std::size_t>(m * per_ + j)];
-        const std::int64_t held_row = m * per_ + j;
-        std::vector<SlotDiff> slots;
-        for (std::int64_t k = 0; k < e0.seq; ++k) {
-          // Equal bytes are equal tokens (the common case, without a copy); otherwise compare
-          // values (another dtype, or NaNs of other bits).
-          if (same_dtype && same_bytes(expected, e0, j, k, actual, held_axes, held_row)) continue;
-          SlotDiff s;
-          s.expected = token_at(expected, e0, j, k);
-          s.actual = token_at(actual, held_axes, held_row, k);
-          if (same_token(s.expected, s.actual)) continue;
-          s.k = k;
-          s.g = row.index[r][k];
-          s.pad = row.caller_pos[s.g] < 0;
-          const bool after = !slots.empty() && slots.back().k == k - 1;
-          s.held = value_index(name, m, j).locate(s.actual, after ? slots.back().held : -1);
-          slots.push_back(std::move(s));
-        }
-        const RunContext where{.rank = r,
-                               .key = name,
-                               .row = held_row,
-                               .show_row = rows > 1,
-                               .pad_rule = pad_rule_text(f0, plan_.spec)};
-        for (Difference& d : group_runs(where, slots)) add(std::move(d), 0);
-        out_.score += static_cast<std::int64_t>(slots.size());
-      }
+    const Tensor& expected = sharded_[m][r].tokens.at(name).value;
+    const RowPlan& row = plan_.rows[static_cast<std::size_t>(m * per_ + j)];
+    const std::int64_t held_row = m * per_ + j;
+    std::vector<SlotDiff> slots;
+    for (std::int64_t k = 0; k < e0.seq; ++k) {
+      // Equal bytes are equal tokens (the common case, without a copy); otherwise compare
+      // values (another dtype, or NaNs of other bits).
+      if (same_dtype && same_bytes(expected, e0, j, k, actual, held_axes, held_row)) continue;
+      SlotDiff s;
+      s.expected = token_at(expected, e0, j, k);
+      s.actual = token_at(actual, held_axes, held_row, k);
+      if (same_token(s.expected, s.actual)) continue;
+      s.k = k;
+      s.g = row.index[r][k];
+      s.pad = row.caller_pos[s.g] < 0;
+      const bool after = !slots.empty() && slots.back().k == k - 1;
+      s.held = value_index(name, m, j).locate(s.actual, after ? slots.back().held : -1);
+      slots.push_back(std::move(s));
     }
+    const RunContext where{.rank = r,
+                           .key = name,
+                           .row = held_row,
+                           .show_row = rows > 1,
+                           .pad_rule = pad_rule_text(f0, plan_.spec)};
+    for (Difference& d : group_runs(where, slots)) add(std::move(d), 0);
+    out_.score += static_cast<std::int64_t>(slots.size());
   }
 
   static bool same_bytes(const Tensor& a, const TokenAxes& aa, std::int64_t arow, std::int64_t k,
@@ -323,17 +324,6 @@ class Comparison {
     return indexes_.emplace(key, ValueIndex(g->second, axes, j)).first->second;
   }
 
-  // cu_seqlens and max_seqlen belong to layouts whose ranks hold whole local documents; to any
-  // other they are an extra key (reported here; false).
-  bool layout_has_tables(std::int64_t r, const std::string& name, const Tensor& value) {
-    if (!plan_.rows.empty() && !plan_.rows[0].local_cu_seqlens.empty()) return true;
-    add(key_difference(r, name, DiffKind::extra_key,
-                       fmt::format("{}: {} given, but this layout defines no local cu_seqlens",
-                                   lead(r, name), tensor_brief(value))),
-        1);
-    return false;
-  }
-
   // The first global slot (b·S + t) where the batch's attention_mask is 0 before a 1 of the same
   // row, or holds a value other than 0 and 1: what a causal kernel cannot know without the mask.
   // -1 when there is none, and the mask may be dropped.
@@ -357,175 +347,7 @@ class Comparison {
     return -1;
   }
 
-  // A table the sharder gives one rank it gives every rank: a rank without it reads its
-  // neighbour's, or none (TE's attention would run on whatever the caller defaults to).
-  void tables_on_every_rank() {
-    if (plan_.rows.empty() || plan_.rows[0].local_cu_seqlens.empty()) return;
-    std::vector<std::string> tables(std::begin(kCuKeys), std::end(kCuKeys));
-    tables.emplace_back(kMaxSeqlen);
-    for (const std::string& name : tables) {
-      if (!any_shard_holds(shards_, name)) continue;
-      for (std::int64_t r = 0; r < plan_.spec.cp; ++r) {
-        if (shards_[r].tensors.count(name) != 0) continue;
-        add(key_difference(r, name, DiffKind::missing_key,
-                           fmt::format("{}: missing (another rank holds it; every rank needs its "
-                                       "own table)",
-                                       lead(r, name))),
-            1);
-      }
-    }
-  }
-
-  void cu_seqlens(std::int64_t r, const std::string& name, const Tensor& value) {
-    if (!layout_has_tables(r, name, value)) return;
-    if (!is_integer(value.dtype())) {
-      add(key_difference(r, name, DiffKind::dtype,
-                         fmt::format("{}: dtype {}; cu_seqlens tables are integers (TE reads "
-                                     "int32)",
-                                     lead(r, name), dtype_name(value.dtype()))),
-          1);
-      return;
-    }
-    const auto rows = static_cast<std::int64_t>(plan_.rows.size());
-    const bool one_row = value.dim() == 1 && rows == 1;
-    if (!one_row && !(value.dim() == 2 && value.size(0) == rows)) {
-      add(key_difference(r, name, DiffKind::shape,
-                         fmt::format("{}: shape {}; expected [n+1] for one row or [B={}, n+1]",
-                                     lead(r, name), shape_str(value.shape()), rows)),
-          1);
-      return;
-    }
-    const std::int64_t width = value.size(-1);
-    for (std::int64_t b = 0; b < rows; ++b) {
-      std::vector<std::int64_t> held;
-      for (std::int64_t i = 0; i < width; ++i)
-        held.push_back(static_cast<std::int64_t>(value.get(b * width + i)));
-      cu_row(r, name, b, held);
-    }
-  }
-
-  void cu_row(std::int64_t r, const std::string& name, std::int64_t b,
-              std::vector<std::int64_t> held) {
-    const RowPlan& row = plan_.rows[b];
-    const std::vector<std::int64_t>& local = row.local_cu_seqlens[r];
-    const std::vector<std::int64_t>& global = row.cu_seqlens_padded;
-    // Rows of different lengths stacked into one tensor end in a filler (Automodel's -1000, or
-    // -1): a negative value after the row's last entry is not an entry.
-    while (held.size() > 1 && held.back() < 0) {
-      record_filler(held.back());
-      held.pop_back();
-    }
-    held_cu_[name].resize(plan_.rows.size());
-    held_cu_[name][static_cast<std::size_t>(b)] = held;
-    // Fixed-size tables repeat their last entry; that is not a difference.
-    while (held.size() > local.size() && held.size() >= 2 && held.back() == held[held.size() - 2])
-      held.pop_back();
-    if (held == local) return out_.cu_conventions.push_back("local");
-    if (held == global) return out_.cu_conventions.push_back("global");
-    const auto mismatches = [&](const std::vector<std::int64_t>& want) {
-      std::int64_t n =
-          std::abs(static_cast<std::int64_t>(want.size()) - static_cast<std::int64_t>(held.size()));
-      for (std::size_t i = 0; i < std::min(want.size(), held.size()); ++i) n += want[i] != held[i];
-      return n;
-    };
-    const bool use_global = mismatches(global) < mismatches(local);
-    const std::vector<std::int64_t>& want = use_global ? global : local;
-    std::size_t first = 0;
-    while (first < want.size() && first < held.size() && want[first] == held[first]) ++first;
-    std::size_t last = std::max(want.size(), held.size());
-    while (last > first + 1 && last <= std::min(want.size(), held.size()) &&
-           want[last - 1] == held[last - 1])
-      --last;
-    // The classic bug: the real-length table where the padded one belongs.
-    std::vector<std::int64_t> real = {0};
-    if (b < static_cast<std::int64_t>(batch_.seq_lens.size())) {
-      for (std::int64_t n : batch_.seq_lens[b]) real.push_back(real.back() + n);
-    }
-    std::vector<std::int64_t> real_local;
-    for (std::int64_t v : real) real_local.push_back(v / plan_.spec.cp);
-    const bool unpadded = held == real || held == real_local;
-    Difference d = key_difference(
-        r, name, DiffKind::cu_seqlens,
-        fmt::format("{}{} entries {}: should be {} ({}), is {}{}", lead(r, name),
-                    rows_shown() ? fmt::format(" row {}", b) : "",
-                    range_text(static_cast<std::int64_t>(first), static_cast<std::int64_t>(last)),
-                    want, use_global ? "cu_seqlens_padded" : "cu_seqlens_padded / C", held,
-                    unpadded ? " — the unpadded lengths (cu_seqlens from seq_lens, not "
-                               "seq_lens_padded)"
-                             : ""));
-    d.row = b;
-    d.begin = static_cast<std::int64_t>(first);
-    d.end = static_cast<std::int64_t>(last);
-    add(std::move(d), mismatches(want));
-  }
-
-  void record_filler(std::int64_t value) {
-    auto& fillers = out_.cu_fillers;
-    if (std::find(fillers.begin(), fillers.end(), value) == fillers.end()) fillers.push_back(value);
-  }
-
-  // TE reads max_seqlen as a bound on every segment of the cu_seqlens it comes with: one integer
-  // per row ([] or [1] for one row, [B] stacked), at least the largest segment of the table the
-  // rank holds (cu_seqlens, else cu_seqlens_padded, else the layout's own local table).
-  void max_seqlen_key(std::int64_t r, const Tensor& value) {
-    const std::string name = kMaxSeqlen;
-    if (!layout_has_tables(r, name, value)) return;
-    const auto rows = static_cast<std::int64_t>(plan_.rows.size());
-    const bool scalar = value.numel() == 1 && value.dim() <= 1 && rows == 1;
-    if (!scalar && !(value.dim() == 1 && value.size(0) == rows)) {
-      add(key_difference(r, name, DiffKind::shape,
-                         fmt::format("{}: shape {}; expected [] for one row or [B={}]",
-                                     lead(r, name), shape_str(value.shape()), rows)),
-          1);
-      return;
-    }
-    if (!is_integer(value.dtype())) {
-      add(key_difference(r, name, DiffKind::dtype,
-                         fmt::format("{}: dtype {}; max_seqlen is an integer (TE reads int32)",
-                                     lead(r, name), dtype_name(value.dtype()))),
-          1);
-      return;
-    }
-    out_.max_seqlen_checked = true;
-    for (std::int64_t b = 0; b < rows; ++b) {
-      std::string table = "the layout's local cu_seqlens";
-      const std::vector<std::int64_t>* cu = &plan_.rows[b].local_cu_seqlens[r];
-      for (const char* key : kCuKeys) {
-        const auto it = held_cu_.find(key);
-        if (it != held_cu_.end() && it->second.size() > static_cast<std::size_t>(b)) {
-          cu = &it->second[static_cast<std::size_t>(b)];
-          table = fmt::format("the rank's {}", key);
-          break;
-        }
-      }
-      std::int64_t largest = 0, at = 0;
-      for (std::size_t i = 1; i < cu->size(); ++i) {
-        if ((*cu)[i] - (*cu)[i - 1] > largest) {
-          largest = (*cu)[i] - (*cu)[i - 1];
-          at = static_cast<std::int64_t>(i) - 1;
-        }
-      }
-      const auto held = static_cast<std::int64_t>(value.get(b));
-      if (held >= largest) continue;
-      Difference d = key_difference(
-          r, name, DiffKind::max_seqlen,
-          fmt::format("{}{}: {}, below segment {} of {} ({} tokens; TE needs max_seqlen ≥ every "
-                      "segment)",
-                      lead(r, name), rows_shown() ? fmt::format(" row {}", b) : "", held, at, table,
-                      largest));
-      d.row = b;
-      d.begin = at;
-      d.end = at + 1;
-      add(std::move(d), 1);
-    }
-  }
-
-  bool rows_shown() const { return plan_.rows.size() > 1; }
-
-  void add(Difference d, std::int64_t score) {
-    out_.diffs.push_back(std::move(d));
-    out_.score += score;
-  }
+  void add(Difference d, std::int64_t score) { add_difference(out_, std::move(d), score); }
 
   const ShardPlan& plan_;
   const Batch& batch_;
@@ -535,83 +357,9 @@ class Comparison {
   const std::int64_t per_;
   std::map<std::pair<std::string, std::int64_t>, Tensor> globals_;  // (key, microbatch)
   std::map<std::tuple<std::string, std::int64_t, std::int64_t>, ValueIndex> indexes_;
-  // The cu_seqlens tables of the rank being compared, per key and row, fillers removed.
-  std::map<std::string, std::vector<std::vector<std::int64_t>>> held_cu_;
+  SeqlensRules tables_;
   std::optional<std::int64_t> mask_hole_;  // attention_mask_hole(), read once
 };
-
-// The pad id most of the slots the layout added hold in the shards' input_ids.
-std::optional<std::int64_t> read_pad_id(const ShardPlan& plan,
-                                        const std::vector<io::TensorFile>& shards) {
-  std::map<std::int64_t, std::int64_t> counts;
-  for (std::size_t r = 0; r < shards.size(); ++r) {
-    const auto it = shards[r].tensors.find(keys::input_ids);
-    if (it == shards[r].tensors.end()) continue;
-    const Tensor& ids = it->second;
-    for (std::size_t b = 0; b < plan.rows.size(); ++b) {
-      const RowPlan& row = plan.rows[b];
-      const std::int64_t local = row.local_len();
-      if (ids.numel() != local * static_cast<std::int64_t>(plan.rows.size())) continue;
-      for (std::int64_t k = 0; k < local; ++k) {
-        if (row.caller_pos[row.index[r][k]] >= 0) continue;
-        ++counts[static_cast<std::int64_t>(ids.get(static_cast<std::int64_t>(b) * local + k))];
-      }
-    }
-  }
-  if (counts.empty()) return std::nullopt;
-  return std::max_element(counts.begin(), counts.end(),
-                          [](const auto& a, const auto& b) { return a.second < b.second; })
-      ->first;
-}
-
-// Masks a sharder adds that the batch file may lack: derived from the batch's own rows (real
-// tokens: every BSHD slot, the first seq_lens[i] slots of each packed document, or where the
-// batch's attention_mask is set), so the shards' copies can be checked. padding_mask is true on
-// padding; loss_mask and valid on real tokens. A sharder that hands its ranks a padding_mask in
-// place of the batch's attention_mask (Automodel: `padding_mask = ~attention_mask`, the attention
-// mask popped before the cut) follows a convention: the ranks' padding_mask is checked against the
-// attention mask, which they need not hold.
-Batch with_derived_masks(const Batch& batch, const std::vector<io::TensorFile>& shards,
-                         std::vector<std::string>& notes, bool& padding_for_attention) {
-  Batch out = batch;
-  const std::int64_t rows = batch.rows(), seq = batch.seq_len();
-  padding_for_attention = false;
-  for (const char* key : {keys::padding_mask, keys::loss_mask, keys::valid}) {
-    if (!any_shard_holds(shards, key) || batch.has(key)) continue;
-    const bool is_padding = std::string(key) == keys::padding_mask;
-    const bool from_attention = is_padding && batch.has(kAttentionMask);
-    std::vector<bool> mask(static_cast<std::size_t>(rows * seq), !batch.packed());
-    if (from_attention) {
-      const Tensor& attention = batch.at(kAttentionMask);
-      for (std::int64_t i = 0; i < rows * seq; ++i) mask[i] = attention.get(i) != 0;
-    }
-    for (std::int64_t b = 0; b < rows && batch.packed() && !from_attention; ++b) {
-      const auto& lens = batch.seq_lens[b];
-      const bool padded = !batch.seq_lens_padded.empty() && !batch.seq_lens_padded[b].empty();
-      std::int64_t start = 0;
-      for (std::size_t i = 0; i < lens.size(); ++i) {
-        for (std::int64_t j = 0; j < lens[i]; ++j) mask[b * seq + start + j] = true;
-        start += padded ? batch.seq_lens_padded[b][i] : lens[i];
-      }
-    }
-    if (is_padding) mask.flip();
-    // The dtype the shards use, so that a bool/uint8 choice is not reported as a difference.
-    DType dtype = DType::b8;
-    for (const auto& f : shards) {
-      if (f.tensors.count(key) != 0) dtype = f.tensors.at(key).dtype();
-    }
-    out.add(key, Tensor::from_bools({rows, seq}, mask).to(dtype));
-    if (from_attention && !any_shard_holds(shards, kAttentionMask)) {
-      out.tokens.erase(kAttentionMask);
-      padding_for_attention = true;
-    } else {
-      notes.push_back(fmt::format("{} is not in the batch: expected from its {} ({})", key,
-                                  from_attention ? "attention_mask" : "documents",
-                                  is_padding ? "true on padding" : "true on real tokens"));
-    }
-  }
-  return out;
-}
 
 }  // namespace
 
