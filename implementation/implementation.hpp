@@ -5,6 +5,10 @@
 //
 // Tensors cross this interface on the host; a device implementation uploads and downloads at the
 // edge (its kernels are timed by the benchmarks, not here).
+//
+// As Comm's calls do (comm/comm.hpp), the public verbs check their arguments, once for every
+// implementation and in the same words, and then call the protected do_* hook of the verb: an
+// implementation overrides the hooks, and a hook never sees arguments the contract refuses.
 #include <memory>
 #include <optional>
 #include <string>
@@ -59,19 +63,19 @@ class Implementation {
   virtual bool ranks_share_a_thread() const { return false; }
 
   // One RankShard per microbatch.
-  virtual std::vector<RankShard> shard(Comm& comm, const LayoutSpec& spec, const Batch& batch) = 0;
+  std::vector<RankShard> shard(Comm& comm, const LayoutSpec& spec, const Batch& batch);
   // The primary of a batch sharded with shard_primary = false, sharded afterwards (SPEC §4).
-  virtual Tensor shard_primary_later(Comm& comm, const ShardLayout& layout,
-                                     const Batch& micro_batch) = 0;
+  Tensor shard_primary_later(Comm& comm, const ShardLayout& layout, const Batch& micro_batch);
 
-  virtual Tensor shard_token_tensor(Comm& comm, const ShardLayout& layout, const Tensor& value,
-                                    std::int64_t seq_dim, std::optional<double> fill) = 0;
-  virtual Tensor gather_token_tensor(Comm& comm, const ShardLayout& layout, const Tensor& local,
-                                     std::int64_t seq_dim, bool trim) = 0;
+  // `value` holds the caller's rows (length S; padding them to L takes a fill unless they are
+  // packed) or the padded stream's (length L) on `seq_dim`.
+  Tensor shard_token_tensor(Comm& comm, const ShardLayout& layout, const Tensor& value,
+                            std::int64_t seq_dim, std::optional<double> fill);
+  Tensor gather_token_tensor(Comm& comm, const ShardLayout& layout, const Tensor& local,
+                             std::int64_t seq_dim, bool trim);
   // Backward of gather_token_tensor: grad of the gathered tensor (as returned) → local grad.
-  virtual Tensor gather_token_tensor_backward(Comm& comm, const ShardLayout& layout,
-                                              const Tensor& grad_gathered, std::int64_t seq_dim,
-                                              bool trim) = 0;
+  Tensor gather_token_tensor_backward(Comm& comm, const ShardLayout& layout,
+                                      const Tensor& grad_gathered, std::int64_t seq_dim, bool trim);
   // A token tensor's shard shifted by `depth` slots along the global stream (SPEC §6.1: the inputs
   // of multi-token prediction depth k, Automodel's roll_tensor under CP): local token at slot g
   // takes the value at slot g + depth when that slot is in the stream and, in packed rows, in g's
@@ -80,22 +84,18 @@ class Implementation {
   virtual std::string shift_unsupported() const {
     return name() + " does not implement shift_token_tensor";
   }
-  virtual Tensor shift_token_tensor(Comm& /*comm*/, const ShardLayout& /*layout*/,
-                                    const Tensor& /*local*/, std::int64_t /*seq_dim*/,
-                                    std::int64_t /*depth*/, double /*fill*/) {
-    CPLAB_FAIL("{}", shift_unsupported());
-  }
+  Tensor shift_token_tensor(Comm& comm, const ShardLayout& layout, const Tensor& local,
+                            std::int64_t seq_dim, std::int64_t depth, double fill);
   // [ℓ,...] on every rank → [C·ℓ,...] in rank order; backward sums every rank's slice to its owner.
-  virtual Tensor gather_tokens(Comm& comm, const Tensor& local) = 0;
-  virtual Tensor gather_tokens_backward(Comm& comm, const Tensor& grad_gathered) = 0;
+  Tensor gather_tokens(Comm& comm, const Tensor& local);
+  Tensor gather_tokens_backward(Comm& comm, const Tensor& grad_gathered);
 
   // `depth` k ≥ 1 (SPEC §6.1): each token's target is the label k slots ahead in its document;
   // depth 1 is the next-token loss. N and the scale C/N are depth k's own.
-  virtual LossOutput shifted_cp_loss(Comm& comm, const ShardLayout& layout, const Tensor& logits,
-                                     const Tensor& labels, const Tensor& valid,
-                                     std::int64_t depth) = 0;
-  virtual AttentionOutput attention(Comm& comm, const ShardLayout& layout, const Tensor& q,
-                                    const Tensor& k, const Tensor& v, const Tensor& grad_out) = 0;
+  LossOutput shifted_cp_loss(Comm& comm, const ShardLayout& layout, const Tensor& logits,
+                             const Tensor& labels, const Tensor& valid, std::int64_t depth);
+  AttentionOutput attention(Comm& comm, const ShardLayout& layout, const Tensor& q, const Tensor& k,
+                            const Tensor& v, const Tensor& grad_out);
 
   // CP attention run by a schedule (SPEC §13, implementation/cp_attention.hpp): one schedule per
   // row of the microbatch, all of one algorithm; q, k, v, grad_out local [B, ℓ, H(_kv), d].
@@ -104,12 +104,9 @@ class Implementation {
     return fmt::format("{} does not run CP attention by schedule ({})", name(),
                        sim::algo_name(algo));
   }
-  virtual CpAttentionOutput cp_attention(Comm& /*comm*/, const ShardLayout& /*layout*/,
-                                         const std::vector<sim::AttentionSchedule>& /*rows*/,
-                                         const Tensor& /*q*/, const Tensor& /*k*/,
-                                         const Tensor& /*v*/, const Tensor& /*grad_out*/) {
-    CPLAB_FAIL("{}", cp_attention_unsupported(sim::AttentionAlgo::ring));
-  }
+  CpAttentionOutput cp_attention(Comm& comm, const ShardLayout& layout,
+                                 const std::vector<sim::AttentionSchedule>& rows, const Tensor& q,
+                                 const Tensor& k, const Tensor& v, const Tensor& grad_out);
 
   // The Ulysses head all-to-all (SPEC §10.5) over the group of `comm` (U = C): local [B, ℓ, H, d]
   // (H = heads.of(kind)) → [B, L, n, d], the sequence in global order by the layout's index maps
@@ -119,16 +116,50 @@ class Implementation {
   virtual std::string ulysses_unsupported() const {
     return name() + " does not implement the Ulysses head all-to-all";
   }
-  virtual Tensor ulysses_all_to_all(Comm& /*comm*/, const ShardLayout& /*layout*/,
-                                    const Tensor& /*local*/, const UlyssesHeads& /*heads*/,
-                                    HeadKind /*kind*/) {
-    CPLAB_FAIL("{}", ulysses_unsupported());
-  }
-  virtual Tensor ulysses_all_to_all_inverse(Comm& /*comm*/, const ShardLayout& /*layout*/,
-                                            const Tensor& /*gathered*/,
-                                            const UlyssesHeads& /*heads*/, HeadKind /*kind*/) {
-    CPLAB_FAIL("{}", ulysses_unsupported());
-  }
+  Tensor ulysses_all_to_all(Comm& comm, const ShardLayout& layout, const Tensor& local,
+                            const UlyssesHeads& heads, HeadKind kind);
+  Tensor ulysses_all_to_all_inverse(Comm& comm, const ShardLayout& layout, const Tensor& gathered,
+                                    const UlyssesHeads& heads, HeadKind kind);
+
+ protected:
+  // The verbs above, once their arguments are known to fit: a recorded layout checked by
+  // check_recorded_layout, a comm of the layout's C and rank where the verb says so, and tensors
+  // of the shapes (and dtypes) the verb names. What a hook still checks is its own: a dtype or a
+  // form its kernels do not take, or facts only its algorithm derives.
+  virtual std::vector<RankShard> do_shard(Comm& comm, const LayoutSpec& spec,
+                                          const Batch& batch) = 0;
+  virtual Tensor do_shard_primary_later(Comm& comm, const ShardLayout& layout,
+                                        const Batch& micro_batch) = 0;
+  virtual Tensor do_shard_token_tensor(Comm& comm, const ShardLayout& layout, const Tensor& value,
+                                       std::int64_t seq_dim, std::optional<double> fill) = 0;
+  virtual Tensor do_gather_token_tensor(Comm& comm, const ShardLayout& layout, const Tensor& local,
+                                        std::int64_t seq_dim, bool trim) = 0;
+  virtual Tensor do_gather_token_tensor_backward(Comm& comm, const ShardLayout& layout,
+                                                 const Tensor& grad_gathered, std::int64_t seq_dim,
+                                                 bool trim) = 0;
+  // Reached only when shift_unsupported() is "", so an implementation that says it has the verb
+  // overrides it.
+  virtual Tensor do_shift_token_tensor(Comm& comm, const ShardLayout& layout, const Tensor& local,
+                                       std::int64_t seq_dim, std::int64_t depth, double fill);
+  virtual Tensor do_gather_tokens(Comm& comm, const Tensor& local) = 0;
+  virtual Tensor do_gather_tokens_backward(Comm& comm, const Tensor& grad_gathered) = 0;
+  virtual LossOutput do_shifted_cp_loss(Comm& comm, const ShardLayout& layout, const Tensor& logits,
+                                        const Tensor& labels, const Tensor& valid,
+                                        std::int64_t depth) = 0;
+  virtual AttentionOutput do_attention(Comm& comm, const ShardLayout& layout, const Tensor& q,
+                                       const Tensor& k, const Tensor& v,
+                                       const Tensor& grad_out) = 0;
+  // Reached only when cp_attention_unsupported(algo) is "" for the rows' algorithm.
+  virtual CpAttentionOutput do_cp_attention(Comm& comm, const ShardLayout& layout,
+                                            const std::vector<sim::AttentionSchedule>& rows,
+                                            const Tensor& q, const Tensor& k, const Tensor& v,
+                                            const Tensor& grad_out);
+  // Reached only when ulysses_unsupported() is "".
+  virtual Tensor do_ulysses_all_to_all(Comm& comm, const ShardLayout& layout, const Tensor& local,
+                                       const UlyssesHeads& heads, HeadKind kind);
+  virtual Tensor do_ulysses_all_to_all_inverse(Comm& comm, const ShardLayout& layout,
+                                               const Tensor& gathered, const UlyssesHeads& heads,
+                                               HeadKind kind);
 };
 
 }  // namespace cplab

@@ -20,32 +20,34 @@ class NotBuilt final : public Implementation {
   std::string name() const override { return name_; }
   bool available() const override { return false; }
   std::string why_unavailable() const override { return kWhy; }
-  std::vector<RankShard> shard(Comm&, const LayoutSpec&, const Batch&) override {
+
+ protected:
+  std::vector<RankShard> do_shard(Comm&, const LayoutSpec&, const Batch&) override {
     CPLAB_FAIL("gpu: {}", kWhy);
   }
-  Tensor shard_primary_later(Comm&, const ShardLayout&, const Batch&) override {
+  Tensor do_shard_primary_later(Comm&, const ShardLayout&, const Batch&) override {
     CPLAB_FAIL("gpu: {}", kWhy);
   }
-  Tensor shard_token_tensor(Comm&, const ShardLayout&, const Tensor&, std::int64_t,
-                            std::optional<double>) override {
+  Tensor do_shard_token_tensor(Comm&, const ShardLayout&, const Tensor&, std::int64_t,
+                               std::optional<double>) override {
     CPLAB_FAIL("gpu: {}", kWhy);
   }
-  Tensor gather_token_tensor(Comm&, const ShardLayout&, const Tensor&, std::int64_t,
-                             bool) override {
+  Tensor do_gather_token_tensor(Comm&, const ShardLayout&, const Tensor&, std::int64_t,
+                                bool) override {
     CPLAB_FAIL("gpu: {}", kWhy);
   }
-  Tensor gather_token_tensor_backward(Comm&, const ShardLayout&, const Tensor&, std::int64_t,
-                                      bool) override {
+  Tensor do_gather_token_tensor_backward(Comm&, const ShardLayout&, const Tensor&, std::int64_t,
+                                         bool) override {
     CPLAB_FAIL("gpu: {}", kWhy);
   }
-  Tensor gather_tokens(Comm&, const Tensor&) override { CPLAB_FAIL("gpu: {}", kWhy); }
-  Tensor gather_tokens_backward(Comm&, const Tensor&) override { CPLAB_FAIL("gpu: {}", kWhy); }
-  LossOutput shifted_cp_loss(Comm&, const ShardLayout&, const Tensor&, const Tensor&, const Tensor&,
-                             std::int64_t) override {
+  Tensor do_gather_tokens(Comm&, const Tensor&) override { CPLAB_FAIL("gpu: {}", kWhy); }
+  Tensor do_gather_tokens_backward(Comm&, const Tensor&) override { CPLAB_FAIL("gpu: {}", kWhy); }
+  LossOutput do_shifted_cp_loss(Comm&, const ShardLayout&, const Tensor&, const Tensor&,
+                                const Tensor&, std::int64_t) override {
     CPLAB_FAIL("gpu: {}", kWhy);
   }
-  AttentionOutput attention(Comm&, const ShardLayout&, const Tensor&, const Tensor&, const Tensor&,
-                            const Tensor&) override {
+  AttentionOutput do_attention(Comm&, const ShardLayout&, const Tensor&, const Tensor&,
+                               const Tensor&, const Tensor&) override {
     CPLAB_FAIL("gpu: {}", kWhy);
   }
 

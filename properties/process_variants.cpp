@@ -22,62 +22,66 @@ class ProcessVariant final : public Implementation {
     return mpi_rank_processes() == nullptr ? "built without MPI (CPLAB_MPI)"
                                            : inner_->why_unavailable();
   }
-  std::vector<RankShard> shard(Comm& comm, const LayoutSpec& spec, const Batch& batch) override {
-    return inner_->shard(comm, spec, batch);
-  }
-  Tensor shard_primary_later(Comm& comm, const ShardLayout& layout,
-                             const Batch& micro_batch) override {
-    return inner_->shard_primary_later(comm, layout, micro_batch);
-  }
-  Tensor shard_token_tensor(Comm& comm, const ShardLayout& layout, const Tensor& value,
-                            std::int64_t seq_dim, std::optional<double> fill) override {
-    return inner_->shard_token_tensor(comm, layout, value, seq_dim, fill);
-  }
-  Tensor gather_token_tensor(Comm& comm, const ShardLayout& layout, const Tensor& local,
-                             std::int64_t seq_dim, bool trim) override {
-    return inner_->gather_token_tensor(comm, layout, local, seq_dim, trim);
-  }
-  Tensor gather_token_tensor_backward(Comm& comm, const ShardLayout& layout,
-                                      const Tensor& grad_gathered, std::int64_t seq_dim,
-                                      bool trim) override {
-    return inner_->gather_token_tensor_backward(comm, layout, grad_gathered, seq_dim, trim);
-  }
-  Tensor gather_tokens(Comm& comm, const Tensor& local) override {
-    return inner_->gather_tokens(comm, local);
-  }
-  Tensor gather_tokens_backward(Comm& comm, const Tensor& grad_gathered) override {
-    return inner_->gather_tokens_backward(comm, grad_gathered);
-  }
-  LossOutput shifted_cp_loss(Comm& comm, const ShardLayout& layout, const Tensor& logits,
-                             const Tensor& labels, const Tensor& valid,
-                             std::int64_t depth) override {
-    return inner_->shifted_cp_loss(comm, layout, logits, labels, valid, depth);
-  }
-  AttentionOutput attention(Comm& comm, const ShardLayout& layout, const Tensor& q, const Tensor& k,
-                            const Tensor& v, const Tensor& grad_out) override {
-    return inner_->attention(comm, layout, q, k, v, grad_out);
-  }
   std::string cp_attention_unsupported(sim::AttentionAlgo algo) const override {
     return inner_->cp_attention_unsupported(algo);
   }
-  CpAttentionOutput cp_attention(Comm& comm, const ShardLayout& layout,
-                                 const std::vector<sim::AttentionSchedule>& rows, const Tensor& q,
-                                 const Tensor& k, const Tensor& v,
-                                 const Tensor& grad_out) override {
-    return inner_->cp_attention(comm, layout, rows, q, k, v, grad_out);
-  }
   std::string ulysses_unsupported() const override { return inner_->ulysses_unsupported(); }
   std::string shift_unsupported() const override { return inner_->shift_unsupported(); }
-  Tensor shift_token_tensor(Comm& comm, const ShardLayout& layout, const Tensor& local,
-                            std::int64_t seq_dim, std::int64_t depth, double fill) override {
+
+ protected:
+  // X's verbs, which check the arguments again (the same checks, so never another answer).
+  std::vector<RankShard> do_shard(Comm& comm, const LayoutSpec& spec, const Batch& batch) override {
+    return inner_->shard(comm, spec, batch);
+  }
+  Tensor do_shard_primary_later(Comm& comm, const ShardLayout& layout,
+                                const Batch& micro_batch) override {
+    return inner_->shard_primary_later(comm, layout, micro_batch);
+  }
+  Tensor do_shard_token_tensor(Comm& comm, const ShardLayout& layout, const Tensor& value,
+                               std::int64_t seq_dim, std::optional<double> fill) override {
+    return inner_->shard_token_tensor(comm, layout, value, seq_dim, fill);
+  }
+  Tensor do_gather_token_tensor(Comm& comm, const ShardLayout& layout, const Tensor& local,
+                                std::int64_t seq_dim, bool trim) override {
+    return inner_->gather_token_tensor(comm, layout, local, seq_dim, trim);
+  }
+  Tensor do_gather_token_tensor_backward(Comm& comm, const ShardLayout& layout,
+                                         const Tensor& grad_gathered, std::int64_t seq_dim,
+                                         bool trim) override {
+    return inner_->gather_token_tensor_backward(comm, layout, grad_gathered, seq_dim, trim);
+  }
+  Tensor do_gather_tokens(Comm& comm, const Tensor& local) override {
+    return inner_->gather_tokens(comm, local);
+  }
+  Tensor do_gather_tokens_backward(Comm& comm, const Tensor& grad_gathered) override {
+    return inner_->gather_tokens_backward(comm, grad_gathered);
+  }
+  LossOutput do_shifted_cp_loss(Comm& comm, const ShardLayout& layout, const Tensor& logits,
+                                const Tensor& labels, const Tensor& valid,
+                                std::int64_t depth) override {
+    return inner_->shifted_cp_loss(comm, layout, logits, labels, valid, depth);
+  }
+  AttentionOutput do_attention(Comm& comm, const ShardLayout& layout, const Tensor& q,
+                               const Tensor& k, const Tensor& v, const Tensor& grad_out) override {
+    return inner_->attention(comm, layout, q, k, v, grad_out);
+  }
+  CpAttentionOutput do_cp_attention(Comm& comm, const ShardLayout& layout,
+                                    const std::vector<sim::AttentionSchedule>& rows,
+                                    const Tensor& q, const Tensor& k, const Tensor& v,
+                                    const Tensor& grad_out) override {
+    return inner_->cp_attention(comm, layout, rows, q, k, v, grad_out);
+  }
+  Tensor do_shift_token_tensor(Comm& comm, const ShardLayout& layout, const Tensor& local,
+                               std::int64_t seq_dim, std::int64_t depth, double fill) override {
     return inner_->shift_token_tensor(comm, layout, local, seq_dim, depth, fill);
   }
-  Tensor ulysses_all_to_all(Comm& comm, const ShardLayout& layout, const Tensor& local,
-                            const UlyssesHeads& heads, HeadKind kind) override {
+  Tensor do_ulysses_all_to_all(Comm& comm, const ShardLayout& layout, const Tensor& local,
+                               const UlyssesHeads& heads, HeadKind kind) override {
     return inner_->ulysses_all_to_all(comm, layout, local, heads, kind);
   }
-  Tensor ulysses_all_to_all_inverse(Comm& comm, const ShardLayout& layout, const Tensor& gathered,
-                                    const UlyssesHeads& heads, HeadKind kind) override {
+  Tensor do_ulysses_all_to_all_inverse(Comm& comm, const ShardLayout& layout,
+                                       const Tensor& gathered, const UlyssesHeads& heads,
+                                       HeadKind kind) override {
     return inner_->ulysses_all_to_all_inverse(comm, layout, gathered, heads, kind);
   }
 

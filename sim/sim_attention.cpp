@@ -40,20 +40,10 @@ void store_row(Tensor& t, std::int64_t b, const Tensor& rows) {
 
 }  // namespace
 
-AttentionOutput SimImplementation::attention(Comm& comm, const ShardLayout& layout, const Tensor& q,
-                                             const Tensor& k, const Tensor& v,
-                                             const Tensor& grad_out) {
+AttentionOutput SimImplementation::do_attention(Comm& comm, const ShardLayout& layout,
+                                                const Tensor& q, const Tensor& k, const Tensor& v,
+                                                const Tensor& grad_out) {
   const std::int64_t rows = layout.rows, len = layout.local_len();
-  check_recorded_layout(layout, "attention");
-  const char* names[] = {"q", "k", "v", "grad_out"};
-  const Tensor* inputs[] = {&q, &k, &v, &grad_out};
-  for (int i = 0; i < 4; ++i) {
-    const Tensor& t = *inputs[i];
-    CPLAB_CHECK(t.dtype() == DType::f32 && t.dim() == 3 && t.size(0) == rows && t.size(1) == len &&
-                    t.shape() == q.shape(),
-                "attention: {} is {}; every input must be f32 [B, ℓ, D] = [{}, {}, D] with one D",
-                names[i], tensor_brief(t), rows, len);
-  }
   const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(2)));
   AttentionOutput out{.out = Tensor(DType::f32, q.shape()),
                       .grad_q = Tensor(DType::f32, q.shape()),

@@ -12,15 +12,6 @@
 namespace cplab::sim {
 namespace {
 
-void check_local(const ShardLayout& layout, const TokenAxes& axes, const Tensor& t,
-                 const char* verb) {
-  check_recorded_layout(layout, verb);
-  CPLAB_CHECK(axes.rows == layout.rows && axes.seq == layout.local_len(),
-              "{}: {} has {} rows of {} tokens; this rank holds B={} rows of ℓ=L/C={}/{}={}", verb,
-              tensor_brief(t), axes.rows, axes.seq, layout.rows, layout.padded_len, layout.cp,
-              layout.local_len());
-}
-
 // Every rank's `local` all-gathered into [outer, B, C·ℓ, inner]: rank p's tokens at p·ℓ + k. With
 // one row (and no outer dims) the all-gather already leaves that order, so it lands in place.
 Tensor all_gather_rank_ordered(Comm& comm, const Tensor& local, std::int64_t seq_dim) {
@@ -100,11 +91,9 @@ Tensor SimImplementation::reorder_to_global(
   return place_tokens(rank_ordered_tokens, seq_dim, gathered_slots, axes.seq);
 }
 
-Tensor SimImplementation::gather_token_tensor(Comm& comm, const ShardLayout& layout,
-                                              const Tensor& local, std::int64_t seq_dim,
-                                              bool trim) {
-  check_local(layout, token_axes(local, seq_dim, "gather_token_tensor"), local,
-              "gather_token_tensor");
+Tensor SimImplementation::do_gather_token_tensor(Comm& comm, const ShardLayout& layout,
+                                                 const Tensor& local, std::int64_t seq_dim,
+                                                 bool trim) {
   const GatheredSlots slots = gather_slots(comm, layout);
   Tensor global =
       reorder_to_global(all_gather_rank_ordered(comm, local, seq_dim), seq_dim, slots.slot);
@@ -138,18 +127,9 @@ Tensor SimImplementation::reduce_token_gradient(Comm& comm, const Tensor& blocks
   return mine;
 }
 
-Tensor SimImplementation::gather_token_tensor_backward(Comm& comm, const ShardLayout& layout,
-                                                       const Tensor& grad_gathered,
-                                                       std::int64_t seq_dim, bool trim) {
-  check_recorded_layout(layout, "gather_token_tensor_backward");
-  const TokenAxes axes = token_axes(grad_gathered, seq_dim, "gather_token_tensor_backward");
-  const std::int64_t expected = trim ? layout.caller_len : layout.padded_len;
-  CPLAB_CHECK(axes.rows == layout.rows && axes.seq == expected,
-              "gather_token_tensor_backward: gradient {} has {} rows of {} tokens; the gathered "
-              "tensor had B={} rows "
-              "of {}={}",
-              tensor_brief(grad_gathered), axes.rows, axes.seq, layout.rows, trim ? "S" : "L",
-              expected);
+Tensor SimImplementation::do_gather_token_tensor_backward(Comm& comm, const ShardLayout& layout,
+                                                          const Tensor& grad_gathered,
+                                                          std::int64_t seq_dim, bool trim) {
   const GatheredSlots slots = gather_slots(comm, layout);
   // Block p: this rank's gradient at rank p's tokens (slots the trim dropped got none).
   const std::int64_t cp = comm.size(), len = layout.local_len();
@@ -172,8 +152,7 @@ Tensor SimImplementation::gather_token_tensor_backward(Comm& comm, const ShardLa
   return reduce_token_gradient(comm, blocks).reshaped(local_shape);
 }
 
-Tensor SimImplementation::gather_tokens(Comm& comm, const Tensor& local) {
-  CPLAB_CHECK(local.dim() >= 1, "gather_tokens: {} has no token dim", tensor_brief(local));
+Tensor SimImplementation::do_gather_tokens(Comm& comm, const Tensor& local) {
   Shape shape = local.shape();
   shape[0] *= comm.size();
   Tensor out(local.dtype(), shape);
@@ -191,10 +170,7 @@ Tensor SimImplementation::reduce_gathered_gradient(Comm& comm, const Tensor& gra
   return mine;
 }
 
-Tensor SimImplementation::gather_tokens_backward(Comm& comm, const Tensor& grad_gathered) {
-  CPLAB_CHECK(grad_gathered.dim() >= 1 && grad_gathered.size(0) % comm.size() == 0,
-              "gather_tokens_backward: gradient {} does not split into {} equal rank slices",
-              tensor_brief(grad_gathered), comm.size());
+Tensor SimImplementation::do_gather_tokens_backward(Comm& comm, const Tensor& grad_gathered) {
   return reduce_gathered_gradient(comm, grad_gathered);
 }
 

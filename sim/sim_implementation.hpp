@@ -36,37 +36,41 @@ class SimImplementation : public Implementation, protected PartitionRules {
   // Host loops and cplab's comm only: its ranks may take turns on one thread.
   bool ranks_share_a_thread() const override { return true; }
 
-  std::vector<RankShard> shard(Comm& comm, const LayoutSpec& spec, const Batch& batch) override;
-  Tensor shard_primary_later(Comm& comm, const ShardLayout& layout,
-                             const Batch& micro_batch) override;
-  Tensor shard_token_tensor(Comm& comm, const ShardLayout& layout, const Tensor& value,
-                            std::int64_t seq_dim, std::optional<double> fill) override;
-  Tensor gather_token_tensor(Comm& comm, const ShardLayout& layout, const Tensor& local,
-                             std::int64_t seq_dim, bool trim) override;
-  Tensor gather_token_tensor_backward(Comm& comm, const ShardLayout& layout,
-                                      const Tensor& grad_gathered, std::int64_t seq_dim,
-                                      bool trim) override;
   std::string shift_unsupported() const override { return {}; }
-  Tensor shift_token_tensor(Comm& comm, const ShardLayout& layout, const Tensor& local,
-                            std::int64_t seq_dim, std::int64_t depth, double fill) override;
-  Tensor gather_tokens(Comm& comm, const Tensor& local) override;
-  Tensor gather_tokens_backward(Comm& comm, const Tensor& grad_gathered) override;
-  LossOutput shifted_cp_loss(Comm& comm, const ShardLayout& layout, const Tensor& logits,
-                             const Tensor& labels, const Tensor& valid,
-                             std::int64_t depth) override;
-  AttentionOutput attention(Comm& comm, const ShardLayout& layout, const Tensor& q, const Tensor& k,
-                            const Tensor& v, const Tensor& grad_out) override;
   std::string ulysses_unsupported() const override { return {}; }
   std::string cp_attention_unsupported(AttentionAlgo /*algo*/) const override { return {}; }
-  CpAttentionOutput cp_attention(Comm& comm, const ShardLayout& layout,
-                                 const std::vector<AttentionSchedule>& rows, const Tensor& q,
-                                 const Tensor& k, const Tensor& v, const Tensor& grad_out) override;
-  Tensor ulysses_all_to_all(Comm& comm, const ShardLayout& layout, const Tensor& local,
-                            const UlyssesHeads& heads, HeadKind kind) override;
-  Tensor ulysses_all_to_all_inverse(Comm& comm, const ShardLayout& layout, const Tensor& gathered,
-                                    const UlyssesHeads& heads, HeadKind kind) override;
 
  protected:
+  // ---- The verbs (implementation.hpp checks their arguments before it calls these)
+  std::vector<RankShard> do_shard(Comm& comm, const LayoutSpec& spec, const Batch& batch) override;
+  Tensor do_shard_primary_later(Comm& comm, const ShardLayout& layout,
+                                const Batch& micro_batch) override;
+  Tensor do_shard_token_tensor(Comm& comm, const ShardLayout& layout, const Tensor& value,
+                               std::int64_t seq_dim, std::optional<double> fill) override;
+  Tensor do_gather_token_tensor(Comm& comm, const ShardLayout& layout, const Tensor& local,
+                                std::int64_t seq_dim, bool trim) override;
+  Tensor do_gather_token_tensor_backward(Comm& comm, const ShardLayout& layout,
+                                         const Tensor& grad_gathered, std::int64_t seq_dim,
+                                         bool trim) override;
+  Tensor do_shift_token_tensor(Comm& comm, const ShardLayout& layout, const Tensor& local,
+                               std::int64_t seq_dim, std::int64_t depth, double fill) override;
+  Tensor do_gather_tokens(Comm& comm, const Tensor& local) override;
+  Tensor do_gather_tokens_backward(Comm& comm, const Tensor& grad_gathered) override;
+  LossOutput do_shifted_cp_loss(Comm& comm, const ShardLayout& layout, const Tensor& logits,
+                                const Tensor& labels, const Tensor& valid,
+                                std::int64_t depth) override;
+  AttentionOutput do_attention(Comm& comm, const ShardLayout& layout, const Tensor& q,
+                               const Tensor& k, const Tensor& v, const Tensor& grad_out) override;
+  CpAttentionOutput do_cp_attention(Comm& comm, const ShardLayout& layout,
+                                    const std::vector<AttentionSchedule>& rows, const Tensor& q,
+                                    const Tensor& k, const Tensor& v,
+                                    const Tensor& grad_out) override;
+  Tensor do_ulysses_all_to_all(Comm& comm, const ShardLayout& layout, const Tensor& local,
+                               const UlyssesHeads& heads, HeadKind kind) override;
+  Tensor do_ulysses_all_to_all_inverse(Comm& comm, const ShardLayout& layout,
+                                       const Tensor& gathered, const UlyssesHeads& heads,
+                                       HeadKind kind) override;
+
   // ---- Partition steps, inherited from PartitionRules (partition.hpp):
   //   document_slots    slots of a re-laid document: ceil_to(n, the layout's document unit)
   //   local_index       a rank's index map, from the layout's closed-form map

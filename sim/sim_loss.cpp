@@ -144,25 +144,10 @@ double SimImplementation::loss_scale(std::int64_t /*local*/, std::int64_t total,
   return total > 0 ? static_cast<double>(cp) / static_cast<double>(total) : 0.0;
 }
 
-LossOutput SimImplementation::shifted_cp_loss(Comm& comm, const ShardLayout& layout,
-                                              const Tensor& logits, const Tensor& labels,
-                                              const Tensor& valid, std::int64_t depth) {
+LossOutput SimImplementation::do_shifted_cp_loss(Comm& comm, const ShardLayout& layout,
+                                                 const Tensor& logits, const Tensor& labels,
+                                                 const Tensor& valid, std::int64_t depth) {
   const std::int64_t rows = layout.rows, len = layout.local_len();
-  check_recorded_layout(layout, "shifted_cp_loss");
-  CPLAB_CHECK(depth >= 1, "shifted_cp_loss: the depth must be at least 1, not {}", depth);
-  CPLAB_CHECK(comm.size() == layout.cp && comm.rank() == layout.rank,
-              "shifted_cp_loss: the comm is rank {} of {}, the layout rank {} of {}", comm.rank(),
-              comm.size(), layout.rank, layout.cp);
-  CPLAB_CHECK(logits.dim() == 3 && logits.size(0) == rows && logits.size(1) == len,
-              "shifted_cp_loss: logits {} must be [B, ℓ, V] = [{}, {}, V]", tensor_brief(logits),
-              rows, len);
-  CPLAB_CHECK(labels.numel() == rows * len &&
-                  (labels.dtype() == DType::i64 || labels.dtype() == DType::i32),
-              "shifted_cp_loss: labels {} must be i64 or i32 [B, ℓ] = [{}, {}]",
-              tensor_brief(labels), rows, len);
-  CPLAB_CHECK(!valid.defined() || valid.numel() == rows * len,
-              "shifted_cp_loss: valid {} must hold B·ℓ = {} flags", tensor_brief(valid),
-              rows * len);
   const std::int64_t vocab = logits.size(2);
   const std::vector<std::vector<Target>> targets = resolve_targets(comm, layout, labels, depth);
   std::vector<std::vector<LossToken>> tokens(static_cast<std::size_t>(rows));

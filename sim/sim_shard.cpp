@@ -74,10 +74,8 @@ Tensor SimImplementation::shard_field(const std::string& key, const TokenField& 
   return local;
 }
 
-std::vector<RankShard> SimImplementation::shard(Comm& comm, const LayoutSpec& spec,
-                                                const Batch& batch) {
-  CPLAB_CHECK(comm.size() == spec.cp, "shard: the comm has {} ranks, the spec ({}) cp={}",
-              comm.size(), spec.layout, spec.cp);
+std::vector<RankShard> SimImplementation::do_shard(Comm& comm, const LayoutSpec& spec,
+                                                   const Batch& batch) {
   const std::vector<MicrobatchRows> micro = microbatch_rows(spec, batch);
   const std::string primary = batch.primary();
   const std::int64_t per = batch.rows() / spec.microbatches;
@@ -112,42 +110,20 @@ std::vector<RankShard> SimImplementation::shard(Comm& comm, const LayoutSpec& sp
   return out;
 }
 
-Tensor SimImplementation::shard_primary_later(Comm& /*comm*/, const ShardLayout& layout,
-                                              const Batch& micro_batch) {
-  check_recorded_layout(layout, "shard_primary_later");
+Tensor SimImplementation::do_shard_primary_later(Comm& /*comm*/, const ShardLayout& layout,
+                                                 const Batch& micro_batch) {
   const std::string primary = micro_batch.primary();
-  const TokenField& field = micro_batch.tokens.at(primary);
-  const TokenAxes axes = token_axes(field.value, field.seq_dim, "shard_primary_later");
-  CPLAB_CHECK(
-      axes.rows == layout.rows && axes.seq == layout.caller_len,
-      "shard_primary_later: {} {} has {} rows of {} tokens; the microbatch was B={} rows of S={}",
-      primary, tensor_brief(field.value), axes.rows, axes.seq, layout.rows, layout.caller_len);
-  return shard_field(primary, field, layout, nullptr);
+  return shard_field(primary, micro_batch.tokens.at(primary), layout, nullptr);
 }
 
-Tensor SimImplementation::shard_token_tensor(Comm& /*comm*/, const ShardLayout& layout,
-                                             const Tensor& value, std::int64_t seq_dim,
-                                             std::optional<double> fill) {
-  check_recorded_layout(layout, "shard_token_tensor");
+Tensor SimImplementation::do_shard_token_tensor(Comm& /*comm*/, const ShardLayout& layout,
+                                                const Tensor& value, std::int64_t seq_dim,
+                                                std::optional<double> fill) {
   const TokenAxes axes = token_axes(value, seq_dim, "shard_token_tensor");
-  CPLAB_CHECK(axes.rows == layout.rows,
-              "shard_token_tensor: {} has {} rows on dim {}; the layout has B={}",
-              tensor_brief(value), axes.rows, seq_dim - 1, layout.rows);
   // Packed rows of the caller's length are the caller's THD rows, even when L happens to be S.
   const bool caller_rows =
       axes.seq == layout.caller_len && (layout.packed || axes.seq != layout.padded_len);
-  if (!caller_rows) {
-    CPLAB_CHECK(axes.seq == layout.padded_len,
-                "shard_token_tensor: {} has {} tokens on seq dim {}: neither the padded length "
-                "L={} nor the caller "
-                "length S={}",
-                tensor_brief(value), axes.seq, seq_dim, layout.padded_len, layout.caller_len);
-    return take_tokens(value, seq_dim, layout.index, layout.local_len());
-  }
-  CPLAB_CHECK(layout.packed || fill.has_value(),
-              "shard_token_tensor: {} has the caller length S={} on seq dim {}; padding it to L={} "
-              "needs an explicit fill",
-              tensor_brief(value), axes.seq, seq_dim, layout.padded_len);
+  if (!caller_rows) return take_tokens(value, seq_dim, layout.index, layout.local_len());
   const double padding = fill.value_or(0.0);  // packed caller rows without a fill: 0
   Tensor local = take_tokens(value, seq_dim, layout.caller_pos, layout.local_len());
   // take_tokens left the added slots +0 already; any other fill is one token's bytes, built once

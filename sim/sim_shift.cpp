@@ -7,27 +7,16 @@
 #include <cstring>
 
 #include "core/error.hpp"
-#include "core/fill.hpp"
 #include "core/token_moves.hpp"
 #include "sim/sim_implementation.hpp"
 
 namespace cplab::sim {
 
-Tensor SimImplementation::shift_token_tensor(Comm& comm, const ShardLayout& layout,
-                                             const Tensor& local, std::int64_t seq_dim,
-                                             std::int64_t depth, double fill) {
-  check_recorded_layout(layout, "shift_token_tensor");
-  CPLAB_CHECK(depth >= 1, "shift_token_tensor: the depth must be at least 1, not {}", depth);
-  CPLAB_CHECK(holds_exactly(local.dtype(), fill),
-              "shift_token_tensor: the fill {} is not a {} value", fill, dtype_name(local.dtype()));
-  CPLAB_CHECK(comm.size() == layout.cp && comm.rank() == layout.rank,
-              "shift_token_tensor: the comm is rank {} of {}, the layout rank {} of {}",
-              comm.rank(), comm.size(), layout.rank, layout.cp);
+Tensor SimImplementation::do_shift_token_tensor(Comm& comm, const ShardLayout& layout,
+                                                const Tensor& local, std::int64_t seq_dim,
+                                                std::int64_t depth, double fill) {
   const TokenAxes axes = token_axes(local, seq_dim, "shift_token_tensor");
   const std::int64_t len = layout.local_len(), cp = layout.cp;
-  CPLAB_CHECK(axes.rows == layout.rows && axes.seq == len,
-              "shift_token_tensor: {} is not a shard [B={}, ℓ={}] on seq dim {}",
-              tensor_brief(local), layout.rows, len, seq_dim);
   // Every rank's shard, and per token its document id and caller position (-1: a slot the layout
   // added), in rank order.
   Tensor shards(local.dtype(), {cp * local.numel()}, Uninitialized{});

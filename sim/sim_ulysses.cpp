@@ -43,34 +43,31 @@ std::vector<std::int64_t> SimImplementation::ulysses_heads_of(const UlyssesHeads
   return standard_heads_of(heads, kind, group, u);
 }
 
-Tensor SimImplementation::ulysses_all_to_all(Comm& comm, const ShardLayout& layout,
-                                             const Tensor& local, const UlyssesHeads& heads,
-                                             HeadKind kind) {
+Tensor SimImplementation::do_ulysses_all_to_all(Comm& comm, const ShardLayout& layout,
+                                                const Tensor& local, const UlyssesHeads& heads,
+                                                HeadKind kind) {
   const UlyssesGroup g =
       group_for(comm, layout, heads, kind, "ulysses_all_to_all",
                 [&](std::int64_t u) { return ulysses_heads_of(heads, kind, comm.size(), u); });
-  CPLAB_CHECK(local.dim() == 4 && local.size(0) == g.rows && local.size(1) == g.local_len &&
-                  local.size(2) == g.local_heads,
-              "ulysses_all_to_all: the local tensor is {}; expected [B, ℓ, H, d] = [{}, {}, {}, d]",
-              tensor_brief(local), g.rows, g.local_len, g.local_heads);
   const std::int64_t d = local.size(3);
   Tensor out(local.dtype(), {g.rows, g.padded_len, g.mine(), d});
   exchange(comm, g, forward_route(g), local, out, d);
   return out;
 }
 
-Tensor SimImplementation::ulysses_all_to_all_inverse(Comm& comm, const ShardLayout& layout,
-                                                     const Tensor& gathered,
-                                                     const UlyssesHeads& heads, HeadKind kind) {
+Tensor SimImplementation::do_ulysses_all_to_all_inverse(Comm& comm, const ShardLayout& layout,
+                                                        const Tensor& gathered,
+                                                        const UlyssesHeads& heads, HeadKind kind) {
   const char* verb = "ulysses_all_to_all_inverse";
   const UlyssesGroup g = group_for(comm, layout, heads, kind, verb, [&](std::int64_t u) {
     return ulysses_heads_of(heads, kind, comm.size(), u);
   });
-  CPLAB_CHECK(gathered.dim() == 4 && gathered.size(0) == g.rows &&
-                  gathered.size(1) == g.padded_len && gathered.size(2) == g.mine(),
-              "ulysses_all_to_all_inverse: the tensor is {}; expected [B, L, n, d] = [{}, {}, {}, "
-              "d]",
-              tensor_brief(gathered), g.rows, g.padded_len, g.mine());
+  // The contract's n is the standard split's; a step that splits otherwise (a mutant's) must not
+  // be handed more heads than it sends.
+  CPLAB_CHECK(
+      gathered.size(2) == g.mine(),
+      "ulysses_all_to_all_inverse: the tensor is {}; this rank's heads_of gives it {} heads",
+      tensor_brief(gathered), g.mine());
   const std::int64_t d = gathered.size(3);
   const UlyssesRoute route = inverse_route(g, verb);
   Tensor out(gathered.dtype(), {g.rows, g.local_len, g.local_heads, d});

@@ -44,21 +44,11 @@ std::vector<std::int64_t> key_windows(const ShardLayout& layout) {
 
 }  // namespace
 
-AttentionOutput GpuImplementation::attention(Comm& comm, const ShardLayout& layout, const Tensor& q,
-                                             const Tensor& k, const Tensor& v,
-                                             const Tensor& grad_out) {
+AttentionOutput GpuImplementation::do_attention(Comm& comm, const ShardLayout& layout,
+                                                const Tensor& q, const Tensor& k, const Tensor& v,
+                                                const Tensor& grad_out) {
   RankContext ctx(comm, kind_);
   const std::int64_t rows = layout.rows, len = layout.local_len(), cp = ctx.size();
-  const char* names[] = {"q", "k", "v", "grad_out"};
-  const Tensor* inputs[] = {&q, &k, &v, &grad_out};
-  for (int i = 0; i < 4; ++i) {
-    const Tensor& t = *inputs[i];
-    CPLAB_CHECK(
-        t.dtype() == DType::f32 && t.dim() == 3 && t.size(0) == rows && t.size(1) == len &&
-            t.shape() == q.shape(),
-        "gpu attention: {} is {}; every input must be f32 [B, ℓ, D] = [{}, {}, D] with one D",
-        names[i], tensor_brief(t), rows, len);
-  }
   const Stream s = ctx.stream();
   const DeviceLayout device_layout(layout, ctx.rank(), s);
   const std::size_t local_bytes = q.nbytes(),

@@ -29,34 +29,17 @@ struct Inputs {
   std::int64_t rows, local, heads, kv_heads, head_dim;
 };
 
+// The device's own needs of arguments the contract has checked (implementation.cpp): at least one
+// head of at least one element, a dtype its kernels take, and schedules built for these tensors
+// and this rank's index map (the plans index by the schedule's).
 Inputs check_inputs(const ShardLayout& layout, const std::vector<sim::AttentionSchedule>& rows,
                     const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& grad_out) {
   const std::int64_t b = layout.rows, len = layout.local_len();
-  CPLAB_CHECK(
-      q.dim() == 4 && q.size(0) == b && q.size(1) == len && q.size(2) >= 1 && q.size(3) >= 1,
-      "gpu cp_attention: q is {}; expected [B, ℓ, H, d] = [{}, {}, H, d]", tensor_brief(q), b, len);
-  CPLAB_CHECK(k.dim() == 4 && k.size(0) == b && k.size(1) == len && k.size(2) >= 1 &&
-                  q.size(2) % k.size(2) == 0 && k.size(3) == q.size(3) && v.shape() == k.shape(),
-              "gpu cp_attention: k is {} and v {}; expected both [B, ℓ, H_kv, d] = [{}, {}, H_kv, "
-              "{}] with H_kv dividing H = {}",
-              tensor_brief(k), tensor_brief(v), b, len, q.size(3), q.size(2));
-  CPLAB_CHECK(grad_out.shape() == q.shape(), "gpu cp_attention: grad_out is {}; q is {}",
-              tensor_brief(grad_out), tensor_brief(q));
-  CPLAB_CHECK(k.dtype() == q.dtype() && v.dtype() == q.dtype() && grad_out.dtype() == q.dtype(),
-              "gpu cp_attention: q, k, v, grad_out must share one dtype; they are {}, {}, {}, {}",
-              dtype_name(q.dtype()), dtype_name(k.dtype()), dtype_name(v.dtype()),
-              dtype_name(grad_out.dtype()));
+  CPLAB_CHECK(q.size(2) >= 1 && q.size(3) >= 1,
+              "gpu cp_attention: q is {}; the kernels need H ≥ 1 heads of d ≥ 1", tensor_brief(q));
   attn_elem(q.dtype());
-  CPLAB_CHECK(static_cast<std::int64_t>(rows.size()) == b,
-              "gpu cp_attention: {} schedules for a microbatch of {} rows", rows.size(), b);
   for (std::size_t r = 0; r < rows.size(); ++r) {
     const sim::AttentionSchedule& s = rows[r];
-    CPLAB_CHECK(
-        s.algo == rows.front().algo && s.cp == layout.cp && s.padded_len == layout.padded_len,
-        "gpu cp_attention: row {}'s schedule is {} for C = {}, L = {}; the layout has C = "
-        "{}, L = {} and row 0's schedule is {}",
-        r, sim::algo_name(s.algo), s.cp, s.padded_len, layout.cp, layout.padded_len,
-        sim::algo_name(rows.front().algo));
     CPLAB_CHECK(s.shape.heads == q.size(2) && s.shape.kv_heads == k.size(2) &&
                     s.shape.head_dim == q.size(3) && s.shape.dtype == q.dtype(),
                 "gpu cp_attention: row {}'s schedule is for {} / {} heads of {} {}; the tensors "
@@ -212,17 +195,10 @@ std::string GpuImplementation::cp_attention_unsupported(sim::AttentionAlgo algo)
                      name(), sim::algo_name(algo));
 }
 
-CpAttentionOutput GpuImplementation::cp_attention(Comm& comm, const ShardLayout& layout,
-                                                  const std::vector<sim::AttentionSchedule>& rows,
-                                                  const Tensor& q, const Tensor& k, const Tensor& v,
-                                                  const Tensor& grad_out) {
-  CPLAB_CHECK(!rows.empty(), "gpu cp_attention: no schedules (one per row of the microbatch)");
-  const std::string why = cp_attention_unsupported(rows.front().algo);
-  CPLAB_CHECK(why.empty(), "{}", why);
+CpAttentionOutput GpuImplementation::do_cp_attention(
+    Comm& comm, const ShardLayout& layout, const std::vector<sim::AttentionSchedule>& rows,
+    const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& grad_out) {
   RankContext ctx(comm, kind_);
-  CPLAB_CHECK(layout.cp == ctx.size() && layout.rank == ctx.rank(),
-              "gpu cp_attention: the layout is rank {} of {}; the comm is rank {} of {}",
-              layout.rank, layout.cp, ctx.rank(), ctx.size());
   const Inputs in = check_inputs(layout, rows, q, k, v, grad_out);
   switch (rows.front().algo) {
     case sim::AttentionAlgo::ring:

@@ -41,23 +41,13 @@ DeviceBuffer gathered_caller_positions(RankContext& ctx, const ShardLayout& layo
   return plain;
 }
 
-void check_local(const ShardLayout& layout, const TokenAxes& axes, const Tensor& t,
-                 const char* verb) {
-  CPLAB_CHECK(axes.rows == layout.rows && axes.seq == layout.local_len(),
-              "gpu {}: local shard {} has {} rows of {} tokens; the layout holds B={} rows of "
-              "ℓ=L/C={}/{}={}",
-              verb, tensor_brief(t), axes.rows, axes.seq, layout.rows, layout.padded_len, layout.cp,
-              layout.local_len());
-}
-
 }  // namespace
 
-Tensor GpuImplementation::gather_token_tensor(Comm& comm, const ShardLayout& layout,
-                                              const Tensor& local, std::int64_t seq_dim,
-                                              bool trim) {
+Tensor GpuImplementation::do_gather_token_tensor(Comm& comm, const ShardLayout& layout,
+                                                 const Tensor& local, std::int64_t seq_dim,
+                                                 bool trim) {
   RankContext ctx(comm, kind_);
   const TokenAxes axes = token_axes(local, seq_dim, "gpu gather_token_tensor");
-  check_local(layout, axes, local, "gather_token_tensor");
   const DeviceLayout device_layout(layout, ctx.rank(), ctx.stream());
   const std::int64_t cp = ctx.size(), len = layout.local_len();
   const DeviceBuffer mine = upload_tensor(local, ctx.stream());
@@ -97,18 +87,11 @@ Tensor GpuImplementation::gather_token_tensor(Comm& comm, const ShardLayout& lay
                          ctx.stream());
 }
 
-Tensor GpuImplementation::gather_token_tensor_backward(Comm& comm, const ShardLayout& layout,
-                                                       const Tensor& grad_gathered,
-                                                       std::int64_t seq_dim, bool trim) {
+Tensor GpuImplementation::do_gather_token_tensor_backward(Comm& comm, const ShardLayout& layout,
+                                                          const Tensor& grad_gathered,
+                                                          std::int64_t seq_dim, bool trim) {
   RankContext ctx(comm, kind_);
   const TokenAxes axes = token_axes(grad_gathered, seq_dim, "gpu gather_token_tensor_backward");
-  const std::int64_t expected = trim ? layout.caller_len : layout.padded_len;
-  CPLAB_CHECK(axes.rows == layout.rows && axes.seq == expected,
-              "gpu gather_token_tensor_backward: gradient {} has {} rows of {} tokens; the "
-              "gathered tensor had B={} "
-              "rows of {}={}",
-              tensor_brief(grad_gathered), axes.rows, axes.seq, layout.rows, trim ? "S" : "L",
-              expected);
   const DeviceLayout device_layout(layout, ctx.rank(), ctx.stream());
   const std::int64_t cp = ctx.size(), len = layout.local_len();
   // Block p: this rank's gradient at rank p's tokens; the reduce-scatter sums block r to rank r.
@@ -142,10 +125,8 @@ Tensor GpuImplementation::gather_token_tensor_backward(Comm& comm, const ShardLa
                          token_shape(grad_gathered, seq_dim, axes.rows, len), ctx.stream());
 }
 
-Tensor GpuImplementation::gather_tokens(Comm& comm, const Tensor& local) {
+Tensor GpuImplementation::do_gather_tokens(Comm& comm, const Tensor& local) {
   RankContext ctx(comm, kind_);
-  CPLAB_CHECK(local.dim() >= 1, "gpu gather_tokens: a scalar {} has no token dim",
-              tensor_brief(local));
   const DeviceBuffer mine = upload_tensor(local, ctx.stream());
   DeviceBuffer all(local.nbytes() * static_cast<std::size_t>(ctx.size()));
   // Counts are checked by the comm: ranks with other local lengths get an error, not a hang.
@@ -155,12 +136,8 @@ Tensor GpuImplementation::gather_tokens(Comm& comm, const Tensor& local) {
   return download_tensor(all, local.dtype(), shape, ctx.stream());
 }
 
-Tensor GpuImplementation::gather_tokens_backward(Comm& comm, const Tensor& grad_gathered) {
+Tensor GpuImplementation::do_gather_tokens_backward(Comm& comm, const Tensor& grad_gathered) {
   RankContext ctx(comm, kind_);
-  CPLAB_CHECK(
-      grad_gathered.dim() >= 1 && grad_gathered.size(0) % ctx.size() == 0,
-      "gpu gather_tokens_backward: gradient {} does not split into cp={} rank slices on dim 0",
-      tensor_brief(grad_gathered), ctx.size());
   const DeviceBuffer grad = upload_tensor(grad_gathered, ctx.stream());
   Shape shape = grad_gathered.shape();
   shape[0] /= ctx.size();

@@ -48,23 +48,16 @@ LossElem loss_elem(DType dtype) {
 
 }  // namespace
 
-LossOutput GpuImplementation::shifted_cp_loss(Comm& comm, const ShardLayout& layout,
-                                              const Tensor& logits, const Tensor& labels,
-                                              const Tensor& valid, std::int64_t depth) {
+LossOutput GpuImplementation::do_shifted_cp_loss(Comm& comm, const ShardLayout& layout,
+                                                 const Tensor& logits, const Tensor& labels,
+                                                 const Tensor& valid, std::int64_t depth) {
   RankContext ctx(comm, kind_);
-  CPLAB_CHECK(depth >= 1, "gpu shifted_cp_loss: the depth must be at least 1, not {}", depth);
   const std::int64_t rows = layout.rows, len = layout.local_len(), cp = ctx.size();
-  CPLAB_CHECK(logits.dim() == 3 && logits.size(0) == rows && logits.size(1) == len,
-              "gpu shifted_cp_loss: logits {} are not [B={}, ℓ={}, V]", tensor_brief(logits), rows,
-              len);
-  CPLAB_CHECK(labels.numel() == rows * len &&
-                  (labels.dtype() == DType::i64 || labels.dtype() == DType::i32),
-              "gpu shifted_cp_loss: labels {} are not [B={}, ℓ={}] of i64 or i32",
-              tensor_brief(labels), rows, len);
-  CPLAB_CHECK(
-      valid.numel() == rows * len && (valid.dtype() == DType::b8 || valid.dtype() == DType::u8),
-      "gpu shifted_cp_loss: valid {} is not [B·ℓ={}] of bool or u8", tensor_brief(valid),
-      rows * len);
+  // The kernels read a flag for every token, one byte each: the mask the contract leaves optional
+  // (and of any dtype, as the twin reads it) must be here, as bool or u8.
+  CPLAB_CHECK(valid.defined() && (valid.dtype() == DType::b8 || valid.dtype() == DType::u8),
+              "gpu shifted_cp_loss: valid {} is not [B·ℓ={}] of bool or u8", tensor_brief(valid),
+              rows * len);
   const std::int64_t vocab = logits.size(2);
   const LossElem elem = loss_elem(logits.dtype());
   const Stream s = ctx.stream();

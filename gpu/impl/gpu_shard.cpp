@@ -107,10 +107,8 @@ Tensor positions_of(const ShardLayout& layout) {
 
 }  // namespace
 
-std::vector<RankShard> GpuImplementation::shard(Comm& comm, const LayoutSpec& spec,
-                                                const Batch& batch) {
-  CPLAB_CHECK(comm.size() == spec.cp, "gpu shard: the comm has {} ranks, the spec ({}) cp={}",
-              comm.size(), spec.layout, spec.cp);
+std::vector<RankShard> GpuImplementation::do_shard(Comm& comm, const LayoutSpec& spec,
+                                                   const Batch& batch) {
   RankContext ctx(comm, kind_);
   const std::vector<sim::MicrobatchRows> micro = sim::microbatch_rows(spec, batch);
   const std::string primary = batch.primary();
@@ -148,17 +146,11 @@ std::vector<RankShard> GpuImplementation::shard(Comm& comm, const LayoutSpec& sp
   return out;
 }
 
-Tensor GpuImplementation::shard_primary_later(Comm& comm, const ShardLayout& layout,
-                                              const Batch& micro_batch) {
+Tensor GpuImplementation::do_shard_primary_later(Comm& comm, const ShardLayout& layout,
+                                                 const Batch& micro_batch) {
   RankContext ctx(comm, kind_);
   const std::string primary = micro_batch.primary();
   const TokenField& field = micro_batch.tokens.at(primary);
-  const TokenAxes axes = token_axes(field.value, field.seq_dim, "gpu shard_primary_later");
-  CPLAB_CHECK(axes.rows == layout.rows && axes.seq == layout.caller_len,
-              "gpu shard_primary_later: {} {} has {} rows of {} tokens; the microbatch was B={} "
-              "rows of S={}",
-              primary, tensor_brief(field.value), axes.rows, axes.seq, layout.rows,
-              layout.caller_len);
   CPLAB_CHECK(field.rule != PadRule::continue_positions,
               "gpu shard_primary_later: primary '{}' cannot continue positions", primary);
   const DeviceLayout device_layout(layout, ctx.rank(), ctx.stream());
@@ -166,32 +158,19 @@ Tensor GpuImplementation::shard_primary_later(Comm& comm, const ShardLayout& lay
                            pad_constant(field, layout), nullptr, ctx.stream());
 }
 
-Tensor GpuImplementation::shard_token_tensor(Comm& comm, const ShardLayout& layout,
-                                             const Tensor& value, std::int64_t seq_dim,
-                                             std::optional<double> fill) {
+Tensor GpuImplementation::do_shard_token_tensor(Comm& comm, const ShardLayout& layout,
+                                                const Tensor& value, std::int64_t seq_dim,
+                                                std::optional<double> fill) {
   RankContext ctx(comm, kind_);
   const DeviceLayout device_layout(layout, ctx.rank(), ctx.stream());
   const TokenAxes axes = token_axes(value, seq_dim, "gpu shard_token_tensor");
-  CPLAB_CHECK(axes.rows == layout.rows,
-              "shard_token_tensor: {} has {} rows on dim {}; the layout has B={}",
-              tensor_brief(value), axes.rows, seq_dim - 1, layout.rows);
   // Packed rows of the caller's length are the caller's THD rows, even when L happens to be S.
   const bool caller_rows =
       axes.seq == layout.caller_len && (layout.packed || axes.seq != layout.padded_len);
   if (caller_rows) {
-    CPLAB_CHECK(layout.packed || fill.has_value(),
-                "shard_token_tensor: {} has the caller length S={} on seq dim {}; padding it to "
-                "L={} needs an "
-                "explicit fill",
-                tensor_brief(value), axes.seq, seq_dim, layout.padded_len);
     return shard_caller_rows("(tensor)", value, seq_dim, layout, 0, fill.value_or(0.0), nullptr,
                              ctx.stream());
   }
-  CPLAB_CHECK(axes.seq == layout.padded_len,
-              "shard_token_tensor: {} has {} tokens on seq dim {}: neither the padded length L={} "
-              "nor the caller "
-              "length S={}",
-              tensor_brief(value), axes.seq, seq_dim, layout.padded_len, layout.caller_len);
   // Global-length rows: local[k] = global[idx[k]], idx from the device's closed-form map.
   const std::int64_t local = layout.local_len();
   const DeviceBuffer src = upload_tensor(value, ctx.stream());

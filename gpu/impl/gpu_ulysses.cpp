@@ -69,31 +69,23 @@ Tensor exchange(RankContext& ctx, const sim::UlyssesGroup& g, const sim::Ulysses
 
 std::string GpuImplementation::ulysses_unsupported() const { return {}; }
 
-Tensor GpuImplementation::ulysses_all_to_all(Comm& comm, const ShardLayout& layout,
-                                             const Tensor& local, const UlyssesHeads& heads,
-                                             HeadKind kind) {
+Tensor GpuImplementation::do_ulysses_all_to_all(Comm& comm, const ShardLayout& layout,
+                                                const Tensor& local, const UlyssesHeads& heads,
+                                                HeadKind kind) {
   const char* verb = "gpu ulysses_all_to_all";
   RankContext ctx(comm, kind_);
   const sim::UlyssesGroup g = group_for(ctx, layout, heads, kind, verb);
-  CPLAB_CHECK(local.dim() == 4 && local.size(0) == g.rows && local.size(1) == g.local_len &&
-                  local.size(2) == g.local_heads,
-              "{}: the local tensor is {}; expected [B, ℓ, H, d] = [{}, {}, {}, d]", verb,
-              tensor_brief(local), g.rows, g.local_len, g.local_heads);
   const std::int64_t d = local.size(3);
   return exchange(ctx, g, sim::forward_route(g), local, {g.rows, g.padded_len, g.mine(), d}, d,
                   verb);
 }
 
-Tensor GpuImplementation::ulysses_all_to_all_inverse(Comm& comm, const ShardLayout& layout,
-                                                     const Tensor& gathered,
-                                                     const UlyssesHeads& heads, HeadKind kind) {
+Tensor GpuImplementation::do_ulysses_all_to_all_inverse(Comm& comm, const ShardLayout& layout,
+                                                        const Tensor& gathered,
+                                                        const UlyssesHeads& heads, HeadKind kind) {
   const char* verb = "gpu ulysses_all_to_all_inverse";
   RankContext ctx(comm, kind_);
   const sim::UlyssesGroup g = group_for(ctx, layout, heads, kind, verb);
-  CPLAB_CHECK(gathered.dim() == 4 && gathered.size(0) == g.rows &&
-                  gathered.size(1) == g.padded_len && gathered.size(2) == g.mine(),
-              "{}: the tensor is {}; expected [B, L, n, d] = [{}, {}, {}, d]", verb,
-              tensor_brief(gathered), g.rows, g.padded_len, g.mine());
   const std::int64_t d = gathered.size(3);
   return exchange(ctx, g, sim::inverse_route(g, verb), gathered,
                   {g.rows, g.local_len, g.local_heads, d}, d, verb);

@@ -47,13 +47,14 @@ class MtpShiftedLocally final : public Mutant {
 // target k ahead, so the MTP terms come out too small).
 class MtpNormalisedByDepthOneCount final : public Mutant {
   using Mutant::Mutant;
-  LossOutput shifted_cp_loss(Comm& comm, const ShardLayout& layout, const Tensor& logits,
-                             const Tensor& labels, const Tensor& valid,
-                             std::int64_t depth) override {
-    LossOutput out = SimImplementation::shifted_cp_loss(comm, layout, logits, labels, valid, depth);
+  LossOutput do_shifted_cp_loss(Comm& comm, const ShardLayout& layout, const Tensor& logits,
+                                const Tensor& labels, const Tensor& valid,
+                                std::int64_t depth) override {
+    LossOutput out =
+        SimImplementation::do_shifted_cp_loss(comm, layout, logits, labels, valid, depth);
     if (depth == 1) return out;
     const std::int64_t first =
-        SimImplementation::shifted_cp_loss(comm, layout, logits, labels, valid, 1)
+        SimImplementation::do_shifted_cp_loss(comm, layout, logits, labels, valid, 1)
             .contributing_total;
     const double factor =
         first > 0 ? static_cast<double>(out.contributing_total) / static_cast<double>(first) : 0.0;
@@ -81,10 +82,10 @@ class MtpTargetsFromNextRankOnly final : public Mutant {
 // tokens, the shard's last k wrap around to its first.
 class MtpInputsRolledLocally final : public Mutant {
   using Mutant::Mutant;
-  Tensor shift_token_tensor(Comm& comm, const ShardLayout& layout, const Tensor& local,
-                            std::int64_t seq_dim, std::int64_t depth, double fill) override {
+  Tensor do_shift_token_tensor(Comm& comm, const ShardLayout& layout, const Tensor& local,
+                               std::int64_t seq_dim, std::int64_t depth, double fill) override {
     if (depth == 1)
-      return SimImplementation::shift_token_tensor(comm, layout, local, seq_dim, 1, fill);
+      return SimImplementation::do_shift_token_tensor(comm, layout, local, seq_dim, 1, fill);
     const TokenAxes axes = token_axes(local, seq_dim, "shift_token_tensor");
     Tensor out(local.dtype(), local.shape(), Uninitialized{});
     const std::size_t token = axes.token_bytes();

@@ -21,10 +21,10 @@ class OnlyFirstDocumentBoundary final : public Mutant {
 // original-length BSHD form took one.
 class ThdRowsFillIgnored final : public Mutant {
   using Mutant::Mutant;
-  Tensor shard_token_tensor(Comm& comm, const ShardLayout& layout, const Tensor& value,
-                            std::int64_t seq_dim, std::optional<double> fill) override {
-    return SimImplementation::shard_token_tensor(comm, layout, value, seq_dim,
-                                                 layout.packed ? std::nullopt : fill);
+  Tensor do_shard_token_tensor(Comm& comm, const ShardLayout& layout, const Tensor& value,
+                               std::int64_t seq_dim, std::optional<double> fill) override {
+    return SimImplementation::do_shard_token_tensor(comm, layout, value, seq_dim,
+                                                    layout.packed ? std::nullopt : fill);
   }
 };
 

@@ -340,31 +340,14 @@ class CpAttentionRun {
   std::vector<TokenFacts> q_facts_;
 };
 
-CpAttentionOutput SimImplementation::cp_attention(Comm& comm, const ShardLayout& layout,
-                                                  const std::vector<AttentionSchedule>& rows,
-                                                  const Tensor& q, const Tensor& k, const Tensor& v,
-                                                  const Tensor& grad_out) {
-  check_recorded_layout(layout, "cp_attention");
+CpAttentionOutput SimImplementation::do_cp_attention(Comm& comm, const ShardLayout& layout,
+                                                     const std::vector<AttentionSchedule>& rows,
+                                                     const Tensor& q, const Tensor& k,
+                                                     const Tensor& v, const Tensor& grad_out) {
   const std::int64_t b_rows = layout.rows, len = layout.local_len();
-  CPLAB_CHECK(static_cast<std::int64_t>(rows.size()) == b_rows,
-              "cp_attention: {} schedules for {} rows", rows.size(), b_rows);
-  CPLAB_CHECK(q.dim() == 4 && q.size(0) == b_rows && q.size(1) == len,
-              "cp_attention: q is {}; expected [B, ℓ, H, d] = [{}, {}, H, d]", tensor_brief(q),
-              b_rows, len);
-  const std::int64_t heads = q.size(2), d = q.size(3);
+  const std::int64_t heads = q.size(2), kv_heads = k.size(2), d = q.size(3);
   const DType dtype = q.dtype();
   unit_roundoff(dtype);  // refuses a dtype attention does not run in
-  CPLAB_CHECK(k.dim() == 4 && k.shape() == v.shape() && k.size(0) == b_rows && k.size(1) == len &&
-                  k.size(3) == d && k.dtype() == dtype && v.dtype() == dtype,
-              "cp_attention: k is {}, v {}; expected {} [B, ℓ, H_kv, d] = [{}, {}, H_kv, {}]",
-              tensor_brief(k), tensor_brief(v), dtype_name(dtype), b_rows, len, d);
-  CPLAB_CHECK(grad_out.shape() == q.shape() && grad_out.dtype() == dtype,
-              "cp_attention: grad_out is {}; expected the shape and dtype of q ({})",
-              tensor_brief(grad_out), tensor_brief(q));
-  const std::int64_t kv_heads = k.size(2);
-  CPLAB_CHECK(kv_heads > 0 && heads % kv_heads == 0,
-              "cp_attention: {} query heads over {} KV heads (GQA needs H % H_kv = 0)", heads,
-              kv_heads);
   CpAttentionOutput out{.out = Tensor(dtype, q.shape()),
                         .lse = Tensor(DType::f32, {b_rows, len, heads}),
                         .grad_q = Tensor(dtype, q.shape()),
@@ -372,15 +355,6 @@ CpAttentionOutput SimImplementation::cp_attention(Comm& comm, const ShardLayout&
                         .grad_v = Tensor(dtype, k.shape())};
   for (std::int64_t b = 0; b < b_rows; ++b) {
     const AttentionSchedule& s = rows[static_cast<std::size_t>(b)];
-    CPLAB_CHECK(
-        s.cp == comm.size() && s.padded_len == layout.padded_len && s.algo == rows.front().algo,
-        "cp_attention: row {}'s schedule ({} at C = {}, L = {}) does not fit the layout "
-        "(C = {}, L = {}) or the other rows ({})",
-        b, algo_name(s.algo), s.cp, s.padded_len, comm.size(), layout.padded_len,
-        algo_name(rows.front().algo));
-    CPLAB_CHECK(s.shape.heads == heads && s.shape.kv_heads == kv_heads,
-                "cp_attention: row {}'s schedule is for {} / {} heads, the tensors have {} / {}", b,
-                s.shape.heads, s.shape.kv_heads, heads, kv_heads);
     CpAttentionRun run(*this, comm, s, dtype, heads, kv_heads, d);
     run.forward(own_buffer(q, b, comm.rank()), own_buffer(k, b, comm.rank()),
                 own_buffer(v, b, comm.rank()));

@@ -47,46 +47,46 @@ ShardLayout BadMapsImplementation::broken(const ShardLayout& layout) const {
   return out;
 }
 
-Tensor BadMapsImplementation::shard_primary_later(Comm& comm, const ShardLayout& layout,
-                                                  const Batch& micro_batch) {
-  return SimImplementation::shard_primary_later(comm, broken(layout), micro_batch);
+Tensor BadMapsImplementation::do_shard_primary_later(Comm& comm, const ShardLayout& layout,
+                                                     const Batch& micro_batch) {
+  return standard_.shard_primary_later(comm, broken(layout), micro_batch);
 }
 
-Tensor BadMapsImplementation::shard_token_tensor(Comm& comm, const ShardLayout& layout,
-                                                 const Tensor& value, std::int64_t seq_dim,
-                                                 std::optional<double> fill) {
-  return SimImplementation::shard_token_tensor(comm, broken(layout), value, seq_dim, fill);
+Tensor BadMapsImplementation::do_shard_token_tensor(Comm& comm, const ShardLayout& layout,
+                                                    const Tensor& value, std::int64_t seq_dim,
+                                                    std::optional<double> fill) {
+  return standard_.shard_token_tensor(comm, broken(layout), value, seq_dim, fill);
 }
 
-Tensor BadMapsImplementation::gather_token_tensor_backward(Comm& comm, const ShardLayout& layout,
-                                                           const Tensor& grad_gathered,
-                                                           std::int64_t seq_dim, bool trim) {
-  return SimImplementation::gather_token_tensor_backward(comm, broken(layout), grad_gathered,
-                                                         seq_dim, trim);
+Tensor BadMapsImplementation::do_gather_token_tensor_backward(Comm& comm, const ShardLayout& layout,
+                                                              const Tensor& grad_gathered,
+                                                              std::int64_t seq_dim, bool trim) {
+  return standard_.gather_token_tensor_backward(comm, broken(layout), grad_gathered, seq_dim, trim);
 }
 
-AttentionOutput BadMapsImplementation::attention(Comm& comm, const ShardLayout& layout,
-                                                 const Tensor& q, const Tensor& k, const Tensor& v,
-                                                 const Tensor& grad_out) {
-  return SimImplementation::attention(comm, broken(layout), q, k, v, grad_out);
+AttentionOutput BadMapsImplementation::do_attention(Comm& comm, const ShardLayout& layout,
+                                                    const Tensor& q, const Tensor& k,
+                                                    const Tensor& v, const Tensor& grad_out) {
+  return standard_.attention(comm, broken(layout), q, k, v, grad_out);
 }
 
-Tensor BadMapsImplementation::shift_token_tensor(Comm& comm, const ShardLayout& layout,
-                                                 const Tensor& local, std::int64_t seq_dim,
-                                                 std::int64_t depth, double fill) {
-  return SimImplementation::shift_token_tensor(comm, broken(layout), local, seq_dim, depth, fill);
+Tensor BadMapsImplementation::do_shift_token_tensor(Comm& comm, const ShardLayout& layout,
+                                                    const Tensor& local, std::int64_t seq_dim,
+                                                    std::int64_t depth, double fill) {
+  return standard_.shift_token_tensor(comm, broken(layout), local, seq_dim, depth, fill);
 }
 
-Tensor BadMapsImplementation::ulysses_all_to_all(Comm& comm, const ShardLayout& layout,
-                                                 const Tensor& local, const UlyssesHeads& heads,
-                                                 HeadKind kind) {
-  return SimImplementation::ulysses_all_to_all(comm, broken(layout), local, heads, kind);
+Tensor BadMapsImplementation::do_ulysses_all_to_all(Comm& comm, const ShardLayout& layout,
+                                                    const Tensor& local, const UlyssesHeads& heads,
+                                                    HeadKind kind) {
+  return standard_.ulysses_all_to_all(comm, broken(layout), local, heads, kind);
 }
 
-Tensor BadMapsImplementation::ulysses_all_to_all_inverse(Comm& comm, const ShardLayout& layout,
-                                                         const Tensor& gathered,
-                                                         const UlyssesHeads& heads, HeadKind kind) {
-  return SimImplementation::ulysses_all_to_all_inverse(comm, broken(layout), gathered, heads, kind);
+Tensor BadMapsImplementation::do_ulysses_all_to_all_inverse(Comm& comm, const ShardLayout& layout,
+                                                            const Tensor& gathered,
+                                                            const UlyssesHeads& heads,
+                                                            HeadKind kind) {
+  return standard_.ulysses_all_to_all_inverse(comm, broken(layout), gathered, heads, kind);
 }
 
 std::vector<std::int64_t> BadMapsImplementation::local_index(const sim::RowStream& stream,

@@ -24,23 +24,26 @@ class BadMapsImplementation final : public sim::SimImplementation {
   explicit BadMapsImplementation(MapFault fault) : fault_(fault) {}
   std::string name() const override { return "bad-maps-" + map_fault_name(fault_); }
 
-  Tensor shard_primary_later(Comm& comm, const ShardLayout& layout,
-                             const Batch& micro_batch) override;
-  Tensor shard_token_tensor(Comm& comm, const ShardLayout& layout, const Tensor& value,
-                            std::int64_t seq_dim, std::optional<double> fill) override;
-  Tensor gather_token_tensor_backward(Comm& comm, const ShardLayout& layout,
-                                      const Tensor& grad_gathered, std::int64_t seq_dim,
-                                      bool trim) override;
-  AttentionOutput attention(Comm& comm, const ShardLayout& layout, const Tensor& q, const Tensor& k,
-                            const Tensor& v, const Tensor& grad_out) override;
-  Tensor shift_token_tensor(Comm& comm, const ShardLayout& layout, const Tensor& local,
-                            std::int64_t seq_dim, std::int64_t depth, double fill) override;
-  Tensor ulysses_all_to_all(Comm& comm, const ShardLayout& layout, const Tensor& local,
-                            const UlyssesHeads& heads, HeadKind kind) override;
-  Tensor ulysses_all_to_all_inverse(Comm& comm, const ShardLayout& layout, const Tensor& gathered,
-                                    const UlyssesHeads& heads, HeadKind kind) override;
-
  protected:
+  // The verbs that take a layout from the caller hand the broken one to the standard twin's verbs,
+  // whose checks it meets as any implementation's layout would (these hooks themselves are reached
+  // only with the caller's layout checked).
+  Tensor do_shard_primary_later(Comm& comm, const ShardLayout& layout,
+                                const Batch& micro_batch) override;
+  Tensor do_shard_token_tensor(Comm& comm, const ShardLayout& layout, const Tensor& value,
+                               std::int64_t seq_dim, std::optional<double> fill) override;
+  Tensor do_gather_token_tensor_backward(Comm& comm, const ShardLayout& layout,
+                                         const Tensor& grad_gathered, std::int64_t seq_dim,
+                                         bool trim) override;
+  AttentionOutput do_attention(Comm& comm, const ShardLayout& layout, const Tensor& q,
+                               const Tensor& k, const Tensor& v, const Tensor& grad_out) override;
+  Tensor do_shift_token_tensor(Comm& comm, const ShardLayout& layout, const Tensor& local,
+                               std::int64_t seq_dim, std::int64_t depth, double fill) override;
+  Tensor do_ulysses_all_to_all(Comm& comm, const ShardLayout& layout, const Tensor& local,
+                               const UlyssesHeads& heads, HeadKind kind) override;
+  Tensor do_ulysses_all_to_all_inverse(Comm& comm, const ShardLayout& layout,
+                                       const Tensor& gathered, const UlyssesHeads& heads,
+                                       HeadKind kind) override;
   // The partition's index map.
   std::vector<std::int64_t> local_index(const sim::RowStream& stream, const sim::LayoutMap& map,
                                         std::int64_t rank) const override;
@@ -56,6 +59,7 @@ class BadMapsImplementation final : public sim::SimImplementation {
   // The layout with row 0's index map broken when it is the last rank's.
   ShardLayout broken(const ShardLayout& layout) const;
   MapFault fault_;
+  sim::SimImplementation standard_;
 };
 
 }  // namespace cplab::testing
