@@ -210,7 +210,7 @@ std::int64_t slot_walk(AttentionAlgo algo, const LayoutDescriptor& layout, const
 }  // namespace
 
 std::int64_t layout_ring_degree(const LayoutDescriptor& layout, const LayoutSpec& spec) {
-  return layout.ring_degree != nullptr ? layout.ring_degree(spec) : 1;
+  return has_rings(layout) ? layout.rank_structure->ring_degree(spec) : 1;
 }
 
 const char* exchange_name(Exchange exchange) {
@@ -264,12 +264,12 @@ std::vector<std::int64_t> AttentionSchedule::buffer_slots(
 
 std::string layout_refusal(const LayoutDescriptor& layout, AttentionAlgo algo) {
   const char* name = algo_name(algo);
-  if (layout.refuses_algo != nullptr) {
-    const char* why = layout.refuses_algo(algo);
+  if (layout.attention.refuses_algo != nullptr) {
+    const char* why = layout.attention.refuses_algo(algo);
     if (why != nullptr && *why != '\0')
       return fmt::format("{} refuses {}: {}", layout.name, name, why);
   }
-  if (algo == AttentionAlgo::usp && layout.ring_degree == nullptr)
+  if (algo == AttentionAlgo::usp && !has_rings(layout))
     return fmt::format("{} refuses {}: {}", layout.name, name, kUspAlgoNeedsUspLayout);
   return {};
 }
@@ -349,11 +349,11 @@ AttentionSchedule build_schedule(const LayoutDescriptor& layout, const LayoutSpe
   const SlotFacts facts = slot_facts(s.doc_ids, s.real, s.facts, mask.rule());
   s.steps = buffers_of(s);
   // Count the blocks first, so that a schedule past the bound is refused before it holds any.
-  if (layout.attention_blocking == AttentionBlocking::runs) {
+  if (layout.attention.blocking == AttentionBlocking::runs) {
     std::int64_t count = 0;
     for (const ScheduleStep& step : s.steps) {
       for (const RankStep& rank : step.ranks) {
-        count += count_step_blocks(layout.attention_blocking, s.buffer_slots(rank.queries),
+        count += count_step_blocks(layout.attention.blocking, s.buffer_slots(rank.queries),
                                    s.buffer_slots(rank.keys), facts);
         if (count > kMaxScheduleBlocks) too_many_blocks();
       }
@@ -364,7 +364,7 @@ AttentionSchedule build_schedule(const LayoutDescriptor& layout, const LayoutSpe
   for (ScheduleStep& step : s.steps) {
     std::int64_t longest = 0;
     for (RankStep& rank : step.ranks) {
-      StepBlocks blocks = block_step(layout.attention_blocking, s.buffer_slots(rank.queries),
+      StepBlocks blocks = block_step(layout.attention.blocking, s.buffer_slots(rank.queries),
                                      s.buffer_slots(rank.keys), facts, kMaxScheduleBlocks - stored);
       rank.blocks = std::move(blocks.blocks);
       rank.skipped_blocks = blocks.skipped;

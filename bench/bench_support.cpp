@@ -15,11 +15,11 @@ RowPartition partition_row(const std::string& layout, std::int64_t cp, std::int6
   const properties::LayoutEntry& entry = properties::layout_entry(layout);
   LayoutSpec spec;
   spec.layout = layout;
-  spec.cp = entry.cp_off ? 1 : cp;
+  spec.cp = entry.descriptor->cp_off ? 1 : cp;
   sim::MicrobatchRows rows;
   rows.rows = 1;
   rows.caller_len = len;
-  if (!entry.bshd_rows) {
+  if (!entry.descriptor->bshd_rows) {
     // Documents of 1/2, 1/4, 1/8, ... of the row and a remainder, each room for padding to 2C.
     rows.packed = true;
     std::int64_t left = len - 4 * 2 * spec.cp;

@@ -208,7 +208,7 @@ struct Group {
 std::vector<std::int64_t> group_key(const LayoutSpec& spec, const Sampled& s, bool packed) {
   const sim::LayoutDescriptor& d = sim::layout_descriptor(spec.layout);
   std::vector<std::int64_t> key = {packed && s.relaid, packed && d.stream_positions,
-                                   d.local_documents, d.varlen_segments};
+                                   d.local_documents, d.attention.varlen_segments};
   key.insert(key.end(), s.callers.begin(), s.callers.end());
   return key;
 }

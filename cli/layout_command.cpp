@@ -47,9 +47,18 @@ void add_facts(reports::JsonObjectText& out, const std::vector<sim::NamedValue>&
   for (const sim::NamedValue& fact : facts) out.set(fact.name, fact.value);
 }
 
+// The facts of the whole layout (usp: its two degrees); none without a rank structure.
+std::vector<sim::NamedValue> layout_facts(const sim::LayoutDescriptor& d, const LayoutSpec& spec) {
+  return d.rank_structure != nullptr && d.rank_structure->layout_facts != nullptr
+             ? d.rank_structure->layout_facts(spec)
+             : std::vector<sim::NamedValue>{};
+}
+
 std::vector<sim::NamedValue> rank_facts(const LayoutSpec& spec, std::int64_t rank) {
   const sim::LayoutDescriptor& d = sim::layout_descriptor(spec.layout);
-  return d.rank_facts != nullptr ? d.rank_facts(spec, rank) : std::vector<sim::NamedValue>{};
+  return d.rank_structure != nullptr && d.rank_structure->rank_facts != nullptr
+             ? d.rank_structure->rank_facts(spec, rank)
+             : std::vector<sim::NamedValue>{};
 }
 
 std::string facts_text(const std::vector<sim::NamedValue>& facts) {
@@ -113,7 +122,7 @@ void print_json(const LayoutSpec& spec, const LayoutSource& source,
   // Absent under the causal mask: the contract's keys stay as they were.
   if (!mask.is_causal()) out.set("mask", sim::mask_text(mask));
   const sim::LayoutDescriptor& descriptor = sim::layout_descriptor(spec.layout);
-  if (descriptor.layout_facts != nullptr) add_facts(out, descriptor.layout_facts(spec));
+  add_facts(out, layout_facts(descriptor, spec));
   add_row_fields(out, spec, source.rows[source.chosen], works[source.chosen]);
   if (source.from_batch) {
     out.set("row", source.chosen);
@@ -147,8 +156,8 @@ void print_table(const LayoutSpec& spec, const RowPlan& row, const std::vector<s
       sim::mask_text(mask));
   if (row.packed) fmt::print("cu_seqlens_padded {}\n", row.cu_seqlens_padded);
   const sim::LayoutDescriptor& descriptor = sim::layout_descriptor(spec.layout);
-  if (descriptor.layout_facts != nullptr)
-    fmt::print("{}\n", facts_text(descriptor.layout_facts(spec)));
+  if (const auto facts = layout_facts(descriptor, spec); !facts.empty())
+    fmt::print("{}\n", facts_text(facts));
   fmt::print("{:>4}  {:>6}  {:>8}\n", "rank", "valid", "work");
   // A map that is an assignment (its units balanced by cost): what each rank was given.
   std::vector<std::vector<std::int64_t>> assigned;

@@ -45,7 +45,7 @@ struct ShardLayout {
   std::int64_t pad_token_id = 0;
 
   // Per row: this rank's varlen attention segments, for layouts whose ranks attend through them
-  // (LayoutDescriptor::varlen_segments); empty otherwise.
+  // (LayoutAttention::varlen_segments); empty otherwise.
   std::vector<VarlenSegments> varlen;
 
   std::int64_t local_len() const { return cp > 0 ? padded_len / cp : 0; }

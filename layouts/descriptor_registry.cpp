@@ -30,8 +30,6 @@ std::vector<LayoutDescriptor> registered(std::vector<LayoutDescriptor> entries) 
                 "layout '{}' names closed form {}, not one of the {} registered", d.name, d.form,
                 index_math::form_count());
     CPLAB_CHECK(d.pad_unit != nullptr, "layout '{}' registers no pad unit", d.name);
-    CPLAB_CHECK(d.bshd_rows || d.packed_rows, "layout '{}' takes neither BSHD nor packed rows",
-                d.name);
     CPLAB_CHECK(!d.local_documents || !d.bshd_rows,
                 "layout '{}' keeps local documents, which BSHD rows do not have", d.name);
     CPLAB_CHECK((d.source == MapSource::shape) == (d.derive_map == nullptr),

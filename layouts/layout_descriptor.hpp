@@ -56,14 +56,36 @@ struct RowRule {
   const char* why = "";            // what needs the multiple, for the refusal ("" : nothing said)
 };
 
+// The rank structure a layout has besides its tokens (SPEC §13, USP: R rings of C/R Ulysses
+// groups): the facts `cplab layout` shows of the whole layout and of each rank, and the ring
+// degree R the usp algorithm attends through. A layout without one has none of them and refuses
+// that algorithm.
+struct RankStructure {
+  std::vector<NamedValue> (*layout_facts)(const LayoutSpec& spec) = nullptr;
+  std::vector<NamedValue> (*rank_facts)(const LayoutSpec& spec, std::int64_t rank) = nullptr;
+  std::int64_t (*ring_degree)(const LayoutSpec& spec) = nullptr;
+};
+
+// How attention runs on a layout's buffers.
+struct LayoutAttention {
+  // How CP attention schedules (SPEC §13) block the buffers.
+  AttentionBlocking blocking = AttentionBlocking::runs;
+  // Why it refuses an algorithm (one line; nullptr or "" : it runs every algorithm the algorithm
+  // itself allows).
+  const char* (*refuses_algo)(AttentionAlgo algo) = nullptr;
+  // Ranks attend through varlen segments (cu_seqlens_q, cu_seqlens_k and a slice of the gathered
+  // keys, PartitionRules::varlen_segments) instead of the document-causal mask over every key.
+  bool varlen_segments = false;
+};
+
 struct LayoutDescriptor {
   const char* name = nullptr;
   int form = 0;  // its closed-form map type: index_math::form_of<Map>() (closed_forms.hpp)
   MapSource source = MapSource::shape;
-  // Rows it takes, and whether it exists only with CP off.
+  // Whether it exists only with CP off, and whether it takes BSHD rows (every layout takes
+  // packed rows).
   bool cp_off = false;
   bool bshd_rows = true;
-  bool packed_rows = true;
   // Padding (C > 1). A row whose documents stay at their caller offsets is padded at its end to a
   // multiple of pad_unit(spec). document_unit (packed rows; nullptr: none) re-lays every document
   // at ceil_to(its length, document_unit(spec)) slots, its padding at its end, and the row to at
@@ -83,28 +105,22 @@ struct LayoutDescriptor {
   // array derived from them that the map needs too (may be empty); nullptr: nothing to check.
   std::vector<std::int64_t> (*prepare)(std::int64_t cp, std::int64_t padded_len,
                                        const MapParams& params) = nullptr;
-  // The rank structure `cplab layout` shows besides tokens (nullptr: none): facts of the whole
-  // layout (usp: its two degrees) and of each rank (usp: its ring and Ulysses ranks).
-  std::vector<NamedValue> (*layout_facts)(const LayoutSpec& spec) = nullptr;
-  std::vector<NamedValue> (*rank_facts)(const LayoutSpec& spec, std::int64_t rank) = nullptr;
   // Whether the layout's options ask it to pad and map at C = 1 too (the one rank then holds the
   // whole padded stream); nullptr: never, every layout at C = 1 is the caller row as it is.
   bool (*partitions_at_cp1)(const LayoutSpec&) = nullptr;
   // What it asks of a row where it partitions: one multiple of one length
   // (layouts/row_acceptance.hpp is the one place that reads it; default: it pads any row).
   RowRule row_rule = {};
-  // Ranks attend through varlen segments (cu_seqlens_q, cu_seqlens_k and a slice of the gathered
-  // keys, PartitionRules::varlen_segments) instead of the document-causal mask over every key.
-  bool varlen_segments = false;
-  // CP attention (SPEC §13): how its schedules block this layout's buffers, and why it refuses an
-  // algorithm (one line; nullptr or "" : it runs every algorithm the algorithm itself allows).
-  AttentionBlocking attention_blocking = AttentionBlocking::runs;
-  const char* (*refuses_algo)(AttentionAlgo algo) = nullptr;
-  // The ring degree R of a rank structure of R rings of C/R Ulysses groups (SPEC §13, USP), the
-  // one the usp algorithm attends through; nullptr: the layout has none, and refuses that
-  // algorithm.
-  std::int64_t (*ring_degree)(const LayoutSpec&) = nullptr;
+  // Its rank structure besides tokens (nullptr: none), and how attention runs on its buffers.
+  const RankStructure* rank_structure = nullptr;
+  LayoutAttention attention = {};
 };
+
+// Whether the layout's ranks are rings of Ulysses groups (SPEC §13, USP;
+// attention/schedule.hpp's layout_ring_degree says how many).
+inline bool has_rings(const LayoutDescriptor& layout) {
+  return layout.rank_structure != nullptr && layout.rank_structure->ring_degree != nullptr;
+}
 
 // Whether `layout` pads and maps rows of `spec` (C > 1, or C = 1 where partitions_at_cp1 asks),
 // rather than keeping the caller row as it is.

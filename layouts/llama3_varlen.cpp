@@ -63,13 +63,14 @@ const LayoutDescriptor llama3_varlen_descriptor{
     .row_rule = {.of = RowRule::Of::length,
                  .multiple = [](const LayoutSpec& spec) { return spec.cp; },
                  .multiple_name = "C"},
-    .varlen_segments = true,
-    .refuses_algo = [](AttentionAlgo algo) -> const char* {
-      if (algo == AttentionAlgo::ring)
-        return "llama3_flash_attn_varlen all-gathers the keys and slices them per rank; it never "
-               "passes them round a ring";
-      return nullptr;
-    },
+    .attention = {.blocking = AttentionBlocking::runs,
+                  .refuses_algo = [](AttentionAlgo algo) -> const char* {
+                    if (algo == AttentionAlgo::ring)
+                      return "llama3_flash_attn_varlen all-gathers the keys and slices them per "
+                             "rank; it never passes them round a ring";
+                    return nullptr;
+                  },
+                  .varlen_segments = true},
 };
 
 }  // namespace cplab::sim

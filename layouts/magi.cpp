@@ -144,12 +144,15 @@ const LayoutDescriptor magi_descriptor{
         [](const LayoutSpec& spec) { return layouts::magi_chunk_pad_at_cp1.of(spec) == 1; },
     // MagiAttention's ranks fetch the remote keys their chunks need for its own solver (SPEC
     // §13.1): all-gather holds them all; a ring is not how it attends.
-    .refuses_algo = [](AttentionAlgo algo) -> const char* {
-      if (algo == AttentionAlgo::ring)
-        return "MagiAttention attends its dispatched chunks with its own solver, which fetches the "
-               "remote keys each chunk needs, not by a ring (all-gather models the keys it holds)";
-      return nullptr;
-    },
+    .attention = {.blocking = AttentionBlocking::runs,
+                  .refuses_algo = [](AttentionAlgo algo) -> const char* {
+                    if (algo == AttentionAlgo::ring)
+                      return "MagiAttention attends its dispatched chunks with its own solver, "
+                             "which fetches the remote keys each chunk needs, not by a ring "
+                             "(all-gather models the keys it holds)";
+                    return nullptr;
+                  },
+                  .varlen_segments = false},
 };
 
 }  // namespace cplab::sim

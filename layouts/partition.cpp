@@ -190,7 +190,7 @@ ShardLayout partition_rank(const LayoutSpec& spec, std::int64_t rank, const Micr
       out.cu_seqlens.push_back(rules.local_cu_seqlens(stream.doc_bounds, cu_real, cp));
     if (rows.packed) out.cu_seqlens_padded.push_back(stream.doc_bounds);
     out.map.push_back(stream.map);
-    if (stream.descriptor->varlen_segments)
+    if (stream.descriptor->attention.varlen_segments)
       out.varlen.push_back(rules.varlen_segments(stream.doc_bounds, len, cp, rank));
   }
   // What the other steps gave (positions, cu_seqlens, segments) before a verb indexes by it.

@@ -78,10 +78,6 @@ std::string kind_refusal(const LayoutDescriptor& layout, const LayoutSpec& spec,
     return fmt::format("{}: a packed row with no documents (S={}) has nothing to partition",
                        layout.name, row.seq_len);
   }
-  if (!layout.packed_rows && row.packed) {
-    return fmt::format("{} partitions BSHD rows; got a packed row of S={}", layout.name,
-                       row.seq_len);
-  }
   if (layout.cp_off && spec.cp != 1) {
     return fmt::format("the {} layout is CP off: it needs cp=1, got cp={}", layout.name, spec.cp);
   }

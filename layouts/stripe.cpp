@@ -61,7 +61,9 @@ const LayoutDescriptor stripe_descriptor{
         },
     // One block per rank step, masked by global slot: the stripes' keys and queries interleave, so
     // runs of consecutive slots would be single stripes (SPEC §13.2).
-    .attention_blocking = AttentionBlocking::whole,
+    .attention = {.blocking = AttentionBlocking::whole,
+                  .refuses_algo = nullptr,
+                  .varlen_segments = false},
 };
 
 }  // namespace cplab::sim

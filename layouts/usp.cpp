@@ -57,6 +57,23 @@ void check_ring_degree(const LayoutSpec& spec) {
 }  // namespace
 
 extern const LayoutDescriptor usp_descriptor;
+// R rings of U = C/R Ulysses groups: its two degrees, each rank's place in them, and the rings
+// the usp algorithm attends through (SPEC §13).
+const RankStructure usp_ranks{
+    .layout_facts =
+        [](const LayoutSpec& spec) {
+          const std::int64_t ring = layouts::usp_ring_degree.of(spec);
+          return std::vector<NamedValue>{{"ring_degree", ring}, {"ulysses_degree", spec.cp / ring}};
+        },
+    .rank_facts =
+        [](const LayoutSpec& spec, std::int64_t rank) {
+          const std::int64_t ulysses = spec.cp / layouts::usp_ring_degree.of(spec);
+          return std::vector<NamedValue>{{"ring_rank", rank / ulysses},
+                                         {"ulysses_rank", rank % ulysses}};
+        },
+    .ring_degree = [](const LayoutSpec& spec) { return layouts::usp_ring_degree.of(spec); },
+};
+
 const LayoutDescriptor usp_descriptor{
     .name = CPLAB_LAYOUT_NAME(usp),
     .form = index_math::form_of<index_math::UspMap>(),
@@ -75,19 +92,7 @@ const LayoutDescriptor usp_descriptor{
                       padded_len, 2 * cp);
           return std::vector<std::int64_t>{};
         },
-    .layout_facts =
-        [](const LayoutSpec& spec) {
-          const std::int64_t ring = layouts::usp_ring_degree.of(spec);
-          return std::vector<NamedValue>{{"ring_degree", ring}, {"ulysses_degree", spec.cp / ring}};
-        },
-    .rank_facts =
-        [](const LayoutSpec& spec, std::int64_t rank) {
-          const std::int64_t ulysses = spec.cp / layouts::usp_ring_degree.of(spec);
-          return std::vector<NamedValue>{{"ring_rank", rank / ulysses},
-                                         {"ulysses_rank", rank % ulysses}};
-        },
-    // Its R rings of U Ulysses groups are what the usp algorithm attends through (SPEC §13).
-    .ring_degree = [](const LayoutSpec& spec) { return layouts::usp_ring_degree.of(spec); },
+    .rank_structure = &usp_ranks,
 };
 
 }  // namespace cplab::sim

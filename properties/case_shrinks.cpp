@@ -127,7 +127,7 @@ void fewer_documents(ShrinkRun& run) {
 // One document at a time: the layout's unit is per document where it pads each one, else per row.
 void shorter_documents(ShrinkRun& run) {
   const Case& c = run.c;
-  const I doc_unit = run.entry.local_documents ? run.unit : 1;
+  const I doc_unit = run.entry.descriptor->local_documents ? run.unit : 1;
   for (std::size_t b = 0; b < c.docs.size(); ++b) {
     for (std::size_t i = 0; i < c.docs[b].size(); ++i) {
       for (I len : shorter_lengths(c.docs[b][i].real, doc_unit)) {
@@ -383,7 +383,7 @@ std::vector<Case> domain_shrinks(const Case& c, const std::vector<I>& allowed_cp
   const LayoutEntry& entry = layout_entry(c.spec.layout);
   ShrinkRun run{.c = c,
                 .entry = entry,
-                .unit = partitions(entry, c.spec) ? entry.pad_unit(c.spec) : 1,
+                .unit = partitions(entry, c.spec) ? entry.descriptor->pad_unit(c.spec) : 1,
                 .allowed_cp = allowed_cp,
                 .out = {}};
   for (const Shrink& shrink : kShrinks) shrink.add_smaller(run);

@@ -22,7 +22,7 @@ std::int64_t ceil_to(std::int64_t x, std::int64_t m) { return x + ((m - x % m) %
 // The C classes a layout can draw from `allowed` (empty: all), declared ones first.
 std::vector<CpClass> drawable_cp_classes(const LayoutEntry& entry,
                                          const std::vector<std::int64_t>& allowed) {
-  if (entry.cp_off) return {CpClass::one};
+  if (entry.descriptor->cp_off) return {CpClass::one};
   std::vector<CpClass> out;
   for (CpClass cls : kDeclaredCpClasses) {
     if (allowed.empty() || std::any_of(allowed.begin(), allowed.end(),
@@ -44,11 +44,12 @@ bool pads_rows(const LayoutEntry& entry) {
 
 std::vector<BatchKind> layout_kinds(const LayoutEntry& entry) {
   std::vector<BatchKind> kinds;
-  if (entry.bshd_rows) kinds.push_back(BatchKind::bshd);
+  if (entry.descriptor->bshd_rows) kinds.push_back(BatchKind::bshd);
   // A layout whose padding is the caller's never pads a row: it refuses one it would have to; a
   // layout that pads nothing takes no row it would pad.
-  if (entry.bshd_rows && !entry.cp_off && pads_rows(entry)) kinds.push_back(BatchKind::bshd_padded);
-  if (entry.packed_rows) kinds.push_back(BatchKind::packed);
+  if (entry.descriptor->bshd_rows && !entry.descriptor->cp_off && pads_rows(entry))
+    kinds.push_back(BatchKind::bshd_padded);
+  kinds.push_back(BatchKind::packed);  // every layout takes packed rows
   return kinds;
 }
 
@@ -108,8 +109,9 @@ bool in_dtype_class(DType dtype, DTypeClass cls) { return dtype_class_of(dtype) 
 BatchKind batch_kind_of(const LayoutEntry& entry, const Case& c) {
   if (c.packed()) return BatchKind::packed;
   if (c.spec.cp == 1) return BatchKind::bshd;
-  return ceil_to(c.seq_len, entry.pad_unit(c.spec)) == c.seq_len ? BatchKind::bshd
-                                                                 : BatchKind::bshd_padded;
+  return ceil_to(c.seq_len, entry.descriptor->pad_unit(c.spec)) == c.seq_len
+             ? BatchKind::bshd
+             : BatchKind::bshd_padded;
 }
 
 std::string cell_name(const CaseCell& cell) {
@@ -136,7 +138,7 @@ std::vector<CaseCell> cells_for_cp(const LayoutEntry& entry,
   std::vector<CaseCell> cells = drawable_cells(entry, allowed_cp);
   const bool other = std::any_of(allowed_cp.begin(), allowed_cp.end(),
                                  [](std::int64_t cp) { return in_cp_class(cp, CpClass::other); });
-  if (entry.cp_off || !other) return cells;
+  if (entry.descriptor->cp_off || !other) return cells;
   for (BatchKind kind : layout_kinds(entry)) {
     for (DTypeClass dtype : kDTypeClasses) cells.push_back({kind, dtype, CpClass::other});
   }

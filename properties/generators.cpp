@@ -151,7 +151,7 @@ rc::Gen<I> gen_bshd_len(const LayoutEntry& entry, const LayoutSpec& spec, I max_
                                            {1, gen::inRange<I>(1, most + 1)}}),
                     [caller](I q) { return q * caller; });
   }
-  const I unit = entry.pad_unit(spec);
+  const I unit = entry.descriptor->pad_unit(spec);
   if (kind && partitions(entry, spec) && unit > 1) {
     // At a multiple of the unit (the layout pads nothing), or off one (it pads).
     const I most = std::max<I>(1, max_tokens / unit);
@@ -227,7 +227,7 @@ rc::Gen<std::vector<Document>> gen_packed_row(const LayoutEntry& entry, const La
 
 I estimated_padded_len(const LayoutEntry& entry, const Case& c) {
   if (!partitions(entry, c.spec)) return c.seq_len;
-  const I unit = entry.pad_unit(c.spec);
+  const I unit = entry.descriptor->pad_unit(c.spec);
   I len = ceil_to(c.seq_len, unit);
   for (const auto& row : c.docs)
     len = std::max(len, ceil_to(std::max(packed_row_len(entry, c.spec, row), c.seq_len), unit));
@@ -336,7 +336,7 @@ rc::Gen<Case> gen_case(const LayoutEntry& entry, const GenOptions& options) {
     const std::optional<CaseCell>& cell = options.cell;
     Case c;
     c.spec.layout = entry.name;
-    c.spec.cp = entry.cp_off
+    c.spec.cp = entry.descriptor->cp_off
                     ? 1
                     : *gen_cp(options.cp, cell ? std::optional<CpClass>(cell->cp) : std::nullopt);
     if (entry.draw_options != nullptr)
@@ -345,8 +345,8 @@ rc::Gen<Case> gen_case(const LayoutEntry& entry, const GenOptions& options) {
         *gen::weightedOneOf<I>({{6, gen::just<I>(1)}, {3, gen::just<I>(2)}, {1, gen::just<I>(3)}});
     const bool want_packed = cell && cell->kind == BatchKind::packed;
     const bool want_bshd = cell && cell->kind != BatchKind::packed;
-    const bool packed = entry.packed_rows && (!entry.bshd_rows || want_packed ||
-                                              (!want_bshd && *gen::arbitrary<bool>()));
+    const bool packed =
+        (!entry.descriptor->bshd_rows || want_packed || (!want_bshd && *gen::arbitrary<bool>()));
     if (packed) {
       draw_packed_rows(entry, options, c);
     } else {

@@ -29,12 +29,7 @@ std::vector<LayoutEntry> registered(std::vector<LayoutEntry> entries) {
                 entry.name, fmt::join(described, ", "));
     entry.descriptor = &sim::layout_descriptor(entry.name);
     CPLAB_CHECK(entry.balance != nullptr, "layout '{}' registers no load-balance rule", entry.name);
-    entry.cp_off = entry.descriptor->cp_off;
-    entry.bshd_rows = entry.descriptor->bshd_rows;
-    entry.packed_rows = entry.descriptor->packed_rows;
-    entry.local_documents = entry.descriptor->local_documents;
-    entry.pad_unit = entry.descriptor->pad_unit;
-    CPLAB_CHECK(!entry.local_documents || entry.local_document_valid != nullptr,
+    CPLAB_CHECK(!entry.descriptor->local_documents || entry.local_document_valid != nullptr,
                 "layout '{}' keeps whole local documents but registers no valid-count rule "
                 "(local_document_valid)",
                 entry.name);

@@ -48,16 +48,10 @@ struct LayoutEntry {
   std::string name;
   const reference::LayoutInfo* reference = nullptr;   // plan by construction (filled by name)
   const sim::LayoutDescriptor* descriptor = nullptr;  // the layout as data (filled by name)
-  // What the generators may draw for it. The row kinds, CP off, the pad unit and local documents
-  // are copied from the descriptor as the entry registers (one source of truth).
-  bool cp_off = false;           // C is always 1
-  bool bshd_rows = true;         // takes BSHD rows
-  bool packed_rows = true;       // takes packed rows
-  bool local_documents = false;  // ranks hold whole local documents with local cu_seqlens
+  // What the generators may draw for it: the rows it takes, CP off, its pad unit and whether it
+  // keeps local documents are its descriptor's (read there, never copied here).
   // The layout's load-balance promise (SPEC §8): a failure message, or empty. Required.
   std::string (*balance)(const BalanceFacts&) = nullptr;
-  // The multiple D the layout pads a stream of this spec to (C > 1), for "lengths near multiples".
-  std::int64_t (*pad_unit)(const LayoutSpec&) = nullptr;
   // How the generators draw the layout's own options (declared in layouts/ID.cpp; nullptr: at
   // their defaults). draw_options runs inside a generator after C is drawn (it may draw with
   // *gen); padded_row: the case asks for a BSHD row the layout pads. shrink_options lists simpler

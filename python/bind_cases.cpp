@@ -7,6 +7,7 @@
 
 #include <cmath>
 
+#include "attention/schedule.hpp"
 #include "check/loss_check.hpp"
 #include "check/shard_check.hpp"
 #include "core/attention_mask.hpp"
@@ -122,12 +123,11 @@ class GeneratedCase {
           "caller_pos"_a = int64s_to_torch(row.caller_pos, {L}),
           "cu_seqlens"_a = local_cu_seqlens(row), "varlen"_a = varlen_segments(row)));
     }
-    return py::dict(
-        "rows"_a = rows, "padded_len"_a = plan_.rows.at(0).padded_len,
-        "caller_len"_a = case_.seq_len,
-        // R of a layout with rings of Ulysses groups (usp's ring_group), else 1.
-        "ring_degree"_a = layout.ring_degree != nullptr ? layout.ring_degree(case_.spec) : 1,
-        "mask"_a = sim::mask_text(mask));
+    return py::dict("rows"_a = rows, "padded_len"_a = plan_.rows.at(0).padded_len,
+                    "caller_len"_a = case_.seq_len,
+                    // R of a layout with rings of Ulysses groups (usp's ring_group), else 1.
+                    "ring_degree"_a = sim::layout_ring_degree(layout, case_.spec),
+                    "mask"_a = sim::mask_text(mask));
   }
 
   // The exact unsharded attention of the case's rows under its mask (SPEC §13.3), in double:

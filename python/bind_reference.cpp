@@ -54,7 +54,7 @@ py::list describe_layouts() {
     const sim::LayoutDescriptor& descriptor = sim::layout_descriptor(info.name);
     py::list rows;
     if (descriptor.bshd_rows) rows.append("bshd");
-    if (descriptor.packed_rows) rows.append("packed");
+    rows.append("packed");  // every layout takes packed rows
     py::list options;
     for (const layouts::LayoutOption* o : layouts::options_of(info.name)) options.append(o->name);
     py::list algos;

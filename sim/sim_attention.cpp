@@ -49,7 +49,7 @@ AttentionOutput SimImplementation::do_attention(Comm& comm, const ShardLayout& l
                       .grad_q = Tensor(DType::f32, q.shape()),
                       .grad_k = Tensor(DType::f32, q.shape()),
                       .grad_v = Tensor(DType::f32, q.shape())};
-  const bool segmented = layout_descriptor(layout.layout).varlen_segments;
+  const bool segmented = layout_descriptor(layout.layout).attention.varlen_segments;
   for (std::int64_t b = 0; b < rows; ++b) {
     std::vector<KeyWindow> windows;
     if (segmented) {

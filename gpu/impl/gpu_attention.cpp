@@ -25,7 +25,7 @@ std::vector<T> flatten(const std::vector<std::vector<T>>& rows) {
 // rank from each row's document bounds, as the twin prepares them); empty for the others.
 std::vector<std::int64_t> key_windows(const ShardLayout& layout) {
   std::vector<std::int64_t> flat;
-  if (!sim::layout_descriptor(layout.layout).varlen_segments) return flat;
+  if (!sim::layout_descriptor(layout.layout).attention.varlen_segments) return flat;
   CPLAB_CHECK(static_cast<std::int64_t>(layout.cu_seqlens_padded.size()) == layout.rows,
               "gpu attention: {} attends through varlen segments, but the layout records no "
               "document bounds for its rows",

@@ -106,7 +106,7 @@ std::string check_local_documents(const Case& c, Implementation& impl, CheckNote
                      row.valid_tokens[static_cast<std::size_t>(r)]);
         }
         total_valid += held;
-        const bool has_local_docs = entry.local_documents && row.packed;
+        const bool has_local_docs = entry.descriptor->local_documents && row.packed;
         if (!row.varlen.empty()) {
           const std::string bad =
               varlen_mismatch(row.varlen[static_cast<std::size_t>(r)], layout, b, at);

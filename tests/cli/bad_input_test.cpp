@@ -50,9 +50,10 @@ std::string a_cp_off_layout() {
 
 // A layout that takes packed rows (--doc-lens, docs=).
 std::string a_packed_layout() {
-  return testsupport::first_layout(
-      "a layout of packed rows",
-      [](const sim::LayoutDescriptor& layout) { return layout.packed_rows; });
+  return testsupport::first_layout("a layout that shards at C > 1",
+                                   [](const sim::LayoutDescriptor& layout) {
+                                     return !layout.cp_off;  // every layout takes packed rows
+                                   });
 }
 
 // A sweep selection of one job.

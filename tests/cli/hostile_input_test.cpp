@@ -84,8 +84,9 @@ TEST(HostileInput, MutantsOverProcessesOutsideALauncherIsALaunchMistake) {
 TEST(HostileInput, ReplayOnAnImplementationThatCannotRunHereSaysWhyOnStderr) {
   // The reason once went to stdout, after the case, with nothing on stderr and exit 2.
   const std::string packed = testsupport::first_layout(
-      "a layout of packed rows",
-      [](const sim::LayoutDescriptor& layout) { return layout.packed_rows; });
+      "a layout that shards at C > 1", [](const sim::LayoutDescriptor& layout) {
+        return !layout.cp_off;  // every layout takes packed rows
+      });
   const CliRun run =
       run_bounded(60, "replay --no-plan --impl gpu '" + packed + " cp=2 docs=5,3,8'");
   if (run.status == 0) GTEST_SKIP() << "skipped: a CUDA device is here, gpu runs";

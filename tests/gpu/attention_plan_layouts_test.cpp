@@ -34,7 +34,7 @@ std::vector<RowPlan> rows_for(const sim::LayoutDescriptor& layout, const LayoutS
     std::int64_t total = 0;
     for (std::int64_t d : docs) total += d;
     try {
-      if (layout.packed_rows) rows.push_back(reference::plan_row(spec, total, &docs));
+      rows.push_back(reference::plan_row(spec, total, &docs));
     } catch (const Error&) {
     }
   }

@@ -36,7 +36,7 @@ inline std::vector<std::int64_t> contiguous_index(std::int64_t r, std::int64_t l
 inline const std::string& hand_layout() {
   static const std::string name = testsupport::first_layout(
       "a plain layout of consecutive rank slices", [](const sim::LayoutDescriptor& layout) {
-        if (!testsupport::plain_sharding(layout) || layout.varlen_segments) return false;
+        if (!testsupport::plain_sharding(layout) || layout.attention.varlen_segments) return false;
         for (const std::int64_t cp : {2, 3, 4}) {
           LayoutSpec spec;
           spec.layout = layout.name;

@@ -36,11 +36,9 @@ TEST(ShiftedTarget, every_layout_cp_and_depth_fetches_the_label_depth_slots_ahea
       // fitted to the lengths it takes).
       if (layout.bshd_rows)
         rows.push_back(reference::plan_row(spec, sim::nearest_accepted_len(spec, 13)));
-      if (layout.packed_rows) {
-        for (const auto& docs : doc_sets) {
-          const sim::RowShape row = sim::nearest_accepted(spec, sim::packed_row(docs, 21));
-          rows.push_back(reference::plan_row(spec, row.seq_len, &docs, &row.documents));
-        }
+      for (const auto& docs : doc_sets) {
+        const sim::RowShape row = sim::nearest_accepted(spec, sim::packed_row(docs, 21));
+        rows.push_back(reference::plan_row(spec, row.seq_len, &docs, &row.documents));
       }
       for (const RowPlan& row : rows) {
         std::vector<std::int64_t> labels(static_cast<std::size_t>(row.padded_len));

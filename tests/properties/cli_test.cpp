@@ -39,7 +39,7 @@ std::string line_after(const std::string& text, const std::string& label) {
 std::string two_layouts() {
   const std::string packed_only = testsupport::first_layout(
       "of packed rows only",
-      [](const sim::LayoutDescriptor& d) { return !d.cp_off && d.packed_rows && !d.bshd_rows; });
+      [](const sim::LayoutDescriptor& d) { return !d.cp_off && !d.bshd_rows; });
   return packed_only + "," + testsupport::a_plain_layout();
 }
 

@@ -38,14 +38,11 @@ TEST(Generators, CasesAreValidAndBounded) {
       EXPECT_LE(len, options.max_tokens + 256);
       EXPECT_LE(c.rows * len * c.vocab, std::max(options.logits_budget, 2 * c.rows * len));
       EXPECT_EQ(c.spec.layout, entry.name);
-      if (entry.cp_off) {
+      if (entry.descriptor->cp_off) {
         EXPECT_EQ(c.spec.cp, 1);
       }
-      if (!entry.bshd_rows) {
+      if (!entry.descriptor->bshd_rows) {
         EXPECT_TRUE(c.packed());
-      }
-      if (!entry.packed_rows) {
-        EXPECT_FALSE(c.packed());
       }
     }
   }
@@ -146,7 +143,7 @@ TEST(Generators, RestrictedCpListIsRespected) {
   GenOptions options;
   options.cp = {3, 5};
   for (const LayoutEntry& entry : layout_table()) {
-    if (entry.cp_off) continue;  // C is always 1
+    if (entry.descriptor->cp_off) continue;  // C is always 1
     for (const Case& c : sample(entry, 100, options))
       EXPECT_TRUE(c.spec.cp == 3 || c.spec.cp == 5) << print_case(c);
   }
@@ -171,7 +168,7 @@ TEST(Generators, EveryDrawableCellIsDrawnWhenAsked) {
   options.cp = {3};
   options.cell = CaseCell{BatchKind::bshd, DTypeClass::integer, CpClass::two};
   for (const LayoutEntry& entry : layout_table()) {
-    if (entry.cp_off || !entry.bshd_rows) continue;
+    if (entry.descriptor->cp_off || !entry.descriptor->bshd_rows) continue;
     for (const Case& c : sample(entry, 10, options)) EXPECT_EQ(c.spec.cp, 3) << print_case(c);
   }
 }

@@ -66,7 +66,7 @@ TEST(RankResults, ShardsOfEveryLayoutComeBackExactly) {
         expect_same_layout(back[m].layout, mine[m].layout);
         // A layout whose ranks attend through varlen segments records them (they must travel).
         EXPECT_EQ(mine[m].layout.varlen.empty(),
-                  !sim::layout_descriptor(c.spec.layout).varlen_segments)
+                  !sim::layout_descriptor(c.spec.layout).attention.varlen_segments)
             << text;
         ASSERT_EQ(back[m].local.tokens.size(), mine[m].local.tokens.size()) << text;
         for (const auto& [key, field] : mine[m].local.tokens) {

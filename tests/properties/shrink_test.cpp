@@ -124,7 +124,7 @@ TEST(Shrinking, APlantedCountBugShrinksToAMinimalCaseInEveryLayout) {
   for (const LayoutEntry& entry : layout_table()) {
     SCOPED_TRACE(entry.name);
     // At C = 1 for a layout that is never sharded, else from C = 2: the smallest C is that one.
-    const std::int64_t min_cp = entry.cp_off ? 1 : 2;
+    const std::int64_t min_cp = entry.descriptor->cp_off ? 1 : 2;
     const ImplementationInfo planted{
         .name = "counts_three_as_four",
         .summary = "a rank counting three or more tokens adds one to N",
@@ -144,7 +144,6 @@ TEST(Shrinking, APackedRowBugNeedingThreeDocumentsShrinksToThreeDocuments) {
   const PropertyInfo& property = find_property("rank_losses_average_to_global_shifted_loss");
   const ImplementationInfo& mutant = find_implementation("only_first_document_boundary");
   for (const LayoutEntry& entry : layout_table()) {
-    if (!entry.packed_rows) continue;
     SCOPED_TRACE(entry.name);
     const JobSpec job{&property, &entry, &mutant};
     const JobResult result = run_job(job, options_for(job));

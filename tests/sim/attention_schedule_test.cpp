@@ -51,10 +51,10 @@ TEST(AttentionSchedule, RefusalsSayWhy) {
     const LayoutSpec spec = spec_of(layout.name, 2);
     for (AttentionAlgo algo : all_algos()) {
       const std::string what = fmt::format("{} {}", layout.name, algo_name(algo));
-      const char* own = layout.refuses_algo != nullptr ? layout.refuses_algo(algo) : nullptr;
+      const char* own =
+          layout.attention.refuses_algo != nullptr ? layout.attention.refuses_algo(algo) : nullptr;
       // A layout whose ranks are no rings of Ulysses groups refuses usp (its ring_degree).
-      if ((own == nullptr || *own == '\0') && algo == AttentionAlgo::usp &&
-          layout.ring_degree == nullptr)
+      if ((own == nullptr || *own == '\0') && algo == AttentionAlgo::usp && !has_rings(layout))
         own = kUspAlgoNeedsUspLayout;
       if (own != nullptr && *own != '\0') {
         ++own_refusals;
@@ -105,7 +105,7 @@ TEST(AttentionSchedule, EveryScheduleCoversTheMaskOnce) {
       for (const std::vector<std::int64_t>& docs :
            {std::vector<std::int64_t>{5, 3, 8 * cp}, std::vector<std::int64_t>{4 * cp, 4 * cp}}) {
         try {
-          if (layout.packed_rows) rows.push_back(packed_row(spec, docs));
+          rows.push_back(packed_row(spec, docs));
         } catch (const Error&) {
         }
       }
@@ -184,9 +184,9 @@ TEST(AttentionSchedule, CountedBlocksAreTheStoredOnes) {
       for (const ScheduleStep& step : s.steps) {
         for (const RankStep& rank : step.ranks) {
           const std::int64_t counted =
-              count_step_blocks(desc.attention_blocking, s.buffer_slots(rank.queries),
+              count_step_blocks(desc.attention.blocking, s.buffer_slots(rank.queries),
                                 s.buffer_slots(rank.keys), facts);
-          if (desc.attention_blocking == AttentionBlocking::runs) {
+          if (desc.attention.blocking == AttentionBlocking::runs) {
             EXPECT_EQ(counted, static_cast<std::int64_t>(rank.blocks.size()))
                 << layout << " " << algo_name(algo) << " rank " << rank.rank;
           } else {

@@ -29,7 +29,7 @@ inline std::vector<std::pair<std::string, std::int64_t>> layouts_at(
 // Whether a layout takes BSHD rows (packed = false) or packed rows (packed = true).
 inline bool takes_rows(const std::string& layout, bool packed) {
   const sim::LayoutDescriptor& d = sim::layout_descriptor(layout);
-  return packed ? d.packed_rows : d.bshd_rows;
+  return packed || d.bshd_rows;  // every layout takes packed rows
 }
 
 // Whether a layout re-lays documents at C (so the caller's own document padding is not kept).
