@@ -27,10 +27,12 @@ void check_local_shard(const ShardLayout& layout, const Tensor& t, std::int64_t 
               layout.local_len());
 }
 
-// The Ulysses group is the CP group the layout was recorded for, and its head counts split over
-// it (SPEC §10.5).
-void check_ulysses_group(const Comm& comm, const ShardLayout& layout, const UlyssesHeads& heads,
-                         const char* verb) {
+// The implementation has the Ulysses all-to-all (`unsupported` is its ulysses_unsupported()), the
+// Ulysses group is the CP group the layout was recorded for, and its head counts split over it
+// (SPEC §10.5).
+void check_ulysses_group(const std::string& unsupported, const Comm& comm,
+                         const ShardLayout& layout, const UlyssesHeads& heads, const char* verb) {
+  CPLAB_CHECK(unsupported.empty(), "{}", unsupported);
   check_recorded_layout(layout, verb);
   CPLAB_CHECK(layout.cp == comm.size(),
               "{}: the layout is for C = {} ranks, the group has U = {}; the Ulysses group must be "
@@ -220,9 +222,7 @@ CpAttentionOutput Implementation::cp_attention(Comm& comm, const ShardLayout& la
 Tensor Implementation::ulysses_all_to_all(Comm& comm, const ShardLayout& layout,
                                           const Tensor& local, const UlyssesHeads& heads,
                                           HeadKind kind) {
-  const std::string why = ulysses_unsupported();
-  CPLAB_CHECK(why.empty(), "{}", why);
-  check_ulysses_group(comm, layout, heads, "ulysses_all_to_all");
+  check_ulysses_group(ulysses_unsupported(), comm, layout, heads, "ulysses_all_to_all");
   CPLAB_CHECK(local.dim() == 4 && local.size(0) == layout.rows &&
                   local.size(1) == layout.local_len() && local.size(2) == heads.of(kind),
               "ulysses_all_to_all: the local tensor is {}; expected [B, ℓ, H, d] = [{}, {}, {}, d]",
@@ -233,9 +233,7 @@ Tensor Implementation::ulysses_all_to_all(Comm& comm, const ShardLayout& layout,
 Tensor Implementation::ulysses_all_to_all_inverse(Comm& comm, const ShardLayout& layout,
                                                   const Tensor& gathered, const UlyssesHeads& heads,
                                                   HeadKind kind) {
-  const std::string why = ulysses_unsupported();
-  CPLAB_CHECK(why.empty(), "{}", why);
-  check_ulysses_group(comm, layout, heads, "ulysses_all_to_all_inverse");
+  check_ulysses_group(ulysses_unsupported(), comm, layout, heads, "ulysses_all_to_all_inverse");
   const std::int64_t n = heads_per_rank(heads, kind, comm.size());
   CPLAB_CHECK(gathered.dim() == 4 && gathered.size(0) == layout.rows &&
                   gathered.size(1) == layout.padded_len && gathered.size(2) == n,
