@@ -11,10 +11,22 @@ namespace cplab::check {
 LossExpectation::LossExpectation(const ShardPlan& plan, const std::vector<Tensor>& depth_logits,
                                  const Tensor& labels, const Tensor& valid) {
   CPLAB_CHECK(!depth_logits.empty(), "a loss expectation needs the logits of one depth at least");
-  for (std::size_t k = 0; k < depth_logits.size(); ++k) {
-    depths_.push_back(reference::shifted_loss_caller(plan, depth_logits[k], labels, valid,
-                                                     static_cast<std::int64_t>(k) + 1));
-  }
+  for (const Tensor& logits : depth_logits) add_depth(plan, logits, labels, valid);
+}
+
+void LossExpectation::add_depth(const ShardPlan& plan, const Tensor& logits, const Tensor& labels,
+                                const Tensor& valid) {
+  depths_.push_back(reference::shifted_loss_caller(plan, logits, labels, valid, depths() + 1));
+}
+
+void LossExpectation::release_gradient(std::int64_t depth) {
+  CPLAB_CHECK(depth >= 1 && depth <= depths(), "depth {} is not in [1, {}]", depth, depths());
+  depths_[static_cast<std::size_t>(depth - 1)].grad_global = Tensor{};
+}
+
+std::int64_t LossExpectation::cp() const {
+  CPLAB_CHECK(!depths_.empty(), "a loss expectation with no depth has no CP size");
+  return static_cast<std::int64_t>(depths_.front().rank_loss.size());
 }
 
 const reference::LossReference& LossExpectation::at(std::int64_t depth) const {
@@ -47,6 +59,7 @@ GradDifference LossExpectation::grad_difference(const ShardPlan& plan, std::int6
                                                 std::int64_t depth, std::span<const float> grad,
                                                 double weight, double tolerance) const {
   const reference::LossReference& expected = at(depth);
+  CPLAB_CHECK(expected.grad_global.defined(), "depth {}'s reference gradient was released", depth);
   const auto global = expected.grad_global.data<float>();
   const std::int64_t rows = static_cast<std::int64_t>(plan.rows.size());
   const std::int64_t len = plan.rows[0].padded_len, local = plan.rows[0].local_len();

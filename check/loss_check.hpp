@@ -34,9 +34,17 @@ class LossExpectation {
   // pads them); labels [B, S] unshifted, valid [B, S].
   LossExpectation(const ShardPlan& plan, const std::vector<Tensor>& depth_logits,
                   const Tensor& labels, const Tensor& valid);
+  // One depth at a time, so that only the depth being compared holds its [B, L, V] gradient (a
+  // real vocabulary makes each one as large as the logits): add_depth builds depth depths() + 1,
+  // and release_gradient drops a compared depth's gradient while its losses stay for the MTP
+  // combination.
+  LossExpectation() = default;
+  void add_depth(const ShardPlan& plan, const Tensor& logits, const Tensor& labels,
+                 const Tensor& valid);
+  void release_gradient(std::int64_t depth);
 
   std::int64_t depths() const { return static_cast<std::int64_t>(depths_.size()); }
-  std::int64_t cp() const { return static_cast<std::int64_t>(depths_.front().rank_loss.size()); }
+  std::int64_t cp() const;
   // The reference's loss at `depth` (1..depths()).
   const reference::LossReference& at(std::int64_t depth) const;
 

@@ -119,13 +119,13 @@ struct RankResult {
 // One depth's loss on C ranks next to the reference's.
 struct DepthResult {
   std::int64_t depth = 1;
-  const reference::LossReference* expected = nullptr;
+  double global_mean = 0.0;             // the reference's
+  std::int64_t contributing_total = 0;  // the reference's N_k
   std::vector<RankResult> ranks;
   double mean = 0.0;        // mean of the rank losses
   double grad_error = 0.0;  // largest |∂loss_r/∂z - C × global gradient|
   bool finite() const {
-    bool all =
-        std::isfinite(mean) && std::isfinite(expected->global_mean) && std::isfinite(grad_error);
+    bool all = std::isfinite(mean) && std::isfinite(global_mean) && std::isfinite(grad_error);
     for (const RankResult& r : ranks) all = all && std::isfinite(r.loss);
     return all;
   }
@@ -136,7 +136,8 @@ DepthResult compare_depth(const LossOptions& options, const ShardPlan& plan, con
                           const check::LossExpectation& expected, std::int64_t depth) {
   DepthResult result;
   result.depth = depth;
-  result.expected = &expected.at(depth);
+  result.global_mean = expected.at(depth).global_mean;
+  result.contributing_total = expected.at(depth).contributing_total;
   const std::vector<LossOutput> outputs = properties::run_rank_losses(
       impl, options.spec, batch, in.logits[static_cast<std::size_t>(depth - 1)], depth);
   for (std::size_t r = 0; r < outputs.size(); ++r) {
@@ -156,10 +157,10 @@ DepthResult compare_depth(const LossOptions& options, const ShardPlan& plan, con
 
 nlohmann::ordered_json depth_json(const DepthResult& d) {
   return {{"depth", d.depth},
-          {"global_mean", d.expected->global_mean},
-          {"contributing_total", d.expected->contributing_total},
+          {"global_mean", d.global_mean},
+          {"contributing_total", d.contributing_total},
           {"mean_of_rank_losses", d.mean},
-          {"max_abs_err", std::abs(d.mean - d.expected->global_mean)},
+          {"max_abs_err", std::abs(d.mean - d.global_mean)},
           {"grad_max_abs_err", d.grad_error}};
 }
 
@@ -192,10 +193,14 @@ int run_loss(LossOptions options) {
   const std::string unavailable = properties::unavailable_reason(info);
   CPLAB_CHECK(unavailable.empty(), "--impl {} cannot run here: {}", options.impl, unavailable);
   const std::unique_ptr<Implementation> impl = info.make();
-  const check::LossExpectation expected(plan, in.logits, in.labels, in.valid);
+  // Depth by depth: one reference gradient [B, L, V] at a time beside the logits.
+  check::LossExpectation expected;
   std::vector<DepthResult> depths;
-  for (std::int64_t k = 1; k <= expected.depths(); ++k)
-    depths.push_back(compare_depth(options, plan, batch, *impl, in, expected, k));
+  for (const Tensor& logits : in.logits) {
+    expected.add_depth(plan, logits, in.labels, in.valid);
+    depths.push_back(compare_depth(options, plan, batch, *impl, in, expected, expected.depths()));
+    expected.release_gradient(expected.depths());
+  }
   for (const DepthResult& d : depths) {
     if (!d.finite()) {
       // JSON has no NaN: the numbers would print as null, which reads as nothing to compare.
@@ -204,7 +209,7 @@ int run_loss(LossOptions options) {
       std::fprintf(stderr,
                    "cplab: check failed: %s is not finite (global mean %g, mean of rank losses "
                    "%g, largest gradient difference %g)\n",
-                   which.c_str(), d.expected->global_mean, d.mean, d.grad_error);
+                   which.c_str(), d.global_mean, d.mean, d.grad_error);
       return kCheckFailed;
     }
   }
@@ -212,8 +217,8 @@ int run_loss(LossOptions options) {
   const std::int64_t cp = options.spec.cp;
   if (options.json) {
     nlohmann::ordered_json out;
-    out["global_mean"] = first.expected->global_mean;
-    out["contributing_total"] = first.expected->contributing_total;
+    out["global_mean"] = first.global_mean;
+    out["contributing_total"] = first.contributing_total;
     out["mean_of_rank_losses"] = first.mean;
     out["ranks"] = nlohmann::ordered_json::array();
     for (std::int64_t r = 0; r < cp; ++r) {
@@ -221,7 +226,7 @@ int run_loss(LossOptions options) {
                               {"loss", first.ranks[r].loss},
                               {"contributing", first.ranks[r].contributing}});
     }
-    out["max_abs_err"] = std::abs(first.mean - first.expected->global_mean);
+    out["max_abs_err"] = std::abs(first.mean - first.global_mean);
     out["grad_max_abs_err"] = first.grad_error;
     if (options.depths > 0) {
       out["depths"] = nlohmann::ordered_json::array();
@@ -235,9 +240,8 @@ int run_loss(LossOptions options) {
       "{} impl={}: global mean {:.7g} over N={} tokens; mean of rank losses {:.7g} (|diff| "
       "{:.3g}); largest "
       "gradient difference {:.3g}\n",
-      spec_brief(options.spec), options.impl, first.expected->global_mean,
-      first.expected->contributing_total, first.mean,
-      std::abs(first.mean - first.expected->global_mean), first.grad_error);
+      spec_brief(options.spec), options.impl, first.global_mean, first.contributing_total,
+      first.mean, std::abs(first.mean - first.global_mean), first.grad_error);
   fmt::print("{:>4}  {:>14}  {:>12}\n", "rank", "loss", "contributing");
   for (std::int64_t r = 0; r < cp; ++r)
     fmt::print("{:>4}  {:>14.7g}  {:>12}\n", r, first.ranks[r].loss, first.ranks[r].contributing);
@@ -246,8 +250,8 @@ int run_loss(LossOptions options) {
                "rank mean", "|diff|", "grad diff");
     for (const DepthResult& d : depths) {
       fmt::print("{:>5}  {:>14.7g}  {:>8}  {:>14.7g}  {:>10.3g}  {:>10.3g}\n", d.depth,
-                 d.expected->global_mean, d.expected->contributing_total, d.mean,
-                 std::abs(d.mean - d.expected->global_mean), d.grad_error);
+                 d.global_mean, d.contributing_total, d.mean, std::abs(d.mean - d.global_mean),
+                 d.grad_error);
     }
     const nlohmann::ordered_json mtp = mtp_json(expected, depths, options.mtp_scaling_factor);
     fmt::print("MTP total L1 + {:.4g}/(D-1) sum L_k: global {:.7g}, from the rank losses {:.7g}\n",

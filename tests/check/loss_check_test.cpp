@@ -151,5 +151,28 @@ TEST(LossCheck, RefusesAGradientOfTheWrongSizeAndAMissingDepth) {
   EXPECT_THROW(LossExpectation(plan, {}, in.labels, in.valid), Error);
 }
 
+// `cplab loss` builds one depth at a time and drops each compared depth's gradient: the same
+// expectation as all depths at once, and a released gradient is never compared against.
+TEST(LossCheck, DepthByDepthIsTheSameExpectation) {
+  const Inputs in = random_inputs(3, 15);
+  const ShardPlan plan = plans(in.batch).front();
+  const LossExpectation all(plan, in.logits, in.labels, in.valid);
+  LossExpectation each;
+  EXPECT_THROW(each.cp(), Error);
+  for (std::int64_t k = 1; k <= 3; ++k) {
+    each.add_depth(plan, in.logits[static_cast<std::size_t>(k - 1)], in.labels, in.valid);
+    ASSERT_EQ(each.depths(), k);
+    EXPECT_EQ(each.at(k).global_mean, all.at(k).global_mean);
+    EXPECT_EQ(each.at(k).contributing_total, all.at(k).contributing_total);
+    const Tensor grad = right_gradient(plan, all, 0, k, 1.0);
+    EXPECT_LE(each.grad_difference(plan, 0, k, grad.data<float>(), 1.0, 0.0).max_abs_error, 0.0);
+    each.release_gradient(k);
+    EXPECT_THROW(each.grad_difference(plan, 0, k, grad.data<float>(), 1.0, 1e-3), Error);
+  }
+  EXPECT_EQ(each.global_total(kScaling).total, all.global_total(kScaling).total);
+  EXPECT_EQ(each.rank_total(1, kScaling), all.rank_total(1, kScaling));
+  EXPECT_THROW(each.release_gradient(4), Error);
+}
+
 }  // namespace
 }  // namespace cplab::check
