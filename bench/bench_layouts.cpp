@@ -14,7 +14,7 @@ bool causally_balanced(const sim::LayoutDescriptor& layout) {
     spec.layout = layout.name;
     spec.cp = cp;
     // A row of four pad units: every slot real, one document.
-    const RowPlan row = reference::plan_row(spec, 4 * layout.pad_unit(spec));
+    const RowPlan row = reference::plan_row(spec, 4 * layout.padding.unit(spec));
     std::vector<std::int64_t> work;
     for (const std::vector<std::int64_t>& index : row.index) {
       std::int64_t keys = 0;

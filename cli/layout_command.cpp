@@ -161,7 +161,7 @@ void print_table(const LayoutSpec& spec, const RowPlan& row, const std::vector<s
   fmt::print("{:>4}  {:>6}  {:>8}\n", "rank", "valid", "work");
   // A map that is an assignment (its units balanced by cost): what each rank was given.
   std::vector<std::vector<std::int64_t>> assigned;
-  if (sim::layout_descriptor(spec.layout).source == sim::MapSource::assignment && row.cp > 1 &&
+  if (sim::layout_descriptor(spec.layout).map.source == sim::MapSource::assignment && row.cp > 1 &&
       row.map.table.size() % static_cast<std::size_t>(row.cp) == 0) {
     const std::size_t per = row.map.table.size() / static_cast<std::size_t>(row.cp);
     for (std::size_t r = 0; r < static_cast<std::size_t>(row.cp); ++r)

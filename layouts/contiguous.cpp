@@ -41,9 +41,16 @@ namespace cplab::sim {
 extern const LayoutDescriptor contiguous_descriptor;
 const LayoutDescriptor contiguous_descriptor{
     .name = CPLAB_LAYOUT_NAME(contiguous),
-    .form = index_math::form_of<index_math::ContiguousMap>(),
-    .pad_unit =
-        [](const LayoutSpec& spec) { return spec.cp * layouts::contiguous_pad_multiple.of(spec); },
+    .map = {.form = index_math::form_of<index_math::ContiguousMap>(),
+            .source = MapSource::shape,
+            .derive = nullptr,
+            .prepare = nullptr},
+    .padding = {.unit =
+                    [](const LayoutSpec& spec) {
+                      return spec.cp * layouts::contiguous_pad_multiple.of(spec);
+                    },
+                .document_unit = nullptr,
+                .at_cp1 = nullptr},
 };
 
 }  // namespace cplab::sim

@@ -26,13 +26,13 @@ std::vector<LayoutDescriptor> registered(std::vector<LayoutDescriptor> entries) 
     CPLAB_CHECK(d.name != nullptr && d.name[0] != '\0', "layout descriptor {} has no name", i);
     CPLAB_CHECK(i == 0 || std::strcmp(entries[i - 1].name, d.name) != 0,
                 "layout '{}' registered twice", d.name);
-    CPLAB_CHECK(d.form >= 0 && d.form < index_math::form_count(),
-                "layout '{}' names closed form {}, not one of the {} registered", d.name, d.form,
-                index_math::form_count());
-    CPLAB_CHECK(d.pad_unit != nullptr, "layout '{}' registers no pad unit", d.name);
+    CPLAB_CHECK(d.map.form >= 0 && d.map.form < index_math::form_count(),
+                "layout '{}' names closed form {}, not one of the {} registered", d.name,
+                d.map.form, index_math::form_count());
+    CPLAB_CHECK(d.padding.unit != nullptr, "layout '{}' registers no pad unit", d.name);
     CPLAB_CHECK(!d.local_documents || !d.bshd_rows,
                 "layout '{}' keeps local documents, which BSHD rows do not have", d.name);
-    CPLAB_CHECK((d.source == MapSource::shape) == (d.derive_map == nullptr),
+    CPLAB_CHECK((d.map.source == MapSource::shape) == (d.map.derive == nullptr),
                 "layout '{}': a data-dependent map needs derive_map, a shape-only one none",
                 d.name);
     CPLAB_CHECK(d.row_rule.of == RowRule::Of::anything || d.row_rule.multiple != nullptr,
@@ -63,7 +63,7 @@ std::vector<std::string> layout_descriptor_names() {
 }
 
 bool partitions(const LayoutDescriptor& layout, const LayoutSpec& spec) {
-  return spec.cp > 1 || (layout.partitions_at_cp1 != nullptr && layout.partitions_at_cp1(spec));
+  return spec.cp > 1 || (layout.padding.at_cp1 != nullptr && layout.padding.at_cp1(spec));
 }
 
 const LayoutDescriptor& layout_descriptor(const std::string& name) {

@@ -20,14 +20,19 @@ namespace cplab::sim {
 extern const LayoutDescriptor head_tail_descriptor;
 const LayoutDescriptor head_tail_descriptor{
     .name = CPLAB_LAYOUT_NAME(head_tail),
-    .form = index_math::form_of<index_math::HeadTailMap>(),
-    .pad_unit = [](const LayoutSpec& spec) { return 2 * spec.cp; },
-    .prepare =
-        [](std::int64_t cp, std::int64_t padded_len, const MapParams&) {
-          CPLAB_CHECK(padded_len % (2 * cp) == 0,
-                      "head-tail row map: L={} is not a multiple of 2C={}", padded_len, 2 * cp);
-          return std::vector<std::int64_t>{};
-        },
+    .map = {.form = index_math::form_of<index_math::HeadTailMap>(),
+            .source = MapSource::shape,
+            .derive = nullptr,
+            .prepare =
+                [](std::int64_t cp, std::int64_t padded_len, const MapParams&) {
+                  CPLAB_CHECK(padded_len % (2 * cp) == 0,
+                              "head-tail row map: L={} is not a multiple of 2C={}", padded_len,
+                              2 * cp);
+                  return std::vector<std::int64_t>{};
+                }},
+    .padding = {.unit = [](const LayoutSpec& spec) { return 2 * spec.cp; },
+                .document_unit = nullptr,
+                .at_cp1 = nullptr},
 };
 
 }  // namespace cplab::sim

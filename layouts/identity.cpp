@@ -18,9 +18,14 @@ namespace cplab::sim {
 extern const LayoutDescriptor identity_descriptor;
 const LayoutDescriptor identity_descriptor{
     .name = CPLAB_LAYOUT_NAME(identity),
-    .form = index_math::form_of<index_math::ContiguousMap>(),
+    .map = {.form = index_math::form_of<index_math::ContiguousMap>(),
+            .source = MapSource::shape,
+            .derive = nullptr,
+            .prepare = nullptr},
     .cp_off = true,
-    .pad_unit = [](const LayoutSpec&) -> std::int64_t { return 1; },
+    .padding = {.unit = [](const LayoutSpec&) -> std::int64_t { return 1; },
+                .document_unit = nullptr,
+                .at_cp1 = nullptr},
 };
 
 }  // namespace cplab::sim

@@ -18,13 +18,13 @@ struct RowStream;
 class PartitionRules;
 
 // What a layout's map is computed from, as far as code below the registries asks: nothing but the
-// shape (no derive_map), an assignment balanced over the row's contents (`cplab layout` shows its
-// costs), or parameters derive_map records from the row (its document bounds: thd) or from the
+// shape (no map.derive), an assignment balanced over the row's contents (`cplab layout` shows its
+// costs), or parameters map.derive records from the row (its document bounds: thd) or from the
 // layout's own options (usp's ring degree).
 enum class MapSource : std::uint8_t {
   shape,       // C and L alone
   assignment,  // an assignment computed from the row's contents (costs balanced greedily)
-  recorded,    // C, L and what derive_map records as the map's parameters
+  recorded,    // C, L and what map.derive records as the map's parameters
 };
 
 // A named integer fact of a layout or of one rank, as `cplab layout` shows it.
@@ -46,7 +46,7 @@ struct RowRule {
   enum class Of : std::uint8_t {
     anything,       // it pads any row
     length,         // S itself: the layout pads nothing, the row's padding is the caller's
-    padded_length,  // L = ceil_to(S, pad_unit): the row as the layout pads it
+    padded_length,  // L = ceil_to(S, padding.unit): the row as the layout pads it
     documents,      // every document's slots (a BSHD row is one document), the documents filling
                     // the row: the caller pads every document
   };
@@ -78,36 +78,46 @@ struct LayoutAttention {
   bool varlen_segments = false;
 };
 
-struct LayoutDescriptor {
-  const char* name = nullptr;
+// The map from a padded row's global slots to ranks (SPEC §3): its closed form, what it is computed
+// from, and the two hooks that record and check the parameters it is computed with.
+struct LayoutMapRecipe {
   int form = 0;  // its closed-form map type: index_math::form_of<Map>() (closed_forms.hpp)
   MapSource source = MapSource::shape;
+  // Fills stream.map (and stream.map_costs) for a data-dependent map (C > 1); nullptr: shape only.
+  void (*derive)(RowStream& stream, const LayoutSpec& spec, const PartitionRules& rules) = nullptr;
+  // Validates recorded parameters (a wrong one is an error, never a wild index) and returns the
+  // array derived from them that the map needs too (may be empty); nullptr: nothing to check.
+  std::vector<std::int64_t> (*prepare)(std::int64_t cp, std::int64_t padded_len,
+                                       const MapParams& params) = nullptr;
+};
+
+// How a layout pads a row where it partitions (SPEC §3). A row whose documents stay at their
+// caller offsets is padded at its end to a multiple of unit(spec). document_unit (packed rows;
+// nullptr: none) re-lays every document at ceil_to(its length, document_unit(spec)) slots, its
+// padding at its end, and the row to at least ceil_to(S, unit(spec)) with what is left over on the
+// last document.
+struct LayoutPadding {
+  std::int64_t (*unit)(const LayoutSpec&) = nullptr;  // required
+  std::int64_t (*document_unit)(const LayoutSpec&) = nullptr;
+  // Whether the layout's options ask it to pad and map at C = 1 too (the one rank then holds the
+  // whole padded stream); nullptr: never, every layout at C = 1 is the caller row as it is.
+  bool (*at_cp1)(const LayoutSpec&) = nullptr;
+};
+
+struct LayoutDescriptor {
+  const char* name = nullptr;
+  LayoutMapRecipe map = {};
   // Whether it exists only with CP off, and whether it takes BSHD rows (every layout takes
   // packed rows).
   bool cp_off = false;
   bool bshd_rows = true;
-  // Padding (C > 1). A row whose documents stay at their caller offsets is padded at its end to a
-  // multiple of pad_unit(spec). document_unit (packed rows; nullptr: none) re-lays every document
-  // at ceil_to(its length, document_unit(spec)) slots, its padding at its end, and the row to at
-  // least ceil_to(S, pad_unit(spec)) with what is left over on the last document.
-  std::int64_t (*pad_unit)(const LayoutSpec&) = nullptr;
-  std::int64_t (*document_unit)(const LayoutSpec&) = nullptr;
+  LayoutPadding padding = {};
   // Positions are indices of the padded stream, pads included, not offsets in each document.
   bool stream_positions = false;
   // What ranks hold besides tokens: whole local documents with local cu_seqlens = bounds / C.
   bool local_documents = false;
   // The layout's own options (beyond C), checked before anything is built; nullptr: none.
   void (*check_spec)(const LayoutSpec&) = nullptr;
-  // Fills stream.map (and stream.map_costs) for a data-dependent map (C > 1); nullptr: shape only.
-  void (*derive_map)(RowStream& stream, const LayoutSpec& spec,
-                     const PartitionRules& rules) = nullptr;
-  // Validates recorded parameters (a wrong one is an error, never a wild index) and returns the
-  // array derived from them that the map needs too (may be empty); nullptr: nothing to check.
-  std::vector<std::int64_t> (*prepare)(std::int64_t cp, std::int64_t padded_len,
-                                       const MapParams& params) = nullptr;
-  // Whether the layout's options ask it to pad and map at C = 1 too (the one rank then holds the
-  // whole padded stream); nullptr: never, every layout at C = 1 is the caller row as it is.
-  bool (*partitions_at_cp1)(const LayoutSpec&) = nullptr;
   // What it asks of a row where it partitions: one multiple of one length
   // (layouts/row_acceptance.hpp is the one place that reads it; default: it pads any row).
   RowRule row_rule = {};
@@ -122,7 +132,7 @@ inline bool has_rings(const LayoutDescriptor& layout) {
   return layout.rank_structure != nullptr && layout.rank_structure->ring_degree != nullptr;
 }
 
-// Whether `layout` pads and maps rows of `spec` (C > 1, or C = 1 where partitions_at_cp1 asks),
+// Whether `layout` pads and maps rows of `spec` (C > 1, or C = 1 where padding.at_cp1 asks),
 // rather than keeping the caller row as it is.
 bool partitions(const LayoutDescriptor& layout, const LayoutSpec& spec);
 

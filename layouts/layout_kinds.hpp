@@ -23,8 +23,8 @@ inline std::string first_layout(const char* kind,
 // A layout that shards rows at every C: it pads any row (no row rule), maps from C and L alone,
 // takes BSHD and packed rows and keeps every document where the caller put it.
 inline bool plain_sharding(const LayoutDescriptor& layout) {
-  return !layout.cp_off && layout.bshd_rows && layout.source == MapSource::shape &&
-         layout.row_rule.of == RowRule::Of::anything && layout.document_unit == nullptr;
+  return !layout.cp_off && layout.bshd_rows && layout.map.source == MapSource::shape &&
+         layout.row_rule.of == RowRule::Of::anything && layout.padding.document_unit == nullptr;
 }
 
 // The first layout that shards plainly (plain_sharding).

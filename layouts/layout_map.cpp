@@ -8,7 +8,7 @@ namespace cplab::sim {
 LayoutMap::LayoutMap(const LayoutDescriptor& layout, std::int64_t cp, std::int64_t padded_len,
                      MapParams params)
     : layout_(&layout),
-      form_(layout.form),
+      form_(layout.map.form),
       cp_(cp),
       padded_len_(padded_len),
       params_(std::move(params)) {
@@ -22,7 +22,7 @@ LayoutMap::LayoutMap(const LayoutDescriptor& layout, std::int64_t cp, std::int64
   CPLAB_CHECK(form_ >= 0 && form_ < index_math::form_count(),
               "{} map: closed form {} is not registered ({} forms)", layout.name, form_,
               index_math::form_count());
-  if (layout.prepare != nullptr) aux_ = layout.prepare(cp, padded_len, params_);
+  if (layout.map.prepare != nullptr) aux_ = layout.map.prepare(cp, padded_len, params_);
 }
 
 LayoutMap LayoutMap::of(const ShardLayout& layout, std::size_t row) {

@@ -57,9 +57,14 @@ VarlenSegments PartitionRules::varlen_segments(const std::vector<std::int64_t>& 
 extern const LayoutDescriptor llama3_varlen_descriptor;
 const LayoutDescriptor llama3_varlen_descriptor{
     .name = CPLAB_LAYOUT_NAME(llama3_varlen),
-    .form = index_math::form_of<index_math::ContiguousMap>(),
+    .map = {.form = index_math::form_of<index_math::ContiguousMap>(),
+            .source = MapSource::shape,
+            .derive = nullptr,
+            .prepare = nullptr},
     .bshd_rows = false,
-    .pad_unit = [](const LayoutSpec& spec) { return spec.cp; },
+    .padding = {.unit = [](const LayoutSpec& spec) { return spec.cp; },
+                .document_unit = nullptr,
+                .at_cp1 = nullptr},
     .row_rule = {.of = RowRule::Of::length,
                  .multiple = [](const LayoutSpec& spec) { return spec.cp; },
                  .multiple_name = "C"},

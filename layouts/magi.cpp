@@ -132,16 +132,18 @@ std::vector<std::int64_t> invert_assignment(std::int64_t cp, std::int64_t padded
 extern const LayoutDescriptor magi_descriptor;
 const LayoutDescriptor magi_descriptor{
     .name = CPLAB_LAYOUT_NAME(magi),
-    .form = index_math::form_of<index_math::MagiMap>(),
-    .source = MapSource::assignment,
-    .pad_unit = [](const LayoutSpec& spec) { return layouts::magi_chunk_size.of(spec) * spec.cp; },
-    .stream_positions = true,
-    .derive_map = derive_assignment,
-    .prepare = invert_assignment,
+    .map = {.form = index_math::form_of<index_math::MagiMap>(),
+            .source = MapSource::assignment,
+            .derive = derive_assignment,
+            .prepare = invert_assignment},
     // MagiAttention's own dispatch pads to a multiple of K at C = 1 too ("identity + chunk
     // padding"): one rank holds every chunk, in order, positions stream indices.
-    .partitions_at_cp1 =
-        [](const LayoutSpec& spec) { return layouts::magi_chunk_pad_at_cp1.of(spec) == 1; },
+    .padding = {
+        .unit = [](const LayoutSpec& spec) { return layouts::magi_chunk_size.of(spec) * spec.cp; },
+        .document_unit = nullptr,
+        .at_cp1 =
+            [](const LayoutSpec& spec) { return layouts::magi_chunk_pad_at_cp1.of(spec) == 1; }},
+    .stream_positions = true,
     // MagiAttention's ranks fetch the remote keys their chunks need for its own solver (SPEC
     // §13.1): all-gather holds them all; a ring is not how it attends.
     .attention = {.blocking = AttentionBlocking::runs,

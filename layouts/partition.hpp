@@ -53,7 +53,7 @@ struct RowStream {
   std::vector<std::int64_t> caller_start;
   // Positions are stream indices (pads included) rather than offsets in each document.
   bool stream_positions = false;
-  // What the layout's map needs beyond C and L (its descriptor's derive_map fills it, C > 1), and
+  // What the layout's map needs beyond C and L (its descriptor's map.derive fills it, C > 1), and
   // for an assignment the cost of every unit it balanced.
   MapParams map;
   std::vector<std::int64_t> map_costs;

@@ -60,12 +60,12 @@ std::vector<std::int64_t> check_bounds(std::int64_t cp, std::int64_t padded_len,
 extern const LayoutDescriptor per_doc_head_tail_descriptor;
 const LayoutDescriptor per_doc_head_tail_descriptor{
     .name = CPLAB_LAYOUT_NAME(per_doc_head_tail),
-    .form = index_math::form_of<index_math::ThdMap>(),
-    .source = MapSource::recorded,
-    .pad_unit = two_c,
+    .map = {.form = index_math::form_of<index_math::ThdMap>(),
+            .source = MapSource::recorded,
+            .derive = derive_bounds,
+            .prepare = check_bounds},
+    .padding = {.unit = two_c, .document_unit = nullptr, .at_cp1 = nullptr},
     .stream_positions = true,
-    .derive_map = derive_bounds,
-    .prepare = check_bounds,
     .row_rule = {.of = RowRule::Of::documents, .multiple = two_c, .multiple_name = "2C"},
 };
 

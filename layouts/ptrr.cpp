@@ -121,11 +121,13 @@ std::vector<std::int64_t> invert_blocks(std::int64_t cp, std::int64_t padded_len
 extern const LayoutDescriptor ptrr_descriptor;
 const LayoutDescriptor ptrr_descriptor{
     .name = CPLAB_LAYOUT_NAME(ptrr),
-    .form = index_math::form_of<index_math::MagiMap>(),
-    .source = MapSource::assignment,
-    .pad_unit = [](const LayoutSpec& spec) { return layouts::ptrr_block_size.of(spec); },
-    .derive_map = derive_round_robin,
-    .prepare = invert_blocks,
+    .map = {.form = index_math::form_of<index_math::MagiMap>(),
+            .source = MapSource::assignment,
+            .derive = derive_round_robin,
+            .prepare = invert_blocks},
+    .padding = {.unit = [](const LayoutSpec& spec) { return layouts::ptrr_block_size.of(spec); },
+                .document_unit = nullptr,
+                .at_cp1 = nullptr},
     .row_rule = {.of = RowRule::Of::padded_length,
                  .multiple =
                      [](const LayoutSpec& spec) {

@@ -98,7 +98,7 @@ std::string rule_refusal(const LayoutDescriptor& layout, const LayoutSpec& spec,
           "is the caller's)",
           layout.name, row.seq_len, rule.multiple_name, m, spec.cp);
     case RowRule::Of::padded_length: {
-      const std::int64_t unit = layout.pad_unit(spec), padded = ceil_to(row.seq_len, unit);
+      const std::int64_t unit = layout.padding.unit(spec), padded = ceil_to(row.seq_len, unit);
       if (padded % m == 0) return {};
       return fmt::format(
           "{}: L={} (S={} padded to a multiple of {}) is not a multiple of {}={}: {} (cp={}); pad "
@@ -145,7 +145,7 @@ RowShape nearest_accepted(const LayoutSpec& spec, RowShape row) {
       break;
     case RowRule::Of::padded_length: {
       // L up to the next multiple, the padding the layout adds (L - S) kept.
-      const std::int64_t unit = layout.pad_unit(spec), padded = ceil_to(row.seq_len, unit);
+      const std::int64_t unit = layout.padding.unit(spec), padded = ceil_to(row.seq_len, unit);
       row.seq_len = ceil_to(padded, m) - (padded - row.seq_len);
       break;
     }

@@ -97,16 +97,16 @@ RowStream row_stream(const LayoutSpec& spec, const MicrobatchRows& rows,
     end_padded_documents(stream, rows);
     return stream;
   }
-  const std::int64_t pad_unit = layout.pad_unit(spec);
+  const std::int64_t pad_unit = layout.padding.unit(spec);
   if (std::string why = rule_refusal(layout, spec, shape); !why.empty()) CPLAB_FAIL("{}", why);
-  if (rows.packed && layout.document_unit != nullptr) {
-    relaid_documents(stream, rows, layout.document_unit(spec), pad_unit, rules);
+  if (rows.packed && layout.padding.document_unit != nullptr) {
+    relaid_documents(stream, rows, layout.padding.document_unit(spec), pad_unit, rules);
   } else {
     stream.padded_len = pinned_or(spec.layout, ceil_to(len, pad_unit), rows.pinned_len);
     end_padded_documents(stream, rows);
   }
   stream.stream_positions = layout.stream_positions;
-  if (layout.derive_map != nullptr) layout.derive_map(stream, spec, rules);
+  if (layout.map.derive != nullptr) layout.map.derive(stream, spec, rules);
   return stream;
 }
 

@@ -42,23 +42,27 @@ namespace cplab::sim {
 extern const LayoutDescriptor stripe_descriptor;
 const LayoutDescriptor stripe_descriptor{
     .name = CPLAB_LAYOUT_NAME(stripe),
-    .form = index_math::form_of<index_math::StripeMap>(),
-    .source = MapSource::recorded,
-    .pad_unit =
-        [](const LayoutSpec& spec) { return spec.cp * layouts::stripe_granularity.of(spec); },
-    .derive_map =
-        [](RowStream& stream, const LayoutSpec& spec, const PartitionRules&) {
-          stream.map = {.table = {}, .unit = layouts::stripe_granularity.of(spec)};
-        },
-    .prepare =
-        [](std::int64_t cp, std::int64_t padded_len, const MapParams& params) {
-          CPLAB_CHECK(
-              params.unit >= 1 && params.table.empty() && padded_len % (cp * params.unit) == 0,
-              "stripe row map: L={} is not stripes of g={} dealt over cp={} ranks (L must "
-              "be a multiple of C·g)",
-              padded_len, params.unit, cp);
-          return std::vector<std::int64_t>{};
-        },
+    .map = {.form = index_math::form_of<index_math::StripeMap>(),
+            .source = MapSource::recorded,
+            .derive =
+                [](RowStream& stream, const LayoutSpec& spec, const PartitionRules&) {
+                  stream.map = {.table = {}, .unit = layouts::stripe_granularity.of(spec)};
+                },
+            .prepare =
+                [](std::int64_t cp, std::int64_t padded_len, const MapParams& params) {
+                  CPLAB_CHECK(params.unit >= 1 && params.table.empty() &&
+                                  padded_len % (cp * params.unit) == 0,
+                              "stripe row map: L={} is not stripes of g={} dealt over cp={} "
+                              "ranks (L must be a multiple of C·g)",
+                              padded_len, params.unit, cp);
+                  return std::vector<std::int64_t>{};
+                }},
+    .padding = {.unit =
+                    [](const LayoutSpec& spec) {
+                      return spec.cp * layouts::stripe_granularity.of(spec);
+                    },
+                .document_unit = nullptr,
+                .at_cp1 = nullptr},
     // One block per rank step, masked by global slot: the stripes' keys and queries interleave, so
     // runs of consecutive slots would be single stripes (SPEC §13.2).
     .attention = {.blocking = AttentionBlocking::whole,

@@ -43,15 +43,16 @@ std::vector<std::int64_t> check_bounds(std::int64_t cp, std::int64_t padded_len,
 extern const LayoutDescriptor thd_descriptor;
 const LayoutDescriptor thd_descriptor{
     .name = CPLAB_LAYOUT_NAME(thd),
-    .form = index_math::form_of<index_math::ThdMap>(),
-    .source = MapSource::recorded,
+    .map = {.form = index_math::form_of<index_math::ThdMap>(),
+            .source = MapSource::recorded,
+            .derive = [](RowStream& stream, const LayoutSpec&,
+                         const PartitionRules&) { stream.map.table = stream.doc_bounds; },
+            .prepare = check_bounds},
     .bshd_rows = false,
-    .pad_unit = [](const LayoutSpec& spec) { return 2 * spec.cp; },
-    .document_unit = [](const LayoutSpec& spec) { return 2 * spec.cp; },
+    .padding = {.unit = [](const LayoutSpec& spec) { return 2 * spec.cp; },
+                .document_unit = [](const LayoutSpec& spec) { return 2 * spec.cp; },
+                .at_cp1 = nullptr},
     .local_documents = true,
-    .derive_map = [](RowStream& stream, const LayoutSpec&,
-                     const PartitionRules&) { stream.map.table = stream.doc_bounds; },
-    .prepare = check_bounds,
 };
 
 }  // namespace cplab::sim

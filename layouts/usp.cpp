@@ -76,22 +76,25 @@ const RankStructure usp_ranks{
 
 const LayoutDescriptor usp_descriptor{
     .name = CPLAB_LAYOUT_NAME(usp),
-    .form = index_math::form_of<index_math::UspMap>(),
-    .source = MapSource::recorded,
-    .pad_unit = [](const LayoutSpec& spec) { return 2 * spec.cp; },
+    .map = {.form = index_math::form_of<index_math::UspMap>(),
+            .source = MapSource::recorded,
+            .derive =
+                [](RowStream& stream, const LayoutSpec& spec, const PartitionRules&) {
+                  stream.map = {.table = {}, .unit = layouts::usp_ring_degree.of(spec)};
+                },
+            .prepare =
+                [](std::int64_t cp, std::int64_t padded_len, const MapParams& params) {
+                  CPLAB_CHECK(params.unit >= 1 && cp % params.unit == 0 && params.table.empty(),
+                              "usp row map: ring degree R={} does not divide C={}", params.unit,
+                              cp);
+                  CPLAB_CHECK(padded_len % (2 * cp) == 0,
+                              "usp row map: L={} is not a multiple of 2C={}", padded_len, 2 * cp);
+                  return std::vector<std::int64_t>{};
+                }},
+    .padding = {.unit = [](const LayoutSpec& spec) { return 2 * spec.cp; },
+                .document_unit = nullptr,
+                .at_cp1 = nullptr},
     .check_spec = check_ring_degree,
-    .derive_map =
-        [](RowStream& stream, const LayoutSpec& spec, const PartitionRules&) {
-          stream.map = {.table = {}, .unit = layouts::usp_ring_degree.of(spec)};
-        },
-    .prepare =
-        [](std::int64_t cp, std::int64_t padded_len, const MapParams& params) {
-          CPLAB_CHECK(params.unit >= 1 && cp % params.unit == 0 && params.table.empty(),
-                      "usp row map: ring degree R={} does not divide C={}", params.unit, cp);
-          CPLAB_CHECK(padded_len % (2 * cp) == 0, "usp row map: L={} is not a multiple of 2C={}",
-                      padded_len, 2 * cp);
-          return std::vector<std::int64_t>{};
-        },
     .rank_structure = &usp_ranks,
 };
 

@@ -383,7 +383,7 @@ std::vector<Case> domain_shrinks(const Case& c, const std::vector<I>& allowed_cp
   const LayoutEntry& entry = layout_entry(c.spec.layout);
   ShrinkRun run{.c = c,
                 .entry = entry,
-                .unit = partitions(entry, c.spec) ? entry.descriptor->pad_unit(c.spec) : 1,
+                .unit = partitions(entry, c.spec) ? entry.descriptor->padding.unit(c.spec) : 1,
                 .allowed_cp = allowed_cp,
                 .out = {}};
   for (const Shrink& shrink : kShrinks) shrink.add_smaller(run);

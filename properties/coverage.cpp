@@ -109,7 +109,7 @@ bool in_dtype_class(DType dtype, DTypeClass cls) { return dtype_class_of(dtype) 
 BatchKind batch_kind_of(const LayoutEntry& entry, const Case& c) {
   if (c.packed()) return BatchKind::packed;
   if (c.spec.cp == 1) return BatchKind::bshd;
-  return ceil_to(c.seq_len, entry.descriptor->pad_unit(c.spec)) == c.seq_len
+  return ceil_to(c.seq_len, entry.descriptor->padding.unit(c.spec)) == c.seq_len
              ? BatchKind::bshd
              : BatchKind::bshd_padded;
 }

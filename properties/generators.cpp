@@ -26,8 +26,9 @@ rc::Gen<T> pick(std::initializer_list<T> values) {
 // document unit (SPEC §3).
 I packed_row_len(const LayoutEntry& entry, const LayoutSpec& spec,
                  const std::vector<Document>& row) {
-  if (entry.descriptor->document_unit == nullptr || !partitions(entry, spec)) return occupancy(row);
-  const I unit = entry.descriptor->document_unit(spec);
+  if (entry.descriptor->padding.document_unit == nullptr || !partitions(entry, spec))
+    return occupancy(row);
+  const I unit = entry.descriptor->padding.document_unit(spec);
   I len = 0;
   for (const Document& d : row) len += ceil_to(d.real, unit);
   return len;
@@ -151,7 +152,7 @@ rc::Gen<I> gen_bshd_len(const LayoutEntry& entry, const LayoutSpec& spec, I max_
                                            {1, gen::inRange<I>(1, most + 1)}}),
                     [caller](I q) { return q * caller; });
   }
-  const I unit = entry.descriptor->pad_unit(spec);
+  const I unit = entry.descriptor->padding.unit(spec);
   if (kind && partitions(entry, spec) && unit > 1) {
     // At a multiple of the unit (the layout pads nothing), or off one (it pads).
     const I most = std::max<I>(1, max_tokens / unit);
@@ -227,7 +228,7 @@ rc::Gen<std::vector<Document>> gen_packed_row(const LayoutEntry& entry, const La
 
 I estimated_padded_len(const LayoutEntry& entry, const Case& c) {
   if (!partitions(entry, c.spec)) return c.seq_len;
-  const I unit = entry.descriptor->pad_unit(c.spec);
+  const I unit = entry.descriptor->padding.unit(c.spec);
   I len = ceil_to(c.seq_len, unit);
   for (const auto& row : c.docs)
     len = std::max(len, ceil_to(std::max(packed_row_len(entry, c.spec, row), c.seq_len), unit));

@@ -52,7 +52,8 @@ DeviceLayout::DeviceLayout(const ShardLayout& layout, std::int64_t rank, Stream 
 
   // A re-laid packed row: every slot lies in a document, so the device derives every token's
   // position, document and realness from the map and the document bounds alone.
-  const bool relaid = layout.packed && layout.cp > 1 && map_.layout().document_unit != nullptr;
+  const bool relaid =
+      layout.packed && layout.cp > 1 && map_.layout().padding.document_unit != nullptr;
   if (relaid && doc_lens != nullptr) {
     CPLAB_CHECK(!layout.cu_seqlens_padded.empty(), "gpu: a packed layout without document bounds");
     const std::vector<std::int64_t>& bounds = layout.cu_seqlens_padded[0];

@@ -89,7 +89,7 @@ std::string check_index_maps(const Case& c, Implementation& impl, CheckNotes& no
       }
       // The implementation's own recorded parameters must give its own maps in closed form.
       const ShardLayout& first = shard_of(shards, 0, m).layout;
-      if (entry.descriptor->source != sim::MapSource::shape) {
+      if (entry.descriptor->map.source != sim::MapSource::shape) {
         const sim::LayoutMap own(*entry.descriptor, row.cp, row.padded_len,
                                  b < first.map.size() ? first.map[b] : MapParams{});
         const std::string own_closed = closed_form_mismatch(own, index, "the recorded parameters");

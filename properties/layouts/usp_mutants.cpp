@@ -9,7 +9,7 @@ namespace {
 using Index = std::vector<std::int64_t>;
 
 bool is_usp_map(const sim::LayoutMap& map) {
-  return map.cp() > 1 && map.layout().form == index_math::form_of<index_math::UspMap>();
+  return map.cp() > 1 && map.layout().map.form == index_math::form_of<index_math::UspMap>();
 }
 
 // The process groups built in the other order (yunchang's use_ulysses_low = False, ring groups of

@@ -41,7 +41,7 @@ inline const std::string& hand_layout() {
           LayoutSpec spec;
           spec.layout = layout.name;
           spec.cp = cp;
-          const RowPlan row = reference::plan_row(spec, 4 * layout.pad_unit(spec));
+          const RowPlan row = reference::plan_row(spec, 4 * layout.padding.unit(spec));
           for (std::int64_t r = 0; r < cp; ++r) {
             if (row.index[static_cast<std::size_t>(r)] != contiguous_index(r, row.local_len()))
               return false;

@@ -90,7 +90,7 @@ TEST(SweepCli, ShardedReportsMergeIntoTheWholeSweep) {
       testsupport::first_layout("CP off", [](const sim::LayoutDescriptor& d) { return d.cp_off; });
   const std::string assigned = testsupport::first_layout(
       "balanced by assignment",
-      [](const sim::LayoutDescriptor& d) { return d.source == sim::MapSource::assignment; });
+      [](const sim::LayoutDescriptor& d) { return d.map.source == sim::MapSource::assignment; });
   const std::string common =
       "sweep --cases 2 --seed 9 --layouts " + cp_off + "," + assigned + " --impl sim ";
   ASSERT_EQ(run_cplab(common + "--out " + whole.string()).status, 0);

@@ -54,7 +54,8 @@ TEST(LayoutParts, every_registered_layout_has_all_its_parts) {
           << "missing " << folder << "/" << file_stem(name) << ".cpp";
     }
     const sim::LayoutDescriptor& d = sim::layout_descriptor(name);
-    EXPECT_TRUE(d.form >= 0 && d.form < index_math::form_count()) << "closed form " << d.form;
+    EXPECT_TRUE(d.map.form >= 0 && d.map.form < index_math::form_count())
+        << "closed form " << d.map.form;
     EXPECT_NE(layout_entry(name).balance, nullptr) << "no load-balance rule";
   }
 }

@@ -57,10 +57,10 @@ std::int64_t spec_padded_len(const sim::LayoutDescriptor& layout, const LayoutSp
                              const RowCase& rc) {
   const auto ceil_to = [](std::int64_t x, std::int64_t m) { return (x + m - 1) / m * m; };
   if (spec.cp == 1) return rc.seq;
-  const std::int64_t unit = layout.pad_unit(spec);
-  if (!rc.packed || layout.document_unit == nullptr) return ceil_to(rc.seq, unit);
+  const std::int64_t unit = layout.padding.unit(spec);
+  if (!rc.packed || layout.padding.document_unit == nullptr) return ceil_to(rc.seq, unit);
   std::int64_t documents = 0;
-  for (std::int64_t n : rc.docs) documents += ceil_to(n, layout.document_unit(spec));
+  for (std::int64_t n : rc.docs) documents += ceil_to(n, layout.padding.document_unit(spec));
   return std::max(documents, ceil_to(rc.seq, unit));
 }
 

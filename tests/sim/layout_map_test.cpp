@@ -43,7 +43,7 @@ TEST(LayoutMap, every_layout_at_cp1_is_the_identity) {
 TEST(LayoutMap, checks_its_arguments) {
   int layouts_checked = 0;
   for (const sim::LayoutDescriptor& layout : sim::layout_descriptors()) {
-    if (layout.cp_off || layout.source != sim::MapSource::shape) continue;
+    if (layout.cp_off || layout.map.source != sim::MapSource::shape) continue;
     ++layouts_checked;
     const sim::LayoutMap map(layout, 2, 8);
     EXPECT_NE(error_of([&] { map.global_index(2, 0); }), "") << layout.name;

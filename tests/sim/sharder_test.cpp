@@ -15,7 +15,7 @@ namespace {
 TEST(Sharder, data_dependent_layout_refuses_verbs_before_the_first_shard) {
   int layouts_tried = 0;
   for (const sim::LayoutDescriptor& descriptor : sim::layout_descriptors()) {
-    if (descriptor.cp_off || descriptor.source == sim::MapSource::shape) continue;
+    if (descriptor.cp_off || descriptor.map.source == sim::MapSource::shape) continue;
     ++layouts_tried;
     const std::string layout = descriptor.name;
     sim::SimImplementation impl;

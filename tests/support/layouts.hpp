@@ -34,7 +34,7 @@ inline bool takes_rows(const std::string& layout, bool packed) {
 
 // Whether a layout re-lays documents at C (so the caller's own document padding is not kept).
 inline bool relays_documents(const std::string& layout, std::int64_t cp) {
-  return cp > 1 && sim::layout_descriptor(layout).document_unit != nullptr;
+  return cp > 1 && sim::layout_descriptor(layout).padding.document_unit != nullptr;
 }
 
 // A generic test that needs one layout of some kind, not each (a fault, a timeout, a report's

@@ -49,7 +49,7 @@ TEST(LayoutMap, magi_refuses_parameters_its_form_cannot_index) {
 // parameters: a chunk past the stream, a chunk twice.
 TEST(LayoutMap, checks_what_its_closed_form_answers) {
   sim::LayoutDescriptor magi = sim::layout_descriptor("magi");
-  magi.prepare = nullptr;
+  magi.map.prepare = nullptr;
   const sim::LayoutMap past(magi, 2, 8, MapParams{.table = {0, 4, 2, 3}, .unit = 2});
   EXPECT_NE(error_of([&] {
               past.global_index(0, 2);

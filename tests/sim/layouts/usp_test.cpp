@@ -12,7 +12,7 @@ namespace {
 // usp's closed form handed a ring degree that does not divide C (its parameter check gone).
 TEST(LayoutMap, usp_checks_what_its_closed_form_answers) {
   sim::LayoutDescriptor usp = sim::layout_descriptor("usp");
-  usp.prepare = nullptr;
+  usp.map.prepare = nullptr;
   const sim::LayoutMap ring_of_three(usp, 4, 16, MapParams{.table = {}, .unit = 3});
   EXPECT_NE(error_of([&] {
               ring_of_three.owner(12);
