@@ -3,10 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <map>
 
 #include "check/shard_check.hpp"
 #include "check/slot_runs.hpp"
+#include "check/token_values.hpp"
 #include "core/error.hpp"
 #include "core/token_moves.hpp"
 #include "reference/plan.hpp"
@@ -15,37 +15,22 @@
 namespace cplab::check {
 namespace {
 
-std::vector<double> token_of(const Tensor& t, const TokenAxes& axes, std::int64_t b,
-                             std::int64_t s) {
-  std::vector<double> out;
-  for (std::int64_t o = 0; o < axes.outer; ++o) {
-    for (std::int64_t e = 0; e < axes.inner; ++e) out.push_back(t.get(axes.flat(o, b, s, e)));
-  }
-  return out;
-}
-
 // One row of `actual` against the same row of `expected` (same length); located by value.
 std::vector<SlotDiff> row_diffs(const Tensor& expected, const TokenAxes& ea, std::int64_t erow,
                                 const Tensor& actual, const TokenAxes& aa, std::int64_t arow,
                                 const std::vector<std::int64_t>* caller_pos) {
-  std::map<std::vector<double>, std::vector<std::int64_t>> where;
-  for (std::int64_t g = 0; g < ea.seq; ++g) where[token_of(expected, ea, erow, g)].push_back(g);
+  const ValueIndex where(expected, ea, erow);
   std::vector<SlotDiff> slots;
   for (std::int64_t k = 0; k < ea.seq; ++k) {
     SlotDiff s;
-    s.expected = token_of(expected, ea, erow, k);
-    s.actual = token_of(actual, aa, arow, k);
-    if (s.expected == s.actual) continue;
+    s.expected = token_at(expected, ea, erow, k);
+    s.actual = token_at(actual, aa, arow, k);
+    if (same_token(s.expected, s.actual)) continue;
     s.k = k;
     s.g = k;
     s.pad = caller_pos != nullptr && (*caller_pos)[k] < 0;
-    const auto it = where.find(s.actual);
-    s.held = it == where.end() ? -1 : it->second.size() == 1 ? it->second[0] : -2;
-    if (s.held == -2 && !slots.empty() && slots.back().k == k - 1 && slots.back().held >= 0) {
-      for (std::int64_t g : it->second) {
-        if (g == slots.back().held + 1) s.held = g;
-      }
-    }
+    const bool after = !slots.empty() && slots.back().k == k - 1;
+    s.held = where.locate(s.actual, after ? slots.back().held : -1);
     slots.push_back(std::move(s));
   }
   return slots;

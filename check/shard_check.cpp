@@ -15,6 +15,7 @@
 #include "check/shard_conventions.hpp"
 #include "check/shard_keys.hpp"
 #include "check/slot_runs.hpp"
+#include "check/token_values.hpp"
 #include "core/error.hpp"
 #include "core/token_moves.hpp"
 #include "reference/plan.hpp"
@@ -65,47 +66,6 @@ PadPolicy parse_pad_policy(const std::string& name) {
 }
 
 namespace {
-
-// Every element of token (b, s), outer planes first (mRoPE), then the inner ones.
-std::vector<double> token_at(const Tensor& t, const TokenAxes& axes, std::int64_t b,
-                             std::int64_t s) {
-  std::vector<double> out;
-  for (std::int64_t o = 0; o < axes.outer; ++o) {
-    for (std::int64_t e = 0; e < axes.inner; ++e) out.push_back(t.get(axes.flat(o, b, s, e)));
-  }
-  return out;
-}
-
-bool same_token(const std::vector<double>& a, const std::vector<double>& b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (a[i] != b[i] && !(a[i] != a[i] && b[i] != b[i])) return false;  // NaN equals NaN
-  }
-  return true;
-}
-
-// Where each token value sits in a row of a global stream: finds a held token by its value.
-class ValueIndex {
- public:
-  ValueIndex(const Tensor& global, const TokenAxes& axes, std::int64_t row) {
-    for (std::int64_t g = 0; g < axes.seq; ++g) slots_[token_at(global, axes, row, g)].push_back(g);
-  }
-  // The one slot holding `value`; when several do, the one continuing `previous` (+1 or -1).
-  std::int64_t locate(const std::vector<double>& value, std::int64_t previous) const {
-    const auto it = slots_.find(value);
-    if (it == slots_.end()) return -1;
-    if (it->second.size() == 1) return it->second[0];
-    if (previous >= 0) {
-      for (std::int64_t next : {previous + 1, previous - 1}) {
-        if (std::binary_search(it->second.begin(), it->second.end(), next)) return next;
-      }
-    }
-    return -2;
-  }
-
- private:
-  std::map<std::vector<double>, std::vector<std::int64_t>> slots_;
-};
 
 std::string pad_rule_text(const TokenField& field, const LayoutSpec& spec) {
   const bool zero = spec.pad_policy == PadPolicy::zero;
