@@ -185,9 +185,7 @@ CpAttentionOutput Implementation::cp_attention(Comm& comm, const ShardLayout& la
   // Whether the rows' algorithm runs here comes before what it would be run on.
   const std::string why = cp_attention_unsupported(rows.front().algo);
   CPLAB_CHECK(why.empty(), "{}", why);
-  CPLAB_CHECK(layout.cp == comm.size() && layout.rank == comm.rank(),
-              "cp_attention: the layout is rank {} of {}; the comm is rank {} of {}", layout.rank,
-              layout.cp, comm.rank(), comm.size());
+  check_comm_is_layouts(comm, layout, "cp_attention");
   CPLAB_CHECK(q.dim() == 4 && q.size(0) == b_rows && q.size(1) == len,
               "cp_attention: q is {}; expected [B, ℓ, H, d] = [{}, {}, H, d]", tensor_brief(q),
               b_rows, len);
