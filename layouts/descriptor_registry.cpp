@@ -33,7 +33,7 @@ std::vector<LayoutDescriptor> registered(std::vector<LayoutDescriptor> entries) 
     CPLAB_CHECK(!d.local_documents || !d.bshd_rows,
                 "layout '{}' keeps local documents, which BSHD rows do not have", d.name);
     CPLAB_CHECK((d.map.source == MapSource::shape) == (d.map.derive == nullptr),
-                "layout '{}': a data-dependent map needs derive_map, a shape-only one none",
+                "layout '{}': a data-dependent map needs map.derive, a shape-only one none",
                 d.name);
     CPLAB_CHECK(d.row_rule.of == RowRule::Of::anything || d.row_rule.multiple != nullptr,
                 "layout '{}': its row rule names no multiple", d.name);
