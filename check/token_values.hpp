@@ -26,7 +26,12 @@ class ValueIndex {
   std::int64_t locate(const std::vector<double>& value, std::int64_t previous) const;
 
  private:
-  std::map<std::vector<double>, std::vector<std::int64_t>> slots_;
+  // Keyed by each value's bits, every NaN one bit pattern and -0 as 0: the order a map needs is
+  // total there (doubles compared with < are not once a NaN is among them), and equal keys are
+  // exactly same_token's equal values.
+  using Key = std::vector<std::uint64_t>;
+  static Key key_of(const std::vector<double>& value);
+  std::map<Key, std::vector<std::int64_t>> slots_;
 };
 
 }  // namespace cplab::check

@@ -48,5 +48,19 @@ TEST(TokenValues, FindsAValueAndResolvesARepeatByTheRunItContinues) {
   EXPECT_EQ(index.locate({5}, 7), -2);   // neither neighbour holds it
 }
 
+// A NaN among the values must not make two different tokens one (doubles ordered with < are
+// not a total order once a NaN is among them), and -0 is the same value as 0.
+TEST(TokenValues, ANaNElementKeepsTokensApart) {
+  Tensor global(DType::f32, {1, 3, 2});
+  const std::vector<double> values = {6, kNaN, 6, 7, -0.0, 1};
+  for (std::size_t i = 0; i < values.size(); ++i)
+    global.set(static_cast<std::int64_t>(i), values[i]);
+  const ValueIndex index(global, token_axes(global, 1, "test"), 0);
+  EXPECT_EQ(index.locate({6, kNaN}, -1), 0);
+  EXPECT_EQ(index.locate({6, 7}, -1), 1);
+  EXPECT_EQ(index.locate({0.0, 1}, -1), 2);
+  EXPECT_EQ(index.locate({6, 8}, -1), -1);
+}
+
 }  // namespace
 }  // namespace cplab::check
